@@ -1,0 +1,1 @@
+"""Shipped presets (TOML), installed as package data spectui.shipped_presets."""

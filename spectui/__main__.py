@@ -1,0 +1,5 @@
+import sys
+
+from spectui.cli import main
+
+sys.exit(main())

@@ -1,0 +1,77 @@
+"""draft-simple: a small model of the same family drafts greedily (or by sampling).
+
+The draft context is synced lazily: each round decodes only the history tokens its KV
+cache lacks, plus the last sampled token. Accepted draft tokens are already in the
+draft cache from drafting, so unlike llama.cpp they are not decoded a second time;
+per round the draft costs one batch (new history + id_last) and n-1 single decodes.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from spectui.model import Context, ContextFull
+from spectui.sampling import SamplingParams, draft_dist, sample
+
+
+class DraftModel:
+    spec_type = "draft-simple"
+
+    def __init__(self, ctx: Context, sampling: SamplingParams, n_min: int = 0, p_min: float = 0.0,
+                 probabilistic: bool = False):
+        self.ctx = ctx
+        self.sampling = sampling
+        self.n_min = n_min
+        self.p_min = p_min
+        self.probabilistic = probabilistic
+        # Its own stream: sharing the verifier's would correlate draws and acceptance.
+        self.rng = np.random.default_rng(None if sampling.seed is None else [sampling.seed, 1])
+        # q rows of the last draft when it was sampled from them (rejection sampling
+        # needs the distribution each token was drawn from); None means one-hot.
+        self.q_rows: list[np.ndarray] | None = None
+
+    def begin(self, prompt: Sequence[int]) -> None:
+        """Prefill the draft cache with the prompt (minus the token the first round decodes)."""
+        self._sync(prompt[:-1])
+
+    def _sync(self, history: Sequence[int]) -> None:
+        n_keep = self.ctx.common_prefix(history)
+        self.ctx.truncate(n_keep)
+        if n_keep < len(history):
+            self.ctx.decode(history[n_keep:])
+
+    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+        self.q_rows = None
+        if n_max <= 0:
+            return []
+        room = self.ctx.n_ctx - len(tokens)
+        n_max = min(n_max, room)
+        if n_max <= 0:
+            return []
+        self._sync(tokens[:-1])
+        try:
+            logits = self.ctx.decode(tokens[-1:], want=[0])[0]
+        except ContextFull:
+            return []
+        result: list[int] = []
+        qs: list[np.ndarray] = []
+        while True:
+            q = draft_dist(logits, self.sampling)
+            tok = sample(q, self.rng) if self.probabilistic else int(np.argmax(q))
+            if q[tok] < self.p_min:
+                break
+            result.append(tok)
+            qs.append(q)
+            if len(result) >= n_max:
+                break
+            logits = self.ctx.decode([tok], want=[0])[0]
+        if len(result) < self.n_min:
+            return []
+        if self.probabilistic:
+            self.q_rows = qs
+        return result
+
+    def accept(self, n_accepted: int) -> None:
+        """Nothing to do: the next round's sync keeps the accepted prefix and drops the rest."""

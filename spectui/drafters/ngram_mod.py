@@ -1,0 +1,130 @@
+"""ngram-mod: a fixed-size hash table from n-gram to the token that last followed it.
+
+Port of llama.cpp's common_ngram_mod (common/ngram-mod.cpp) as driven by
+common_speculative_impl_ngram_mod (common/speculative.cpp). The table has no key check
+(collisions just overwrite) and lives across turns; it is cleared when too full or when
+its drafts keep failing.
+
+Deliberate difference: the acceptance fraction behind the low-acceptance reset is taken
+over the tokens this drafter returned (after n_max truncation). llama.cpp uses the length
+before the caller's truncation, which only bites there near the context end, but with a
+small --spec-draft-n-max it would reset the table every five rounds however good the drafts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from spectui.drafters.ngram_simple import as_token_list
+
+HASH_FACTOR = 6364136223846793005
+MASK64 = (1 << 64) - 1
+EMPTY = -1
+TABLE_SIZE = 4 * 1024 * 1024  # 4M int32 slots, 16 MB
+OCCUPANCY_RESET = 0.25  # reset when a new prompt leaves more of the table used than this
+ADD_CHUNK = 32  # while generating, add new n-grams once more than this many tokens are pending
+LOW_ACCEPT = 0.25  # a round is "low" when fewer than this fraction of drafted tokens is accepted
+LOW_ROUNDS = 5  # this many low rounds in a row reset the table
+
+
+def ngram_hash(tokens: Sequence[int]) -> int:
+    """common_ngram_mod::idx before the modulo: h = h * 6364136223846793005 + token, in uint64."""
+    h = 0
+    for t in tokens:
+        h = (h * HASH_FACTOR + t) & MASK64
+    return h
+
+
+class NgramMod:
+    spec_type = "ngram-mod"
+
+    def __init__(self, n_match: int = 24, n_min: int = 48, n_max: int = 64, table_size: int = TABLE_SIZE):
+        if n_match < 1 or table_size < 1:
+            raise ValueError(f"n_match and table_size must be >= 1, got {n_match}, {table_size}")
+        self.n_match = n_match
+        self.n_min = n_min
+        self.n_max = n_max
+        self.table = np.full(table_size, EMPTY, dtype=np.int32)
+        self.used = 0  # slots not EMPTY
+        self._drop_factor = pow(HASH_FACTOR, n_match - 1, 1 << 64)  # removes a window's oldest token
+        self._i_last = 0  # n-grams starting before this position are in the table
+        self._n_draft_last = 0
+        self._n_low = 0
+
+    def reset(self) -> None:
+        self.table.fill(EMPTY)
+        self.used = 0
+
+    def _add(self, toks: list[int], lo: int, hi: int) -> None:
+        """Store, for each n-gram starting at lo..hi-1, the token after it (last writer wins)."""
+        count = hi - lo
+        if count <= 0:
+            return
+        n = self.n_match
+        arr = np.array(toks[lo:hi + n], dtype=np.int64)
+        words = arr.astype(np.uint64)
+        h = np.zeros(count, dtype=np.uint64)
+        factor = np.uint64(HASH_FACTOR)
+        for k in range(n):
+            h = h * factor + words[k:k + count]
+        slots = (h % np.uint64(self.table.size)).astype(np.int64)
+        uniq, first = np.unique(slots[::-1], return_index=True)  # the last write to each slot
+        followers = arr[n:n + count][::-1][first].astype(np.int32)
+        self.used += int(np.count_nonzero(self.table[uniq] == EMPTY))
+        self.table[uniq] = followers
+
+    def begin(self, prompt: Sequence[int]) -> None:
+        self._i_last = 0
+        self._n_draft_last = 0
+        toks = as_token_list(prompt)
+        n = self.n_match
+        if len(toks) < n:
+            return
+        self._add(toks, 0, len(toks) - n)
+        self._i_last = len(toks) - n
+        if self.used / self.table.size > OCCUPANCY_RESET:
+            self.reset()
+
+    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+        self._n_draft_last = 0
+        if n_max <= 0 or len(tokens) == 0:
+            return []
+        toks = as_token_list(tokens)
+        n = self.n_match
+        cur_len = len(toks) - 1  # llama.cpp's history; toks[-1] is the token just sampled
+        if cur_len < n:
+            return []
+        if self._i_last + ADD_CHUNK < cur_len:
+            self._add(toks, self._i_last, cur_len - n)
+            self._i_last = cur_len - n
+
+        window = toks[-n:]  # grows with the drafted tokens; the last n are hashed
+        h = ngram_hash(window)
+        size = self.table.size
+        drafted: list[int] = []
+        for i in range(self.n_max):
+            token = int(self.table[h % size])
+            if token == EMPTY:
+                if i < self.n_min:
+                    return []
+                break
+            drafted.append(token)
+            window.append(token)
+            h = ((h - window[i] * self._drop_factor) * HASH_FACTOR + token) & MASK64
+        result = drafted[:n_max]
+        self._n_draft_last = len(result)
+        return result
+
+    def accept(self, n_accepted: int) -> None:
+        if self._n_draft_last == 0:
+            return
+        if n_accepted / self._n_draft_last < LOW_ACCEPT:
+            self._n_low += 1
+            if self._n_low >= LOW_ROUNDS:
+                self.reset()
+                self._n_low = 0
+                self._i_last = 0
+        else:
+            self._n_low = 0

@@ -1,0 +1,86 @@
+"""ngram-simple: draft what followed the most recent earlier copy of the last n tokens.
+
+Port of llama.cpp's common_ngram_simple_draft (common/ngram-map.cpp). llama.cpp keeps no
+state; this keeps the history mirrored as int32 bytes so the backwards search runs as one
+C-level bytes.rfind instead of a Python loop over positions.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+
+
+def as_token_list(tokens: Sequence[int]) -> list[int]:
+    """The tokens as a list of Python ints (no copy when already a list)."""
+    if isinstance(tokens, list):
+        return tokens
+    tolist = getattr(tokens, "tolist", None)  # numpy arrays: plain ints, not numpy scalars
+    return tolist() if tolist is not None else list(tokens)
+
+
+_WIDTH = array("i").itemsize  # bytes per token
+
+
+class _TokenBytes:
+    """A token list and its int32 bytes, extended in place while the list only grows."""
+
+    def __init__(self):
+        self._tokens: list[int] = []
+        self._buf = bytearray()
+
+    def sync(self, tokens: list[int]) -> None:
+        k = len(self._tokens)
+        if len(tokens) < k or tokens[:k] != self._tokens:
+            self._tokens, self._buf, k = [], bytearray(), 0
+        new = tokens[k:]
+        self._tokens.extend(new)
+        self._buf += array("i", new).tobytes()
+
+    def rfind(self, pattern: list[int], hi: int) -> int:
+        """Largest j with 0 < j <= hi and tokens[j:j+len(pattern)] == pattern; 0 when none."""
+        needle = array("i", pattern).tobytes()
+        end = (hi + len(pattern)) * _WIDTH
+        while True:
+            off = self._buf.rfind(needle, _WIDTH, end)
+            if off < 0:
+                return 0
+            if off % _WIDTH == 0:
+                return off // _WIDTH
+            end = off  # a match straddling two tokens: look further back
+
+
+class NgramSimple:
+    spec_type = "ngram-simple"
+
+    def __init__(self, size_n: int = 12, size_m: int = 48):
+        if size_n < 1 or size_m < 1:
+            raise ValueError(f"size_n and size_m must be >= 1, got {size_n}, {size_m}")
+        self.size_n = size_n
+        self.size_m = size_m
+        self._history = _TokenBytes()
+
+    def begin(self, prompt: Sequence[int]) -> None:
+        """Nothing to do: draft() notices by itself when the history no longer extends."""
+
+    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+        if n_max <= 0 or len(tokens) == 0:
+            return []
+        toks = as_token_list(tokens)
+        n, m = self.size_n, self.size_m
+        cur_len = len(toks) - 1  # llama.cpp's history; toks[-1] is the token just sampled
+        if cur_len <= n + m + 1:
+            return []
+        self._history.sync(toks)
+        # llama.cpp starts one position further back than the pattern's own start
+        match_pos = self._history.rfind(toks[-n:], cur_len - n - 1)
+        if match_pos == 0:  # position 0 never matches
+            return []
+        copy_max = min(m, cur_len - (match_pos + n))
+        if copy_max < n:
+            return []
+        start = match_pos + n
+        return toks[start:start + min(copy_max, n_max)]
+
+    def accept(self, n_accepted: int) -> None:
+        """Nothing to learn: ngram-simple keeps no statistics."""

@@ -1,0 +1,273 @@
+"""The speculation session: draft, verify in one target batch, accept, roll back.
+
+UI-free: `Session.generate` yields events (events.py) that the TUI, `spectui run` and
+the benchmark all consume. Configuration can be changed from another thread at any
+time and takes effect at the next round; so can cancellation.
+
+Invariant between rounds: the target KV cache holds every token of the sequence except
+the last sampled one (`id_last`); a round decodes [id_last] + draft in one batch with
+logits at every position, so row i verifies draft token i and the last row gives the
+bonus token.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from spectui import sampling as smp
+from spectui.compat import check_compatible
+from spectui.drafters.draft_model import DraftModel
+from spectui.drafters.ngram_cache import NgramCache
+from spectui.drafters.ngram_map import NgramMapK, NgramMapK4V
+from spectui.drafters.ngram_mod import NgramMod
+from spectui.drafters.ngram_simple import NgramSimple
+from spectui.errors import UserError
+from spectui.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.model import Context, ContextFull, ContextParams, Detokenizer, Model, check_draft_architecture
+from spectui.sampling import SamplingParams
+from spectui.spec_config import SpecConfig
+
+
+@dataclass
+class _Turn:
+    """What one turn accumulates while it runs."""
+
+    seq: list[int]
+    detok: Detokenizer
+    rng: np.random.Generator
+    out: list[int] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GenerationLimits:
+    n_predict: int = -1  # -1: until end of generation or context full
+    ignore_eos: bool = False  # the benchmark's fixed output length
+
+
+class Session:
+    """Owns the target context and, when given, the draft context."""
+
+    def __init__(
+        self,
+        target: Model,
+        draft: Model | None = None,
+        ctx_params: ContextParams = ContextParams(),
+        draft_ctx_params: ContextParams | None = None,
+        spec: SpecConfig = SpecConfig(),
+        sampling: SamplingParams = SamplingParams(),
+    ):
+        if draft is not None:
+            check_draft_architecture(draft)
+            check_compatible(target, draft)
+        if spec.needs_draft_model and draft is None:
+            raise UserError("--spec-type draft-simple needs a draft model: pass -md/--model-draft")
+        self.target = target
+        self.draft = draft
+        self.ctx = Context(target, ctx_params)
+        self.draft_ctx = Context(draft, draft_ctx_params or ctx_params) if draft else None
+        self.sampling = sampling
+        self._spec = spec
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._drafters: dict[str, object] = {}
+        self._begun: set[str] = set()
+        self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
+
+    # --- live control (any thread) ------------------------------------------------
+
+    @property
+    def spec(self) -> SpecConfig:
+        with self._lock:
+            return self._spec
+
+    def configure(self, spec: SpecConfig) -> None:
+        """Takes effect at the next round, even mid-answer."""
+        if spec.needs_draft_model and self.draft is None:
+            raise UserError("draft-simple needs a draft model: start spectui with -md/--model-draft")
+        with self._lock:
+            self._spec = spec
+
+    def available_types(self) -> tuple[str, ...]:
+        """Spec types the loaded models allow (the TUI cycles through these)."""
+        from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES
+
+        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self.draft else ())
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def reset(self) -> None:
+        """Forget every cached token and drafter state: the next turn starts cold
+        (the benchmark measures each run from scratch)."""
+        for c in (self.ctx, self.draft_ctx):
+            if c is not None:
+                c.truncate(0)
+        self._drafters.clear()
+
+    def close(self) -> None:
+        for c in (self.ctx, self.draft_ctx):
+            if c is not None:
+                c.close()
+
+    # --- drafters -----------------------------------------------------------------
+
+    def _drafter(self, spec_type: str, spec: SpecConfig):
+        d = self._drafters.get(spec_type)
+        if d is None:
+            if spec_type == "draft-simple":
+                d = DraftModel(self.draft_ctx, self.sampling, spec.draft_n_min, spec.draft_p_min,
+                               spec.draft_sampling == "probabilistic")
+            elif spec_type == "ngram-simple":
+                d = NgramSimple(spec.ngram_size_n, spec.ngram_size_m)
+            elif spec_type == "ngram-map-k":
+                d = NgramMapK(spec.ngram_size_n, spec.ngram_size_m, spec.ngram_min_hits)
+            elif spec_type == "ngram-map-k4v":
+                d = NgramMapK4V(spec.ngram_size_n, spec.ngram_size_m, spec.ngram_min_hits)
+            elif spec_type == "ngram-mod":
+                d = NgramMod(spec.ngram_mod_n_match, spec.ngram_mod_n_min, spec.ngram_mod_n_max)
+            elif spec_type == "ngram-cache":
+                d = NgramCache()
+            else:
+                raise UserError(f"spec type {spec_type} is not available")
+            self._drafters[spec_type] = d
+        if isinstance(d, DraftModel):
+            d.n_min, d.p_min = spec.draft_n_min, spec.draft_p_min
+            d.probabilistic = spec.draft_sampling == "probabilistic"
+        return d
+
+    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int):
+        """Ask the configured types in priority order; the first non-empty draft wins."""
+        for spec_type in spec.types:
+            if spec_type == "none":
+                break
+            d = self._drafter(spec_type, spec)
+            if spec_type not in self._begun:
+                d.begin(seq)
+                self._begun.add(spec_type)
+            tokens = d.draft(seq, n_max)[:n_max]
+            if tokens:
+                q = getattr(d, "q_rows", None)
+                return spec_type, d, tokens, (q[: len(tokens)] if q is not None else None)
+        return None, None, [], None
+
+    # --- generation ---------------------------------------------------------------
+
+    def generate(
+        self,
+        messages: list[dict] | None = None,
+        tokens: Sequence[int] | None = None,
+        limits: GenerationLimits = GenerationLimits(),
+    ) -> Iterator[Event]:
+        """One assistant turn from chat messages (template applied) or raw prompt tokens."""
+        self._cancel.clear()
+        t0 = time.perf_counter()
+        prompt = list(tokens) if tokens is not None else self.target.tokenize_chat(messages or [])
+        if not prompt:
+            raise UserError("empty prompt")
+        spec = self.spec
+        n_keep = min(self.ctx.common_prefix(prompt), len(prompt) - 1)
+        yield TurnStart(t=t0, n_prompt=len(prompt), n_prompt_decoded=len(prompt) - n_keep,
+                        n_ctx=self.ctx.n_ctx, config=spec.as_dict())
+        if len(prompt) >= self.ctx.n_ctx:
+            yield TurnEnd(t=time.perf_counter(), stop_reason=StopReason.CONTEXT_FULL, text="", n_generated=0,
+                          error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}")
+            return
+        self.ctx.truncate(n_keep)
+        self.ctx.decode(prompt[n_keep:-1])
+        self._begun.clear()
+        for spec_type in spec.types:
+            if spec_type != "none":
+                self._drafter(spec_type, spec).begin(prompt)
+                self._begun.add(spec_type)
+        yield PromptDone(t=time.perf_counter(), t_prompt=time.perf_counter() - t0)
+
+        state = _Turn(seq=prompt[:], detok=Detokenizer(self.target), rng=smp.make_rng(self.sampling))
+        error = ""
+        try:
+            stop = yield from self._rounds(state, limits)
+        except Exception as e:  # a llama.cpp failure mid-turn ends the turn, not the app
+            stop, error = StopReason.ERROR, f"{type(e).__name__}: {e}"
+        state.text.append(state.detok.flush())
+        yield TurnEnd(t=time.perf_counter(), stop_reason=stop, text="".join(state.text),
+                      n_generated=len(state.out), error=error, tokens=tuple(state.out))
+
+    def _rounds(self, st: "_Turn", limits: GenerationLimits) -> Iterator[Round]:
+        """Draft-verify rounds until a stop reason; returns it."""
+        seq, out = st.seq, st.out  # seq[-1] is id_last (not yet in the target cache)
+        index = 0
+        while True:
+            if self._cancel.is_set():
+                return StopReason.CANCELLED
+            t_round = time.perf_counter()
+            spec = self.spec
+            room = self.ctx.n_ctx - len(seq)  # id_last + the draft must fit
+            if room < 0:
+                return StopReason.CONTEXT_FULL
+            n_max = min(spec.draft_n_max, room)
+            if limits.n_predict >= 0:
+                n_max = min(n_max, max(0, limits.n_predict - len(out) - 1))
+            spec_type, drafter, draft, q_rows = self._make_draft(spec, seq, n_max)
+            t_draft = time.perf_counter() - t_round
+
+            t_v = time.perf_counter()
+            try:
+                logits = self.ctx.decode([seq[-1]] + draft, want=range(len(draft) + 1))
+            except ContextFull:
+                return StopReason.CONTEXT_FULL
+            t_verify = time.perf_counter() - t_v
+            self.last_logits = logits
+
+            p_rows = [smp.probs(row, self.sampling) for row in logits]
+            verify = "greedy" if self.sampling.greedy else spec.verify
+            resampled = False
+            if verify == "rejection":
+                n_acc, nxt, resampled = smp.verify_rejection(p_rows, q_rows, draft, st.rng)
+            else:
+                n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
+            if drafter is not None:
+                drafter.accept(n_acc)
+            # The cache holds id_last + the whole draft: drop the rejected tail.
+            self.ctx.truncate(len(seq) + n_acc)
+
+            accepted = draft[:n_acc]
+            draft_src = Source.NGRAM if spec_type and spec_type.startswith("ngram") else Source.DRAFT
+            stop = None
+            emitted: list[Token] = []
+            for tok in accepted:
+                if self._ends(tok, limits):
+                    stop = StopReason.EOS
+                    break
+                emitted.append(Token(tok, st.detok.feed(tok), draft_src))
+            rejected = tuple(draft[n_acc:])
+            rejected_text = st.detok.peek(rejected) if rejected and stop is None else ""
+            if stop is None:
+                if self._ends(nxt, limits):
+                    stop = StopReason.EOS
+                else:
+                    emitted.append(Token(nxt, st.detok.feed(nxt), Source.RESAMPLED if resampled else Source.TARGET))
+            if limits.n_predict >= 0 and len(out) + len(emitted) >= limits.n_predict:
+                emitted = emitted[: limits.n_predict - len(out)]
+                stop = stop or StopReason.N_PREDICT
+            seq.extend(accepted)
+            seq.append(nxt)
+            out.extend(t.id for t in emitted)
+            st.text.extend(t.piece for t in emitted)
+            now = time.perf_counter()
+            yield Round(
+                index=index, t=now, spec_type=spec_type, drafted=tuple(draft), n_accepted=n_acc,
+                rejected=rejected, rejected_text=rejected_text, tokens=tuple(emitted),
+                t_draft=t_draft, t_verify=t_verify, t_other=(now - t_round) - t_draft - t_verify,
+                n_max=spec.draft_n_max, verify=verify, n_past=len(seq) - 1, configured=spec.label,
+            )
+            index += 1
+            if stop is not None:
+                return stop
+
+    def _ends(self, token: int, limits: GenerationLimits) -> bool:
+        return not limits.ignore_eos and self.target.is_eog(token)

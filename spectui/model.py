@@ -1,0 +1,374 @@
+"""The only module that talks to llama.cpp: models, contexts, tokens and logits.
+
+A thin layer over llama-cpp-python's low-level `llama_cpp` API. The high-level
+`Llama` class keeps an n_ctx x n_vocab logits array when asked for more than the last
+row (see the reference doc); a speculative loop needs logits only at the verified
+positions, so this layer builds its own batches and reads just those rows.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import os
+import sys
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, TextIO
+
+import numpy as np
+
+from spectui.errors import UserError
+
+import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
+
+# KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
+KV_CACHE_TYPES = {
+    "f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8,
+    "iq4_nl": 20, "bf16": 30,
+}
+FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+# Draft architectures that need the target's hidden states (llama.cpp's llama-ext).
+HIDDEN_STATE_ARCHS = {"eagle3": "draft-eagle3", "dflash": "draft-dflash / draft-dspark"}
+
+
+class ContextFull(Exception):
+    """The context has no room for the tokens asked to decode."""
+
+
+# --- logging -------------------------------------------------------------------------
+
+_recent_errors: deque[str] = deque(maxlen=8)
+_log_sink: TextIO | None = None
+
+
+@llama_cpp.llama_log_callback
+def _on_log(level: int, text: bytes, _user_data) -> None:
+    msg = text.decode("utf-8", "replace")
+    if level in (2, 3):  # warn, error: kept to explain a failed load
+        _recent_errors.append(msg.strip())
+    if _log_sink is not None:
+        _log_sink.write(msg)
+
+
+def configure_logging(verbose: bool = False, log_file: Path | None = None) -> None:
+    """Silence llama.cpp unless `--verbose` (stderr) or a log file asks for its output."""
+    global _log_sink
+    _log_sink = open(log_file, "a", encoding="utf-8") if log_file else (sys.stderr if verbose else None)
+
+
+llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))
+llama_cpp.llama_backend_init()
+
+
+def _last_error() -> str:
+    for msg in reversed(_recent_errors):
+        if msg and "error" in msg.lower():
+            return msg
+    return _recent_errors[-1] if _recent_errors else ""
+
+
+def default_threads() -> int:
+    """llama.cpp uses the physical cores; on small machines that is every CPU we have."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return n if n <= 4 else n // 2
+
+
+# --- model ---------------------------------------------------------------------------
+
+
+def _check_gguf_file(path: Path) -> None:
+    if not path.exists():
+        raise UserError(f"model file not found: {path}")
+    if not path.is_file():
+        raise UserError(f"model path is not a file: {path}")
+    size = path.stat().st_size
+    if size == 0:
+        raise UserError(f"model file is empty: {path}")
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic != b"GGUF":
+        raise UserError(f"not a GGUF model file (bad magic {magic!r}): {path}")
+
+
+class Model:
+    """A loaded GGUF model: vocabulary, metadata and chat template."""
+
+    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = -1, vocab_only: bool = False):
+        self.path = Path(path)
+        _check_gguf_file(self.path)
+        params = llama_cpp.llama_model_default_params()
+        params.n_gpu_layers = n_gpu_layers
+        params.vocab_only = vocab_only  # enough for the tokenizer and the compatibility check
+        _recent_errors.clear()
+        ptr = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
+        if not ptr:
+            why = _last_error() or "llama.cpp could not read it"
+            raise UserError(f"cannot load model {self.path}: {why} (is the file truncated or corrupt?)")
+        self.ptr = ptr
+        self.vocab = llama_cpp.llama_model_get_vocab(ptr)
+        self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
+        self.n_ctx_train = llama_cpp.llama_model_n_ctx_train(ptr)
+        self.arch = self.meta("general.architecture") or "?"
+        self.name = self.meta("general.name") or self.path.stem
+        self.size = llama_cpp.llama_model_size(ptr)
+        self.n_params = llama_cpp.llama_model_n_params(ptr)
+        self._pieces: dict[int, bytes] = {}
+        self._eog: dict[int, bool] = {}
+
+    def close(self) -> None:
+        if getattr(self, "ptr", None):
+            llama_cpp.llama_model_free(self.ptr)
+            self.ptr = None
+
+    def meta(self, key: str) -> str | None:
+        buf = ctypes.create_string_buffer(4096)
+        n = llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, len(buf))
+        if n < 0:
+            return None
+        if n >= len(buf):
+            buf = ctypes.create_string_buffer(n + 1)
+            llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, len(buf))
+        return buf.value.decode("utf-8", "replace")
+
+    @property
+    def description(self) -> str:
+        buf = ctypes.create_string_buffer(256)
+        llama_cpp.llama_model_desc(self.ptr, buf, len(buf))
+        return buf.value.decode("utf-8", "replace")
+
+    # vocabulary
+
+    @property
+    def vocab_type(self) -> int:
+        return llama_cpp.llama_vocab_type(self.vocab)
+
+    @property
+    def add_bos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+
+    @property
+    def add_eos(self) -> bool:
+        return bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
+
+    @property
+    def bos(self) -> int:
+        return llama_cpp.llama_vocab_bos(self.vocab)
+
+    @property
+    def eos(self) -> int:
+        return llama_cpp.llama_vocab_eos(self.vocab)
+
+    def token_text(self, token: int) -> bytes:
+        """The vocabulary entry as stored (used by the compatibility check)."""
+        return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
+
+    def is_eog(self, token: int) -> bool:
+        r = self._eog.get(token)
+        if r is None:
+            r = self._eog[token] = bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+        return r
+
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        n_max = len(data) + 8
+        buf = (llama_cpp.llama_token * n_max)()
+        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, n_max, add_special, parse_special)
+        if n < 0:
+            buf = (llama_cpp.llama_token * -n)()
+            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, -n, add_special, parse_special)
+        return list(buf[:n])
+
+    def piece(self, token: int) -> bytes:
+        """Bytes of one token as text (control tokens render as nothing)."""
+        b = self._pieces.get(token)
+        if b is None:
+            buf = ctypes.create_string_buffer(64)
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+            if n < 0:
+                buf = ctypes.create_string_buffer(-n)
+                n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+            b = self._pieces[token] = buf.raw[:n]
+        return b
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return b"".join(self.piece(t) for t in tokens).decode("utf-8", "replace")
+
+    # chat
+
+    def format_chat(self, messages: list[dict]) -> str:
+        """The model's own chat template (GGUF metadata), ready for the assistant's turn."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.meta("tokenizer.chat_template") or _CHATML
+        bos = self.piece(self.bos).decode("utf-8", "replace") if self.bos >= 0 else ""
+        eos = self.piece(self.eos).decode("utf-8", "replace") if self.eos >= 0 else ""
+        try:
+            fmt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+            return fmt(messages=messages).prompt
+        except Exception as e:  # a broken template inside a user's GGUF
+            raise UserError(f"the chat template of {self.path.name} failed: {e}") from e
+
+    def tokenize_chat(self, messages: list[dict]) -> list[int]:
+        text = self.format_chat(messages)
+        bos_text = self.piece(self.bos).decode("utf-8", "replace") if self.add_bos else ""
+        # Templates that write BOS themselves must not get a second one.
+        add_special = not (bos_text and text.startswith(bos_text))
+        return self.tokenize(text, add_special=add_special, parse_special=True)
+
+
+_CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+class Detokenizer:
+    """Incremental, UTF-8 safe: a token whose bytes end inside a character yields ""
+    and its bytes are held until the character is complete (Korean, emoji)."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, token: int) -> str:
+        return self._dec.decode(self.model.piece(token))
+
+    def peek(self, tokens: Sequence[int]) -> str:
+        """Text these tokens would add, without consuming them (rejected drafts)."""
+        state = self._dec.getstate()
+        text = "".join(self._dec.decode(self.model.piece(t)) for t in tokens)
+        self._dec.setstate(state)
+        return text
+
+    def flush(self) -> str:
+        return self._dec.decode(b"", final=True)
+
+
+# --- context -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextParams:
+    n_ctx: int = 4096
+    n_batch: int = 512
+    n_threads: int = 0  # 0: default_threads()
+    flash_attn: str = "auto"
+    type_k: str = "f16"
+    type_v: str = "f16"
+
+
+class Context:
+    """A llama.cpp context whose KV cache mirrors `self.tokens` (position i holds tokens[i]).
+
+    `decode` appends, `truncate` rolls back; nothing else touches the KV cache, so the
+    mirror stays exact and a new turn can reuse the longest common prefix.
+    """
+
+    def __init__(self, model: Model, params: ContextParams = ContextParams()):
+        if params.n_ctx > model.n_ctx_train:
+            raise UserError(
+                f"context size {params.n_ctx} is larger than {model.path.name} allows "
+                f"({model.n_ctx_train}); use -c {model.n_ctx_train} or less"
+            )
+        for key in ("type_k", "type_v"):
+            if getattr(params, key) not in KV_CACHE_TYPES:
+                raise UserError(
+                    f"unknown KV cache type '{getattr(params, key)}'; choose from {', '.join(KV_CACHE_TYPES)}"
+                )
+        if params.flash_attn not in FLASH_ATTN:
+            raise UserError(f"-fa must be one of {', '.join(FLASH_ATTN)}, got '{params.flash_attn}'")
+        self.model = model
+        self.params = params
+        cp = llama_cpp.llama_context_default_params()
+        cp.n_ctx = params.n_ctx
+        cp.n_batch = cp.n_ubatch = min(params.n_batch, params.n_ctx)
+        cp.n_threads = cp.n_threads_batch = params.n_threads or default_threads()
+        cp.flash_attn_type = FLASH_ATTN[params.flash_attn]
+        cp.type_k = KV_CACHE_TYPES[params.type_k]
+        cp.type_v = KV_CACHE_TYPES[params.type_v]
+        cp.no_perf = True
+        _recent_errors.clear()
+        self.ptr = llama_cpp.llama_init_from_model(model.ptr, cp)
+        if not self.ptr:
+            why = _last_error() or "out of memory?"
+            raise UserError(f"cannot create a context of {params.n_ctx} tokens for {model.path.name}: {why}")
+        self.n_ctx = llama_cpp.llama_n_ctx(self.ptr)
+        self.n_batch = llama_cpp.llama_n_batch(self.ptr)
+        self.n_vocab = model.n_vocab
+        self.tokens: list[int] = []
+        self._mem = llama_cpp.llama_get_memory(self.ptr)
+        self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+
+    def close(self) -> None:
+        if getattr(self, "ptr", None):
+            llama_cpp.llama_batch_free(self._batch)
+            llama_cpp.llama_free(self.ptr)
+            self.ptr = None
+
+    def set_threads(self, n: int) -> None:
+        llama_cpp.llama_set_n_threads(self.ptr, n, n)
+
+    @property
+    def n_past(self) -> int:
+        return len(self.tokens)
+
+    def common_prefix(self, tokens: Sequence[int]) -> int:
+        n = min(len(self.tokens), len(tokens))
+        if self.tokens[:n] == list(tokens[:n]):  # the usual case, compared in C
+            return n
+        return next(i for i, (a, b) in enumerate(zip(self.tokens, tokens)) if a != b)
+
+    def truncate(self, n: int) -> None:
+        """Forget KV positions n.. (rollback of rejected drafts, or a changed history)."""
+        if not llama_cpp.llama_memory_seq_rm(self._mem, 0, n, -1):
+            raise RuntimeError(f"llama.cpp could not remove KV positions {n}..")
+        del self.tokens[n:]
+
+    def decode(self, tokens: Sequence[int], want: Sequence[int] = ()) -> np.ndarray:
+        """Append `tokens` at the next positions; return logits rows for the indices in
+        `want` (ascending, into `tokens`) as a (len(want), n_vocab) float32 array."""
+        n0 = len(self.tokens)
+        if n0 + len(tokens) > self.n_ctx:
+            raise ContextFull(f"{n0 + len(tokens)} > {self.n_ctx}")
+        want_set = set(want)
+        rows: list[np.ndarray] = []
+        b = self._batch
+        for start in range(0, len(tokens), self.n_batch):
+            chunk = tokens[start:start + self.n_batch]
+            n_out = 0
+            for i, tok in enumerate(chunk):
+                b.token[i] = tok
+                b.pos[i] = n0 + start + i
+                b.n_seq_id[i] = 1
+                b.seq_id[i][0] = 0
+                out = (start + i) in want_set
+                b.logits[i] = out
+                n_out += out
+            b.n_tokens = len(chunk)
+            rc = llama_cpp.llama_decode(self.ptr, b)
+            if rc == 1:
+                self.truncate(n0 + start)
+                raise ContextFull("no KV slot")
+            if rc != 0:
+                self.truncate(n0 + start)
+                raise RuntimeError(f"llama_decode failed with status {rc}")
+            self.tokens.extend(chunk)
+            if n_out:
+                ptr = llama_cpp.llama_get_logits(self.ptr)
+                rows.append(np.ctypeslib.as_array(ptr, shape=(n_out, self.n_vocab)).copy())
+        if not rows:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return rows[0] if len(rows) == 1 else np.concatenate(rows)
+
+
+def check_draft_architecture(draft: Model) -> None:
+    """A hidden-state draft (EAGLE-3, DFlash) cannot run as a plain draft model."""
+    kind = HIDDEN_STATE_ARCHS.get(draft.arch)
+    if kind:
+        raise UserError(
+            f"{draft.path.name} is a '{draft.arch}' draft ({kind}); it needs the target's hidden states, "
+            "which llama-cpp-python does not expose yet. Use a plain small model of the same family as "
+            "the draft for draft-simple, or an ngram-* spec type"
+        )

@@ -1,0 +1,179 @@
+"""Sampling and speculative verification math (pure numpy, exact).
+
+The target distribution follows llama.cpp's default sampler chain
+top_k -> top_p -> min_p -> temperature -> dist: the filters look at the unscaled logits, the
+temperature is applied to the survivors, then one token is drawn from their softmax.
+
+Two verifiers are provided, both of which emit tokens distributed exactly as the target's p:
+
+* ``verify_match`` is llama.cpp's "sample and match": sample from p at each draft position and
+  stop at the first token that differs from the draft. Valid whatever the draft was.
+* ``verify_rejection`` is Leviathan et al. (2023) rejection sampling. It accepts more drafts at
+  temperature > 0, but is exact only if each draft token really was drawn from the q row that is
+  passed for it (or q_rows is None and the drafter is deterministic).
+
+Every random choice goes through the caller's ``np.random.Generator``, so a fixed seed and the
+same logits give the same tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+DRAFT_TOP_K = 10
+"""llama.cpp's draft-simple sampler keeps the draft model's 10 most likely tokens."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """llama.cpp's sampling settings and defaults. temp <= 0 is greedy; top_k <= 0, top_p >= 1
+    and min_p <= 0 switch the respective filter off; seed None draws a fresh random seed."""
+
+    temp: float = 0.8
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    seed: int | None = None
+
+    @property
+    def greedy(self) -> bool:
+        return self.temp <= 0
+
+
+def make_rng(params: SamplingParams) -> np.random.Generator:
+    """The generator for one generation: seeded from params.seed, or from OS entropy if None."""
+    return np.random.default_rng(params.seed)
+
+
+def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """The distribution llama.cpp's default chain samples from, as a float64 vector over the vocab
+    (zero outside the kept set, sums to 1). Greedy gives a one-hot vector at the argmax.
+
+    Cost is O(vocab) plus a sort of the candidates that survive top-k and min-p only: the min-p
+    set is a prefix of the logit-sorted order (all logits >= max + log(min_p)), and top-p also
+    keeps a prefix of that order, so filtering by min-p before sorting leaves the result unchanged
+    as long as top-p's cumulative sum is still normalised over the whole top-k set, as llama.cpp's is.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    if z.ndim != 1 or z.size == 0:
+        raise ValueError(f"probs() takes one non-empty row of logits, got shape {z.shape}")
+    out = np.zeros(z.size)
+    if params.greedy:
+        out[int(np.argmax(z))] = 1.0
+        return out
+
+    k = params.top_k
+    cand = np.argpartition(z, z.size - k)[z.size - k :] if 0 < k < z.size else np.arange(z.size)
+    zc = z[cand]
+    z_max = zc.max()
+    if not np.isfinite(z_max):
+        raise ValueError("logits have no finite maximum")
+    # Softmax weights at temperature 1 over the top-k set: what llama.cpp's top-p accumulates.
+    w = np.exp(zc - z_max)
+    w_total = w.sum()
+
+    if params.min_p > 0:
+        keep = zc >= z_max + math.log(params.min_p)
+        cand, zc, w = cand[keep], zc[keep], w[keep]
+    if params.top_p < 1:
+        order = np.argsort(-zc, kind="stable")
+        cum = np.cumsum(w[order]) / w_total
+        # Smallest prefix whose mass reaches top_p (the token that crosses it is kept).
+        n_keep = min(int(np.searchsorted(cum, params.top_p, side="left")) + 1, order.size)
+        cand, zc = cand[order[:n_keep]], zc[order[:n_keep]]
+
+    e = np.exp((zc - z_max) / params.temp)
+    out[cand] = e / e.sum()
+    return out
+
+
+def draft_dist(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """q for a draft model: llama.cpp's draft-simple sampler (top-k 10, then softmax), with the
+    target's temperature applied when temp > 0 and a one-hot argmax when greedy. The target's
+    top_p and min_p are not used.
+
+    llama.cpp itself softmaxes the 10 at temperature 1 and always drafts the top one. For
+    verify_rejection to be exact the engine must either draw each draft token with
+    ``sample(draft_dist(...), rng)`` and pass these rows as q, or draft deterministically (e.g.
+    argmax) and pass q_rows=None, since a deterministic drafter's q is one-hot.
+    """
+    return probs(logits, SamplingParams(temp=params.temp, top_k=DRAFT_TOP_K, top_p=1.0, min_p=0.0))
+
+
+def sample(p: np.ndarray, rng: np.random.Generator) -> int:
+    """One token from the (possibly unnormalised, non-negative) weights p, using one uniform draw.
+    Never returns an index whose weight is zero."""
+    c = np.cumsum(p, dtype=np.float64)
+    total = c[-1]
+    if not (np.isfinite(total) and total > 0):
+        raise ValueError("cannot sample: weights sum to zero or are not finite")
+    i = int(np.searchsorted(c, rng.random() * total, side="right"))
+    if i == c.size:  # u * total rounded up to total: take the last token with weight
+        i = int(np.flatnonzero(np.asarray(p) > 0)[-1])
+    return i
+
+
+def verify_match(
+    p_rows: list[np.ndarray] | np.ndarray, draft: Sequence[int], rng: np.random.Generator
+) -> tuple[int, int]:
+    """llama.cpp's sample-and-match. p_rows holds len(draft)+1 target distributions (one per draft
+    position, then the bonus position). Returns (n_accepted, next_token): the token sampled at
+    the first mismatch (it replaces the rejected draft token), or the bonus token when every draft
+    token matched. Each emitted token is a plain sample from p, so the output is exactly the
+    target's; with one-hot (greedy) p this is greedy matching."""
+    _check(p_rows, None, draft)
+    for i, x in enumerate(draft):
+        t = sample(p_rows[i], rng)
+        if t != x:
+            return i, t
+    return len(draft), sample(p_rows[len(draft)], rng)
+
+
+def verify_rejection(
+    p_rows: list[np.ndarray] | np.ndarray,
+    q_rows: list[np.ndarray] | np.ndarray | None,
+    draft: Sequence[int],
+    rng: np.random.Generator,
+) -> tuple[int, int, bool]:
+    """Rejection sampling (Leviathan et al. 2023). Draft token x_i is accepted with probability
+    min(1, p(x)/q(x)); at the first rejection the next token is drawn from normalize(max(0, p - q))
+    and resampled is True; if all are accepted the bonus token is drawn from p_rows[len(draft)]
+    (resampled False). Returns (n_accepted, next_token, resampled).
+
+    Exact only if x_i was drawn from q_rows[i]. q_rows None means one-hot drafts (n-gram or other
+    deterministic drafters): q(x) = 1, so x is accepted with probability p(x) and the residual is
+    p without x. p(x) = 0 always rejects; q(x) = 0 with p(x) > 0 (a token q could not have drawn)
+    is accepted. If rounding leaves the residual with no mass, the token is drawn from p instead.
+    Each draft position costs O(1) unless it is rejected."""
+    _check(p_rows, q_rows, draft)
+    for i, x in enumerate(draft):
+        px = float(p_rows[i][x])
+        qx = 1.0 if q_rows is None else float(q_rows[i][x])
+        # u < p/q without dividing: also right for p = 0 (reject) and q = 0 (accept if p > 0).
+        if rng.random() * qx < px:
+            continue
+        p = np.asarray(p_rows[i], dtype=np.float64)
+        if q_rows is None:
+            residual = p.copy()
+            residual[x] = 0.0
+        else:
+            residual = np.maximum(p - np.asarray(q_rows[i], dtype=np.float64), 0.0)
+        if not residual.sum() > 0:
+            residual = p
+        return i, sample(residual, rng), True
+    return len(draft), sample(p_rows[len(draft)], rng), False
+
+
+def _check(p_rows, q_rows, draft: Sequence[int]) -> None:
+    """Reject row counts and token ids that would otherwise index the wrong row or wrap around."""
+    if len(p_rows) != len(draft) + 1:
+        raise ValueError(f"need {len(draft) + 1} target rows for {len(draft)} draft tokens, got {len(p_rows)}")
+    if q_rows is not None and len(q_rows) < len(draft):
+        raise ValueError(f"need {len(draft)} draft rows for {len(draft)} draft tokens, got {len(q_rows)}")
+    n_vocab = len(p_rows[0])
+    if any(not 0 <= x < n_vocab for x in draft):
+        raise ValueError(f"draft token id out of range 0..{n_vocab - 1}: {list(draft)}")

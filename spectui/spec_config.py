@@ -1,0 +1,108 @@
+"""Speculation settings: llama.cpp's spec-type names, defaults and priority order.
+
+One place owns what a spec type is called, what it needs and in which order
+combined types are asked for a draft.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from spectui.errors import UserError
+
+NGRAM_TYPES = ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+MODEL_TYPES = ("draft-simple",)
+# Known to llama.cpp, but they need the target's hidden states (see the reference doc).
+HIDDEN_STATE_TYPES = ("draft-eagle3", "draft-dflash", "draft-dspark", "draft-mtp")
+
+# llama.cpp asks combined types in this fixed order; the first non-empty draft wins.
+PRIORITY = (
+    "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
+    "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
+)
+ALL_TYPES = ("none",) + PRIORITY
+VERIFY_MODES = ("match", "rejection")
+DRAFT_SAMPLING = ("greedy", "probabilistic")
+N_MAX_LIMIT = 64
+
+
+def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Parse "--spec-type" text into types in llama.cpp priority order.
+
+    `none` anywhere resets to none, as in llama.cpp.
+    """
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in names if n]
+    for name in names:
+        if name not in ALL_TYPES:
+            raise UserError(
+                f"unknown --spec-type '{name}'; choose from: {', '.join(ALL_TYPES)}"
+            )
+    if not names or "none" in names:
+        return ("none",)
+    for name in names:
+        if name in HIDDEN_STATE_TYPES:
+            raise UserError(
+                f"--spec-type {name} needs the target model's hidden states "
+                "(llama.cpp's llama-ext functions), which llama-cpp-python does not expose yet; "
+                "use draft-simple with a small draft model or an ngram-* type instead"
+            )
+    return tuple(t for t in PRIORITY if t in names)
+
+
+def types_label(types: tuple[str, ...]) -> str:
+    return ",".join(types)
+
+
+@dataclass(frozen=True)
+class SpecConfig:
+    """What to draft and how to verify; flag names follow llama.cpp."""
+
+    types: tuple[str, ...] = ("none",)
+    draft_n_max: int = 3  # --spec-draft-n-max: caps every type's draft length
+    draft_n_min: int = 0  # --spec-draft-n-min
+    draft_p_min: float = 0.0  # --spec-draft-p-min
+    draft_sampling: str = "greedy"  # --spec-draft-sampling
+    verify: str = "match"  # --spec-verify (only matters at temperature > 0)
+    ngram_size_n: int = 12
+    ngram_size_m: int = 48
+    ngram_min_hits: int = 1
+    ngram_mod_n_match: int = 24
+    ngram_mod_n_min: int = 48
+    ngram_mod_n_max: int = 64
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if not 0 <= self.draft_n_max <= N_MAX_LIMIT:
+            raise UserError(f"--spec-draft-n-max must be between 0 and {N_MAX_LIMIT}, got {self.draft_n_max}")
+        if self.draft_n_min < 0:
+            raise UserError(f"--spec-draft-n-min must be >= 0, got {self.draft_n_min}")
+        if not 0.0 <= self.draft_p_min <= 1.0:
+            raise UserError(f"--spec-draft-p-min must be between 0 and 1, got {self.draft_p_min}")
+        if self.verify not in VERIFY_MODES:
+            raise UserError(f"--spec-verify must be one of {', '.join(VERIFY_MODES)}, got '{self.verify}'")
+        if self.draft_sampling not in DRAFT_SAMPLING:
+            raise UserError(
+                f"--spec-draft-sampling must be one of {', '.join(DRAFT_SAMPLING)}, got '{self.draft_sampling}'"
+            )
+
+    @property
+    def label(self) -> str:
+        return types_label(self.types)
+
+    @property
+    def needs_draft_model(self) -> bool:
+        return any(t in MODEL_TYPES for t in self.types)
+
+    def with_types(self, types) -> "SpecConfig":
+        return replace(self, types=parse_types(types))
+
+    def replace(self, **changes) -> "SpecConfig":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("extra")
+        d["spec_type"] = self.label
+        d["types"] = list(self.types)
+        return d

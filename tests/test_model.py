@@ -1,0 +1,152 @@
+"""The model layer on real models: tokens, logits at chosen batch positions, rollback,
+the compatibility rules, and clear errors for bad files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from spectui.compat import check_compatible, incompatibility
+from spectui.errors import UserError
+from spectui.model import Context, ContextParams, Detokenizer, Model
+from tests.conftest import model_file
+
+TEXT = "Hello, 세계! 안녕하세요 😀🎉 fin"
+
+
+def test_detokenizer_holds_split_characters_and_round_trips(smol):
+    tokens = smol.tokenize(TEXT, add_special=False)
+    d = Detokenizer(smol)
+    pieces = [d.feed(t) for t in tokens]
+    assert "".join(pieces) + d.flush() == TEXT
+    # Korean and emoji are split across byte tokens in this vocabulary: the tokens that end
+    # inside a character yield nothing until the character completes.
+    assert "" in pieces
+    assert not any("\ufffd" in p for p in pieces)
+    raw = [smol.piece(t) for t in tokens]
+    assert any(_ends_inside_char(b) for b in raw)
+
+
+def _ends_inside_char(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
+
+
+def test_peek_does_not_consume(smol):
+    tokens = smol.tokenize("😀 ok", add_special=False)
+    d = Detokenizer(smol)
+    first = d.feed(tokens[0])
+    peeked = d.peek(tokens[1:])
+    assert first + peeked == "😀 ok"
+    assert "".join(d.feed(t) for t in tokens[1:]) == peeked
+
+
+def test_batch_logits_at_selected_positions_match_single_decodes(smol):
+    tokens = smol.tokenize("The quick brown fox jumps over the lazy dog because", add_special=True)
+    want = [2, 5, len(tokens) - 1]
+    batched = Context(smol, ContextParams(n_ctx=256)).decode(tokens, want=want)
+    single_ctx = Context(smol, ContextParams(n_ctx=256))
+    singles = [single_ctx.decode([t], want=[0])[0] for t in tokens]
+    assert batched.shape == (3, smol.n_vocab)
+    for row, i in zip(batched, want):
+        assert np.max(np.abs(row - singles[i])) < 0.05 * max(1.0, np.max(np.abs(singles[i])))
+        assert np.argmax(row) == np.argmax(singles[i])
+    # and a different position really gives different logits (the check can fail)
+    assert np.max(np.abs(batched[0] - singles[3])) > 1.0
+
+
+def test_rollback_then_redecode_reproduces_logits(smol):
+    ctx = Context(smol, ContextParams(n_ctx=256))
+    tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)", add_special=True)
+    first = ctx.decode(tokens, want=[len(tokens) - 1])[0]
+    k = len(tokens) // 2
+    ctx.decode(smol.tokenize(" unrelated tail text", add_special=False))  # pollute, then roll back
+    ctx.truncate(k)
+    assert ctx.tokens == tokens[:k]
+    again = ctx.decode(tokens[k:], want=[len(tokens) - k - 1])[0]
+    assert np.max(np.abs(first - again)) < 1e-3
+
+
+def test_common_prefix(smol):
+    ctx = Context(smol, ContextParams(n_ctx=64))
+    ctx.decode([1, 2, 3, 4])
+    assert ctx.common_prefix([1, 2, 3, 4, 5]) == 4
+    assert ctx.common_prefix([1, 2, 9]) == 2
+    assert ctx.common_prefix([7]) == 0
+
+
+def test_context_larger_than_model_allows(smol):
+    with pytest.raises(UserError, match="larger than"):
+        Context(smol, ContextParams(n_ctx=smol.n_ctx_train * 2))
+
+
+def test_chat_template_comes_from_the_gguf(smol):
+    text = smol.format_chat([{"role": "user", "content": "hi"}])
+    assert "<|im_start|>user\nhi<|im_end|>" in text
+    assert text.endswith("<|im_start|>assistant\n")
+    tokens = smol.tokenize_chat([{"role": "user", "content": "hi"}])
+    assert tokens[:2] != [smol.bos, smol.bos]  # never a doubled BOS
+    assert smol.detokenize(tokens) == text or smol.detokenize(tokens).endswith("assistant\n")
+
+
+# --- compatibility (llama.cpp's rules) --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vocabs():
+    names = ["qwen2.5-coder-1.5b-instruct-q4_k_m", "qwen2.5-coder-0.5b-instruct-q4_k_m",
+             "gemma-3-270m-q4_k_m", "smollm2-135m-instruct-q4_1"]
+    return {n.split("-")[0] + ("-big" if "1.5b" in n else ""): Model(model_file(n), vocab_only=True) for n in names}
+
+
+def test_qwen_pair_is_compatible(vocabs):
+    check_compatible(vocabs["qwen2.5-big"], vocabs["qwen2.5"])
+
+
+def test_qwen_and_gemma_are_not(vocabs):
+    why = incompatibility(vocabs["qwen2.5-big"], vocabs["gemma"])
+    assert why and why.startswith("vocab type differs")
+    with pytest.raises(UserError, match="vocab type differs"):
+        check_compatible(vocabs["qwen2.5-big"], vocabs["gemma"])
+
+
+def test_smollm2_and_qwen_are_not(vocabs):
+    why = incompatibility(vocabs["smollm2"], vocabs["qwen2.5"])
+    # Both are BPE; they differ in their special tokens and sizes.
+    assert why is not None
+    assert any(rule in why for rule in ("BOS differs", "EOS differs", "vocab sizes differ", "token "))
+
+
+# --- bad files: one clear line, exit code 2 -----------------------------------------------
+
+
+def _run_cli(*args):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, "-m", "spectui", *args], capture_output=True, text=True,
+                          env=env, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("kind", ["empty", "random", "truncated"])
+def test_bad_model_files_give_one_clear_line(tmp_path, smol_path, kind):
+    bad = tmp_path / f"{kind}.gguf"
+    if kind == "empty":
+        bad.write_bytes(b"")
+    elif kind == "random":
+        bad.write_bytes(np.random.default_rng(0).bytes(4096))
+    else:
+        with open(smol_path, "rb") as f:
+            bad.write_bytes(f.read(smol_path.stat().st_size // 3))
+    r = _run_cli("run", "-m", str(bad), "--spec-type", "none", "hello")
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and str(bad.name) in lines[0]
+    expected = {"empty": "empty", "random": "not a GGUF", "truncated": "cannot load model"}[kind]
+    assert expected in lines[0]

@@ -1,0 +1,221 @@
+"""Statistics over hand-built events, with expected numbers worked out by hand."""
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.stats import (
+    TypeCounters,
+    acceptance,
+    config_changes,
+    mean_acceptance_length,
+    per_position_acceptance,
+    per_type,
+    rolling_acceptance,
+    round_latencies,
+    speedup,
+    summarize,
+    timing,
+    token_latencies,
+)
+
+
+def rnd(n_drafted=0, n_accepted=0, *, t=0.0, n_tokens=None, spec_type="ngram-mod", n_max=8,
+        verify="match", t_draft=0.0, t_verify=0.0, t_other=0.0, index=0, configured=None):
+    """A consistent Round: drafted 100.., the first n_accepted accepted, plus one target token."""
+    drafted = tuple(range(100, 100 + n_drafted))
+    n_tokens = n_accepted + 1 if n_tokens is None else n_tokens
+    return Round(
+        index=index, t=t, spec_type=spec_type, drafted=drafted, n_accepted=n_accepted,
+        rejected=drafted[n_accepted:], rejected_text="", n_max=n_max, verify=verify,
+        tokens=tuple(Token(i, "x", Source.TARGET) for i in range(n_tokens)),
+        t_draft=t_draft, t_verify=t_verify, t_other=t_other, n_past=0,
+        configured=configured if configured is not None else (spec_type or "none"),
+    )
+
+
+def test_acceptance_counts_tokens_and_ignores_empty_drafts():
+    rounds = [rnd(4, 2), rnd(0, 0), rnd(3, 3)]
+    assert acceptance(rounds) == (5, 7, 5 / 7)
+
+
+def test_rolling_acceptance_uses_only_the_last_n_rounds():
+    rounds = [rnd(2, 0)] * 8 + [rnd(2, 2)] * 32
+    assert acceptance(rounds) == (64, 80, 0.8)
+    assert rolling_acceptance(rounds) == (64, 64, 1.0)
+    assert rolling_acceptance(rounds, n=34) == (64, 68, 64 / 68)  # 2 bad rounds + 32 good
+    assert rolling_acceptance([rnd(2, 1), rnd(0, 0)], n=1) == (0, 0, None)
+    with pytest.raises(ValueError):
+        rolling_acceptance(rounds, n=0)
+
+
+def test_mean_acceptance_length_counts_empty_draft_rounds():
+    # 5 accepted over 3 verification rounds, one of which drafted nothing.
+    assert mean_acceptance_length([rnd(4, 2), rnd(0, 0), rnd(3, 3)]) == 1 + 5 / 3
+
+
+def test_per_position_with_mixed_draft_lengths():
+    # position 0: accepted in 2 of the 3 rounds that drafted >= 1 token
+    # position 1: accepted in 1 of the 2 rounds that drafted >= 2 tokens
+    # position 2: accepted in 0 of the 1 round that drafted 3 tokens
+    rounds = [rnd(3, 2), rnd(1, 1), rnd(0, 0), rnd(2, 0)]
+    assert per_position_acceptance(rounds) == [2 / 3, 1 / 2, 0.0]
+
+
+def test_per_type_follows_each_rounds_spec_type():
+    rounds = [
+        rnd(3, 0, spec_type="ngram-mod", t_draft=0.01, t_verify=0.10),
+        rnd(0, 0, spec_type="ngram-mod", t_draft=0.02, t_verify=0.05),
+        rnd(2, 1, spec_type="draft-simple", t_draft=0.30, t_verify=0.20),
+        rnd(4, 4, spec_type="draft-simple", t_draft=0.30, t_verify=0.20),
+        rnd(0, 0, spec_type=None, t_draft=0.0, t_verify=0.05),
+    ]
+    got = per_type(rounds)
+    assert set(got) == {"ngram-mod", "draft-simple"}
+    assert got["ngram-mod"] == TypeCounters(1, 0, 3, 0, pytest.approx(0.03), pytest.approx(0.15))
+    assert got["draft-simple"] == TypeCounters(2, 2, 6, 5, pytest.approx(0.6), pytest.approx(0.4))
+
+
+def test_config_changes_marks_type_n_max_and_verify_changes():
+    rounds = [
+        rnd(spec_type="ngram-mod"),
+        rnd(spec_type="ngram-mod"),
+        rnd(spec_type="ngram-mod", n_max=4),
+        rnd(spec_type="draft-simple", n_max=4),
+        rnd(spec_type="draft-simple", n_max=4, verify="rejection"),
+        rnd(spec_type="draft-simple", n_max=4, verify="rejection"),
+        # the same configuration, but this round nothing drafted: not a change
+        rnd(spec_type=None, n_max=4, verify="rejection", configured="draft-simple"),
+    ]
+    assert config_changes(rounds) == [2, 3, 4]
+
+
+def turn(rounds, end=True):
+    events = [TurnStart(t=10.0, n_prompt=5, n_prompt_decoded=5, n_ctx=512, config={}),
+              PromptDone(t=10.5, t_prompt=0.5), *rounds]
+    if end:
+        events.append(TurnEnd(t=11.5, stop_reason=StopReason.EOS, text="", n_generated=7))
+    return events
+
+
+def test_ttft_and_tok_per_s_from_known_timestamps():
+    rounds = [
+        rnd(2, 0, t=10.6, n_tokens=0, t_draft=0.01, t_verify=0.05, t_other=0.01),
+        rnd(2, 1, t=10.7, t_draft=0.02, t_verify=0.06, t_other=0.02),
+        rnd(4, 4, t=11.1, t_draft=0.03, t_verify=0.07, t_other=0.03),
+    ]
+    tm = timing(turn(rounds))
+    assert tm.ttft_s == pytest.approx(0.7)  # the first round emitted nothing
+    assert tm.tok_per_s == pytest.approx(7 / 0.6)  # 7 tokens, PromptDone 10.5 -> last round 11.1
+    assert tm.tok_per_s_e2e == pytest.approx(7 / 1.5)  # TurnStart 10.0 -> TurnEnd 11.5
+    assert (tm.t_draft_s, tm.t_verify_s, tm.t_other_s) == pytest.approx((0.06, 0.18, 0.06))
+    # A turn still running ends its e2e window at the last round.
+    assert timing(turn(rounds, end=False)).tok_per_s_e2e == pytest.approx(7 / 1.1)
+
+
+def test_itl_shares_a_rounds_wait_among_its_tokens():
+    # Gaps since the previous arrival: 0.1 s for 1 token, 0.1 s for 4 tokens, 0.3 s for 1.
+    rounds = [rnd(0, 0, t=10.6), rnd(3, 3, t=10.7), rnd(2, 0, t=11.0)]
+    assert token_latencies(rounds, 10.5) == pytest.approx([0.1, 0.025, 0.025, 0.025, 0.025, 0.3])
+    assert round_latencies(rounds, 10.5) == pytest.approx([0.1, 0.1, 0.3])
+    tm = timing(turn(rounds))
+    # Per token, sorted [.025 x4, .1, .3]: p50 at rank 2.5 -> .025, p95 at rank 4.75 -> .25.
+    assert (tm.itl_p50_s, tm.itl_p95_s) == pytest.approx((0.025, 0.25))
+    # Per round, sorted [.1, .1, .3]: p50 -> .1, p95 at rank 1.9 -> .28.
+    assert (tm.round_p50_s, tm.round_p95_s) == pytest.approx((0.1, 0.28))
+
+
+def test_summary_as_dict_is_json_friendly():
+    rounds = [rnd(3, 2, t=10.6, spec_type="ngram-mod"), rnd(2, 0, t=10.8, spec_type="draft-simple"),
+              rnd(0, 0, t=10.9, spec_type=None)]
+    d = summarize(turn(rounds)).as_dict()
+    assert d == json.loads(json.dumps(d))
+    assert {k: d[k] for k in ("n_generated", "n_drafted", "n_accepted", "acceptance_rate",
+                              "rounds", "stop_reason", "spec_types", "per_position")} == {
+        "n_generated": 5, "n_drafted": 5, "n_accepted": 2, "acceptance_rate": 0.4, "rounds": 3,
+        "stop_reason": "eos", "spec_types": ["ngram-mod", "draft-simple"],
+        "per_position": [0.5, 0.5, 0.0],
+    }
+    assert d["mean_acceptance_length"] == pytest.approx(1 + 2 / 3)
+    assert d["per_type"]["draft-simple"] == {"gen_drafts": 1, "acc_drafts": 0, "gen_tokens": 2,
+                                             "acc_tokens": 0, "t_draft_s": 0.0, "t_verify_s": 0.0}
+    assert {"tok_per_s", "tok_per_s_e2e", "ttft_s", "itl_p50_s", "itl_p95_s",
+            "t_draft_s", "t_verify_s", "t_other_s"} <= d.keys()
+
+
+def test_empty_input_gives_none_not_errors():
+    assert acceptance([]) == (0, 0, None)
+    assert rolling_acceptance([]) == (0, 0, None)
+    assert mean_acceptance_length([]) is None
+    assert per_position_acceptance([]) == []
+    assert per_type([]) == {}
+    assert config_changes([]) == []
+    d = summarize([]).as_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["n_generated"] == d["rounds"] == 0 and d["stop_reason"] is None
+    for key in ("acceptance_rate", "mean_acceptance_length", "tok_per_s", "tok_per_s_e2e",
+                "ttft_s", "itl_p50_s", "itl_p95_s", "round_p50_s", "round_p95_s"):
+        assert d[key] is None, key
+
+
+def test_speedup():
+    assert speedup(30.0, 12.0) == 2.5
+    assert speedup(None, 12.0) is None
+    assert speedup(30.0, None) is None
+    assert speedup(30.0, 0.0) is None
+
+
+def test_summarize_refuses_several_turns():
+    with pytest.raises(ValueError):
+        summarize(turn([rnd(1, 1, t=10.6)]) + turn([rnd(1, 1, t=10.6)]))
+
+
+# (n_drafted, n_accepted <= n_drafted, n_tokens, gap since previous round end)
+round_specs = st.lists(
+    st.tuples(st.integers(0, 8), st.floats(0, 1), st.integers(0, 5), st.floats(0.001, 1.0)),
+    max_size=40,
+)
+
+
+def build(specs):
+    t, out = 10.5, []
+    for i, (n_drafted, frac, n_tokens, gap) in enumerate(specs):
+        t += gap
+        out.append(rnd(n_drafted, int(frac * n_drafted), t=t, n_tokens=n_tokens,
+                       spec_type=("ngram-mod", "draft-simple")[i % 2]))
+    return out
+
+
+@given(round_specs)
+def test_counts_are_conserved(specs):
+    """Position counts add up to the accepted total and per-type counters partition it."""
+    rounds = build(specs)
+    n_accepted, n_drafted, rate = acceptance(rounds)
+    assert 0 <= n_accepted <= n_drafted
+    assert rate is None or 0 <= rate <= 1
+    rates = per_position_acceptance(rounds)
+    assert len(rates) == max((r.n_drafted for r in rounds), default=0)
+    assert all(0 <= x <= 1 for x in rates)
+    # rate_i x (rounds drafting past i) is the count accepted at i; the counts sum to the total.
+    reached = [sum(r.n_drafted > i for r in rounds) for i in range(len(rates))]
+    assert sum(x * n for x, n in zip(rates, reached)) == pytest.approx(n_accepted)
+    types = per_type(rounds).values()
+    assert sum(c.gen_tokens for c in types) == n_drafted
+    assert sum(c.acc_tokens for c in types) == n_accepted
+    assert all(c.acc_drafts <= c.gen_drafts for c in types)
+    mal = mean_acceptance_length(rounds)
+    assert mal is None or 1 <= mal <= 1 + max(r.n_drafted for r in rounds)
+
+
+@given(round_specs)
+def test_itl_samples_account_for_all_generation_time(specs):
+    """One sample per emitted token, and the samples add up to PromptDone -> last arrival."""
+    rounds = build(specs)
+    samples = token_latencies(rounds, 10.5)
+    assert len(samples) == sum(len(r.tokens) for r in rounds)
+    last_arrival = max((r.t for r in rounds if r.tokens), default=10.5)
+    assert math.isclose(sum(samples), last_arrival - 10.5, abs_tol=1e-9)

@@ -1,0 +1,1 @@
+"""Shipped themes (TOML), installed as package data spectui.shipped_themes."""
