@@ -148,7 +148,7 @@ class Session:
                 break
             d = self._drafter(spec_type, spec)
             if spec_type not in self._begun:
-                d.begin(seq)
+                d.begin(seq[:-1])
                 self._begun.add(spec_type)
             tokens = d.draft(seq, n_max)[:n_max]
             if tokens:
@@ -183,7 +183,7 @@ class Session:
         self._begun.clear()
         for spec_type in spec.types:
             if spec_type != "none":
-                self._drafter(spec_type, spec).begin(prompt)
+                self._drafter(spec_type, spec).begin(prompt[:-1])
                 self._begun.add(spec_type)
         yield PromptDone(t=time.perf_counter(), t_prompt=time.perf_counter() - t0)
 

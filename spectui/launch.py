@@ -60,7 +60,9 @@ class Setup:
 
 def resolve(args: argparse.Namespace) -> Setup:
     preset = presets.load(getattr(args, "preset", None) or "default")
-    flags = {k: v for k, v in vars(args).items() if k in presets.setup_keys() and v not in (None, False)}
+    keys = presets.setup_keys()
+    # `is`, not `in`: 0 == False, and --temp 0 is a value.
+    flags = {k: v for k, v in vars(args).items() if k in keys and v is not None and v is not False}
     values = DEFAULTS | preset.values
     notes = []
     if "model" in flags and "model_draft" not in flags and values.get("model_draft"):

@@ -59,8 +59,9 @@ def messages_for(prompt: str, system: str | None) -> list[dict]:
     return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
 
 
-def stream_events(session, **kwargs):
-    """Yield the session's events from a worker thread; Ctrl+C cancels between rounds."""
+def run_turn(session, on_event, **kwargs) -> list:
+    """Generate in a worker thread, handing each event to `on_event` here; Ctrl+C, wherever
+    it lands, asks the session to stop after the current round. Returns all events."""
     q: queue.Queue = queue.Queue()
 
     def work():
@@ -72,17 +73,18 @@ def stream_events(session, **kwargs):
         q.put(None)
 
     threading.Thread(target=work, daemon=True).start()
+    events = []
     while True:
         try:
             ev = q.get()
+            if ev is None:
+                return events
+            if isinstance(ev, BaseException):
+                raise ev
+            events.append(ev)
+            on_event(ev)
         except KeyboardInterrupt:
             session.cancel()
-            continue
-        if ev is None:
-            return
-        if isinstance(ev, BaseException):
-            raise ev
-        yield ev
 
 
 def main(args) -> int:
@@ -99,15 +101,16 @@ def main(args) -> int:
         err.print(f"note: {note}", style="dim", highlight=False)
     session = open_session(setup, console=err)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
-    events = []
-    for ev in stream_events(session, messages=messages_for(prompt, setup.system),
-                            limits=GenerationLimits(n_predict=setup.n_predict)):
-        events.append(ev)
+
+    def show(ev) -> None:
         if isinstance(ev, Round) and not args.json:
             text = Text()
             for piece, kind in overlay.segments(ev, show_rejected):
-                text.append(piece, style=overlay.STYLES[kind] if show_rejected or kind != overlay.REJECTED else "")
+                text.append(piece, style=overlay.STYLES[kind] if show_rejected else "")
             out.print(text, end="")
+
+    events = run_turn(session, show, messages=messages_for(prompt, setup.system),
+                      limits=GenerationLimits(n_predict=setup.n_predict))
     end = events[-1]
     assert isinstance(end, TurnEnd)
     summary = summarize(events)

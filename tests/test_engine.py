@@ -163,14 +163,14 @@ def test_cancel_then_new_turn_reuses_prefix_and_is_correct(session, baseline):
 
 
 def test_context_full_stops_cleanly(smol):
-    s = Session(smol, None, ContextParams(n_ctx=96), sampling=GREEDY)
+    s = Session(smol, None, ContextParams(n_ctx=256), sampling=GREEDY)
     try:
         events = list(s.generate(messages=[{"role": "user", "content": "Count from 1 to 500."}],
                                  limits=GenerationLimits(ignore_eos=True)))
         e = end(events)
         assert e.stop_reason == StopReason.CONTEXT_FULL
-        assert e.n_generated > 0 and s.ctx.n_past <= 96
-        too_long = [{"role": "user", "content": "word " * 200}]
+        assert e.n_generated > 0 and s.ctx.n_past <= s.ctx.n_ctx == 256
+        too_long = [{"role": "user", "content": "word " * 300}]
         e2 = end(list(s.generate(messages=too_long)))
         assert e2.stop_reason == StopReason.CONTEXT_FULL and e2.n_generated == 0
         # and the session still works afterwards

@@ -374,6 +374,21 @@ def test_simple_matches_llama_cpp_and_drafts_a_continuation(n, m, prompt, truth,
     run_session(NgramSimple(n, m), (prompt, truth), later, n_max, OracleSimple(n, m), continuation_check(n))
 
 
+def test_simple_skips_byte_matches_that_straddle_tokens():
+    # the search runs over int32 bytes: [65536, 256] also occurs misaligned, overlapping the real copy
+    t = [257, 65536, 257, 65536, 256, 1, 0, 9, 65536, 256]
+    assert NgramSimple(2, 2).draft(t, 10) == [1, 0]
+
+
+byte_rich = st.lists(st.sampled_from([0, 1, 256, 257, 65536, 2**31 - 1]), max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 5), byte_rich, byte_rich.filter(bool), n_maxes)
+def test_simple_matches_llama_cpp_on_multibyte_tokens(n, m, prompt, truth, n_max):
+    run_session(NgramSimple(n, m), (prompt, truth), [], n_max, OracleSimple(n, m))
+
+
 # ---------------------------------------------------------------- ngram-map-k / k4v
 
 

@@ -1,1 +1,1 @@
-"""n-gram drafters: pure-Python ports of llama.cpp's ngram-* speculative types."""
+"""Drafters: pure-Python ports of llama.cpp's ngram-* speculative types, and the draft model."""

@@ -33,8 +33,8 @@ class DraftModel:
         self.q_rows: list[np.ndarray] | None = None
 
     def begin(self, prompt: Sequence[int]) -> None:
-        """Prefill the draft cache with the prompt (minus the token the first round decodes)."""
-        self._sync(prompt[:-1])
+        """Prefill the draft cache with the context (the first round adds id_last)."""
+        self._sync(prompt)
 
     def _sync(self, history: Sequence[int]) -> None:
         n_keep = self.ctx.common_prefix(history)

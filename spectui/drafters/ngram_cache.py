@@ -2,7 +2,7 @@
 
 Port of llama.cpp's common_speculative_impl_ngram_cache with common_ngram_cache_update /
 common_ngram_cache_draft (common/ngram-cache.cpp), context cache only: llama.cpp's
-static and dynamic caches come from files that llama-server does not create by default.
+static and dynamic caches are optional files (--lookup-cache-static/-dynamic), empty by default.
 
 As in llama.cpp, the counts are updated with each round's new tokens as a separate chunk,
 so n-grams that straddle two rounds' chunks are never counted.

@@ -47,7 +47,7 @@ class _TokenBytes:
                 return 0
             if off % _WIDTH == 0:
                 return off // _WIDTH
-            end = off  # a match straddling two tokens: look further back
+            end = off + len(needle) - 1  # a match straddling two tokens: look further back
 
 
 class NgramSimple:

@@ -1,0 +1,137 @@
+"""What a result was measured on: versions, llama.cpp build, models, settings, hardware.
+
+Every result carries this record, so `spectui bench compare` can say what changed
+between two runs (the seeds: keep build, quant, context and batch size with the numbers).
+The memory sampler is here too: peak VRAM on a GPU, peak RSS without one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+import llama_cpp.llama_cpp as llama_lib
+
+from spectui import __version__, resources
+from spectui.embedded import CATALOG
+from spectui.model import default_threads
+
+_BLOCK = 8 * 1024 * 1024
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_record(model, name: str, hashes: dict[Path, str]) -> dict:
+    """One model file. An embedded model's sha256 is the catalog's (checked when it was
+    installed); any other file is hashed here, once per path (`hashes` caches it)."""
+    entry = CATALOG.get(name)
+    if entry is not None:
+        sha, source = entry.sha256, "catalog"
+    else:
+        if model.path not in hashes:
+            hashes[model.path] = _sha256(model.path)
+        sha, source = hashes[model.path], "hashed"
+    return {
+        "name": model.name,
+        "file": model.path.name,
+        "desc": model.description,  # llama_model_desc: architecture, size, quant ("llama 135M Q4_1")
+        "quant": _quant(model),
+        "size_bytes": model.size,
+        "n_params": model.n_params,
+        "n_layer": llama_lib.llama_model_n_layer(model.ptr),
+        "sha256": sha[:16],
+        "sha256_source": source,
+    }
+
+
+def _quant(model) -> str:
+    """The GGUF's general.file_type as llama.cpp names it ("Q4_K_M"), else the desc's tail."""
+    names = {getattr(llama_cpp, n): n.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_")
+             for n in dir(llama_cpp) if n.startswith("LLAMA_FTYPE_")}
+    file_type = model.meta("general.file_type")
+    if file_type is not None and file_type.isdigit() and int(file_type) in names:
+        return names[int(file_type)]
+    return model.description.split(" ", 2)[-1]
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _llama_build() -> dict:
+    """llama-cpp-python does not expose llama.cpp's git hash; the version string plus a
+    hash of the loaded libllama identifies the exact build (it changes on every rebuild)."""
+    lib = Path(llama_lib._lib._name)
+    return {
+        "version": llama_lib.llama_version().decode(),
+        "libllama_sha256": _sha256(lib)[:16] if lib.is_file() else None,
+        "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
+        "system_info": llama_cpp.llama_print_system_info().decode().strip(),
+    }
+
+
+def collect(session, setup) -> dict:
+    """The environment record of a result (models are hashed here when not embedded)."""
+    hashes: dict[Path, str] = {}
+    models = {"target": model_record(session.target, setup.model, hashes)}
+    if session.draft is not None:
+        models["draft"] = model_record(session.draft, setup.model_draft, hashes)
+    ctx = session.ctx.params
+    return {
+        "spectui": __version__,
+        "llama_cpp_python": llama_cpp.__version__,
+        "llama_cpp": _llama_build(),
+        "models": models,
+        "n_ctx": session.ctx.n_ctx,
+        "n_batch": session.ctx.n_batch,
+        "threads": ctx.n_threads or default_threads(),
+        "n_gpu_layers": setup.n_gpu_layers,
+        "n_gpu_layers_draft": setup.n_gpu_layers_draft,
+        "flash_attn": ctx.flash_attn,
+        "cache_type_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft],
+        "gpus": resources.gpu_info(),
+        "cpu": _cpu_model(),
+        "cpu_count": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "os": platform.platform(),
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "python": sys.version.split()[0],
+    }
+
+
+@dataclass(frozen=True)
+class MemorySample:
+    """Memory in use now. `source` says what was measured: "gpu-process" (this process's
+    VRAM, all GPUs), "gpu-total" (all processes, when NVML cannot attribute), or "rss"."""
+
+    used: int
+    source: str
+    gpu_fraction: float | None  # the fullest GPU's used/total, None without a GPU
+
+
+def sample_memory() -> MemorySample:
+    gpus = resources.gpu_memory()
+    if not gpus:
+        return MemorySample(resources.process_rss(), "rss", None)
+    fraction = max(g.used / g.total for g in gpus if g.total)
+    mine = [g.process_used for g in gpus]
+    if all(m is not None for m in mine):
+        return MemorySample(sum(mine), "gpu-process", fraction)
+    return MemorySample(sum(g.used for g in gpus), "gpu-total", fraction)

@@ -1,0 +1,144 @@
+"""The measurement protocol: which configurations, in which order, how each run is made.
+
+Configurations: the baseline (spec type none) first, then every spec-type set crossed with
+every n-max. Each differs from the baseline only in its types and from its neighbour only
+in n-max; model, context, sampling, prompts and output length stay fixed (the seeds: one
+variable at a time).
+
+Per configuration: configure the session, make `warmup` runs of the first prompt (not
+recorded: page-in, caches, draft model), then `repeat` passes over the prompts. Every run
+starts cold (Session.reset()) and generates exactly `n_predict` tokens, end of generation
+ignored, unless the protocol respects EOS.
+
+Ctrl+C (KeyboardInterrupt, wherever it lands) ends the measurement: the completed runs are
+kept, the run in progress is dropped and the measurement is marked partial. The engine is
+driven on the calling thread, so the interrupt stops it within one decode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from spectui.bench.environment import MemorySample, sample_memory
+from spectui.bench.prompts import Prompt
+from spectui.engine import GenerationLimits
+from spectui.events import Event, PromptDone, Round, TurnEnd, TurnStart
+from spectui.run_command import messages_for
+from spectui.spec_config import SpecConfig
+from spectui.stats import TurnSummary, rounds_of, summarize
+
+BASELINE = "none"
+
+
+@dataclass(frozen=True)
+class Config:
+    label: str  # "none", "draft-simple n=3"
+    spec: SpecConfig
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.spec.types == ("none",)
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "spec_type": self.spec.label,
+                "n_max": None if self.is_baseline else self.spec.draft_n_max, "spec": self.spec.as_dict()}
+
+
+def plan(base: SpecConfig, type_sets: list[tuple[str, ...]], n_maxes: list[int]) -> list[Config]:
+    """Baseline, then each type set x each n-max, all other settings taken from `base`."""
+    configs = [Config(BASELINE, base.replace(types=("none",)))]
+    for types in type_sets:
+        for n in n_maxes:
+            spec = base.replace(types=types, draft_n_max=n)
+            configs.append(Config(f"{spec.label} n={n}", spec))
+    labels = [c.label for c in configs]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"duplicate configurations: {labels}")
+    return configs
+
+
+@dataclass(frozen=True)
+class Protocol:
+    n_predict: int = 256
+    ignore_eos: bool = True
+    repeat: int = 3
+    warmup: int = 1
+    system: str | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measured run: its events reduced to what the results need."""
+
+    config: str
+    prompt: Prompt
+    repeat: int
+    summary: TurnSummary
+    rounds: tuple[Round, ...]
+    tokens: tuple[int, ...]
+    n_prompt: int
+    t_prompt_s: float | None  # prompt processing (target and draft)
+    latency_s: float  # the request, TurnStart to TurnEnd
+    stop_reason: str
+    error: str
+    memory: MemorySample  # the larger of the samples after the prompt and at the end
+
+    @classmethod
+    def from_events(cls, config: str, prompt: Prompt, repeat: int, events: list[Event],
+                    memory: MemorySample) -> "Run":
+        start = next(e for e in events if isinstance(e, TurnStart))
+        end = next(e for e in events if isinstance(e, TurnEnd))
+        done = next((e for e in events if isinstance(e, PromptDone)), None)
+        return cls(config, prompt, repeat, summarize(events), tuple(rounds_of(events)), end.tokens,
+                   start.n_prompt, done.t_prompt if done else None, end.t - start.t,
+                   end.stop_reason.value, end.error, memory)
+
+
+@dataclass
+class Measurement:
+    runs: list[Run] = field(default_factory=list)
+    partial: bool = False
+    interrupted: str | None = None  # what was running when Ctrl+C came
+
+
+OnEvent = Callable[[Config, Prompt, Event], None]
+OnConfig = Callable[[Config, list[Run]], None]
+
+
+def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_event: OnEvent) -> Run:
+    session.reset()
+    limits = GenerationLimits(n_predict=proto.n_predict, ignore_eos=proto.ignore_eos)
+    events: list[Event] = []
+    peak: MemorySample | None = None
+    for ev in session.generate(messages=messages_for(prompt.text, proto.system), limits=limits):
+        events.append(ev)
+        if isinstance(ev, (PromptDone, TurnEnd)):
+            s = sample_memory()
+            if peak is None or s.used > peak.used:
+                peak = s
+        on_event(cfg, prompt, ev)
+    return Run.from_events(cfg.label, prompt, repeat, events, peak or sample_memory())
+
+
+def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protocol,
+            on_event: OnEvent = lambda c, p, e: None, on_config: OnConfig = lambda c, r: None) -> Measurement:
+    m = Measurement()
+    where = "start"
+    try:
+        for cfg in configs:
+            session.configure(cfg.spec)
+            for _ in range(proto.warmup):
+                where = f"{cfg.label}, warm-up"
+                _run(session, cfg, prompts[0], -1, proto, on_event)
+            done: list[Run] = []
+            for r in range(proto.repeat):
+                for p in prompts:
+                    where = f"{cfg.label}, run {r + 1}/{proto.repeat}, {p.id}"
+                    done.append(_run(session, cfg, p, r, proto, on_event))
+                    m.runs.append(done[-1])
+            where = f"after {cfg.label}"
+            on_config(cfg, done)
+    except KeyboardInterrupt:
+        m.partial, m.interrupted = True, where
+    return m

@@ -1,0 +1,171 @@
+"""Showing and writing a result: rich tables on screen, JSON, CSV and Markdown files.
+
+The screen and the Markdown file use the same cells, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from spectui.errors import UserError
+
+MIB = 2**20
+
+
+def _f(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
+    return "-" if v is None else f"{v * scale:{spec}}{unit}"
+
+
+def _memory(r: dict) -> str:
+    kind = "RSS" if r["memory_source"] == "rss" else "VRAM"  # gpu-process or gpu-total
+    return f"{r['peak_memory_bytes'] / MIB:.0f} MiB {kind}"
+
+
+def _acceptance(r: dict) -> str:
+    if r["config"] == "none":
+        return "-"
+    return f"{r['n_accepted']}/{r['n_drafted']} ({_f(r['acceptance_rate'], '.0%')})"
+
+
+def _config(r: dict) -> str:
+    return r["config"] + ("" if r["complete"] else " (partial)")
+
+
+# Two column sets, so each screen table fits 80 columns; the Markdown table has both.
+COLUMNS = (
+    ("config", _config),
+    ("tok/s", lambda r: _f(r["tok_per_s"], ".1f")),
+    ("speedup", lambda r: "base" if r["config"] == "none" else _f(r["speedup"], ".2f", unit="x")),
+    ("accepted/drafted", _acceptance),
+    ("mean acc. len", lambda r: "-" if r["config"] == "none" else _f(r["mean_acceptance_length"], ".2f")),
+    ("TTFT", lambda r: _f(r["ttft_s"], ".0f", 1000, " ms")),
+)
+DETAIL_COLUMNS = (
+    ("config", _config),
+    ("request p50/p95", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')} s"),
+    ("ITL p50/p95", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)} ms"),
+    ("peak memory", _memory),
+    ("same as base", lambda r: "-" if r["config"] == "none" else _f(r["identical_share"], ".0%")),
+    ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
+)
+ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:]
+
+
+def _groups(doc: dict) -> list[str]:
+    return list(dict.fromkeys(r["group"] for r in doc["results"]))
+
+
+def _title(doc: dict, group: str) -> str:
+    p = doc["protocol"]
+    n = sum(1 for q in doc["prompts"] if f"{q['lang']}/{q['category']}" == group)
+    eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
+    return (f"{group}: {n} prompts x {p['repeat']} runs (+{p['warmup']} warm-up), "
+            f"{p['n_predict']} tokens ({eos}), temperature {p['temp']}")
+
+
+def environment_line(env: dict) -> str:
+    models = " | ".join(
+        f"{role} {m['file']} ({m['quant']}, {m['size_bytes'] / MIB:.0f} MiB, sha256 {m['sha256'][:12]} {m['sha256_source']})"
+        for role, m in env["models"].items())
+    gpus = ", ".join(f"{g['name']} (driver {g['driver_version']})" for g in env["gpus"]) or "no GPU"
+    build = env["llama_cpp"]
+    return (f"{models}\nllama.cpp {build['version']} (libllama {build['libllama_sha256']}), "
+            f"llama-cpp-python {env['llama_cpp_python']}, spectui {env['spectui']}\n"
+            f"{env['cpu']}, {env['threads']} threads, {gpus}; n_ctx {env['n_ctx']}, n_batch {env['n_batch']}; "
+            f"{env['os']}")
+
+
+def _verdict_lines(v: dict) -> list[str]:
+    lines = [f"verdict ({v['group']}): best {v['best']}; {v['summary']}"]
+    for c in v["causes"]:
+        mark = {True: "!", False: "ok", None: "n/a"}[c["flagged"]]
+        lines.append(f"  [{mark}] {c['cause']}: {c['detail']}")
+    return lines
+
+
+def render(doc: dict) -> Group:
+    """Everything for the screen: environment, one table and verdict per group, warnings."""
+    parts: list = [Text(environment_line(doc["environment"]), style="dim")]
+    verdicts = {v["group"]: v for v in doc["verdicts"]}
+    for group in _groups(doc):
+        for title, columns in ((_title(doc, group), COLUMNS), (None, DETAIL_COLUMNS)):
+            t = Table(title=title, title_justify="left")
+            for name, _ in columns:
+                t.add_column(name, justify="left" if name == "config" else "right")
+            for r in doc["results"]:
+                if r["group"] == group:
+                    t.add_row(*(cell(r) for _, cell in columns))
+            parts.append(t)
+        if group in verdicts:
+            text = Text()
+            for line in _verdict_lines(verdicts[group]):
+                style = "bold" if line.startswith("verdict") else ("yellow" if line.startswith("  [!]") else "")
+                text.append(line + "\n", style=style)
+            parts.append(text)
+    if doc["partial"]:
+        parts.append(Text(f"partial result: interrupted ({doc['interrupted']})", style="bold yellow"))
+    for w in doc["warnings"]:
+        parts.append(Text(f"warning: {w}", style="yellow"))
+    return Group(*parts)
+
+
+def markdown(doc: dict) -> str:
+    p = doc["protocol"]
+    out = ["# spectui bench" + (" (partial)" if doc["partial"] else ""), ""]
+    out += [f"- {line}" for line in environment_line(doc["environment"]).splitlines()]
+    out += [f"- started {doc['started']}, {doc['duration_s']:.0f} s, preset {doc['setup']['preset']}",
+            f"- llama.cpp system info: `{doc['environment']['llama_cpp']['system_info']}`",
+            f"- medians: {p['median']}", ""]
+    verdicts = {v["group"]: v for v in doc["verdicts"]}
+    for group in _groups(doc):
+        out += [f"## {_title(doc, group)}", "",
+                "| " + " | ".join(name for name, _ in ALL_COLUMNS) + " |",
+                "|" + "|".join("---" if name == "config" else "---:" for name, _ in ALL_COLUMNS) + "|"]
+        out += ["| " + " | ".join(cell(r) for _, cell in ALL_COLUMNS) + " |"
+                for r in doc["results"] if r["group"] == group]
+        if group in verdicts:
+            out += [""] + [f"- {line.strip()}" for line in _verdict_lines(verdicts[group])]
+        out.append("")
+    if doc["partial"]:
+        out += [f"**Partial result**: interrupted ({doc['interrupted']}).", ""]
+    out += [f"- warning: {w}" for w in doc["warnings"]]
+    return "\n".join(out).rstrip() + "\n"
+
+
+CSV_SKIP = ("per_position", "divergence", "step")
+
+
+def csv_rows(doc: dict) -> list[dict]:
+    """One flat row per (config, group); the step timings become step_* columns."""
+    return [{k: v for k, v in r.items() if k not in CSV_SKIP} | {f"step_{k}": v for k, v in r["step"].items()}
+            for r in doc["results"]]
+
+
+def write(doc: dict, json_path: str | None, csv_path: str | None, md_path: str | None) -> list[str]:
+    """Write the requested files; returns the paths written."""
+    written = []
+    for path, kind in ((json_path, "json"), (csv_path, "csv"), (md_path, "md")):
+        if not path:
+            continue
+        try:
+            with open(path, "w", encoding="utf-8", newline="" if kind == "csv" else None) as f:
+                if kind == "json":
+                    json.dump(doc, f, ensure_ascii=False, indent=1)
+                elif kind == "md":
+                    f.write(markdown(doc))
+                else:
+                    rows = csv_rows(doc)
+                    fields = list(rows[0]) if rows else ["config", "group"]
+                    w = csv.DictWriter(f, fieldnames=fields)
+                    w.writeheader()
+                    w.writerows(rows)
+        except OSError as e:
+            raise UserError(f"cannot write {path}: {e.strerror}") from e
+        written.append(str(Path(path)))
+    return written

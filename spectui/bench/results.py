@@ -1,0 +1,248 @@
+"""From measured runs to the result document (schema "spectui-bench/1") and back.
+
+What each number is (also in `spectui bench --help`), per configuration and per
+language/category group ("ko/qa"):
+
+* per-run numbers come from spectui.stats.summarize() over the run's events;
+* a prompt's value is the MEDIAN OF ITS --repeat MEASURED RUNS (warm-ups never count);
+* the group's value is the MEDIAN OVER ITS PROMPTS of those per-prompt medians. This holds
+  for tok/s (generation and end-to-end), TTFT, prompt time, inter-token latency p50/p95
+  and per-round latency p50/p95 (each run's own percentiles);
+* accepted / drafted, acceptance rate, mean acceptance length and per-position acceptance
+  are pooled over every measured round of the group (llama.cpp's totals);
+* request latency p50 / p95 are percentiles (linear) over every measured run of the group;
+* peak memory is the largest sample; speedup is the group's median tok/s over the
+  baseline's median tok/s for the same group in the same result;
+* greedy agreement compares each prompt's first measured run with the baseline's first
+  measured run of the same prompt, token id by token id.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from spectui.bench.protocol import Config, Measurement, Run
+from spectui.bench.verdict import verdicts
+from spectui.errors import UserError
+from spectui.stats import acceptance, mean_acceptance_length, per_position_acceptance, speedup
+
+SCHEMA = "spectui-bench/1"
+MEDIAN_NOTE = (
+    "per prompt: median of the --repeat measured runs (warm-up excluded); per group: median over "
+    "the prompts of those medians (tok/s, TTFT, prompt time, ITL and round p50/p95); acceptance "
+    "counts and rates pooled over all measured rounds; request latency p50/p95 over all measured runs"
+)
+# Per-run numbers that are reduced by median-of-medians.
+MEDIAN_METRICS = ("tok_per_s", "tok_per_s_e2e", "ttft_s", "t_prompt_s", "itl_p50_s", "itl_p95_s",
+                  "round_p50_s", "round_p95_s", "n_generated")
+
+
+def median(values: Iterable[float | None]) -> float | None:
+    """Median of the defined values (None where a run could not define one); None if none."""
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _values(run: Run) -> dict:
+    """The run's summary numbers plus its prompt-processing time."""
+    return {**run.summary.as_dict(), "t_prompt_s": run.t_prompt_s}
+
+
+def _first_runs(runs: list[Run]) -> dict[str, tuple[int, ...]]:
+    """Each prompt's tokens from its first measured run."""
+    out: dict[str, Run] = {}
+    for r in runs:
+        if r.prompt.id not in out or r.repeat < out[r.prompt.id].repeat:
+            out[r.prompt.id] = r
+    return {pid: r.tokens for pid, r in out.items()}
+
+
+def _first_divergence(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
+    """Index of the first differing token; the shorter length if one is a prefix; None if equal."""
+    if a == b:
+        return None
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _spread(values: list[dict]) -> float | None:
+    """Run-to-run noise of one prompt: (max - min) / median of its tok/s; None under 2 runs."""
+    vals = [v["tok_per_s"] for v in values if v["tok_per_s"]]
+    if len(vals) < 2:
+        return None
+    return (max(vals) - min(vals)) / statistics.median(vals)
+
+
+def _step(rounds: list) -> dict:
+    """Round timings: a round that drafted nothing verified one token, so it is one target
+    step; drafting rounds give the draft's cost per drafted token and the verify batch's."""
+    single = [r for r in rounds if not r.n_drafted]
+    drafting = [r for r in rounds if r.n_drafted]
+    total = sum(r.t_draft + r.t_verify + r.t_other for r in rounds)
+    return {
+        "target_step_s": median(r.t_verify for r in single),
+        "draft_token_s": median(r.t_draft / r.n_drafted for r in drafting),
+        "verify_round_s": median(r.t_verify for r in drafting),
+        "draft_len": statistics.fmean(r.n_drafted for r in drafting) if drafting else None,
+        "draft_share": sum(r.t_draft for r in rounds) / total if total > 0 else None,
+        "draft_cost_ratio": None,  # set against the baseline's target step (see aggregate)
+        "verify_cost_ratio": None,
+    }
+
+
+def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) -> dict:
+    by_prompt: dict[str, list[dict]] = {}
+    for r in runs:
+        by_prompt.setdefault(r.prompt.id, []).append(_values(r))
+    per_prompt = {m: [median(v[m] for v in vs) for vs in by_prompt.values()] for m in MEDIAN_METRICS}
+    rounds = [rd for r in runs for rd in r.rounds]
+    n_acc, n_drafted, rate = acceptance(rounds)
+    latencies = [r.latency_s for r in runs]
+    p50, p95 = (float(x) for x in np.percentile(latencies, [50, 95], method="linear"))
+    peak = max(runs, key=lambda r: r.memory.used).memory
+    fractions = [r.memory.gpu_fraction for r in runs if r.memory.gpu_fraction is not None]
+    lang, category = group.split("/", 1)
+    return {
+        "config": cfg.label,
+        "spec_type": cfg.spec.label,
+        "n_max": None if cfg.is_baseline else cfg.spec.draft_n_max,
+        "group": group,
+        "lang": lang,
+        "category": category,
+        "n_prompts": len(by_prompt),
+        "n_runs": len(runs),
+        "complete": len(by_prompt) == n_prompts and all(len(rs) == repeat for rs in by_prompt.values()),
+        **{m: median(per_prompt[m]) for m in MEDIAN_METRICS},
+        "tok_per_s_spread": median(_spread(rs) for rs in by_prompt.values()),
+        "speedup": None,
+        "speedup_e2e": None,
+        "latency_p50_s": p50,
+        "latency_p95_s": p95,
+        "n_accepted": n_acc,
+        "n_drafted": n_drafted,
+        "acceptance_rate": rate,
+        "mean_acceptance_length": mean_acceptance_length(rounds),
+        "per_position": per_position_acceptance(rounds),
+        "peak_memory_bytes": peak.used,
+        "memory_source": peak.source,
+        "gpu_fraction": max(fractions) if fractions else None,
+        "identical_share": None,
+        "first_divergence": None,
+        "divergence": {},
+        "step": _step(rounds),
+    }
+
+
+def _against_baseline(row: dict, base: dict, runs: list[Run], base_runs: list[Run]) -> None:
+    """Speedup, step-cost ratios and greedy agreement relative to the baseline row."""
+    row["speedup"] = speedup(row["tok_per_s"], base["tok_per_s"])
+    row["speedup_e2e"] = speedup(row["tok_per_s_e2e"], base["tok_per_s_e2e"])
+    step = base["step"]["target_step_s"]
+    if step:
+        for key, num in (("draft_cost_ratio", "draft_token_s"), ("verify_cost_ratio", "verify_round_s")):
+            if row["step"][num] is not None:
+                row["step"][key] = row["step"][num] / step
+    firsts, mine = _first_runs(base_runs), _first_runs(runs)
+    common = [p for p in mine if p in firsts]
+    if common:
+        row["divergence"] = {p: _first_divergence(mine[p], firsts[p]) for p in common}
+        diverged = [d for d in row["divergence"].values() if d is not None]
+        row["identical_share"] = (len(common) - len(diverged)) / len(common)
+        row["first_divergence"] = min(diverged) if diverged else None
+
+
+def aggregate(runs: list[Run], configs: list[Config], n_prompts: dict[str, int], repeat: int) -> list[dict]:
+    """One row per (configuration, group) that has measured runs, in configuration order.
+
+    `n_prompts` is how many prompts each group has, to tell complete rows from partial ones.
+    """
+    rows: list[dict] = []
+    baseline: dict[str, tuple[dict, list[Run]]] = {}
+    for cfg in configs:
+        for group in n_prompts:
+            rs = [r for r in runs if r.config == cfg.label and r.prompt.group == group]
+            if not rs:
+                continue
+            row = _row(cfg, group, rs, n_prompts[group], repeat)
+            if cfg.is_baseline:
+                baseline[group] = (row, rs)
+            elif group in baseline:
+                _against_baseline(row, baseline[group][0], rs, baseline[group][1])
+            rows.append(row)
+    return rows
+
+
+def run_record(run: Run) -> dict:
+    return {
+        "config": run.config, "prompt": run.prompt.id, "group": run.prompt.group, "repeat": run.repeat,
+        "n_prompt": run.n_prompt, "n_generated": run.summary.n_generated, "stop_reason": run.stop_reason,
+        "error": run.error or None, "latency_s": run.latency_s, "t_prompt_s": run.t_prompt_s,
+        "memory_bytes": run.memory.used, "memory_source": run.memory.source,
+        "tokens": list(run.tokens), "stats": run.summary.as_dict(),
+    }
+
+
+BUSY_LOAD = 1.0  # other processes' load average before the measurement that makes numbers noisy
+
+
+def warnings(runs: list[Run], n_predict: int, ignore_eos: bool, environment: dict) -> list[str]:
+    """What makes a comparison unfair: a busy machine, runs that did not produce the fixed
+    length, errors."""
+    out = []
+    load = environment.get("load_average")
+    if load is not None and load >= BUSY_LOAD:
+        out.append(f"the machine was busy before the measurement (load average {load:.1f} on "
+                   f"{environment['cpu_count']} CPUs): other processes compete for the cores, expect noisy numbers")
+    for r in runs:
+        if r.error:
+            out.append(f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.error}")
+        elif ignore_eos and r.summary.n_generated != n_predict:
+            out.append(f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.summary.n_generated} tokens, "
+                       f"not {n_predict} ({r.stop_reason})")
+    return out
+
+
+def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, environment: dict,
+          meta: dict) -> dict:
+    """The whole result document: settings, environment, rows, verdicts, warnings, runs."""
+    groups: dict[str, int] = {}
+    for p in prompts:
+        groups[p.group] = groups.get(p.group, 0) + 1
+    rows = aggregate(m.runs, configs, groups, protocol["repeat"])
+    return {
+        "schema": SCHEMA,
+        "partial": m.partial,
+        "interrupted": m.interrupted,
+        **meta,
+        "protocol": {**protocol, "median": MEDIAN_NOTE},
+        "environment": environment,
+        "configs": [c.as_dict() for c in configs],
+        "prompts": [p.as_dict() for p in prompts],
+        "results": rows,
+        "verdicts": verdicts(rows, protocol, environment),
+        "warnings": warnings(m.runs, protocol["n_predict"], protocol["ignore_eos"], environment),
+        "runs": [run_record(r) for r in m.runs],
+    }
+
+
+def load(path: str | Path) -> dict:
+    """A result file written by `spectui bench --json`, or a UserError saying why not."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{path} is not a spectui bench result: not JSON ({e})") from e
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise UserError(f"{path} is not a spectui bench result (expected \"schema\": \"{SCHEMA}\"; "
+                        "write one with spectui bench --json FILE)")
+    for key in ("results", "protocol", "environment"):
+        if key not in doc:
+            raise UserError(f"{path}: bench result without '{key}'")
+    return doc
+

@@ -1,0 +1,132 @@
+"""Per group: the best configuration, whether speculation pays off on this machine, and
+which of the seeds' causes of slow-downs the measurements show.
+
+A cause is `flagged` True or False when it was measured, None when this run cannot tell
+(no GPU for VRAM pressure, no draft model for the tokenizer check). Thresholds are stated
+here so a verdict can be argued with.
+"""
+
+from __future__ import annotations
+
+NOISE_FLOOR = 0.03  # speedups within +-3% (or the measured run-to-run spread, if larger) are noise
+DRAFT_COST_LIMIT = 0.2  # a drafted token costing >= 20% of a target step eats most of the gain
+LOW_ACCEPTANCE = 0.5  # fewer than half of the drafted tokens accepted
+VRAM_LIMIT = 0.9  # a GPU more than 90% full is close to spilling
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f} ms"
+
+
+def _cause(cause: str, flagged: bool | None, value, detail: str) -> dict:
+    return {"cause": cause, "flagged": flagged, "value": value, "detail": detail}
+
+
+def _step_costs(row: dict, base: dict) -> list[dict]:
+    st, target = row["step"], base["step"]["target_step_s"]
+    ratio, verify = st["draft_cost_ratio"], st["verify_cost_ratio"]
+    if ratio is None:
+        draft = _cause("draft cost", None, None, "not measured: no drafting rounds or no baseline target step")
+    else:
+        draft = _cause("draft cost", ratio >= DRAFT_COST_LIMIT, ratio,
+                       f"a drafted token costs {_ms(st['draft_token_s'])}, {ratio:.0%} of a target step "
+                       f"({_ms(target)}); drafting is {st['draft_share']:.0%} of generation time")
+    length = row["mean_acceptance_length"]
+    if verify is None or length is None:
+        check = _cause("verify cost", None, None, "not measured: no drafting rounds or no baseline target step")
+    else:
+        check = _cause("verify cost", verify >= length, verify,
+                       f"verifying a draft of {st['draft_len']:.1f} tokens costs {verify:.2f} target steps "
+                       f"and a round yields {length:.2f} tokens; batching only pays when it is cheaper")
+    return [draft, check]
+
+
+def _acceptance(row: dict) -> dict:
+    rate = row["acceptance_rate"]
+    if rate is None:
+        return _cause("low acceptance", None, None, "nothing was drafted")
+    return _cause("low acceptance", rate < LOW_ACCEPTANCE, rate,
+                  f"{row['n_accepted']} of {row['n_drafted']} drafted tokens accepted ({rate:.0%}); "
+                  f"mean acceptance length {row['mean_acceptance_length']:.2f}")
+
+
+def _short_output(row: dict, base: dict, n_predict: int) -> dict:
+    gen, e2e = row["speedup"], row["speedup_e2e"]
+    if gen is None or e2e is None:
+        return _cause("short outputs", None, None, "not measured: no baseline")
+    ttft = f"time to first token {_ms(row['ttft_s'])} vs {_ms(base['ttft_s'])} without speculation"
+    return _cause("short outputs", gen >= 1 > e2e, e2e,
+                  f"generation {gen:.2f}x but end to end {e2e:.2f}x over {n_predict} tokens; {ttft}")
+
+
+def _temperature(protocol: dict) -> dict:
+    temp = protocol["temp"]
+    if temp <= 0:
+        return _cause("high temperature", False, temp, "greedy (temperature 0): drafts are checked by argmax")
+    return _cause("high temperature", True, temp,
+                  f"temperature {temp}: sampling lowers acceptance (verify: {protocol['verify']})")
+
+
+def _vram(row: dict, environment: dict) -> dict:
+    if not environment["gpus"]:
+        return _cause("VRAM pressure", None, None,
+                      f"no GPU: the models run on the CPU (peak RSS {row['peak_memory_bytes'] / 2**20:.0f} MiB)")
+    if not environment["llama_cpp"]["gpu_offload"]:
+        return _cause("VRAM pressure", True, None, "llama.cpp was built without GPU support: everything runs "
+                                                   "on the CPU although a GPU is present")
+    offloaded = []
+    roles = ("target", "draft") if "draft-simple" in row["spec_type"] else ("target",)
+    for role in roles:
+        model, ngl = environment["models"].get(role), environment[f"n_gpu_layers{'_draft' if role == 'draft' else ''}"]
+        if model and 0 <= ngl <= model["n_layer"]:
+            offloaded.append(f"{role} -ngl {ngl} of {model['n_layer'] + 1} layers")
+    fraction = row["gpu_fraction"]
+    full = fraction is not None and fraction > VRAM_LIMIT
+    detail = f"GPU memory {fraction:.0%} used" if fraction is not None else "GPU memory unknown"
+    if offloaded:
+        detail += "; layers left on the CPU: " + ", ".join(offloaded)
+    return _cause("VRAM pressure", full or bool(offloaded), fraction, detail)
+
+
+def _tokenizer(row: dict) -> dict:
+    if "draft-simple" not in row["spec_type"]:
+        return _cause("tokenizer mismatch", None, None, "no draft model (n-gram drafting uses the target's tokens)")
+    return _cause("tokenizer mismatch", False, None, "draft and target vocabularies checked compatible at load")
+
+
+def _judge(best: dict, base: dict, noise: float) -> tuple[str, str]:
+    s, label = best["speedup"], best["config"]
+    if s > 1 + noise:
+        return "yes", f"{label} is {s:.2f}x the baseline (noise +-{noise:.0%}): speculation pays off here"
+    if s < 1 - noise:
+        return "no", f"speculation does not pay off here: the best, {label}, is {s:.2f}x the baseline"
+    return "within noise", f"no measurable difference: {label} is {s:.2f}x the baseline (noise +-{noise:.0%})"
+
+
+def verdict(group: str, rows: list[dict], protocol: dict, environment: dict) -> dict:
+    base = next((r for r in rows if r["config"] == "none"), None)
+    measured = [r for r in rows if r["tok_per_s"] is not None]
+    best = max(measured, key=lambda r: r["tok_per_s"], default=None)
+    spec = [r for r in measured if r is not base and r["speedup"] is not None]
+    out = {"group": group, "best": best and best["config"], "best_speculative": None, "speedup": None,
+           "noise": None, "pays_off": "unknown", "summary": "", "causes": []}
+    if base is None or not spec:
+        out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
+        return out
+    top = max(spec, key=lambda r: r["tok_per_s"])
+    noise = max([NOISE_FLOOR] + [r["tok_per_s_spread"] for r in (base, top) if r["tok_per_s_spread"] is not None])
+    out["pays_off"], out["summary"] = _judge(top, base, noise)
+    causes = _step_costs(top, base) + [_acceptance(top), _short_output(top, base, protocol["n_predict"]),
+                                       _temperature(protocol), _vram(top, environment), _tokenizer(top)]
+    flagged = [c["cause"] for c in causes if c["flagged"]]
+    if flagged and out["pays_off"] != "yes":
+        out["summary"] += "; likely causes: " + ", ".join(flagged)
+    if not (base["complete"] and top["complete"]):
+        out["summary"] += " (partial: not every prompt and run was measured)"
+    out.update(best_speculative=top["config"], speedup=top["speedup"], noise=noise, causes=causes)
+    return out
+
+
+def verdicts(rows: list[dict], protocol: dict, environment: dict) -> list[dict]:
+    groups = dict.fromkeys(r["group"] for r in rows)
+    return [verdict(g, [r for r in rows if r["group"] == g], protocol, environment) for g in groups]

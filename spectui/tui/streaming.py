@@ -1,0 +1,74 @@
+"""Generation in a worker thread, handed up to the app in batches.
+
+A round can take a millisecond on a small model; posting one message per round would
+flood the app's queue and re-render the answer for every token, which slows the very
+generation being measured. Rounds are coalesced to at most RATE posts a second; turn
+boundaries (start, prompt done, end) go up at once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from textual.message import Message
+
+from spectui.engine import GenerationLimits, Session
+from spectui.events import Event, Round
+
+RATE = 25  # UI updates per second while an answer streams
+
+
+@dataclass
+class TurnEvents(Message):
+    """Engine events for the current turn, in order."""
+
+    events: list[Event]
+
+
+@dataclass
+class TurnFailed(Message):
+    """The turn could not start (the engine raised before its first event)."""
+
+    error: str
+
+
+class EventBatcher:
+    def __init__(self, post: Callable[[list[Event]], None], interval: float = 1 / RATE,
+                 clock: Callable[[], float] = time.perf_counter):
+        self._post = post
+        self._interval = interval
+        self._clock = clock
+        self._pending: list[Event] = []
+        self._last = float("-inf")
+
+    def add(self, event: Event) -> None:
+        self._pending.append(event)
+        now = self._clock()
+        if not isinstance(event, Round) or now - self._last >= self._interval:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if self._pending:
+            self._post(self._pending)
+            self._pending = []
+            self._last = self._clock() if now is None else now
+
+
+def run_turn(session: Session, messages: list[dict], limits: GenerationLimits,
+             post: Callable[[Message], object], stop: threading.Event) -> None:
+    """Run one turn in the calling (worker) thread; `stop` asks it to end between rounds,
+    even when set before the engine started (the engine clears its own flag on start)."""
+    batcher = EventBatcher(lambda events: post(TurnEvents(events)))
+    try:
+        for event in session.generate(messages=messages, limits=limits):
+            if stop.is_set():
+                session.cancel()
+            batcher.add(event)
+    except Exception as e:  # the engine raised before or between events: end the turn, not the app
+        batcher.flush()
+        post(TurnFailed(f"{type(e).__name__}: {e}" if not str(e) else str(e)))
+        return
+    batcher.flush()

@@ -1,0 +1,77 @@
+"""`spectui run` as a user runs it: a real process, the real SmolLM2 preset."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import signal
+import subprocess
+import sys
+import time
+
+PROMPT = "Rename merge to merge_sorted and show the code: def merge(a, b):\n    return sorted(a + b)\n"
+
+
+def spectui(*args, stdin=None, timeout=180):
+    return subprocess.run([sys.executable, "-m", "spectui", *args], input=stdin, capture_output=True,
+                          text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+
+def test_json_output_is_one_object_with_the_documented_keys():
+    r = spectui("run", "--preset", "smollm2", "--temp", "0", "-n", "40", "--json", PROMPT)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)  # nothing else on stdout
+    assert {"text", "tokens", "stop_reason", "config", "stats"} <= data.keys()
+    assert {"spec_type", "draft_n_max", "temp", "verify"} <= data["config"].keys()
+    assert data["config"]["spec_type"] == "draft-simple" and data["config"]["temp"] == 0.0
+    stats = data["stats"]
+    for key in ("n_generated", "n_drafted", "n_accepted", "acceptance_rate", "mean_acceptance_length",
+                "rounds", "tok_per_s", "ttft_s"):
+        assert key in stats
+    assert stats["n_generated"] == len(data["tokens"]) <= 40
+    assert 0 < stats["n_accepted"] <= stats["n_drafted"]
+    # SmolLM2 drafting for itself at temperature 0 agrees with itself almost always
+    assert stats["acceptance_rate"] > 0.8
+    assert data["stop_reason"] in ("eos", "n-predict")
+
+
+def test_stdin_and_file_input_and_plain_output(tmp_path):
+    f = tmp_path / "prompt.txt"
+    f.write_text(PROMPT, encoding="utf-8")
+    a = spectui("run", "--preset", "smollm2", "--temp", "0", "-n", "24", "--no-color", "-f", str(f))
+    b = spectui("run", "--preset", "smollm2", "--temp", "0", "-n", "24", "--no-color", stdin=PROMPT)
+    assert a.returncode == b.returncode == 0, a.stderr + b.stderr
+    assert a.stdout == b.stdout and a.stdout.strip()
+    assert "\x1b[" not in a.stdout  # no colour codes in a pipe
+    assert "speculation summary" in a.stderr and "accepted / drafted" in a.stderr
+
+
+def test_rejected_tokens_shown_struck_through_but_not_in_the_answer():
+    args = ("run", "--preset", "smollm2", "--temp", "1.2", "--seed", "3", "-n", "48",
+            "--spec-draft-n-max", "6", "--spec-verify", "rejection", "--spec-draft-sampling", "probabilistic")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", FORCE_COLOR="1", TERM="xterm-256color")
+    shown = subprocess.run([sys.executable, "-m", "spectui", *args, PROMPT], capture_output=True, text=True,
+                           timeout=180, env=env)
+    data = json.loads(spectui(*args, "--json", PROMPT).stdout)
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"\x1b\[[0-9;]*;9;[0-9;]*m", shown.stdout)  # SGR 9: rejected drafts struck through
+    assert data["stats"]["n_accepted"] < data["stats"]["n_drafted"]
+    # the answer is what remains once the struck-through pieces are taken out (whitespace
+    # aside: the terminal renders a rejected newline outside the styled span)
+    answer = re.sub(r"\x1b\[[0-9;]*;9;[0-9;]*m.*?\x1b\[0m", "", shown.stdout, flags=re.S)
+    assert re.sub(r"\s", "", re.sub(r"\x1b\[[0-9;]*m", "", answer)) == re.sub(r"\s", "", data["text"])
+
+
+def test_ctrl_c_stops_cleanly_and_still_prints_the_summary():
+    p = subprocess.Popen([sys.executable, "-m", "spectui", "run", "--preset", "smollm2", "--temp", "0",
+                          "--no-color", "Count from 1 to 1000, one number per line."],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    deadline = time.time() + 120
+    first = p.stdout.read(8)  # wait until tokens stream
+    assert first and time.time() < deadline
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert "cancelled" in err and "Traceback" not in err
