@@ -193,7 +193,8 @@ def main(args) -> int:
 def compare_main(args) -> int:
     a, b = results.load(args.a), results.load(args.b)
     out = Console(soft_wrap=True)
-    out.print(compare.table(compare.diff(a, b), args.a, args.b))
+    for t in compare.tables(compare.diff(a, b), args.a, args.b):
+        out.print(t)
     for name, doc in (("A", a), ("B", b)):
         if doc["partial"]:
             out.print(f"note: {name} is a partial result ({doc['interrupted']})", style="yellow", highlight=False)

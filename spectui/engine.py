@@ -28,7 +28,7 @@ from spectui.drafters.ngram_mod import NgramMod
 from spectui.drafters.ngram_simple import NgramSimple
 from spectui.errors import UserError
 from spectui.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.model import Context, ContextFull, ContextParams, Detokenizer, Model, check_draft_architecture
+from spectui.model import Context, ContextFull, ContextParams, Detokenizer, Model
 from spectui.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
 
@@ -63,7 +63,6 @@ class Session:
         sampling: SamplingParams = SamplingParams(),
     ):
         if draft is not None:
-            check_draft_architecture(draft)
             check_compatible(target, draft)
         if spec.needs_draft_model and draft is None:
             raise UserError("--spec-type draft-simple needs a draft model: pass -md/--model-draft")

@@ -90,10 +90,12 @@ def model_label(value: str | None) -> str:
 def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None):
     """Assemble embedded models if needed, load target and draft, build the Session."""
     from spectui.engine import Session
-    from spectui.model import Model
+    from spectui.model import Model, check_draft_architecture
 
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
+    if draft_path is not None:
+        check_draft_architecture(draft_path)  # before the slow target load
     status(f"loading target {target_path.name}")
     target = Model(target_path, n_gpu_layers=setup.n_gpu_layers)
     draft = None

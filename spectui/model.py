@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import ctypes
 import os
+import struct
 import sys
 from collections import deque
 from dataclasses import dataclass
@@ -363,12 +364,36 @@ class Context:
         return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
 
-def check_draft_architecture(draft: Model) -> None:
+def gguf_architecture(path: Path) -> str | None:
+    """`general.architecture` read from the GGUF header, without loading the model
+    (llama.cpp may not even load a hidden-state draft on its own)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"GGUF":
+                return None
+            _version, _n_tensors, n_kv = struct.unpack("<IQQ", f.read(20))
+            for _ in range(min(n_kv, 64)):
+                (klen,) = struct.unpack("<Q", f.read(8))
+                key = f.read(klen)
+                (vtype,) = struct.unpack("<I", f.read(4))
+                if vtype != 8:  # the architecture comes first; anything else means give up
+                    return None
+                (vlen,) = struct.unpack("<Q", f.read(8))
+                value = f.read(vlen)
+                if key == b"general.architecture":
+                    return value.decode("utf-8", "replace")
+    except (OSError, struct.error):
+        return None
+    return None
+
+
+def check_draft_architecture(path: Path) -> None:
     """A hidden-state draft (EAGLE-3, DFlash) cannot run as a plain draft model."""
-    kind = HIDDEN_STATE_ARCHS.get(draft.arch)
+    arch = gguf_architecture(path)
+    kind = HIDDEN_STATE_ARCHS.get(arch or "")
     if kind:
         raise UserError(
-            f"{draft.path.name} is a '{draft.arch}' draft ({kind}); it needs the target's hidden states, "
+            f"{path.name} is a '{arch}' draft ({kind}); it needs the target's hidden states, "
             "which llama-cpp-python does not expose yet. Use a plain small model of the same family as "
             "the draft for draft-simple, or an ngram-* spec type"
         )

@@ -58,24 +58,36 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def _cell(d: dict, spec: str, scale: float = 1.0) -> str:
-    """"A -> B (+delta, +pct)" in the column's unit."""
-    a, b, delta = (None if v is None else v * scale for v in (d["a"], d["b"], d["delta"]))
-    text = f"{_fmt(a, spec)} -> {_fmt(b, spec)}"
-    if delta is not None:
-        text += f" ({'+' if delta >= 0 else ''}{format(delta, spec)}"
-        text += f", {d['pct']:+.1%})" if d["pct"] is not None else ")"
+def _cell(d: dict, spec: str, scale: float = 1.0, change=None) -> str:
+    """"A->B" in the column's unit, then the change: as a percentage of A where it has one,
+    else as `change(B - A)`."""
+    if d["a"] is None and d["b"] is None:
+        return "-"
+    a, b = (None if v is None else v * scale for v in (d["a"], d["b"]))
+    text = f"{_fmt(a, spec)}->{_fmt(b, spec)}"
+    if d["pct"] is not None:
+        text += f" {d['pct']:+.1%}"
+    elif d["delta"] is not None and change:
+        text += f" ({change(d['delta'])})"
     return text
 
 
-def table(rows: list[dict], name_a: str, name_b: str) -> Table:
-    t = Table(title=f"bench compare: A = {name_a}, B = {name_b} (B - A)", title_justify="left")
-    for col in ("config", "group", "tok/s", "speedup", "acceptance", "TTFT (ms)"):
-        t.add_column(col, justify="left" if col in ("config", "group") else "right")
-    for r in rows:
-        if r["only"]:
-            t.add_row(r["config"], r["group"], f"only in {r['only'].upper()}", "", "", "")
-            continue
-        t.add_row(r["config"], r["group"], _cell(r["tok_per_s"], ".1f"), _cell(r["speedup"], ".2f"),
-                  _cell(r["acceptance_rate"], ".1%"), _cell(r["ttft_s"], ".0f", 1000))
-    return t
+def tables(rows: list[dict], name_a: str, name_b: str) -> list[Table]:
+    """One table per group: each configuration's A->B values and change."""
+    out = []
+    for group in dict.fromkeys(r["group"] for r in rows):
+        t = Table(title=f"{group}: A = {name_a}, B = {name_b}", title_justify="left")
+        for col in ("config", "tok/s", "speedup", "acceptance", "TTFT ms"):
+            t.add_column(col, justify="left" if col == "config" else "right")
+        for r in rows:
+            if r["group"] != group:
+                continue
+            if r["only"]:
+                t.add_row(r["config"], f"only in {r['only'].upper()}", "", "", "")
+                continue
+            t.add_row(r["config"], _cell(r["tok_per_s"], ".1f"),
+                      _cell(r["speedup"], ".2f", change=lambda x: f"{x:+.2f}"),
+                      _cell(r["acceptance_rate"], ".0%", change=lambda x: f"{x * 100:+.0f} pts"),
+                      _cell(r["ttft_s"], ".0f", 1000))
+        out.append(t)
+    return out

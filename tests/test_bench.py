@@ -1,0 +1,321 @@
+"""spectui bench: aggregation arithmetic on hand-made runs, prompt-file errors, compare,
+and real SmolLM2 runs (tiny: 2 prompts, 16 tokens) for the result schema, fixed output
+lengths and Ctrl+C keeping partial results."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from rich.console import Console
+
+from spectui import bench_command, cli
+from spectui.bench import compare, prompts, report, results
+from spectui.bench.environment import MemorySample
+from spectui.bench.prompts import Prompt
+from spectui.bench.protocol import Config, Run
+from spectui.errors import UserError
+from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.spec_config import SpecConfig
+
+N = 16
+# 2 prompts (the first English qa and code prompt), 16 tokens, 1 thread: the machine is shared.
+TINY = ["bench", "--preset", "smollm2", "--lang", "en", "--limit", "1", "-n", str(N), "-t", "1",
+        "--sweep-types", "draft-simple;ngram-simple", "--sweep-n-max", "2"]
+CONFIGS = ["none", "draft-simple n=2", "ngram-simple n=2"]
+
+
+def _with_bench(build=cli.build_parser):
+    """cli.build_parser, with `bench` registered if cli does not register it (yet)."""
+    def build_parser():
+        parser = build()
+        sub = parser._subparsers._group_actions[0]
+        if "bench" not in sub.choices:
+            bench_command.add_parser(sub)
+        return parser
+    return build_parser
+
+
+@pytest.fixture
+def spectui(monkeypatch):
+    """Run `spectui ARGS...` in-process through cli.main (UserError -> exit 2)."""
+    monkeypatch.setattr(cli, "build_parser", _with_bench())
+    return lambda *argv: cli.main(list(argv))
+
+
+# --------------------------------------------------------------- aggregation by hand
+
+
+QA_A, QA_B = Prompt("a", "ko", "qa", "?"), Prompt("b", "ko", "qa", "?")
+
+
+def fake_run(config: str, prompt: Prompt, repeat: int, tok_per_s: float, drafted: int = 0, accepted: int = 0,
+             tokens: tuple[int, ...] = (1, 2, 3, 4), ttft: float = 0.5) -> Run:
+    """A run emitting len(tokens) tokens in one round that ends len/tok_per_s after the prompt."""
+    gen = len(tokens) / tok_per_s
+    emitted = tuple(Token(t, "x", Source.TARGET) for t in tokens)
+    events = [
+        TurnStart(t=100.0, n_prompt=5, n_prompt_decoded=5, n_ctx=64, config={}),
+        PromptDone(t=100.0 + ttft, t_prompt=ttft),
+        Round(index=0, t=100.0 + ttft + gen, spec_type="ngram-simple" if drafted else None,
+              drafted=tuple(range(drafted)), n_accepted=accepted, rejected=(), rejected_text="",
+              tokens=emitted, t_draft=0.0, t_verify=gen, t_other=0.0, n_max=3, verify="greedy", n_past=9),
+        TurnEnd(t=100.0 + ttft + gen, stop_reason=StopReason.N_PREDICT, text="", n_generated=len(tokens),
+                tokens=tokens),
+    ]
+    return Run.from_events(config, prompt, repeat, events, MemorySample(1000 + repeat, "rss", None))
+
+
+def test_median_ignores_undefined_values():
+    assert results.median([3, None, 1, 2]) == 2
+    assert results.median([1, 2, 3, 10]) == 2.5
+    assert results.median([None]) is None
+
+
+def test_rows_are_medians_of_per_prompt_medians_and_pool_acceptance():
+    base, spec = Config("none", SpecConfig()), Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",)))
+    runs = [fake_run("none", p, r, 10.0) for p in (QA_A, QA_B) for r in range(3)]
+    # prompt a: 10, 30, 20 tok/s -> 20; prompt b: 5, 7, 6 -> 6; the group: median(20, 6) = 13
+    runs += [fake_run(spec.label, QA_A, r, v, drafted=2, accepted=acc) for r, (v, acc) in enumerate([(10, 2), (30, 2), (20, 1)])]
+    runs += [fake_run(spec.label, QA_B, r, v, drafted=2, accepted=0, tokens=(1, 2, 9, 9)) for r, v in enumerate([5, 7, 6])]
+    rows = results.aggregate(runs, [base, spec], {"ko/qa": 2}, repeat=3)
+    b, s = rows
+    assert (b["config"], s["config"]) == ("none", "ngram-simple n=3")
+    assert b["tok_per_s"] == pytest.approx(10) and s["tok_per_s"] == pytest.approx(13)
+    assert s["speedup"] == pytest.approx(1.3)
+    assert s["tok_per_s_spread"] == pytest.approx(((30 - 10) / 20 + (7 - 5) / 6) / 2)
+    assert s["complete"] and s["n_runs"] == 6 and s["n_prompts"] == 2
+    # pooled over all six runs' rounds: 5 accepted of 12 drafted; 1 + 5/6 per round
+    assert (s["n_accepted"], s["n_drafted"]) == (5, 12)
+    assert s["acceptance_rate"] == pytest.approx(5 / 12)
+    assert s["mean_acceptance_length"] == pytest.approx(1 + 5 / 6)
+    assert s["ttft_s"] == pytest.approx(((0.5 + 4 / 20) + (0.5 + 4 / 6)) / 2)  # the first token comes with the round
+    # agreement: prompt a identical to the baseline, prompt b diverges at token 2
+    assert s["divergence"] == {"a": None, "b": 2}
+    assert (s["identical_share"], s["first_divergence"]) == (0.5, 2)
+    assert s["peak_memory_bytes"] == 1002 and s["memory_source"] == "rss"
+    # request latency percentiles over the six runs: 0.5 + 4/v for v in 10,30,20,5,7,6
+    lat = sorted(0.5 + 4 / v for v in (10, 30, 20, 5, 7, 6))
+    assert s["latency_p50_s"] == pytest.approx((lat[2] + lat[3]) / 2)
+    assert s["step"]["target_step_s"] is None and b["step"]["target_step_s"] == pytest.approx(0.4)
+
+
+def test_incomplete_rows_are_marked():
+    base = Config("none", SpecConfig())
+    rows = results.aggregate([fake_run("none", QA_A, 0, 10.0)], [base], {"ko/qa": 2}, repeat=1)
+    assert not rows[0]["complete"] and rows[0]["n_prompts"] == 1
+
+
+# --------------------------------------------------------------- prompts
+
+
+def test_shipped_prompts_are_20_korean_and_the_same_20_in_english():
+    ps = prompts.shipped()
+    for lang in ("ko", "en"):
+        for cat in ("qa", "code"):
+            assert len([p for p in ps if (p.lang, p.category) == (lang, cat)]) == 10
+    assert {p.id.split("-", 1)[1] for p in ps if p.lang == "ko"} == {p.id.split("-", 1)[1] for p in ps if p.lang == "en"}
+    assert prompts.select(ps, "ko", "all", None) == [p for p in ps if p.lang == "ko"]
+    assert [p.id for p in prompts.select(ps, "all", "code", 2)] == ["ko-code-01", "ko-code-02", "en-code-01", "en-code-02"]
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ntext = "hi"\n', "p.toml: [[prompt]] #1: key 'category'"),
+    ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ncategory = "qa"\ntext = "hi"\ntxet = "y"\n', "unknown key 'txet'"),
+    ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ncategory = "qa"\ntext = "hi\n', "not valid TOML"),
+    ("p.jsonl", '{"id": "a", "lang": "en", "category": "qa", "text": "hi"}\n{"id": "b", "lang": "en",\n',
+     "p.jsonl:2: not valid JSON"),
+    ("p.jsonl", '{"id": "a", "lang": "en", "category": "chat", "text": "hi"}\n', "p.jsonl:1: key 'category' is 'chat'"),
+    ("p.jsonl", '{"id": "a", "lang": "en", "category": "qa", "text": "hi"}\n' * 2, "prompt id 'a' appears twice"),
+    ("p.txt", "hello\n", "must end in .toml or .jsonl"),
+])
+def test_bad_prompts_file_is_a_clear_error(spectui, tmp_path, capsys, name, content, expected):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    assert spectui("bench", "--preset", "smollm2", "--prompts", str(path)) == 2
+    err = capsys.readouterr().err
+    assert expected in err and str(tmp_path) in err and "Traceback" not in err
+
+
+def test_missing_prompts_file_names_it(spectui, tmp_path, capsys):
+    assert spectui("bench", "--prompts", str(tmp_path / "nope.toml")) == 2
+    assert "nope.toml" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------- compare
+
+
+def _doc(rows: list[dict], **env) -> dict:
+    return {"schema": results.SCHEMA, "partial": False, "interrupted": None, "results": rows,
+            "protocol": {"n_predict": 256}, "environment": {"llama_cpp": {"version": "1"}, **env}}
+
+
+def _row(config, tok, speedup, acc, ttft, group="ko/code"):
+    return {"config": config, "group": group, "tok_per_s": tok, "speedup": speedup, "acceptance_rate": acc,
+            "ttft_s": ttft}
+
+
+def test_compare_gives_deltas_per_configuration():
+    a = _doc([_row("none", 10.0, None, None, 0.2), _row("ngram-mod n=3", 12.0, 1.2, 0.5, 0.25),
+              _row("ngram-mod n=5", 11.0, 1.1, 0.4, 0.25)])
+    b = _doc([_row("none", 8.0, None, None, 0.3), _row("ngram-mod n=3", 12.0, 1.5, 0.75, 0.2),
+              _row("draft-simple n=3", 9.0, 1.1, 0.6, 0.3)], threads=4)
+    rows = {r["config"]: r for r in compare.diff(a, b)}
+    assert rows["none"]["tok_per_s"] == {"a": 10.0, "b": 8.0, "delta": -2.0, "pct": -0.2}
+    assert rows["none"]["speedup"]["delta"] is None
+    d = rows["ngram-mod n=3"]
+    assert d["speedup"]["delta"] == pytest.approx(0.3) and d["speedup"]["pct"] is None
+    assert d["acceptance_rate"]["delta"] == pytest.approx(0.25)
+    assert d["ttft_s"]["delta"] == pytest.approx(-0.05) and d["ttft_s"]["pct"] == pytest.approx(-0.2)
+    assert rows["ngram-mod n=5"]["only"] == "a" and rows["draft-simple n=3"]["only"] == "b"
+    assert compare.settings_diff(a, b) == [("environment.threads", None, 4)]
+
+
+def test_compare_cli_and_a_file_that_is_not_a_result(spectui, tmp_path, capsys):
+    pa, pb, bad = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "other.json"
+    pa.write_text(json.dumps(_doc([_row("none", 10.0, None, None, 0.2)])))
+    pb.write_text(json.dumps(_doc([_row("none", 12.5, None, None, 0.2)])))
+    bad.write_text(json.dumps({"text": "a spectui run --json answer"}))
+    assert spectui("bench", "compare", str(pa), str(pb)) == 0
+    assert "10.0->12.5 +25.0%" in capsys.readouterr().out
+    assert spectui("bench", "compare", str(pa), str(bad)) == 2
+    assert "other.json is not a spectui bench result" in capsys.readouterr().err
+    (tmp_path / "broken.json").write_text("{")
+    assert spectui("bench", "compare", str(tmp_path / "broken.json"), str(pa)) == 2
+    assert "not JSON" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------- real runs (SmolLM2)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """One tiny real bench run shared by the tests below: its exit code and written files."""
+    out = tmp_path_factory.mktemp("bench")
+    files = {k: out / f"r.{k}" for k in ("json", "csv", "md")}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli, "build_parser", _with_bench())
+        rc = cli.main(TINY + ["--repeat", "2", "--json", str(files["json"]), "--csv", str(files["csv"]),
+                              "--markdown", str(files["md"])])
+    return rc, json.loads(files["json"].read_text(encoding="utf-8")), files
+
+
+def test_tiny_run_result_schema(tiny):
+    rc, doc, _ = tiny
+    assert rc == 0 and doc["schema"] == "spectui-bench/1" and doc["partial"] is False
+    assert [c["label"] for c in doc["configs"]] == CONFIGS
+    p = doc["protocol"]
+    assert (p["n_predict"], p["ignore_eos"], p["repeat"], p["warmup"], p["temp"]) == (N, True, 2, 1, 0.0)
+    assert "median" in p
+    env = doc["environment"]
+    for key in ("spectui", "llama_cpp_python", "n_ctx", "n_batch", "threads", "gpus", "cpu", "os"):
+        assert key in env
+    assert env["threads"] == 1 and "AVX" in env["llama_cpp"]["system_info"]
+    target = env["models"]["target"]
+    assert target["quant"] == "Q4_1" and target["sha256_source"] == "catalog" and len(target["sha256"]) == 16
+    assert [(r["config"], r["group"]) for r in doc["results"]] == [(c, g) for c in CONFIGS for g in ("en/qa", "en/code")]
+    numbers = ("tok_per_s", "tok_per_s_e2e", "ttft_s", "latency_p50_s", "latency_p95_s", "itl_p50_s", "itl_p95_s")
+    for row in doc["results"]:
+        assert row["complete"] and row["n_runs"] == 2 and row["n_generated"] == N
+        assert all(isinstance(row[k], float) and row[k] > 0 for k in numbers)
+        assert isinstance(row["peak_memory_bytes"], int) and row["memory_source"] == "rss"
+        if row["config"] == "none":
+            assert row["speedup"] is None and row["n_drafted"] == 0
+        else:
+            assert isinstance(row["speedup"], float) and 0 <= row["identical_share"] <= 1
+            assert set(row["divergence"]) == {f"en-{row['category']}-01"}
+    draft = next(r for r in doc["results"] if r["config"] == "draft-simple n=2")
+    assert draft["n_drafted"] > 0 and draft["step"]["draft_cost_ratio"] > 0
+    assert {v["group"] for v in doc["verdicts"]} == {"en/qa", "en/code"}
+    for v in doc["verdicts"]:
+        assert v["pays_off"] in ("yes", "no", "within noise") and v["best"] in CONFIGS
+        assert {c["cause"] for c in v["causes"]} >= {"draft cost", "low acceptance", "short outputs",
+                                                     "high temperature", "VRAM pressure"}
+
+
+def test_every_run_generates_exactly_n_tokens(tiny):
+    _, doc, _ = tiny
+    assert len(doc["runs"]) == len(CONFIGS) * 2 * 2  # warm-ups are not recorded
+    assert all(r["n_generated"] == N and len(r["tokens"]) == N and r["stop_reason"] == "n-predict"
+               for r in doc["runs"])
+    assert not [w for w in doc["warnings"] if "tokens, not" in w]
+
+
+def test_tiny_run_csv_markdown_and_screen(tiny):
+    _, doc, files = tiny
+    lines = files["csv"].read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("config,spec_type,n_max,group") and len(lines) == 1 + len(doc["results"])
+    md = files["md"].read_text(encoding="utf-8")
+    assert "## en/code" in md and "| ngram-simple n=2 |" in md and "verdict (en/qa)" in md
+    console = Console(record=True, width=100)
+    console.print(report.render(doc))
+    assert "draft-simple n=2" in console.export_text()
+
+
+def test_compare_of_two_real_results(tiny, tmp_path, spectui, capsys):
+    _, doc, files = tiny
+    faster = json.loads(json.dumps(doc))
+    for row in faster["results"]:
+        row["tok_per_s"] *= 2
+    (tmp_path / "b.json").write_text(json.dumps(faster))
+    assert spectui("bench", "compare", str(files["json"]), str(tmp_path / "b.json")) == 0
+    out = capsys.readouterr().out
+    assert out.count("+100.0%") == len(doc["results"])
+
+
+def test_ctrl_c_after_the_first_configuration_writes_partial_results(spectui, monkeypatch, tmp_path):
+    real = bench_command._report_config
+
+    def interrupt(console, cfg, runs):
+        real(console, cfg, runs)
+        raise KeyboardInterrupt  # as if Ctrl+C came right after the baseline
+
+    monkeypatch.setattr(bench_command, "_report_config", interrupt)
+    out = tmp_path / "partial.json"
+    assert spectui(*TINY, "--repeat", "1", "--json", str(out), "--markdown", str(tmp_path / "p.md")) == 130
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["partial"] is True and doc["interrupted"] == "after none"
+    assert {r["config"] for r in doc["runs"]} == {"none"} and len(doc["runs"]) == 2
+    assert [r["config"] for r in doc["results"]] == ["none", "none"]
+    assert all(v["pays_off"] == "unknown" for v in doc["verdicts"])
+    assert "(partial)" in (tmp_path / "p.md").read_text(encoding="utf-8")
+
+
+def test_sigint_mid_run_keeps_finished_runs(tmp_path):
+    """A real Ctrl+C in a subprocess, sent once the baseline's result line is printed."""
+    out = tmp_path / "r.json"
+    script = ("import sys; from spectui import cli; from tests.test_bench import _with_bench; "
+              "cli.build_parser = _with_bench(); sys.exit(cli.main(sys.argv[1:]))")
+    proc = subprocess.Popen([sys.executable, "-c", script, *TINY, "--repeat", "1", "--json", str(out)],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            cwd=os.path.dirname(os.path.dirname(__file__)))
+    killer = threading.Timer(120, proc.kill)
+    killer.start()
+    try:
+        for line in proc.stderr:
+            if line.startswith("done: none"):
+                proc.send_signal(signal.SIGINT)
+                break
+        rc = proc.wait()
+    finally:
+        killer.cancel()
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert rc == 130 and doc["partial"] is True
+    assert doc["runs"] and all(r["n_generated"] == N for r in doc["runs"])
+    assert {r["config"] for r in doc["runs"]} <= {"none", "draft-simple n=2"}
+
+
+def test_flag_conflicts_are_user_errors(spectui, capsys):
+    assert spectui("bench", "--preset", "smollm2", "--spec-type", "ngram-mod", "--sweep-types", "ngram-simple") == 2
+    assert "not both" in capsys.readouterr().err
+    assert spectui("bench", "--preset", "smollm2", "--sweep-n-max", "3,x") == 2
+    assert "'x' is not a whole number" in capsys.readouterr().err
+    assert spectui("bench", "--preset", "smollm2", "--spec-type", "none") == 2
+    assert "nothing to compare" in capsys.readouterr().err
+    with pytest.raises(UserError):
+        prompts.select(prompts.shipped(), "ja", "all", None)
