@@ -34,7 +34,8 @@ medians: {results.MEDIAN_NOTE}. Speedup: a configuration's median tok/s over the
 baseline's, same group, same run. Greedy agreement: each prompt's first measured run
 against the baseline's, token by token.
 
-Ctrl+C stops and still writes everything measured so far, marked partial (exit 130).
+Ctrl+C stops and still writes everything measured so far, marked partial (exit 130);
+so does a llama.cpp failure (exit 1).
 
 compare: spectui bench compare A.json B.json shows per-configuration deltas (B - A) of
 tok/s, speedup, acceptance and TTFT, and what differs in environment and protocol.
@@ -187,7 +188,7 @@ def main(args) -> int:
     Console(soft_wrap=True).print(report.render(doc))
     for path in written:
         err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
-    return 130 if m.partial else 0
+    return 1 if m.failed else 130 if m.partial else 0
 
 
 def compare_main(args) -> int:

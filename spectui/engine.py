@@ -19,6 +19,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from spectui import auto
 from spectui import sampling as smp
 from spectui.compat import check_compatible
 from spectui.drafters.draft_model import DraftModel
@@ -42,6 +43,20 @@ class _Turn:
     rng: np.random.Generator
     out: list[int] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Draft:
+    """What a round drafted, by whom, and (spec type auto) why."""
+
+    spec_type: str | None = None
+    drafter: object = None
+    tokens: list[int] = field(default_factory=list)
+    q_rows: list | None = None  # the distributions the tokens were sampled from; None: one-hot
+    note: str = ""
+    decision: auto.Decision | None = None
+    candidate: list[int] = field(default_factory=list)  # auto: the n-gram candidate, used or not
+    t_lookup: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,7 @@ class Session:
         self._cancel = threading.Event()
         self._drafters: dict[str, object] = {}
         self._begun: set[str] = set()
+        self._auto = auto.Controller()
         self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
 
     # --- live control (any thread) ------------------------------------------------
@@ -96,7 +112,7 @@ class Session:
         """Spec types the loaded models allow (the TUI cycles through these)."""
         from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES
 
-        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self.draft else ())
+        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self.draft else ()) + ("auto",)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -108,6 +124,7 @@ class Session:
             if c is not None:
                 c.truncate(0)
         self._drafters.clear()
+        self._auto = auto.Controller()
 
     def close(self) -> None:
         for c in (self.ctx, self.draft_ctx):
@@ -140,20 +157,46 @@ class Session:
             d.probabilistic = spec.draft_sampling == "probabilistic"
         return d
 
-    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int):
+    def _ready(self, spec_type: str, spec: SpecConfig, context: Sequence[int]):
+        """The drafter for `spec_type`, begun on this turn's context (once per turn)."""
+        d = self._drafter(spec_type, spec)
+        if spec_type not in self._begun:
+            d.begin(context)
+            self._begun.add(spec_type)
+        return d
+
+    def _types_in_use(self, spec: SpecConfig) -> tuple[str, ...]:
+        if spec.types == ("auto",):
+            return (auto.NGRAM, auto.DRAFT) if self.draft else (auto.NGRAM,)
+        return tuple(t for t in spec.types if t != "none")
+
+    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int) -> _Draft:
         """Ask the configured types in priority order; the first non-empty draft wins."""
-        for spec_type in spec.types:
-            if spec_type == "none":
-                break
-            d = self._drafter(spec_type, spec)
-            if spec_type not in self._begun:
-                d.begin(seq[:-1])
-                self._begun.add(spec_type)
+        if spec.types == ("auto",):
+            return self._auto_draft(spec, seq, n_max)
+        for spec_type in self._types_in_use(spec):
+            d = self._ready(spec_type, spec, seq[:-1])
             tokens = d.draft(seq, n_max)[:n_max]
             if tokens:
                 q = getattr(d, "q_rows", None)
-                return spec_type, d, tokens, (q[: len(tokens)] if q is not None else None)
-        return None, None, [], None
+                return _Draft(spec_type, d, tokens, q[: len(tokens)] if q is not None else None)
+        return _Draft()
+
+    def _auto_draft(self, spec: SpecConfig, seq: list[int], n_max: int) -> _Draft:
+        t0 = time.perf_counter()
+        ngram = self._ready(auto.NGRAM, spec, seq[:-1])
+        candidate = ngram.draft(seq, n_max)
+        t_lookup = time.perf_counter() - t0
+        dec = self._auto.choose(len(candidate), self.draft is not None, n_max)
+        out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
+                     decision=dec, candidate=candidate, t_lookup=t_lookup)
+        if dec.source == auto.NGRAM:
+            out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
+        elif dec.source == auto.DRAFT:
+            d = self._ready(auto.DRAFT, spec, seq[:-1])
+            out.spec_type, out.drafter, out.tokens = auto.DRAFT, d, d.draft(seq, dec.k)
+            out.q_rows = d.q_rows
+        return out
 
     # --- generation ---------------------------------------------------------------
 
@@ -180,10 +223,8 @@ class Session:
         self.ctx.truncate(n_keep)
         self.ctx.decode(prompt[n_keep:-1])
         self._begun.clear()
-        for spec_type in spec.types:
-            if spec_type != "none":
-                self._drafter(spec_type, spec).begin(prompt[:-1])
-                self._begun.add(spec_type)
+        for spec_type in self._types_in_use(spec):
+            self._ready(spec_type, spec, prompt[:-1])
         yield PromptDone(t=time.perf_counter(), t_prompt=time.perf_counter() - t0)
 
         state = _Turn(seq=prompt[:], detok=Detokenizer(self.target), rng=smp.make_rng(self.sampling))
@@ -211,7 +252,8 @@ class Session:
             n_max = min(spec.draft_n_max, room)
             if limits.n_predict >= 0:
                 n_max = min(n_max, max(0, limits.n_predict - len(out) - 1))
-            spec_type, drafter, draft, q_rows = self._make_draft(spec, seq, n_max)
+            dr = self._make_draft(spec, seq, n_max)
+            spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
 
             t_v = time.perf_counter()
@@ -226,11 +268,14 @@ class Session:
             verify = "greedy" if self.sampling.greedy else spec.verify
             resampled = False
             if verify == "rejection":
-                n_acc, nxt, resampled = smp.verify_rejection(p_rows, q_rows, draft, st.rng)
+                n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
             else:
                 n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
-            if drafter is not None:
-                drafter.accept(n_acc)
+            if dr.drafter is not None:
+                dr.drafter.accept(n_acc)
+            if dr.decision is not None:
+                self._auto.observe(dr.decision, len(draft), n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
+                                   dr.candidate, draft[:n_acc] + [nxt])
             # The cache holds id_last + the whole draft: drop the rejected tail.
             self.ctx.truncate(len(seq) + n_acc)
 
@@ -263,6 +308,7 @@ class Session:
                 rejected=rejected, rejected_text=rejected_text, tokens=tuple(emitted),
                 t_draft=t_draft, t_verify=t_verify, t_other=(now - t_round) - t_draft - t_verify,
                 n_max=spec.draft_n_max, verify=verify, n_past=len(seq) - 1, configured=spec.label,
+                note=dr.note,
             )
             index += 1
             if stop is not None:

@@ -20,7 +20,8 @@ PRIORITY = (
     "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
     "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
 )
-ALL_TYPES = ("none",) + PRIORITY
+AUTO = "auto"  # chooses per round among no draft, an n-gram draft and the draft model (auto.py)
+ALL_TYPES = ("none",) + PRIORITY + (AUTO,)
 VERIFY_MODES = ("match", "rejection")
 DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
@@ -40,6 +41,10 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
             )
     if not names or "none" in names:
         return ("none",)
+    if AUTO in names:
+        if len(names) > 1:
+            raise UserError("--spec-type auto chooses among the types by itself; give it alone")
+        return (AUTO,)
     for name in names:
         if name in HIDDEN_STATE_TYPES:
             raise UserError(

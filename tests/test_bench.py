@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from spectui import bench_command, cli
-from spectui.bench import compare, prompts, report, results
+from spectui.bench import compare, prompts, report, results, verdict
 from spectui.bench.environment import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Run
@@ -103,6 +103,25 @@ def test_rows_are_medians_of_per_prompt_medians_and_pool_acceptance():
     lat = sorted(0.5 + 4 / v for v in (10, 30, 20, 5, 7, 6))
     assert s["latency_p50_s"] == pytest.approx((lat[2] + lat[3]) / 2)
     assert s["step"]["target_step_s"] is None and b["step"]["target_step_s"] == pytest.approx(0.4)
+
+
+def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
+    configs = [Config("none", SpecConfig()), Config("ngram-mod n=3", SpecConfig(types=("ngram-mod",))),
+               Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",)))]
+    runs = [fake_run("none", QA_A, 0, 10.0), fake_run("ngram-mod n=3", QA_A, 0, 12.0),
+            fake_run("ngram-simple n=3", QA_A, 0, 11.0, drafted=3, accepted=3)]
+    rows = results.aggregate(runs, configs, {"ko/qa": 1}, repeat=1)
+    protocol = {"temp": 0.0, "verify": "match", "n_predict": 4}
+    v = verdict.verdict("ko/qa", rows, protocol, {"gpus": []})
+    # ngram-mod's 1.2x is the baseline's work measured twice: +-20% is the noise here
+    assert v["best"] == v["best_speculative"] == "ngram-simple n=3"
+    assert v["noise"] == pytest.approx(0.2) and v["pays_off"] == "within noise"
+    assert "ngram-mod n=3 drafted nothing" in v["summary"]
+    causes = {c["cause"]: c for c in v["causes"]}
+    assert causes["low acceptance"]["flagged"] is False and causes["VRAM pressure"]["flagged"] is None
+    slower = [fake_run("none", QA_A, 0, 10.0), fake_run("ngram-simple n=3", QA_A, 0, 5.0, drafted=3, accepted=0)]
+    v = verdict.verdict("ko/qa", results.aggregate(slower, configs, {"ko/qa": 1}, 1), protocol, {"gpus": []})
+    assert v["pays_off"] == "no" and "low acceptance" in v["summary"]
 
 
 def test_incomplete_rows_are_marked():

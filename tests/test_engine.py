@@ -35,7 +35,7 @@ CODE = """def merge(a, b):
 # A rewrite: the answer repeats the prompt, so every n-gram type finds drafts.
 REWRITE = [{"role": "user", "content": "Rename the function merge to merge_sorted in this code and "
                                        "show the whole code:\n```python\n" + CODE + "```"}]
-TYPES = ["draft-simple", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
+TYPES = ["draft-simple", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache", "auto",
          "ngram-simple,draft-simple"]
 
 

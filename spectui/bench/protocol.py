@@ -12,7 +12,8 @@ ignored, unless the protocol respects EOS.
 
 Ctrl+C (KeyboardInterrupt, wherever it lands) ends the measurement: the completed runs are
 kept, the run in progress is dropped and the measurement is marked partial. The engine is
-driven on the calling thread, so the interrupt stops it within one decode.
+driven on the calling thread, so the interrupt stops it within one decode. A failure
+(llama.cpp error) ends it the same way, marked failed, so an hour of runs is not lost.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class Run:
 class Measurement:
     runs: list[Run] = field(default_factory=list)
     partial: bool = False
-    interrupted: str | None = None  # what was running when Ctrl+C came
+    interrupted: str | None = None  # what was running when Ctrl+C (or the failure) came
+    failed: bool = False
 
 
 OnEvent = Callable[[Config, Prompt, Event], None]
@@ -141,4 +143,6 @@ def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protoc
             on_config(cfg, done)
     except KeyboardInterrupt:
         m.partial, m.interrupted = True, where
+    except Exception as e:  # noqa: BLE001 - kept in the result, which is still written
+        m.partial, m.interrupted, m.failed = True, f"{where}: {type(e).__name__}: {e}", True
     return m

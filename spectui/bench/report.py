@@ -24,7 +24,7 @@ def _f(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
 
 def _memory(r: dict) -> str:
     kind = "RSS" if r["memory_source"] == "rss" else "VRAM"  # gpu-process or gpu-total
-    return f"{r['peak_memory_bytes'] / MIB:.0f} MiB {kind}"
+    return f"{r['peak_memory_bytes'] / MIB:.0f} {kind}"
 
 
 def _acceptance(r: dict) -> str:
@@ -48,9 +48,9 @@ COLUMNS = (
 )
 DETAIL_COLUMNS = (
     ("config", _config),
-    ("request p50/p95", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')} s"),
-    ("ITL p50/p95", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)} ms"),
-    ("peak memory", _memory),
+    ("request p50/p95 (s)", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')}"),
+    ("ITL p50/p95 (ms)", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)}"),
+    ("peak MiB", _memory),
     ("same as base", lambda r: "-" if r["config"] == "none" else _f(r["identical_share"], ".0%")),
     ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
 )
@@ -77,7 +77,7 @@ def environment_line(env: dict) -> str:
     build = env["llama_cpp"]
     return (f"{models}\nllama.cpp {build['version']} (libllama {build['libllama_sha256']}), "
             f"llama-cpp-python {env['llama_cpp_python']}, spectui {env['spectui']}\n"
-            f"{env['cpu']}, {env['threads']} threads, {gpus}; n_ctx {env['n_ctx']}, n_batch {env['n_batch']}; "
+            f"{env['cpu']}, threads {env['threads']}, {gpus}; n_ctx {env['n_ctx']}, n_batch {env['n_batch']}; "
             f"{env['os']}")
 
 
@@ -89,6 +89,10 @@ def _verdict_lines(v: dict) -> list[str]:
     return lines
 
 
+def _stopped(doc: dict) -> str:
+    return f"{'failed' if doc['failed'] else 'interrupted'} ({doc['interrupted']})"
+
+
 def render(doc: dict) -> Group:
     """Everything for the screen: environment, one table and verdict per group, warnings."""
     parts: list = [Text(environment_line(doc["environment"]), style="dim")]
@@ -97,7 +101,7 @@ def render(doc: dict) -> Group:
         for title, columns in ((_title(doc, group), COLUMNS), (None, DETAIL_COLUMNS)):
             t = Table(title=title, title_justify="left")
             for name, _ in columns:
-                t.add_column(name, justify="left" if name == "config" else "right")
+                t.add_column(name, justify="left" if name == "config" else "right", no_wrap=name == "config")
             for r in doc["results"]:
                 if r["group"] == group:
                     t.add_row(*(cell(r) for _, cell in columns))
@@ -109,7 +113,7 @@ def render(doc: dict) -> Group:
                 text.append(line + "\n", style=style)
             parts.append(text)
     if doc["partial"]:
-        parts.append(Text(f"partial result: interrupted ({doc['interrupted']})", style="bold yellow"))
+        parts.append(Text(f"partial result: {_stopped(doc)}", style="bold yellow"))
     for w in doc["warnings"]:
         parts.append(Text(f"warning: {w}", style="yellow"))
     return Group(*parts)
@@ -133,7 +137,7 @@ def markdown(doc: dict) -> str:
             out += [""] + [f"- {line.strip()}" for line in _verdict_lines(verdicts[group])]
         out.append("")
     if doc["partial"]:
-        out += [f"**Partial result**: interrupted ({doc['interrupted']}).", ""]
+        out += [f"**Partial result**: {_stopped(doc)}.", ""]
     out += [f"- warning: {w}" for w in doc["warnings"]]
     return "\n".join(out).rstrip() + "\n"
 

@@ -189,10 +189,13 @@ def run_record(run: Run) -> dict:
 BUSY_LOAD = 1.0  # other processes' load average before the measurement that makes numbers noisy
 
 
-def warnings(runs: list[Run], n_predict: int, ignore_eos: bool, environment: dict) -> list[str]:
-    """What makes a comparison unfair: a busy machine, runs that did not produce the fixed
-    length, errors."""
+def warnings(runs: list[Run], protocol: dict, environment: dict) -> list[str]:
+    """What makes a comparison unfair: a busy machine, sampling, runs that did not produce
+    the fixed length, errors."""
     out = []
+    if protocol["temp"] > 0:
+        out.append(f"temperature {protocol['temp']}: outputs are sampled, so they are not expected "
+                   "to match the baseline's token for token")
     load = environment.get("load_average")
     if load is not None and load >= BUSY_LOAD:
         out.append(f"the machine was busy before the measurement (load average {load:.1f} on "
@@ -200,9 +203,9 @@ def warnings(runs: list[Run], n_predict: int, ignore_eos: bool, environment: dic
     for r in runs:
         if r.error:
             out.append(f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.error}")
-        elif ignore_eos and r.summary.n_generated != n_predict:
+        elif protocol["ignore_eos"] and r.summary.n_generated != protocol["n_predict"]:
             out.append(f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.summary.n_generated} tokens, "
-                       f"not {n_predict} ({r.stop_reason})")
+                       f"not {protocol['n_predict']} ({r.stop_reason})")
     return out
 
 
@@ -217,6 +220,7 @@ def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, 
         "schema": SCHEMA,
         "partial": m.partial,
         "interrupted": m.interrupted,
+        "failed": m.failed,
         **meta,
         "protocol": {**protocol, "median": MEDIAN_NOTE},
         "environment": environment,
@@ -224,7 +228,7 @@ def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, 
         "prompts": [p.as_dict() for p in prompts],
         "results": rows,
         "verdicts": verdicts(rows, protocol, environment),
-        "warnings": warnings(m.runs, protocol["n_predict"], protocol["ignore_eos"], environment),
+        "warnings": warnings(m.runs, protocol, environment),
         "runs": [run_record(r) for r in m.runs],
     }
 

@@ -51,12 +51,21 @@ def _acceptance(row: dict) -> dict:
 
 
 def _short_output(row: dict, base: dict, n_predict: int) -> dict:
-    gen, e2e = row["speedup"], row["speedup_e2e"]
-    if gen is None or e2e is None:
+    """Extra time before the first token (the draft processes the prompt too) against time
+    saved per generated token: how many tokens an answer needs to break even."""
+    if None in (row["ttft_s"], base["ttft_s"], row["tok_per_s"], base["tok_per_s"]):
         return _cause("short outputs", None, None, "not measured: no baseline")
+    extra = row["ttft_s"] - base["ttft_s"]
+    saved = 1 / base["tok_per_s"] - 1 / row["tok_per_s"]
     ttft = f"time to first token {_ms(row['ttft_s'])} vs {_ms(base['ttft_s'])} without speculation"
-    return _cause("short outputs", gen >= 1 > e2e, e2e,
-                  f"generation {gen:.2f}x but end to end {e2e:.2f}x over {n_predict} tokens; {ttft}")
+    if saved <= 0:
+        return _cause("short outputs", False, None, f"generation is not faster, so length is not the issue; {ttft}")
+    if extra <= 0:
+        return _cause("short outputs", False, 0, f"no extra cost before the first token; {ttft}")
+    tokens = extra / saved
+    return _cause("short outputs", tokens > n_predict, tokens,
+                  f"{ttft}: speculation adds {_ms(extra)} up front and saves {_ms(saved)} per token, "
+                  f"so it breaks even after {tokens:.0f} tokens (answers here: {n_predict})")
 
 
 def _temperature(protocol: dict) -> dict:
@@ -104,18 +113,31 @@ def _judge(best: dict, base: dict, noise: float) -> tuple[str, str]:
 
 
 def verdict(group: str, rows: list[dict], protocol: dict, environment: dict) -> dict:
+    """A configuration that drafted nothing did the baseline's work: it can neither be the
+    best nor pay off, but its distance from the baseline is a direct measure of the noise."""
     base = next((r for r in rows if r["config"] == "none"), None)
-    measured = [r for r in rows if r["tok_per_s"] is not None]
+    measured = [r for r in rows if r["tok_per_s"] is not None and (r is base or r["n_drafted"] > 0)]
     best = max(measured, key=lambda r: r["tok_per_s"], default=None)
     spec = [r for r in measured if r is not base and r["speedup"] is not None]
+    idle = [r for r in rows if r is not base and r["n_drafted"] == 0 and r["speedup"] is not None]
     out = {"group": group, "best": best and best["config"], "best_speculative": None, "speedup": None,
            "noise": None, "pays_off": "unknown", "summary": "", "causes": []}
-    if base is None or not spec:
+    if base is None or not (spec or idle):
         out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
         return out
+    noise = max([NOISE_FLOOR] + [abs(r["speedup"] - 1) for r in idle]
+                + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None])
+    out["noise"] = noise
+    note = ""
+    if idle:
+        note = (f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work, "
+                f"{min(r['speedup'] for r in idle):.2f}-{max(r['speedup'] for r in idle):.2f}x: noise)")
+    if not spec:
+        out["pays_off"], out["summary"] = "no", "nothing was drafted, so nothing can be gained" + note
+        return out
     top = max(spec, key=lambda r: r["tok_per_s"])
-    noise = max([NOISE_FLOOR] + [r["tok_per_s_spread"] for r in (base, top) if r["tok_per_s_spread"] is not None])
     out["pays_off"], out["summary"] = _judge(top, base, noise)
+    out["summary"] += note
     causes = _step_costs(top, base) + [_acceptance(top), _short_output(top, base, protocol["n_predict"]),
                                        _temperature(protocol), _vram(top, environment), _tokenizer(top)]
     flagged = [c["cause"] for c in causes if c["flagged"]]
@@ -123,7 +145,7 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict) -> 
         out["summary"] += "; likely causes: " + ", ".join(flagged)
     if not (base["complete"] and top["complete"]):
         out["summary"] += " (partial: not every prompt and run was measured)"
-    out.update(best_speculative=top["config"], speedup=top["speedup"], noise=noise, causes=causes)
+    out.update(best_speculative=top["config"], speedup=top["speedup"], causes=causes)
     return out
 
 

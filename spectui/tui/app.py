@@ -39,13 +39,14 @@ from spectui.tui.help_screen import HelpScreen
 from spectui.tui.message_view import AssistantMessage, UserMessage
 from spectui.tui.name_screen import NameScreen
 from spectui.tui.overlay_view import legend_lines
+from spectui.tui.redraw import update_in_place
 from spectui.tui.stats_view import PanelState, render
 from spectui.tui.streaming import TurnEvents, TurnFailed, run_turn
 from spectui.tui.turn import LiveTurn
 
 DEFAULT_THEME = "spectui-dark"
 SAVE_EVERY_S = 2.0  # the partial answer is saved this often while it streams
-PANEL_EVERY_S = 0.25  # the stats panel redraws this often while an answer streams
+PANEL_EVERY_S = 0.5  # the stats panel redraws this often while an answer streams
 BASELINES_KEPT = 5  # recent `none` turns remembered per target model
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
@@ -546,7 +547,7 @@ class SpecApp(App):
             spec=spec, verify=self._verify_mode(spec), events=events, baseline=self.baseline(),
             n_ctx=session.ctx.n_ctx if session else 0, n_past=n_past, memory=self.memory,
         )
-        self.query_one("#stats", Static).update(render(state))
+        update_in_place(self.query_one("#stats", Static), render(state))
 
     # --- leaving --------------------------------------------------------------------
 

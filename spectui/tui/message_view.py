@@ -11,7 +11,10 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from spectui.history import Message
-from spectui.tui.overlay_view import overlay_content, selected_answer
+from spectui.tui.overlay_view import overlay_content, selected_answer, slice_segments, split_point
+from spectui.tui.redraw import update_in_place
+
+CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
 
 
 class UserMessage(Static):
@@ -20,62 +23,86 @@ class UserMessage(Static):
         self.message = message
 
 
-class AnswerText(Static):
-    """The overlay view of an answer."""
+class AnswerChunk(Static):
+    """A piece of an answer in the overlay view. An answer is cut into chunks so that
+    each streaming update redraws only the last one, whatever the answer's length."""
 
-    def __init__(self, message: Message, show_rejected: bool):
-        super().__init__(classes="answer")
-        self.message = message
+    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool):
+        super().__init__(classes="chunk")
+        self.segments = segments
         self.show_rejected = show_rejected
 
+    def on_mount(self) -> None:
+        self.redraw()
+
     def redraw(self) -> None:
-        self.update(overlay_content(self.message.segments, self.show_rejected))
+        update_in_place(self, overlay_content(self.segments, self.show_rejected))
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selected_answer(self.message.segments, self.show_rejected, selection), "\n"
+        return selected_answer(self.segments, self.show_rejected, selection), "\n"
 
 
 class AssistantMessage(Vertical):
     """One answer. While it streams, the app calls `refresh_answer` a few dozen times a
-    second at most; the overlay text is rebuilt, Markdown only gets the new text."""
+    second at most: the overlay redraws its last chunk, Markdown gets the new text."""
 
     def __init__(self, message: Message, overlay: bool, show_rejected: bool, streaming: bool = False):
         super().__init__(classes="message assistant")
         self.message = message
         self.overlay = overlay
+        self.show_rejected = show_rejected
         self.streaming = streaming
-        self._answer = AnswerText(message, show_rejected)
+        self._chunks = Vertical(classes="answer")
         self._markdown = Markdown(classes="answer")
         self._meta = Static(classes="meta")
         self._md_stream: MarkdownStream | None = None
         self._md_len = 0  # characters of the content the Markdown widget has been given
+        self._frozen = 0  # characters of the segments in chunks before the last one
 
     def compose(self) -> ComposeResult:
-        yield self._answer
+        yield self._chunks
         yield self._markdown
         yield self._meta
 
     async def on_mount(self) -> None:
-        await self.set_view(self.overlay, self._answer.show_rejected)
+        await self.set_view(self.overlay, self.show_rejected)
 
     async def set_view(self, overlay: bool, show_rejected: bool) -> None:
         """Switch between overlay and Markdown, re-rendering from the stored segments."""
-        self.overlay = overlay
-        self._answer.show_rejected = show_rejected
-        self._answer.display = overlay
+        self.overlay, self.show_rejected = overlay, show_rejected
+        self._chunks.display = overlay
         self._markdown.display = not overlay
+        await self._stop_stream()
+        await self._chunks.remove_children()
+        self._frozen = 0
         if overlay:
-            await self._stop_stream()
-            self._answer.redraw()
+            await self._draw_overlay()
         else:
-            await self._stop_stream()
             self._md_len = len(self.message.content)
             await self._markdown.update(self.message.content)
         self._update_meta()
 
+    async def _draw_overlay(self) -> None:
+        """Freeze full chunks, then redraw the last one (mounting it if needed)."""
+        tail = slice_segments(self.message.segments, self._frozen)
+        while (cut := split_point(tail, CHUNK_CHARS)) is not None:
+            await self._set_last_chunk(slice_segments(tail, 0, cut))
+            self._frozen += cut + 1
+            await self._chunks.mount(AnswerChunk([], self.show_rejected))
+            tail = slice_segments(tail, cut + 1)
+        await self._set_last_chunk(tail)
+
+    async def _set_last_chunk(self, segments: list[tuple[str, str]]) -> None:
+        if not self._chunks.children:
+            await self._chunks.mount(AnswerChunk(segments, self.show_rejected))
+            return
+        last = self._chunks.children[-1]
+        last.segments = segments
+        last.redraw()
+
     async def refresh_answer(self) -> None:
         if self.overlay:
-            self._answer.redraw()
+            await self._draw_overlay()
             return
         content = self.message.content
         if len(content) > self._md_len:

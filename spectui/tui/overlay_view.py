@@ -33,6 +33,36 @@ def legend_lines() -> list[Content]:
     return [Content.assemble(("token", STYLES[kind]), f"  {label}") for kind, label in LEGEND.items()]
 
 
+def slice_segments(segments, start: int, end: int | None = None) -> list[tuple[str, str]]:
+    """The segments covering characters [start, end) of their concatenated text."""
+    out, pos = [], 0
+    for text, kind in segments:
+        lo, hi = max(start - pos, 0), len(text) if end is None else min(end - pos, len(text))
+        if lo < hi:
+            out.append((text[lo:hi], kind))
+        pos += len(text)
+        if end is not None and pos >= end:
+            break
+    return out
+
+
+def split_point(segments, limit: int) -> int | None:
+    """Where to cut streaming segments of `limit` characters or more: at the last newline
+    of the answer (not of rejected text, which may be hidden), if that leaves at least
+    half the limit before it. The newline itself is dropped: the boundary between two
+    widgets is the line break."""
+    total = sum(len(t) for t, _ in segments)
+    if total < limit:
+        return None
+    pos = total
+    for text, kind in reversed(segments):
+        pos -= len(text)
+        i = text.rfind("\n") if kind != REJECTED else -1
+        if i >= 0:
+            return pos + i if pos + i >= limit // 2 else None
+    return None
+
+
 def selected_answer(segments, show_rejected: bool, selection: Selection) -> str:
     """The selected part of the displayed text, without rejected tokens: copying a
     selection must never put rejected draft text on the clipboard."""
