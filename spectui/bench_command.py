@@ -15,9 +15,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from spectui.bench import compare, prompts as prompt_set, protocol, report, results
+from spectui.bench.environment import collect
 from spectui.cli import add_setup_flags
 from spectui.errors import UserError
+from spectui.events import Round, TurnEnd, TurnStart
 from spectui.launch import open_session, resolve
+from spectui.model import configure_logging
 from spectui.spec_config import parse_types
 
 DEFAULT_N = 256
@@ -105,16 +108,19 @@ def _n_maxes(args) -> list[int]:
     return list(dict.fromkeys(out))
 
 
+def _lang(args) -> str:
+    return args.lang or ("all" if args.prompts else "ko")
+
+
 def _prompts(args) -> list[prompt_set.Prompt]:
     chosen = prompt_set.load(args.prompts) if args.prompts else prompt_set.shipped()
-    lang = args.lang or ("all" if args.prompts else "ko")
-    return prompt_set.select(chosen, lang, args.category, args.limit)
+    return prompt_set.select(chosen, _lang(args), args.category, args.limit)
 
 
 def _report_config(console: Console, cfg: protocol.Config, runs: list[protocol.Run]) -> None:
-    """One line per finished configuration, above the progress bar."""
-    groups = dict.fromkeys(r.prompt.group for r in runs)
-    rows = results.aggregate(runs, [cfg], {g: 0 for g in groups}, 0)
+    """One line per finished configuration, above the progress bar (only tok/s, so the
+    group sizes given to aggregate do not matter)."""
+    rows = results.aggregate(runs, [cfg], {r.prompt.group: 0 for r in runs}, 0)
     speeds = ", ".join(f"{r['group']} {r['tok_per_s']:.1f} tok/s" for r in rows if r["tok_per_s"] is not None)
     console.print(f"done: {cfg.label}: {speeds}", highlight=False)
 
@@ -125,10 +131,6 @@ def _progress(console: Console) -> Progress:
 
 
 def main(args) -> int:
-    from spectui.bench.environment import collect
-    from spectui.events import Round, TurnEnd, TurnStart
-    from spectui.model import configure_logging
-
     if args.repeat < 1:
         raise UserError(f"--repeat must be at least 1, got {args.repeat}")
     chosen = _prompts(args)
@@ -139,10 +141,10 @@ def main(args) -> int:
     setup.values |= {"n_predict": n, "temp": args.temp if args.temp is not None else 0.0,
                      "seed": args.seed if args.seed is not None else 0}
     configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
-    if not any(c.spec.needs_draft_model for c in configs):
-        setup.values["model_draft"] = None  # not needed: do not load it
-    elif not setup.model_draft:
+    if any(c.spec.needs_draft_model for c in configs) and not setup.model_draft:
         raise UserError("draft-simple needs a draft model: pass -md/--model-draft")
+    if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
+        setup.values["model_draft"] = None  # no configuration drafts with it: do not load it
     setup.values["spec_type"] = "none"  # the session starts as the baseline
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
                               system=setup.system)
@@ -176,7 +178,7 @@ def main(args) -> int:
         "n_predict": n, "ignore_eos": proto.ignore_eos, "repeat": proto.repeat, "warmup": proto.warmup,
         "temp": setup.temp, "top_k": setup.top_k, "top_p": setup.top_p, "min_p": setup.min_p,
         "seed": setup.seed, "verify": setup.spec_verify, "system": setup.system,
-        "prompts": args.prompts or "shipped", "lang": args.lang or ("all" if args.prompts else "ko"),
+        "prompts": args.prompts or "shipped", "lang": _lang(args),
         "category": args.category, "limit": args.limit,
         "spec_types": list(dict.fromkeys(c.spec.label for c in configs)),
         "n_max": list(dict.fromkeys(c.spec.draft_n_max for c in configs if not c.is_baseline)),

@@ -55,7 +55,7 @@ def add_setup_flags(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from spectui import models_command, presets_command, run_command
+    from spectui import bench_command, chat_command, models_command, presets_command, run_command
 
     parser = argparse.ArgumentParser(
         prog="spectui",
@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"spectui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    chat_command.add_parser(sub)
     run_command.add_parser(sub)
+    bench_command.add_parser(sub)
     models_command.add_parser(sub)
     presets_command.add_parser(sub)
     return parser

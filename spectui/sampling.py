@@ -24,10 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DRAFT_TOP_K = 10
-"""llama.cpp's draft-simple sampler keeps the draft model's 10 most likely tokens."""
-
-
 @dataclass(frozen=True)
 class SamplingParams:
     """llama.cpp's sampling settings and defaults. temp <= 0 is greedy; top_k <= 0, top_p >= 1
@@ -42,6 +38,10 @@ class SamplingParams:
     @property
     def greedy(self) -> bool:
         return self.temp <= 0
+
+
+# llama.cpp's draft-simple sampler: the draft model's 10 most likely tokens at temperature 1.
+LLAMA_DRAFT_SAMPLER = SamplingParams(temp=1.0, top_k=10, top_p=1.0, min_p=0.0)
 
 
 def make_rng(params: SamplingParams) -> np.random.Generator:
@@ -91,17 +91,16 @@ def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
     return out
 
 
-def draft_dist(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
-    """q for a draft model: llama.cpp's draft-simple sampler (top-k 10, then softmax), with the
-    target's temperature applied when temp > 0 and a one-hot argmax when greedy. The target's
-    top_p and min_p are not used.
+def draft_dist(logits: np.ndarray) -> np.ndarray:
+    """llama.cpp's draft-simple sampler: top-k 10, softmax at temperature 1, whatever the
+    target's settings. Its top token is the greedy draft and its probability is what
+    --spec-draft-p-min compares against.
 
-    llama.cpp itself softmaxes the 10 at temperature 1 and always drafts the top one. For
-    verify_rejection to be exact the engine must either draw each draft token with
-    ``sample(draft_dist(...), rng)`` and pass these rows as q, or draft deterministically (e.g.
-    argmax) and pass q_rows=None, since a deterministic drafter's q is one-hot.
+    A probabilistic draft instead samples from probs() with the target's own settings (the
+    same filters on p and q); verify_rejection is exact when q_rows are the rows the draft
+    tokens were drawn from, or None for a deterministic (one-hot) drafter.
     """
-    return probs(logits, SamplingParams(temp=params.temp, top_k=DRAFT_TOP_K, top_p=1.0, min_p=0.0))
+    return probs(logits, LLAMA_DRAFT_SAMPLER)
 
 
 def sample(p: np.ndarray, rng: np.random.Generator) -> int:

@@ -4,6 +4,7 @@ lengths and Ctrl+C keeping partial results."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -122,6 +123,28 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
     slower = [fake_run("none", QA_A, 0, 10.0), fake_run("ngram-simple n=3", QA_A, 0, 5.0, drafted=3, accepted=0)]
     v = verdict.verdict("ko/qa", results.aggregate(slower, configs, {"ko/qa": 1}, 1), protocol, {"gpus": []})
     assert v["pays_off"] == "no" and "low acceptance" in v["summary"]
+
+
+def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
+    """The GPU branches, on hand-made NVML answers (this machine has no GPU)."""
+    from spectui import resources
+    from spectui.bench import environment
+
+    gpu = resources.GpuMemory(0, "H200", used=130 * 2**30, total=140 * 2**30, process_used=None)
+    monkeypatch.setattr(resources, "gpu_memory", lambda: [gpu])
+    assert environment.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
+    monkeypatch.setattr(resources, "gpu_memory", lambda: [dataclasses.replace(gpu, process_used=5)])
+    assert environment.sample_memory().source == "gpu-process"
+    env = {"gpus": [{"name": "H200", "driver_version": "1"}], "llama_cpp": {"gpu_offload": True},
+           "models": {"target": {"n_layer": 28}, "draft": {"n_layer": 24}}, "n_gpu_layers": -1,
+           "n_gpu_layers_draft": 10}
+    row = {"spec_type": "draft-simple", "gpu_fraction": 0.5}
+    c = verdict._vram(row, env)
+    assert c["flagged"] and "draft -ngl 10 of 25 layers" in c["detail"]
+    assert not verdict._vram({"spec_type": "ngram-mod", "gpu_fraction": 0.5}, env)["flagged"]
+    assert verdict._vram({"spec_type": "ngram-mod", "gpu_fraction": 0.95}, env)["flagged"]
+    env["llama_cpp"]["gpu_offload"] = False
+    assert "without GPU support" in verdict._vram(row, env)["detail"]
 
 
 def test_incomplete_rows_are_marked():

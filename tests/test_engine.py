@@ -181,19 +181,29 @@ def test_context_full_stops_cleanly(smol):
 
 
 def test_kv_cache_after_many_rejections_matches_a_fresh_evaluation(smol):
+    # n-gram drafts are one-hot q: at a high temperature the target often disagrees
     s = Session(smol, smol, ContextParams(n_ctx=2048), sampling=SamplingParams(temp=1.5, seed=7),
-                spec=SpecConfig(types=("draft-simple",), draft_n_max=6, draft_sampling="probabilistic",
-                                verify="rejection"))
+                spec=SpecConfig(types=("ngram-cache",), draft_n_max=6, verify="rejection"))
     try:
         events = list(s.generate(messages=REWRITE, limits=GenerationLimits(n_predict=80)))
         rs = rounds(events)
         assert sum(len(r.rejected) for r in rs) >= 10
         assert any(t.source == Source.RESAMPLED for r in rs for t in r.tokens)
-        probe = s.ctx.tokens[-1]
         kept = list(s.ctx.tokens)
+        probe = kept[-1]
         mine = s.ctx.decode([probe], want=[0])[0]
-        fresh = fresh_logits(smol, kept + [probe])
-        assert np.max(np.abs(mine - fresh)) < 0.05 * max(1.0, float(np.max(np.abs(fresh))))
+        # The same sequence evaluated afresh, with no rejected token ever in the cache: the
+        # prompt as one batch, then one token at a time (a whole-sequence batch differs
+        # slightly on the CPU; see the module docstring).
+        fresh = Context(smol, ContextParams(n_ctx=2048))
+        n_prompt = events[0].n_prompt - 1
+        fresh.decode(kept[:n_prompt])
+        for t in kept[n_prompt:]:
+            fresh.decode([t])
+        again = fresh.decode([probe], want=[0])[0]
+        fresh.close()
+        assert np.max(np.abs(mine - again)) < 1e-3
+        assert int(np.argmax(mine)) == int(np.argmax(fresh_logits(smol, kept + [probe])))
     finally:
         s.close()
 

@@ -78,7 +78,7 @@ def tables(rows: list[dict], name_a: str, name_b: str) -> list[Table]:
     for group in dict.fromkeys(r["group"] for r in rows):
         t = Table(title=f"{group}: A = {name_a}, B = {name_b}", title_justify="left")
         for col in ("config", "tok/s", "speedup", "acceptance", "TTFT ms"):
-            t.add_column(col, justify="left" if col == "config" else "right")
+            t.add_column(col, justify="left" if col == "config" else "right", no_wrap=col == "config")
         for r in rows:
             if r["group"] != group:
                 continue

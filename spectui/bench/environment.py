@@ -111,7 +111,7 @@ def collect(session, setup) -> dict:
         "cpu": _cpu_model(),
         "cpu_count": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "os": platform.platform(),
-        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         "python": sys.version.split()[0],
     }
 

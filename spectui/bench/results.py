@@ -88,6 +88,7 @@ def _step(rounds: list) -> dict:
         "draft_token_s": median(r.t_draft / r.n_drafted for r in drafting),
         "verify_round_s": median(r.t_verify for r in drafting),
         "draft_len": statistics.fmean(r.n_drafted for r in drafting) if drafting else None,
+        "drafting_round_tokens": mean_acceptance_length(drafting),  # tokens a drafting round yields
         "draft_share": sum(r.t_draft for r in rounds) / total if total > 0 else None,
         "draft_cost_ratio": None,  # set against the baseline's target step (see aggregate)
         "verify_cost_ratio": None,

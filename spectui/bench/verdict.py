@@ -8,7 +8,9 @@ here so a verdict can be argued with.
 
 from __future__ import annotations
 
-NOISE_FLOOR = 0.03  # speedups within +-3% (or the measured run-to-run spread, if larger) are noise
+# Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
+# idle configuration's distance from the baseline, when larger.
+NOISE_FLOOR = 0.03
 DRAFT_COST_LIMIT = 0.2  # a drafted token costing >= 20% of a target step eats most of the gain
 LOW_ACCEPTANCE = 0.5  # fewer than half of the drafted tokens accepted
 VRAM_LIMIT = 0.9  # a GPU more than 90% full is close to spilling
@@ -31,13 +33,13 @@ def _step_costs(row: dict, base: dict) -> list[dict]:
         draft = _cause("draft cost", ratio >= DRAFT_COST_LIMIT, ratio,
                        f"a drafted token costs {_ms(st['draft_token_s'])}, {ratio:.0%} of a target step "
                        f"({_ms(target)}); drafting is {st['draft_share']:.0%} of generation time")
-    length = row["mean_acceptance_length"]
+    length = st["drafting_round_tokens"]
     if verify is None or length is None:
         check = _cause("verify cost", None, None, "not measured: no drafting rounds or no baseline target step")
     else:
         check = _cause("verify cost", verify >= length, verify,
                        f"verifying a draft of {st['draft_len']:.1f} tokens costs {verify:.2f} target steps "
-                       f"and a round yields {length:.2f} tokens; batching only pays when it is cheaper")
+                       f"and yields {length:.2f} tokens; batching only pays when it is cheaper")
     return [draft, check]
 
 
@@ -50,7 +52,7 @@ def _acceptance(row: dict) -> dict:
                   f"mean acceptance length {row['mean_acceptance_length']:.2f}")
 
 
-def _short_output(row: dict, base: dict, n_predict: int) -> dict:
+def _short_output(row: dict, base: dict, n_predict: int, noise: float) -> dict:
     """Extra time before the first token (the draft processes the prompt too) against time
     saved per generated token: how many tokens an answer needs to break even."""
     if None in (row["ttft_s"], base["ttft_s"], row["tok_per_s"], base["tok_per_s"]):
@@ -58,8 +60,9 @@ def _short_output(row: dict, base: dict, n_predict: int) -> dict:
     extra = row["ttft_s"] - base["ttft_s"]
     saved = 1 / base["tok_per_s"] - 1 / row["tok_per_s"]
     ttft = f"time to first token {_ms(row['ttft_s'])} vs {_ms(base['ttft_s'])} without speculation"
-    if saved <= 0:
-        return _cause("short outputs", False, None, f"generation is not faster, so length is not the issue; {ttft}")
+    if row["speedup"] <= 1 + noise:
+        return _cause("short outputs", False, None,
+                      f"generation is not measurably faster, so length is not the issue; {ttft}")
     if extra <= 0:
         return _cause("short outputs", False, 0, f"no extra cost before the first token; {ttft}")
     tokens = extra / saved
@@ -76,6 +79,12 @@ def _temperature(protocol: dict) -> dict:
                   f"temperature {temp}: sampling lowers acceptance (verify: {protocol['verify']})")
 
 
+def _uses_draft_model(row: dict, environment: dict) -> bool:
+    """draft-simple always; auto when a draft model was loaded."""
+    types = row["spec_type"].split(",")
+    return "draft-simple" in types or ("auto" in types and "draft" in environment.get("models", {}))
+
+
 def _vram(row: dict, environment: dict) -> dict:
     if not environment["gpus"]:
         return _cause("VRAM pressure", None, None,
@@ -84,7 +93,7 @@ def _vram(row: dict, environment: dict) -> dict:
         return _cause("VRAM pressure", True, None, "llama.cpp was built without GPU support: everything runs "
                                                    "on the CPU although a GPU is present")
     offloaded = []
-    roles = ("target", "draft") if "draft-simple" in row["spec_type"] else ("target",)
+    roles = ("target", "draft") if _uses_draft_model(row, environment) else ("target",)
     for role in roles:
         model, ngl = environment["models"].get(role), environment[f"n_gpu_layers{'_draft' if role == 'draft' else ''}"]
         if model and 0 <= ngl <= model["n_layer"]:
@@ -97,8 +106,8 @@ def _vram(row: dict, environment: dict) -> dict:
     return _cause("VRAM pressure", full or bool(offloaded), fraction, detail)
 
 
-def _tokenizer(row: dict) -> dict:
-    if "draft-simple" not in row["spec_type"]:
+def _tokenizer(row: dict, environment: dict) -> dict:
+    if not _uses_draft_model(row, environment):
         return _cause("tokenizer mismatch", None, None, "no draft model (n-gram drafting uses the target's tokens)")
     return _cause("tokenizer mismatch", False, None, "draft and target vocabularies checked compatible at load")
 
@@ -112,9 +121,16 @@ def _judge(best: dict, base: dict, noise: float) -> tuple[str, str]:
     return "within noise", f"no measurable difference: {label} is {s:.2f}x the baseline (noise +-{noise:.0%})"
 
 
-def verdict(group: str, rows: list[dict], protocol: dict, environment: dict) -> dict:
-    """A configuration that drafted nothing did the baseline's work: it can neither be the
-    best nor pay off, but its distance from the baseline is a direct measure of the noise."""
+def idle_noise(rows: list[dict]) -> float:
+    """A configuration that drafted nothing did the baseline's work: its distance from the
+    baseline, in any group, measures this machine's noise directly."""
+    return max((abs(r["speedup"] - 1) for r in rows if r["n_drafted"] == 0 and r["speedup"] is not None),
+               default=0.0)
+
+
+def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, floor: float = NOISE_FLOOR) -> dict:
+    """Idle configurations (nothing drafted) can neither be the best nor pay off; `floor` is
+    the smallest noise band (the idle configurations of every group widen it)."""
     base = next((r for r in rows if r["config"] == "none"), None)
     measured = [r for r in rows if r["tok_per_s"] is not None and (r is base or r["n_drafted"] > 0)]
     best = max(measured, key=lambda r: r["tok_per_s"], default=None)
@@ -125,21 +141,22 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict) -> 
     if base is None or not (spec or idle):
         out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
         return out
-    noise = max([NOISE_FLOOR] + [abs(r["speedup"] - 1) for r in idle]
+    noise = max([floor, idle_noise(rows)]
                 + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None])
     out["noise"] = noise
     note = ""
     if idle:
-        note = (f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work, "
-                f"{min(r['speedup'] for r in idle):.2f}-{max(r['speedup'] for r in idle):.2f}x: noise)")
+        speeds = sorted({f"{r['speedup']:.2f}x" for r in idle})
+        note = (f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work at "
+                f"{'-'.join([speeds[0], speeds[-1]][:len(speeds)])}: noise)")
     if not spec:
         out["pays_off"], out["summary"] = "no", "nothing was drafted, so nothing can be gained" + note
         return out
     top = max(spec, key=lambda r: r["tok_per_s"])
     out["pays_off"], out["summary"] = _judge(top, base, noise)
     out["summary"] += note
-    causes = _step_costs(top, base) + [_acceptance(top), _short_output(top, base, protocol["n_predict"]),
-                                       _temperature(protocol), _vram(top, environment), _tokenizer(top)]
+    causes = _step_costs(top, base) + [_acceptance(top), _short_output(top, base, protocol["n_predict"], noise),
+                                       _temperature(protocol), _vram(top, environment), _tokenizer(top, environment)]
     flagged = [c["cause"] for c in causes if c["flagged"]]
     if flagged and out["pays_off"] != "yes":
         out["summary"] += "; likely causes: " + ", ".join(flagged)
@@ -151,4 +168,5 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict) -> 
 
 def verdicts(rows: list[dict], protocol: dict, environment: dict) -> list[dict]:
     groups = dict.fromkeys(r["group"] for r in rows)
-    return [verdict(g, [r for r in rows if r["group"] == g], protocol, environment) for g in groups]
+    floor = max(NOISE_FLOOR, idle_noise(rows))
+    return [verdict(g, [r for r in rows if r["group"] == g], protocol, environment, floor) for g in groups]

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from spectui.model import Context, ContextFull
-from spectui.sampling import SamplingParams, draft_dist, sample
+from spectui.sampling import SamplingParams, draft_dist, probs, sample
 
 
 class DraftModel:
@@ -58,12 +58,16 @@ class DraftModel:
         result: list[int] = []
         qs: list[np.ndarray] = []
         while True:
-            q = draft_dist(logits, self.sampling)
-            tok = sample(q, self.rng) if self.probabilistic else int(np.argmax(q))
-            if q[tok] < self.p_min:
+            if self.probabilistic:  # q with the target's own settings (same filters as p)
+                q = probs(logits, self.sampling)
+                tok = sample(q, self.rng)
+                qs.append(q)
+            else:
+                tok = int(np.argmax(logits))
+            if self.p_min > 0 and draft_dist(logits)[tok] < self.p_min:
+                qs = qs[: len(result)]
                 break
             result.append(tok)
-            qs.append(q)
             if len(result) >= n_max:
                 break
             logits = self.ctx.decode([tok], want=[0])[0]

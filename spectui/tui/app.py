@@ -46,7 +46,7 @@ from spectui.tui.turn import LiveTurn
 
 DEFAULT_THEME = "spectui-dark"
 SAVE_EVERY_S = 2.0  # the partial answer is saved this often while it streams
-PANEL_EVERY_S = 0.5  # the stats panel redraws this often while an answer streams
+PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
 BASELINES_KEPT = 5  # recent `none` turns remembered per target model
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
@@ -93,6 +93,7 @@ class SpecApp(App):
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.baselines: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
         self.memory = ""
+        self.models = ""  # "target ⇠ draft", for the header
         self._answer: AssistantMessage | None = None
         self._stop = threading.Event()
         self._last_save = self._last_panel = 0.0
@@ -158,11 +159,11 @@ class SpecApp(App):
             post(SessionLoaded(session, setup))
 
     def on_session_loading(self, msg: SessionLoading) -> None:
-        self.sub_title = "loading…"
+        self.title, self.sub_title = "spectui", "loading…"
         self._status(Content.assemble(("◌ ", "$accent"), msg.status, ("  (the app stays usable)", "$text-muted")))
 
     def on_session_failed(self, msg: SessionFailed) -> None:
-        self.sub_title = "no model loaded"
+        self.title, self.sub_title = "spectui", "no model loaded"
         self._status(Content.styled(f"could not load the models: {msg.error}", "$error"))
         self.notify(msg.error, title="Loading failed", severity="error", timeout=15)
 
@@ -173,8 +174,7 @@ class SpecApp(App):
 
     def _session_ready(self) -> None:
         s = self.session
-        draft = f"  ⇠  draft {s.draft.name}" if s.draft else "  (no draft model)"
-        self.title = f"{s.target.name}{draft}"
+        self.models = f"{s.target.name}" + (f" ⇠ draft {s.draft.name}" if s.draft else " (no draft model)")
         self._status("")
         self._config_changed()
 
@@ -221,12 +221,13 @@ class SpecApp(App):
             self._configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
 
     def _verify_mode(self, spec: SpecConfig) -> str:
-        return "greedy (temp 0)" if self.session and self.session.sampling.greedy else spec.verify
+        return "greedy" if self.session and self.session.sampling.greedy else spec.verify
 
     def _config_changed(self) -> None:
         spec = self.session.spec
         n_max = f"n-max {spec.draft_n_max} · " if spec.label != "none" else ""
-        self.sub_title = f"{spec.label} · {n_max}verify {self._verify_mode(spec)}"
+        self.title = f"{spec.label} · {n_max}verify {self._verify_mode(spec)}"
+        self.sub_title = self.models
         self._refresh_panel()
 
     # --- chat and generation ------------------------------------------------------
@@ -282,6 +283,7 @@ class SpecApp(App):
         self.transcript.anchor()
         self._save()
         self._stop.clear()
+        self.query_one(ChatInput).cursor_blink = False  # a blink is a repaint; keep the CPU for the model
         self._status(Content.assemble(("● ", "$success"), "generating", ("  esc stops", "$text-muted")))
         self._generate(session, prompt, GenerationLimits(n_predict=self.setup.n_predict))
 
@@ -307,6 +309,7 @@ class SpecApp(App):
 
     async def on_turn_failed(self, msg: TurnFailed) -> None:
         self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
+        self.query_one(ChatInput).cursor_blink = True
         turn, self.turn = self.turn, None
         if turn is not None and not turn.message.content:
             self.chat.messages.remove(turn.message)
@@ -318,6 +321,7 @@ class SpecApp(App):
 
     async def _finish_turn(self) -> None:
         turn = self.turn
+        self.query_one(ChatInput).cursor_blink = True
         await self._answer.finish()
         self._save()
         end = turn.end
@@ -490,7 +494,6 @@ class SpecApp(App):
             self.notify(str(e), title=f"Preset {name}", severity="error", timeout=10)
             return
         self._close_session()
-        self.title = "spectui"
         self._load(setup)
 
     def action_save_preset(self) -> None:

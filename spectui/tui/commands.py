@@ -54,10 +54,10 @@ COMMANDS = (
 
 # Keys the input and Textual provide; listed in the help screen only.
 OTHER_KEYS = (
-    ("enter", "Send the message"),
-    ("ctrl+j", "New line in the message (shift+enter where the terminal reports it)"),
-    ("ctrl+p", "Command palette: every command, presets, spec types, saved chats"),
-    ("ctrl+q", "Quit"),
+    ("enter", "Send the message", ""),
+    ("ctrl+j", "New line in the message", "shift+enter too, where the terminal reports it"),
+    ("ctrl+p", "Command palette", "Every command, spec type, preset and saved chat"),
+    ("ctrl+q", "Quit", "A streaming answer is stopped and saved first"),
 )
 
 

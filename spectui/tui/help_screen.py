@@ -4,35 +4,30 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Grid, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
 from spectui.tui.commands import COMMANDS, OTHER_KEYS, key_display
 from spectui.tui.overlay_view import legend_lines
-
-KEY_WIDTH = 20
-
-
-def help_content() -> Content:
-    def row(keys: str, title: str, help_text: str = "") -> Content:
-        return Content.assemble((f"{keys:<{KEY_WIDTH}}", "bold $accent"), title,
-                                (f"  {help_text}" if help_text else "", "$text-muted"))
-
-    lines = [Content.styled("Keys", "bold $primary")]
-    lines += [row(key_display(k), text) for k, text in OTHER_KEYS]
-    lines += [row(key_display(c.keys) if c.keys else "palette", c.title, c.help) for c in COMMANDS]
-    lines += [Content(""), Content.styled("Overlay", "bold $primary")]
-    lines += legend_lines()
-    lines += [Content(""), Content.styled(
-        "Changes to spec type and n-max apply at the next round, even mid-answer.", "$text-muted")]
-    return Content("\n").join(lines)
 
 
 class HelpScreen(ModalScreen):
     BINDINGS = [Binding("escape,f1,question_mark,q", "dismiss", "close")]
 
     def compose(self) -> ComposeResult:
+        rows = [(key_display(k), title, help_text) for k, title, help_text in OTHER_KEYS]
+        rows += [(key_display(c.keys) if c.keys else "palette", c.title, c.help) for c in COMMANDS]
         with VerticalScroll(id="help"):
-            yield Static(help_content())
+            yield Static(Content.styled("Keys", "bold $primary"))
+            with Grid(id="keys"):
+                for keys, title, help_text in rows:
+                    yield Label(keys, classes="key")
+                    yield Label(title, classes="title")
+                    yield Label(help_text, classes="about")
+            yield Static(Content.styled("Overlay", "bold $primary"), classes="heading")
+            yield Static(Content("\n").join(legend_lines()))
+            yield Static(Content.styled(
+                "Spec type and n-max changes apply at the next round, even mid-answer. "
+                "Esc, q or ? closes this screen.", "$text-muted"), classes="heading")

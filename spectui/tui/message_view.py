@@ -15,6 +15,7 @@ from spectui.tui.overlay_view import overlay_content, selected_answer, slice_seg
 from spectui.tui.redraw import update_in_place
 
 CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
+GROW_LINES = 4  # a streaming chunk grows this many lines at a time (fewer layout passes)
 
 
 class UserMessage(Static):
@@ -27,16 +28,25 @@ class AnswerChunk(Static):
     """A piece of an answer in the overlay view. An answer is cut into chunks so that
     each streaming update redraws only the last one, whatever the answer's length."""
 
-    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool):
+    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False):
         super().__init__(classes="chunk")
         self.segments = segments
         self.show_rejected = show_rejected
+        self.streaming = streaming
 
     def on_mount(self) -> None:
         self.redraw()
 
     def redraw(self) -> None:
-        update_in_place(self, overlay_content(self.segments, self.show_rejected))
+        update_in_place(self, overlay_content(self.segments, self.show_rejected),
+                        step=GROW_LINES if self.streaming else 1)
+
+    def settle(self) -> None:
+        """Streaming is over (for this chunk): back to its exact height."""
+        if self.streaming:
+            self.streaming = False
+            self.styles.height = "auto"
+            self.redraw()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         return selected_answer(self.segments, self.show_rejected, selection), "\n"
@@ -87,14 +97,15 @@ class AssistantMessage(Vertical):
         tail = slice_segments(self.message.segments, self._frozen)
         while (cut := split_point(tail, CHUNK_CHARS)) is not None:
             await self._set_last_chunk(slice_segments(tail, 0, cut))
+            self._chunks.children[-1].settle()
             self._frozen += cut + 1
-            await self._chunks.mount(AnswerChunk([], self.show_rejected))
+            await self._chunks.mount(AnswerChunk([], self.show_rejected, self.streaming))
             tail = slice_segments(tail, cut + 1)
         await self._set_last_chunk(tail)
 
     async def _set_last_chunk(self, segments: list[tuple[str, str]]) -> None:
         if not self._chunks.children:
-            await self._chunks.mount(AnswerChunk(segments, self.show_rejected))
+            await self._chunks.mount(AnswerChunk(segments, self.show_rejected, self.streaming))
             return
         last = self._chunks.children[-1]
         last.segments = segments
@@ -115,6 +126,8 @@ class AssistantMessage(Vertical):
         """The turn ended: final text, and the stats line."""
         self.streaming = False
         await self.refresh_answer()
+        for chunk in self._chunks.children:
+            chunk.settle()
         await self._stop_stream()
         if not self.overlay and self._markdown.source != self.message.content:
             self._md_len = len(self.message.content)

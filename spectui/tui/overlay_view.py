@@ -30,7 +30,7 @@ def overlay_content(segments, show_rejected: bool = True) -> Content:
 
 def legend_lines() -> list[Content]:
     """One line per kind: a sample in the kind's style, then what it means."""
-    return [Content.assemble(("token", STYLES[kind]), f"  {label}") for kind, label in LEGEND.items()]
+    return [Content.assemble(("tok", STYLES[kind]), f" {label}") for kind, label in LEGEND.items()]
 
 
 def slice_segments(segments, start: int, end: int | None = None) -> list[tuple[str, str]]:
@@ -47,20 +47,20 @@ def slice_segments(segments, start: int, end: int | None = None) -> list[tuple[s
 
 
 def split_point(segments, limit: int) -> int | None:
-    """Where to cut streaming segments of `limit` characters or more: at the last newline
-    of the answer (not of rejected text, which may be hidden), if that leaves at least
-    half the limit before it. The newline itself is dropped: the boundary between two
-    widgets is the line break."""
-    total = sum(len(t) for t, _ in segments)
-    if total < limit:
+    """Where to cut segments of `limit` characters or more so the first piece stays near
+    `limit`: at the answer's last newline before it (if that keeps at least half), else
+    at its first newline after it. Newlines of rejected text do not count (they may be
+    hidden). The newline itself is dropped: the boundary between widgets breaks the line."""
+    if sum(len(t) for t, _ in segments) < limit:
         return None
-    pos = total
-    for text, kind in reversed(segments):
-        pos -= len(text)
-        i = text.rfind("\n") if kind != REJECTED else -1
-        if i >= 0:
-            return pos + i if pos + i >= limit // 2 else None
-    return None
+    newlines, pos = [], 0
+    for text, kind in segments:
+        if kind != REJECTED:
+            newlines += [pos + i for i, c in enumerate(text) if c == "\n"]
+        pos += len(text)
+    before = [p for p in newlines if limit // 2 <= p < limit]
+    after = [p for p in newlines if p >= limit]
+    return before[-1] if before else (after[0] if after else None)
 
 
 def selected_answer(segments, show_rejected: bool, selection: Selection) -> str:

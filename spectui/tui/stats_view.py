@@ -120,7 +120,7 @@ def render(state: PanelState) -> Content:
         lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
         n_acc, n_dr, rate = stats.rolling_acceptance(rounds, WINDOW) if rounds else (0, 0, None)
         lines += [
-            _row(f"last {WINDOW} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
+            _row(f"{WINDOW} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
             _row("turn", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
         ]
         lines += [Content(" ") + line for line in sparkline(rounds, w - 1)]
@@ -147,7 +147,8 @@ def render(state: PanelState) -> Content:
 def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -> list[Content]:
     tm = summary.timing
     lines = [
-        _row("tok/s", f"{_num(tm.tok_per_s)} turn, {_num(rolling_tok_per_s(events))} last {WINDOW}"),
+        _row("tok/s turn", _num(tm.tok_per_s)),
+        _row(f"tok/s {WINDOW} rnd", _num(rolling_tok_per_s(events))),
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
     ]
     total = tm.t_draft_s + tm.t_verify_s + tm.t_other_s
@@ -164,8 +165,8 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
     elif state.baseline is not None and tm.tok_per_s is not None:
         x = stats.speedup(tm.tok_per_s, state.baseline)
-        lines.append(_row("speedup", Content.assemble((f"×{x:.2f}", "bold"), f" vs none {state.baseline:.1f} tok/s")))
+        lines.append(_row("speedup", Content.assemble((f"×{x:.2f}", "bold"), f" vs {state.baseline:.1f} tok/s")))
     else:
         lines.append(_row("speedup", Content.styled("-", MUTED)))
-        lines.append(Content.styled(" measure: spec type none (ctrl+g/t),\n ask once, switch back", MUTED))
+        lines.append(Content.styled(" measure it: spec type none (ctrl+t),\n ask once, then switch back", MUTED))
     return lines

@@ -18,7 +18,7 @@ from textual.message import Message
 from spectui.engine import GenerationLimits, Session
 from spectui.events import Event, Round
 
-RATE = 20  # UI updates per second while an answer streams
+RATE = 10  # UI updates per second while an answer streams
 
 
 @dataclass

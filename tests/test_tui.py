@@ -1,0 +1,471 @@
+"""The chat app driven with Textual's Pilot on a real model (SmolLM2 135M drafting for
+itself), plus the app's pure helpers (overlay chunks, panel text, event batching).
+
+The model is loaded once per module and handed to each app as an open Session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import time
+
+import pytest
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.widgets import Markdown
+
+from spectui import history, launch, settings
+from spectui.chat_command import add_parser
+from spectui.engine import Session
+from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.overlay import REJECTED
+from spectui.stats import config_changes
+from spectui.tui import app as app_module
+from spectui.tui.app import SpecApp
+from spectui.tui.chat_input import ChatInput
+from spectui.tui.commands import COMMANDS
+from spectui.tui.help_screen import HelpScreen
+from spectui.tui.message_view import AnswerChunk, AssistantMessage, CHUNK_CHARS
+from spectui.tui.overlay_view import overlay_content, selected_answer, slice_segments, split_point
+from spectui.tui.stats_view import PanelState, render, rolling_tok_per_s, sparkline
+from spectui.tui.streaming import EventBatcher
+from spectui.tui.turn import LiveTurn
+
+LONG = "Count from 1 to 100, separated by commas."
+SHORT = "Write a python function that adds two numbers."
+REJECTED_TEXT = "ZZREJECTEDZZ"
+
+
+def sync(test):
+    """Run an async test in its own event loop (no async pytest plugin needed)."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+def chat_args(*flags: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    return parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", *flags])
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def setup():
+    return launch.resolve(chat_args("-n", "48"))
+
+
+@pytest.fixture(scope="module")
+def session(smol, setup):
+    s = Session(smol, smol, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec(), setup.sampling())
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def fresh(session, setup):
+    """The shared session, back at the preset's configuration."""
+    session.configure(setup.spec())
+    return session
+
+
+async def send(pilot, app: SpecApp, text: str) -> None:
+    app.query_one(ChatInput).insert(text)
+    await pilot.press("enter")
+
+
+async def until(pilot, condition, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.02)
+
+
+async def answered(pilot, app: SpecApp) -> None:
+    await until(pilot, lambda: app.turn is not None and not app.generating)
+
+
+def fixed_chat() -> history.Chat:
+    """A saved chat whose overlay has every kind, including a rejected draft."""
+    chat = history.new_chat("smollm2")
+    segments = [("Sure", "draft"), (":\n", "target"), (REJECTED_TEXT, REJECTED), ("```python\n", "ngram"),
+                ("print('hello')", "draft"), ("\n```\n", "resampled"), ("Done.", "target")]
+    chat.messages = [
+        history.Message("user", "Write hello world in Python."),
+        history.Message("assistant", "".join(t for t, k in segments if k != REJECTED), segments=segments,
+                        stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
+                        config="draft-simple n-max 3"),
+    ]
+    history.save_chat(chat)
+    return chat
+
+
+# --- live generation ------------------------------------------------------------------
+
+
+@sync
+async def test_answer_streams_colour_coded(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        message = app.chat.messages[-1]
+        kinds = {kind for _, kind in message.segments}
+        assert "draft" in kinds
+        assert "".join(t for t, k in message.segments if k != REJECTED) == message.content != ""
+        chunk = app.query(AnswerChunk).last()
+        styles = {str(span.style) for span in chunk.visual.spans}
+        assert "$spec-draft" in styles
+        draft_colour = app.theme_variables["spec-draft"].lower()
+        assert draft_colour in app.export_screenshot().lower()
+        saved = history.load_chat(app.chat.id)
+        assert saved.messages[-1].content == message.content and not saved.messages[-1].stopped
+        assert saved.messages[-1].stats["n_generated"] > 0
+
+
+@sync
+async def test_spec_type_and_n_max_change_mid_answer(fresh):
+    app = SpecApp(launch.resolve(chat_args("-n", "96")), session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, LONG)
+        await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 2)
+        assert app.generating, "the answer ended before the switch; use a longer prompt"
+        seen = len(app.turn.rounds)
+        # Both in the same tick (keys are tested below): draft-simple -> ngram-cache, n-max 3 -> 4.
+        await app.run_action("spec_type(-1)")
+        await app.run_action("n_max(1)")
+        assert fresh.spec.label == "ngram-cache" and fresh.spec.draft_n_max == 4
+        assert app.title.startswith("ngram-cache · n-max 4")
+        await answered(pilot, app)
+        rounds = app.turn.rounds
+        changes = config_changes(rounds)
+        assert changes and changes[0] >= seen - 1
+        assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
+        assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1]:])
+        assert "ngram-cache n-max 4" in app.chat.messages[-1].config
+
+
+@sync
+async def test_escape_stops_and_the_next_message_works(fresh):
+    app = SpecApp(launch.resolve(chat_args("-n", "96")), session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, LONG)
+        await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 2)
+        await pilot.press("escape")
+        await answered(pilot, app)
+        stopped = app.chat.messages[-1]
+        assert app.turn.end.stop_reason == StopReason.CANCELLED
+        assert stopped.stopped and stopped.stats["stop_reason"] == "cancelled"
+        assert history.load_chat(app.chat.id).messages[-1].stopped
+        assert "stopped" in app.query(AssistantMessage).last()._meta.visual.plain
+
+        await send(pilot, app, "Say hi.")
+        await answered(pilot, app)
+        assert len(app.chat.messages) == 4
+        assert app.chat.messages[-1].content and not app.chat.messages[-1].stopped
+
+
+@sync
+async def test_regenerate_export_and_new_chat(fresh, setup, dirs):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        first_id = app.chat.id
+
+        await pilot.press("ctrl+r")
+        await answered(pilot, app)
+        assert [m.role for m in app.chat.messages] == ["user", "assistant"]
+        assert len(app.query(AssistantMessage)) == 1 and app.chat.messages[-1].content
+
+        await pilot.press("ctrl+s")
+        exported = dirs / f"spectui-chat-{first_id}.md"
+        assert exported.exists()
+        assert app.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
+
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.chat.id != first_id and not app.chat.messages
+        assert not app.query(AssistantMessage) and app.query("#welcome")
+        assert first_id in [c.id for c in history.list_chats()[0]]
+
+
+# --- saved chats, views, copy, export -------------------------------------------------
+
+
+@sync
+async def test_resumed_chat_views_copy_and_export(fresh, setup, dirs):
+    chat = fixed_chat()
+    app = SpecApp(setup, session=fresh, chat=history.latest_chat())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        chunk = app.query_one(AnswerChunk)
+        assert REJECTED_TEXT in chunk.visual.plain
+        assert "$spec-rejected dim strike" in {str(s.style) for s in chunk.visual.spans}
+
+        await pilot.press("ctrl+f")  # rejected off: gone from the view, kept in the history
+        assert REJECTED_TEXT not in app.query_one(AnswerChunk).visual.plain
+        assert settings.load_settings()[0]["show_rejected"] is False
+        await pilot.press("ctrl+f")
+
+        await pilot.press("ctrl+o")  # overlay off: Markdown with a code block
+        await pilot.pause()
+        markdown = app.query_one(AssistantMessage).query_one(Markdown)
+        assert markdown.display and "print('hello')" in markdown.source
+        assert REJECTED_TEXT not in markdown.source
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+
+        await app.run_action("copy_answer")
+        assert app.clipboard == chat.messages[-1].content
+
+        await pilot.press("ctrl+s")
+        text = (dirs / f"spectui-chat-{chat.id}.md").read_text()
+        assert "print('hello')" in text and REJECTED_TEXT not in text
+
+
+@sync
+async def test_chat_list_reopens_a_saved_chat(fresh, setup):
+    chat = fixed_chat()
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert not app.chat.messages
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.chat.id == chat.id)
+        await until(pilot, lambda: len(app.query(AssistantMessage)) == 1)
+
+
+@sync
+async def test_palette_runs_commands(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "Spec type: ngram-mod":
+            await pilot.press(ch if ch != " " else "space")
+        await until(pilot, lambda: True)
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: fresh.spec.label == "ngram-mod")
+
+
+@sync
+async def test_n_max_stays_between_1_and_64(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*["ctrl+down"] * 5)
+        assert fresh.spec.draft_n_max == 1
+        fresh.configure(fresh.spec.replace(draft_n_max=63))
+        await pilot.press("ctrl+up", "ctrl+up")
+        assert fresh.spec.draft_n_max == 64
+
+
+@sync
+async def test_spec_types_cycle_through_the_available_ones(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        seen = []
+        for _ in fresh.available_types():
+            await pilot.press("ctrl+t")
+            seen.append(fresh.spec.label)
+        assert sorted(seen) == sorted(fresh.available_types())
+        assert seen[-1] == "draft-simple"
+
+
+@sync
+async def test_help_screen_lists_every_command(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("question_mark")  # on an empty input: help, not a "?"
+        assert isinstance(app.screen, HelpScreen)
+        labels = " ".join(str(label.visual) for label in app.screen.query("Label"))
+        for c in COMMANDS:
+            assert c.title in labels
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        app.query_one(ChatInput).insert("why")
+        await pilot.press("question_mark")
+        assert app.query_one(ChatInput).text == "why?"
+
+
+@sync
+async def test_newline_key_and_enter_sends(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        box = app.query_one(ChatInput)
+        box.insert("line one")
+        await pilot.press("ctrl+j")
+        box.insert("line two")
+        assert box.text == "line one\nline two"
+        await pilot.press("enter")
+        await answered(pilot, app)
+        assert app.chat.messages[0].content == "line one\nline two" and box.text == ""
+
+
+@sync
+async def test_theme_persists_and_broken_theme_files_notify(fresh, setup, dirs):
+    themes = dirs / "config" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "broken.toml").write_text("name = 'broken'\nprimary = 'not a colour'\n")
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert any("broken.toml" in n.message for n in app._notifications)
+        assert app.theme == "spectui-dark"
+        await pilot.press("f8")
+        chosen = app.theme
+        assert chosen != "spectui-dark"
+    assert settings.load_settings()[0]["theme"] == chosen
+    again = SpecApp(setup, session=fresh)
+    async with again.run_test(size=(120, 40)):
+        assert again.theme == chosen
+
+
+@sync
+async def test_save_preset_from_the_app(fresh, setup):
+    from spectui import presets
+
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+up")
+        await pilot.press("f4")
+        await pilot.pause()
+        for ch in "mine":
+            await pilot.press(ch)
+        await pilot.press("enter")
+        await pilot.pause()
+    saved = presets.load("mine")
+    assert saved.values["spec_draft_n_max"] == 4 and saved.values["spec_type"] == "draft-simple"
+
+
+@sync
+async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
+    app = SpecApp(setup)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.session is None
+        await until(pilot, lambda: app.session is not None, timeout=120)
+        assert app.title.startswith("draft-simple · n-max 3")
+        app.session.close()
+
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a model")
+    broken = launch.Setup("broken", setup.values | {"model": str(bad), "model_draft": None})
+    app = SpecApp(broken)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.sub_title == "no model loaded")
+        assert "GGUF" in app.query_one("#status").visual.plain
+        await send(pilot, app, "hello")  # refused politely, nothing crashes
+        assert not app.chat.messages
+
+
+# --- pure helpers -----------------------------------------------------------------------
+
+
+def rnd(i, drafted, accepted, t, configured="draft-simple", n_max=3, pieces=("a",)):
+    tokens = tuple(Token(100 + j, p, Source.DRAFT if j < accepted else Source.TARGET) for j, p in enumerate(pieces))
+    return Round(index=i, t=t, spec_type="draft-simple", drafted=tuple(range(drafted)), n_accepted=accepted,
+                 rejected=tuple(range(drafted - accepted)), rejected_text="x" * (drafted - accepted),
+                 tokens=tokens, t_draft=0.01, t_verify=0.02, t_other=0.0, n_max=n_max, verify="greedy",
+                 n_past=10 + i, configured=configured)
+
+
+def test_live_turn_builds_the_message():
+    from spectui.spec_config import SpecConfig
+
+    turn = LiveTurn(SpecConfig(types=("draft-simple",)))
+    assert turn.message.stopped  # a crash before the end leaves it marked
+    turn.add(TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}))
+    turn.add(PromptDone(t=0.1, t_prompt=0.1))
+    turn.add(rnd(0, 3, 1, 0.2, pieces=("he", "llo")))
+    turn.add(rnd(1, 3, 3, 0.3, configured="ngram-mod", n_max=4, pieces=(" wo", "r", "l", "d")))
+    turn.add(TurnEnd(t=0.4, stop_reason=StopReason.EOS, text="hello world!", n_generated=6))
+    m = turn.message
+    assert m.content == "hello world!" and not m.stopped
+    assert m.segments == [("he", "draft"), ("xx", REJECTED), ("llo", "target"), (" worl", "draft"), ("d!", "target")]
+    assert m.config == "draft-simple n-max 3 → ngram-mod n-max 4"
+    assert m.stats["n_generated"] == 6
+
+
+def test_event_batcher_coalesces_rounds_but_not_turn_boundaries():
+    posted, now = [], [0.0]
+    b = EventBatcher(posted.append, interval=0.05, clock=lambda: now[0])
+    b.add(TurnStart(t=0, n_prompt=1, n_prompt_decoded=1, n_ctx=10, config={}))
+    for i in range(10):
+        now[0] += 0.01
+        b.add(rnd(i, 1, 1, now[0]))
+    b.add(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
+    assert sum(len(p) for p in posted) == 12
+    assert 2 <= len(posted) <= 5 and isinstance(posted[-1][-1], TurnEnd)
+
+
+def test_segments_slice_and_split_at_newlines():
+    segs = [("ab\n", "draft"), ("cd", REJECTED), ("e\nf", "target")]
+    assert slice_segments(segs, 1, 6) == [("b\n", "draft"), ("cd", REJECTED), ("e", "target")]
+    assert slice_segments(segs, 5) == [("e\nf", "target")]
+    assert split_point(segs, 100) is None
+    assert split_point(segs, 4) == 2  # the last newline before the limit
+    assert split_point(segs, 6) == 6  # or the first one after it
+    assert split_point([("abc", "draft"), ("\n", REJECTED), ("defgh", "target")], 4) is None
+    long = [("x" * CHUNK_CHARS + "\n", "draft"), ("tail", "target")]
+    assert split_point(long, CHUNK_CHARS) == CHUNK_CHARS
+
+
+def test_selection_copies_without_rejected_text():
+    segs = [("keep ", "draft"), ("DROP", REJECTED), ("this\nand that", "target")]
+    everything = Selection(None, None)
+    assert selected_answer(segs, True, everything) == "keep this\nand that"
+    assert selected_answer(segs, True, Selection(Offset(2, 0), Offset(3, 1))) == "ep this\nand"
+    assert overlay_content(segs, False).plain == "keep this\nand that"
+
+
+def test_panel_text_and_sparkline_marks_config_changes():
+    from spectui.spec_config import SpecConfig
+
+    events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}),
+              PromptDone(t=0.5, t_prompt=0.5)]
+    events += [rnd(i, 3, i % 4, 0.5 + 0.1 * (i + 1), n_max=3 if i < 5 else 5) for i in range(10)]
+    lines = sparkline([e for e in events if isinstance(e, Round)], 20)
+    assert len(lines) == 2 and lines[1].plain.index("▲") == 5
+    assert rolling_tok_per_s(events) == pytest.approx(10 / 1.0)
+    text = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events,
+                             baseline=5.0, n_ctx=100, n_past=20, memory="GPU: none (CPU)\nRSS 1 MiB")).plain
+    for expected in ("draft-simple", "32 rounds", "mean acc. len", "#1", "×2.00 vs 5.0 tok/s",
+                     "20 / 100", "GPU: none (CPU)", "RSS 1 MiB", "rejected draft"):
+        assert expected in text
+    hint = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)).plain
+    assert "measure it" in hint
+
+
+def test_chunking_bounds_the_streaming_redraw():
+    long_answer = [(f"line {i}\n", "draft" if i % 2 else "target") for i in range(400)]
+
+    async def run():
+        from textual.app import App
+
+        class Host(App):
+            def compose(self):
+                yield AssistantMessage(history.Message("assistant", "", segments=long_answer), True, True)
+
+        async with Host().run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            chunks = pilot.app.query(AnswerChunk)
+            assert len(chunks) > 1
+            assert all(sum(len(t) for t, _ in c.segments) < 2 * CHUNK_CHARS for c in chunks)
+            shown = "\n".join(overlay_content(c.segments).plain for c in chunks)
+            assert shown == "".join(t for t, _ in long_answer)
+
+    asyncio.run(run())
