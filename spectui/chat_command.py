@@ -45,5 +45,5 @@ def main(args) -> int:
     chat = history.latest_chat() if args.resume else None
     if args.resume and chat is None:
         err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
-    SpecApp(setup, chat=chat).run()
+    SpecApp(setup, chat=chat, flags=vars(args)).run()
     return 0

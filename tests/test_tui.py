@@ -127,7 +127,7 @@ async def test_answer_streams_colour_coded(fresh, setup):
         assert "draft" in kinds
         assert "".join(t for t, k in message.segments if k != REJECTED) == message.content != ""
         chunk = app.query(AnswerChunk).last()
-        styles = {str(span.style) for span in chunk.visual.spans}
+        styles = {str(span.style) for span in chunk.render().spans}
         assert "$spec-draft" in styles
         draft_colour = app.theme_variables["spec-draft"].lower()
         assert draft_colour in app.export_screenshot().lower()
@@ -138,7 +138,7 @@ async def test_answer_streams_colour_coded(fresh, setup):
 
 @sync
 async def test_spec_type_and_n_max_change_mid_answer(fresh):
-    app = SpecApp(launch.resolve(chat_args("-n", "96")), session=fresh)
+    app = SpecApp(launch.resolve(chat_args("-n", "160")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
         await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 2)
@@ -160,7 +160,7 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
 
 @sync
 async def test_escape_stops_and_the_next_message_works(fresh):
-    app = SpecApp(launch.resolve(chat_args("-n", "96")), session=fresh)
+    app = SpecApp(launch.resolve(chat_args("-n", "1000")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
         await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 2)
@@ -207,17 +207,32 @@ async def test_regenerate_export_and_new_chat(fresh, setup, dirs):
 
 
 @sync
+async def test_speedup_against_a_none_baseline(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.set_spec_type("none")
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        assert app.baseline() == app.chat.messages[-1].stats["tok_per_s"]
+        assert "baseline turn" in app.query_one("#stats").visual.plain
+        app.set_spec_type("draft-simple")
+        await send(pilot, app, "And one that multiplies them.")
+        await answered(pilot, app)
+        assert f"vs {app.baseline():.1f} tok/s" in app.query_one("#stats").visual.plain
+
+
+@sync
 async def test_resumed_chat_views_copy_and_export(fresh, setup, dirs):
     chat = fixed_chat()
     app = SpecApp(setup, session=fresh, chat=history.latest_chat())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         chunk = app.query_one(AnswerChunk)
-        assert REJECTED_TEXT in chunk.visual.plain
-        assert "$spec-rejected dim strike" in {str(s.style) for s in chunk.visual.spans}
+        assert REJECTED_TEXT in chunk.render().plain
+        assert "$spec-rejected dim strike" in {str(s.style) for s in chunk.render().spans}
 
         await pilot.press("ctrl+f")  # rejected off: gone from the view, kept in the history
-        assert REJECTED_TEXT not in app.query_one(AnswerChunk).visual.plain
+        assert REJECTED_TEXT not in app.query_one(AnswerChunk).render().plain
         assert settings.load_settings()[0]["show_rejected"] is False
         await pilot.press("ctrl+f")
 
@@ -304,17 +319,21 @@ async def test_help_screen_lists_every_command(fresh, setup):
 
 
 @sync
-async def test_newline_key_and_enter_sends(fresh, setup):
+async def test_newline_key_enter_sends_and_markdown_streams(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+o")  # overlay off: the answer streams as Markdown
         box = app.query_one(ChatInput)
-        box.insert("line one")
+        box.insert("Write a python function that adds two numbers.")
         await pilot.press("ctrl+j")
-        box.insert("line two")
-        assert box.text == "line one\nline two"
+        box.insert("Use type hints.")
+        assert box.text.endswith("numbers.\nUse type hints.")
         await pilot.press("enter")
         await answered(pilot, app)
-        assert app.chat.messages[0].content == "line one\nline two" and box.text == ""
+        assert app.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
+        await pilot.pause()
+        markdown = app.query_one(AssistantMessage).query_one(Markdown)
+        assert markdown.display and markdown.source == app.chat.messages[-1].content
 
 
 @sync
@@ -370,6 +389,32 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
         assert "GGUF" in app.query_one("#status").visual.plain
         await send(pilot, app, "hello")  # refused politely, nothing crashes
         assert not app.chat.messages
+
+
+@sync
+async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh, setup):
+    app = SpecApp(setup, session=fresh, flags=vars(chat_args("-n", "7", "--spec-type", "ngram-mod")))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
+        await pilot.pause()
+        assert app.session is fresh
+        assert any("no-such-preset" in n.message for n in app._notifications)
+        app.load_preset("smollm2")
+        await until(pilot, lambda: app.session is not None and app.session is not fresh, timeout=120)
+        assert app.setup.n_predict == 7 and app.setup.temp == 0  # kept from the command line
+        assert app.session.spec.label == "draft-simple"  # the preset's, not the flag's
+        assert app.title.startswith("draft-simple")
+        app._close_session()
+
+
+def test_chat_command_resumes_the_latest_chat(monkeypatch):
+    from spectui import chat_command
+
+    chat = fixed_chat()
+    started = []
+    monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
+    assert chat_command.main(chat_args("--resume")) == 0
+    assert started[0].chat.id == chat.id and started[0].setup.preset == "smollm2"
 
 
 # --- pure helpers -----------------------------------------------------------------------
@@ -446,8 +491,9 @@ def test_panel_text_and_sparkline_marks_config_changes():
     for expected in ("draft-simple", "32 rounds", "mean acc. len", "#1", "×2.00 vs 5.0 tok/s",
                      "20 / 100", "GPU: none (CPU)", "RSS 1 MiB", "rejected draft"):
         assert expected in text
+    assert max(len(line) for line in text.splitlines()) <= PanelState.width  # nothing wraps
     hint = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)).plain
-    assert "measure it" in hint
+    assert "to measure" in hint
 
 
 def test_chunking_bounds_the_streaming_redraw():

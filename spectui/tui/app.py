@@ -49,6 +49,10 @@ SAVE_EVERY_S = 2.0  # the partial answer is saved this often while it streams
 PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
 BASELINES_KEPT = 5  # recent `none` turns remembered per target model
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
+# Flags a preset switch drops: the models and the speculation are what a preset chooses.
+PRESET_OWNED = {"preset", "model", "model_draft", "n_gpu_layers", "n_gpu_layers_draft", "cache_type_k_draft",
+                "cache_type_v_draft", "spec_type", "spec_default", "spec_draft_n_max", "spec_draft_n_min",
+                "spec_draft_p_min", "spec_draft_sampling", "spec_verify"}
 
 
 def memory_text() -> str:
@@ -83,9 +87,13 @@ class SpecApp(App):
     COMMANDS = App.COMMANDS | {SpecCommands}
     BINDINGS = bindings()
 
-    def __init__(self, setup: Setup, session: Session | None = None, chat: history.Chat | None = None):
+    def __init__(self, setup: Setup, session: Session | None = None, chat: history.Chat | None = None,
+                 flags: dict | None = None):
+        """`flags`: the setup flags given on the command line; a preset switch keeps those
+        that are not the preset's business (sampling, context, system prompt)."""
         super().__init__()
         self.setup = setup
+        self.flags = {k: v for k, v in (flags or {}).items() if k not in PRESET_OWNED}
         self.session = session
         self._owns_session = False  # only sessions this app loaded are closed by it
         self.chat = chat or history.new_chat(setup.preset)
@@ -160,7 +168,7 @@ class SpecApp(App):
 
     def on_session_loading(self, msg: SessionLoading) -> None:
         self.title, self.sub_title = "spectui", "loading…"
-        self._status(Content.assemble(("◌ ", "$accent"), msg.status, ("  (the app stays usable)", "$text-muted")))
+        self._status(Content.assemble(("◌ ", "$accent"), msg.status, "…"))
 
     def on_session_failed(self, msg: SessionFailed) -> None:
         self.title, self.sub_title = "spectui", "no model loaded"
@@ -489,7 +497,7 @@ class SpecApp(App):
         if not self._idle("switch presets"):
             return
         try:
-            setup = resolve(argparse.Namespace(preset=name))
+            setup = resolve(argparse.Namespace(**self.flags, preset=name))
         except UserError as e:
             self.notify(str(e), title=f"Preset {name}", severity="error", timeout=10)
             return
@@ -554,6 +562,9 @@ class SpecApp(App):
 
     # --- leaving --------------------------------------------------------------------
 
+    def on_unmount(self) -> None:
+        self._save()  # however the app ends, what was shown is on disk
+
     async def action_quit(self) -> None:
         """Stop a running answer first, so the worker ends and the partial answer is saved."""
         if self.generating:
@@ -566,8 +577,8 @@ class SpecApp(App):
 def welcome() -> Content:
     lines = [
         Content.styled("spectui", "bold $primary"),
-        Content("Watch speculative decoding: drafted tokens the target accepted are coloured by"),
-        Content("where they came from; rejected drafts show struck through."),
+        Content("Watch speculative decoding as the answer streams: drafted tokens the target accepted are "
+                "coloured by where they came from; rejected drafts show struck through."),
         Content(""),
         *legend_lines(),
         Content(""),

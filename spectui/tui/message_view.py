@@ -6,16 +6,17 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Region
 from textual.selection import Selection
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from spectui.history import Message
 from spectui.tui.overlay_view import overlay_content, selected_answer, slice_segments, split_point
-from spectui.tui.redraw import update_in_place
 
 CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
-GROW_LINES = 4  # a streaming chunk grows this many lines at a time (fewer layout passes)
+GROW_LINES = 8  # a streaming chunk grows this many lines at a time (fewer layout passes)
 
 
 class UserMessage(Static):
@@ -24,22 +25,57 @@ class UserMessage(Static):
         self.message = message
 
 
-class AnswerChunk(Static):
-    """A piece of an answer in the overlay view. An answer is cut into chunks so that
-    each streaming update redraws only the last one, whatever the answer's length."""
+class AnswerChunk(Widget):
+    """A piece of an answer in the overlay view.
+
+    Streaming is the hot path, so a redraw is kept as small as the change: an answer is
+    cut into chunks and only the last one redraws; within it only the lines from the
+    previous last line on are repainted (text is only appended, and wrapping earlier
+    lines does not depend on later text); and while streaming the chunk grows
+    GROW_LINES at a time, so a layout pass (a whole-screen repaint) is rare.
+    """
+
+    DEFAULT_CSS = "AnswerChunk { height: auto; }"
 
     def __init__(self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False):
         super().__init__(classes="chunk")
         self.segments = segments
         self.show_rejected = show_rejected
         self.streaming = streaming
+        self._content = Content("")
+        self._lines = 0  # wrapped lines of the content last drawn
+
+    def render(self) -> Content:
+        return self._content
 
     def on_mount(self) -> None:
         self.redraw()
 
+    def on_resize(self) -> None:
+        self.redraw()
+
     def redraw(self) -> None:
-        update_in_place(self, overlay_content(self.segments, self.show_rejected),
-                        step=GROW_LINES if self.streaming else 1)
+        old, self._content = self._content, overlay_content(self.segments, self.show_rejected)
+        width = self.size.width
+        if not width:
+            self.refresh(layout=True)
+            return
+        lines = self._content.get_height(self.styles, width)
+        if self.streaming:
+            height = -(-lines // GROW_LINES) * GROW_LINES
+            fits = self.styles.height is not None and self.styles.height.cells == height
+            if not fits:
+                self.styles.height = height
+        else:
+            fits = lines == self.size.height
+        if not fits:
+            self.refresh(layout=True)
+        elif self._content.plain.startswith(old.plain):
+            first = max(self._lines - 1, 0)
+            self.refresh(Region(0, first, width, max(lines - first, 1)))
+        else:
+            self.refresh()
+        self._lines = lines
 
     def settle(self) -> None:
         """Streaming is over (for this chunk): back to its exact height."""

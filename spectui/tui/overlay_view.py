@@ -55,8 +55,10 @@ def split_point(segments, limit: int) -> int | None:
         return None
     newlines, pos = [], 0
     for text, kind in segments:
-        if kind != REJECTED:
-            newlines += [pos + i for i, c in enumerate(text) if c == "\n"]
+        i = text.find("\n") if kind != REJECTED else -1
+        while i >= 0:
+            newlines.append(pos + i)
+            i = text.find("\n", i + 1)
         pos += len(text)
     before = [p for p in newlines if limit // 2 <= p < limit]
     after = [p for p in newlines if p >= limit]

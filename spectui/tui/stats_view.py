@@ -92,8 +92,11 @@ def rolling_tok_per_s(events: list[Event], n: int = WINDOW) -> float | None:
     return sum(len(r.tokens) for r in window) / (window[-1].t - since)
 
 
-def _row(label: str, value: Content | str, width: int = 13) -> Content:
-    return Content.assemble((f" {label:<{width}}", MUTED), value)
+LABEL = 15  # columns before a row's value
+
+
+def _row(label: str, value: Content | str) -> Content:
+    return Content.assemble((f" {label:<{LABEL - 2}} ", MUTED), value)
 
 
 def _section(title: str) -> Content:
@@ -140,7 +143,7 @@ def render(state: PanelState) -> Content:
         lines.append(_row("tokens", f"{state.n_past} / {state.n_ctx}"))
     lines += [Content(""), _section("Memory")]
     lines += [Content(" " + line) for line in state.memory.splitlines()]
-    lines += [Content(""), _section("Legend")] + [Content(" ") + line for line in legend_lines()]
+    lines += [Content(""), _section("Legend")] + legend_lines()
     return Content("\n").join(lines)
 
 
@@ -148,18 +151,18 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
     tm = summary.timing
     lines = [
         _row("tok/s turn", _num(tm.tok_per_s)),
-        _row(f"tok/s {WINDOW} rnd", _num(rolling_tok_per_s(events))),
+        _row(f"tok/s last {WINDOW}", _num(rolling_tok_per_s(events))),
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
     ]
     total = tm.t_draft_s + tm.t_verify_s + tm.t_other_s
     if total > 0:
         d, v = tm.t_draft_s / total, tm.t_verify_s / total
-        width = state.width - 14
+        width = state.width - LABEL
         nd = round(d * width)
         nv = min(width - nd, round(v * width))
         split = Content.assemble(("█" * nd, "$spec-draft"), ("█" * nv, "$primary"), ("░" * (width - nd - nv), MUTED))
         lines.append(_row("draft/verify", split))
-        lines.append(Content.styled(f" {'':13}draft {d:.0%}  verify {v:.0%}", MUTED))
+        lines.append(Content.styled(f" draft {d:.0%}, verify {v:.0%}, other {1 - d - v:.0%}", MUTED))
     baseline_turn = summary.spec_types == () and all(r.configured in ("", "none") for r in stats.rounds_of(events))
     if baseline_turn:
         lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
@@ -168,5 +171,5 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         lines.append(_row("speedup", Content.assemble((f"×{x:.2f}", "bold"), f" vs {state.baseline:.1f} tok/s")))
     else:
         lines.append(_row("speedup", Content.styled("-", MUTED)))
-        lines.append(Content.styled(" measure it: spec type none (ctrl+t),\n ask once, then switch back", MUTED))
+        lines.append(Content.styled(" to measure: spec type none\n (ctrl+t), ask, switch back", MUTED))
     return lines
