@@ -11,13 +11,13 @@ import argparse
 import os
 import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import platformdirs
 import tomli_w
 
 from spectui.errors import UserError
+from spectui.shipped import shipped_dir
 
 NOT_PRESET_KEYS = {"preset", "verbose", "log_file", "help"}
 
@@ -50,7 +50,7 @@ class Preset:
 
 
 def _shipped_files() -> dict[str, Path]:
-    root = resources.files("spectui.shipped_presets")
+    root = shipped_dir("presets")
     return {Path(f.name).stem: Path(str(f)) for f in root.iterdir() if f.name.endswith(".toml")}
 
 

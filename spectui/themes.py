@@ -12,7 +12,6 @@ app from starting.
 from __future__ import annotations
 
 import tomllib
-from importlib import resources
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
@@ -20,6 +19,7 @@ from textual.theme import Theme
 
 from spectui.overlay import KINDS
 from spectui.presets import config_dir
+from spectui.shipped import shipped_dir
 
 OVERLAY_VARIABLES = tuple(f"spec-{kind}" for kind in KINDS)
 COLOR_KEYS = (
@@ -115,7 +115,7 @@ def load_themes() -> tuple[list[Theme], list[str]]:
     spectui-light (by its `dark`), so `$spec-*` always resolves in CSS.
     """
     problems: list[str] = []
-    themes = _load_dir(resources.files("spectui.shipped_themes").iterdir(), problems)
+    themes = _load_dir(shipped_dir("themes").iterdir(), problems)
     defaults = {
         dark: themes[name].variables
         for dark, name in ((True, "spectui-dark"), (False, "spectui-light"))

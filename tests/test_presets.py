@@ -1,0 +1,96 @@
+"""Presets: shipped ones load, user ones override by name, bad ones stop with the file,
+the line or key, and the fix."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from spectui import presets
+from spectui.cli import build_parser
+from spectui.errors import UserError
+from spectui.launch import resolve
+from tests.test_run_command import spectui
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path))
+    return tmp_path
+
+
+def write_user(config_dir, name: str, text: str):
+    d = config_dir / "presets"
+    d.mkdir(exist_ok=True)
+    (d / f"{name}.toml").write_text(text, encoding="utf-8")
+    return d / f"{name}.toml"
+
+
+def test_shipped_presets_load():
+    names = presets.available()
+    assert {"default", "ngram", "ngram-simple", "smollm2", "qwen3-8b-0.6b"} <= names.keys()
+    d = presets.load("default")
+    assert d.shipped and d.values["spec_type"] == "draft-simple" and d.values["spec_draft_n_max"] == 3
+    assert presets.load("ngram").values["spec_type"] == "ngram-mod"
+
+
+def test_template_preset_says_to_fill_in_the_model_path():
+    with pytest.raises(UserError, match=r"qwen3-8b-0.6b.toml: key 'model': model file not found.*copy it to"):
+        presets.load("qwen3-8b-0.6b")
+
+
+def test_user_preset_overrides_a_shipped_one_by_name(config_dir):
+    write_user(config_dir, "ngram", 'model = "smollm2-135m-instruct-q4_1"\nspec_type = "ngram-simple"\n')
+    p = presets.load("ngram")
+    assert not p.shipped and p.values["spec_type"] == "ngram-simple"
+
+
+@pytest.mark.parametrize("text, match", [
+    ('spec_type = "ngram-mod"\nspec_draft_n_max = \n', r"bad\.toml: TOML syntax error.*line 2"),
+    ('spec_typo = "ngram-mod"\n', r"bad\.toml: unknown key 'spec_typo'; valid keys"),
+    ('spec_draft_n_max = "five"\n', r"bad\.toml: key 'spec_draft_n_max' must be int"),
+    ('flash_attn = "maybe"\n', r"bad\.toml: key 'flash_attn' must be one of on, off, auto"),
+    ('model = "/nowhere/model.gguf"\n', r"bad\.toml: key 'model': model file not found: /nowhere/model.gguf"),
+])
+def test_bad_presets_name_file_and_key(config_dir, text, match):
+    write_user(config_dir, "bad", text)
+    with pytest.raises(UserError, match=match):
+        presets.load("bad")
+
+
+def test_a_bad_preset_stops_the_cli_before_anything_starts(config_dir):
+    write_user(config_dir, "bad", 'spec_typo = 1\n')
+    r = spectui("run", "--preset", "bad", "hello")
+    assert r.returncode == 2 and "unknown key 'spec_typo'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_flags_override_the_preset_and_zero_is_a_value():
+    args = build_parser().parse_args(["run", "--preset", "smollm2", "--temp", "0", "--spec-draft-n-max", "5", "x"])
+    setup = resolve(args)
+    assert setup.temp == 0.0 and setup.spec_draft_n_max == 5 and setup.spec_type == "draft-simple"
+
+
+def test_target_without_draft_drops_the_presets_draft():
+    args = build_parser().parse_args(["run", "-m", "smollm2-135m-instruct-q4_1", "x"])
+    setup = resolve(args)
+    assert setup.model_draft is None and setup.spec_type == "ngram-mod" and setup.notes
+
+
+def test_save_user_preset_round_trips_atomically(config_dir):
+    setup = resolve(argparse.Namespace(preset="smollm2", spec_type="ngram-simple", temp=0.0))
+    path = presets.save_user("mine", setup.values, "my setup")
+    assert path.parent == config_dir / "presets" and not list(path.parent.glob("*.tmp"))
+    p = presets.load("mine")
+    assert p.description == "my setup" and p.values["spec_type"] == "ngram-simple" and p.values["temp"] == 0.0
+    with pytest.raises(UserError, match="invalid preset name"):
+        presets.save_user("../evil", {})
+
+
+def test_presets_cli_list_and_show():
+    r = spectui("presets", "list")
+    assert r.returncode == 0 and "default" in r.stdout and "ngram-simple" in r.stdout
+    r = spectui("presets", "show", "ngram")
+    assert r.returncode == 0 and 'spec_type = "ngram-mod"' in r.stdout
+    r = spectui("presets", "show", "nope")
+    assert r.returncode == 2 and "unknown preset 'nope'" in r.stderr
