@@ -1,6 +1,14 @@
 """spectui: a terminal chat app that makes speculative decoding visible."""
 
+import os
 from importlib.metadata import PackageNotFoundError, version
+
+# llama.cpp's OpenMP threads spin while they wait. When anything else wants a core (the
+# TUI drawing, a second model, another program) a spinning thread holds back the one it
+# waits for, and generation collapses (measured here: 64 tokens took over 120 s instead of
+# 3 s). Passive waiting costs little and keeps speed steady; a user's own setting wins.
+# It must be set before llama.cpp's library loads, hence here.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:
     __version__ = version("spectui")
