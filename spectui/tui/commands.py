@@ -62,7 +62,7 @@ OTHER_KEYS = (
 
 
 def key_display(keys: str) -> str:
-    """"ctrl+up,f3" -> "ctrl+↑ / f3", for the palette and the help screen."""
+    """"f1,question_mark" -> "f1 / ?", "ctrl+up" -> "ctrl+↑": for the palette and the help screen."""
     names = {"question_mark": "?", "up": "↑", "down": "↓", "escape": "esc"}
     out = []
     for key in keys.split(","):
