@@ -23,6 +23,7 @@ from spectui.bench.protocol import Config, Run
 from spectui.errors import UserError
 from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.spec_config import SpecConfig
+from tests.test_run_command import interruptible
 
 N = 16
 # 2 prompts (the first English qa and code prompt), 16 tokens, 1 thread: the machine is shared.
@@ -31,21 +32,9 @@ TINY = ["bench", "--preset", "smollm2", "--lang", "en", "--limit", "1", "-n", st
 CONFIGS = ["none", "draft-simple n=2", "ngram-simple n=2"]
 
 
-def _with_bench(build=cli.build_parser):
-    """cli.build_parser, with `bench` registered if cli does not register it (yet)."""
-    def build_parser():
-        parser = build()
-        sub = parser._subparsers._group_actions[0]
-        if "bench" not in sub.choices:
-            bench_command.add_parser(sub)
-        return parser
-    return build_parser
-
-
 @pytest.fixture
-def spectui(monkeypatch):
+def spectui():
     """Run `spectui ARGS...` in-process through cli.main (UserError -> exit 2)."""
-    monkeypatch.setattr(cli, "build_parser", _with_bench())
     return lambda *argv: cli.main(list(argv))
 
 
@@ -241,7 +230,6 @@ def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     files = {k: out / f"r.{k}" for k in ("json", "csv", "md")}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli, "build_parser", _with_bench())
         rc = cli.main(TINY + ["--repeat", "2", "--json", str(files["json"]), "--csv", str(files["csv"]),
                               "--markdown", str(files["md"])])
     return rc, json.loads(files["json"].read_text(encoding="utf-8")), files
@@ -331,11 +319,9 @@ def test_ctrl_c_after_the_first_configuration_writes_partial_results(spectui, mo
 def test_sigint_mid_run_keeps_finished_runs(tmp_path):
     """A real Ctrl+C in a subprocess, sent once the baseline's result line is printed."""
     out = tmp_path / "r.json"
-    script = ("import sys; from spectui import cli; from tests.test_bench import _with_bench; "
-              "cli.build_parser = _with_bench(); sys.exit(cli.main(sys.argv[1:]))")
-    proc = subprocess.Popen([sys.executable, "-c", script, *TINY, "--repeat", "1", "--json", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "spectui", *TINY, "--repeat", "1", "--json", str(out)],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                            cwd=os.path.dirname(os.path.dirname(__file__)))
+                            cwd=os.path.dirname(os.path.dirname(__file__)), preexec_fn=interruptible)
     killer = threading.Timer(120, proc.kill)
     killer.start()
     try:
