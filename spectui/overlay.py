@@ -29,23 +29,24 @@ LEGEND = {
 }
 
 
+def add_segments(into: list[tuple[str, str]], new) -> None:
+    """Append (text, kind) pieces, merging adjacent pieces of the same kind (fewer spans)."""
+    for text, kind in new:
+        if not text:
+            continue
+        if into and into[-1][1] == kind:
+            into[-1] = (into[-1][0] + text, kind)
+        else:
+            into.append((text, kind))
+
+
 def segments(r: Round, show_rejected: bool = True) -> list[tuple[str, str]]:
     """(text, kind) pieces of one round in display order, adjacent kinds merged."""
-    out: list[tuple[str, str]] = []
-
-    def add(text: str, kind: str) -> None:
-        if not text:
-            return
-        if out and out[-1][1] == kind:
-            out[-1] = (out[-1][0] + text, kind)
-        else:
-            out.append((text, kind))
-
     accepted, last = r.tokens[: r.n_accepted], r.tokens[r.n_accepted:]
-    for t in accepted:
-        add(t.piece, t.source.value)
+    pieces = [(t.piece, t.source.value) for t in accepted]
     if show_rejected:
-        add(r.rejected_text, REJECTED)
-    for t in last:
-        add(t.piece, t.source.value)
+        pieces.append((r.rejected_text, REJECTED))
+    pieces += [(t.piece, t.source.value) for t in last]
+    out: list[tuple[str, str]] = []
+    add_segments(out, pieces)
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from spectui.events import Event, Round, StopReason, TurnEnd
 from spectui.history import Message
+from spectui.overlay import add_segments
 from spectui.overlay import segments as round_segments
 from spectui.spec_config import SpecConfig
 from spectui.stats import summarize
@@ -15,17 +16,6 @@ from spectui.stats import summarize
 
 def config_label(spec_type: str, n_max: int) -> str:
     return f"{spec_type} n-max {n_max}" if spec_type != "none" else "none"
-
-
-def add_segments(into: list[tuple[str, str]], new: list[tuple[str, str]]) -> None:
-    """Append overlay segments, merging adjacent pieces of the same kind (fewer spans)."""
-    for text, kind in new:
-        if not text:
-            continue
-        if into and into[-1][1] == kind:
-            into[-1] = (into[-1][0] + text, kind)
-        else:
-            into.append((text, kind))
 
 
 class LiveTurn:
