@@ -31,7 +31,7 @@ from spectui.errors import UserError
 from spectui.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.model import Context, ContextFull, ContextParams, Detokenizer, Model
 from spectui.sampling import SamplingParams
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
 
 
 @dataclass
@@ -110,8 +110,6 @@ class Session:
 
     def available_types(self) -> tuple[str, ...]:
         """Spec types the loaded models allow (the TUI cycles through these)."""
-        from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES
-
         return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self.draft else ()) + ("auto",)
 
     def cancel(self) -> None:

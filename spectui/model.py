@@ -308,9 +308,6 @@ class Context:
             llama_cpp.llama_free(self.ptr)
             self.ptr = None
 
-    def set_threads(self, n: int) -> None:
-        llama_cpp.llama_set_n_threads(self.ptr, n, n)
-
     @property
     def n_past(self) -> int:
         return len(self.tokens)

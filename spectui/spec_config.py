@@ -6,7 +6,7 @@ combined types are asked for a draft.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 from spectui.errors import UserError
 
@@ -55,10 +55,6 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(t for t in PRIORITY if t in names)
 
 
-def types_label(types: tuple[str, ...]) -> str:
-    return ",".join(types)
-
-
 @dataclass(frozen=True)
 class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
@@ -75,7 +71,6 @@ class SpecConfig:
     ngram_mod_n_match: int = 24
     ngram_mod_n_min: int = 48
     ngram_mod_n_max: int = 64
-    extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
         if not 0 <= self.draft_n_max <= N_MAX_LIMIT:
@@ -93,7 +88,7 @@ class SpecConfig:
 
     @property
     def label(self) -> str:
-        return types_label(self.types)
+        return ",".join(self.types)
 
     @property
     def needs_draft_model(self) -> bool:
@@ -107,7 +102,6 @@ class SpecConfig:
 
     def as_dict(self) -> dict:
         d = asdict(self)
-        d.pop("extra")
         d["spec_type"] = self.label
         d["types"] = list(self.types)
         return d
