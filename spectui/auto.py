@@ -8,18 +8,28 @@ of batch size, the draft model's step time, and acceptance per position for each
 Expected tokens of a k-token draft with conditional acceptance a_1..a_k (a_i: position i
 accepted given 1..i-1 were) = 1 + sum_i prod_{j<=i} a_j; its cost = T(k+1) + draft cost.
 The choice maximises tokens per second; "none" is 1 / T(1).
+
+Learning what the draft model would accept costs real time: a probe drafts a couple of
+tokens, and first the draft cache must catch up on every token since it was last used
+(on a 2-core CPU, ~9 ms per token for a 0.5B draft). Probes therefore come from a budget,
+PROBE_BUDGET of the time this text has generated so far, so auto never spends much to
+find out that the draft model does not pay. Until the draft model is measured, its step
+is assumed to cost the target's step scaled by their parameter counts.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Callable
 
 NGRAM = "ngram-simple"
 DRAFT = "draft-simple"
 PRIOR_SLOPE = 0.35  # verify cost per extra batch token, relative to T(1), before any measurement
 PROBE_START = 24  # rounds a source may stay off before a short probe
 PROBE_MAX = 384
+PROBE_K = 2  # tokens a probe drafts
+PROBE_BUDGET = 0.02  # probes may cost at most this share of the time generated so far
 WINDOW = 64  # acceptance observations kept per source and position
 EMA = 0.2  # weight of a new timing: reacts to load changes within a few rounds
 MIN_GAIN = 1.05  # speculate only for an expected gain of 5% or more: estimates are noisy
@@ -86,8 +96,6 @@ def decide(costs: Costs, accept: dict[str, list[float]], ngram_len: int, has_dra
         options.append((NGRAM, min(ngram_len, n_max), costs.ngram_lookup, 0.0))
     if has_draft and costs.draft_step is not None:
         options.append((DRAFT, n_max, 0.0, costs.draft_step))
-    elif has_draft:
-        probe = probe or DRAFT  # never measured: try it once
     for source, k_max, fixed, per_step in options:
         for k in range(1, k_max + 1):
             rate = expected_tokens(accept[source], k) / (costs.t_verify(k + 1) + fixed + per_step * k)
@@ -95,7 +103,7 @@ def decide(costs: Costs, accept: dict[str, list[float]], ngram_len: int, has_dra
             if gain > best.gain:
                 best = Decision(source, k, gain, f"expected {gain:.2f}x")
     if probe and best.source != probe and (probe != NGRAM or ngram_len > 0):
-        k = min(2, n_max, ngram_len if probe == NGRAM else n_max)
+        k = min(PROBE_K, n_max, ngram_len if probe == NGRAM else n_max)
         if k > 0:
             return Decision(probe, k, best.gain, f"probe {probe} (best: {best.reason})")
     return best
@@ -110,10 +118,16 @@ class _Source:
     probe_every: int = PROBE_START  # doubles after each probe; back to the start once it pays
 
     def estimates(self, n: int) -> list[float]:
+        """Conditional acceptance per position. Position 1 starts as a coin flip (a Beta(1, 1)
+        prior); a later one, until observed, as the one before it: once a draft is on track
+        it tends to stay so, and long drafts are only observed if they are tried."""
         while len(self.obs) < n:
             self.obs.append(deque(maxlen=WINDOW))
-        # Beta(1, 1) prior: an unseen position counts as a coin flip.
-        return [(sum(o) + 1) / (len(o) + 2) for o in self.obs[:n]]
+        out, prior = [], 0.5
+        for o in self.obs[:n]:
+            prior = (sum(o) + 2 * prior) / (len(o) + 2)
+            out.append(prior)
+        return out
 
     def observe(self, n_tried: int, n_accepted: int) -> None:
         self.estimates(n_tried)
@@ -121,25 +135,77 @@ class _Source:
             self.obs[i].append(1 if i < n_accepted else 0)
 
 
-class Controller:
-    """Keeps the online figures for `decide` and turns rounds into observations."""
+def _ema(old: float | None, new: float) -> float:
+    return new if old is None else (1 - EMA) * old + EMA * new
 
-    def __init__(self):
+
+class Controller:
+    """Keeps the online figures for `decide` and turns rounds into observations.
+
+    `draft_ratio`: the draft model's parameter count over the target's, for the prior
+    on the draft's costs; None without a draft model.
+    """
+
+    def __init__(self, draft_ratio: float | None = None):
+        self.draft_ratio = draft_ratio
         self.verify: dict[int, float] = {}
-        self.draft_step: float | None = None
+        self.draft_step: float | None = None  # measured, sync excluded
+        self.draft_sync: float | None = None  # per token the draft cache catches up on
+        self.prefill: float | None = None  # the target's prompt processing, per token
         self.ngram_lookup = 0.0
+        self.elapsed = 0.0  # seconds of rounds observed
+        self.probe_spent = 0.0  # what probes cost beyond the no-draft rounds they replaced
         self.sources = {NGRAM: _Source(), DRAFT: _Source()}
 
-    def costs(self) -> Costs:
-        return Costs(dict(self.verify), self.draft_step, self.ngram_lookup)
+    def forget_text(self) -> None:
+        """A new text (the benchmark's cold runs). Kept: what the machine costs, and how
+        often the draft model agrees with the target (a property of the pair more than of
+        the text). Started over: n-gram acceptance, which is all about the text, and the
+        probe budget, so one text never pays for probes budgeted on another's time."""
+        self.sources[NGRAM] = _Source()
+        self.sources[DRAFT].idle = 0
+        self.elapsed = self.probe_spent = 0.0
 
-    def choose(self, ngram_len: int, has_draft: bool, n_max: int) -> Decision:
+    def _draft_step(self) -> float | None:
+        if self.draft_step is not None:
+            return self.draft_step
+        if self.draft_ratio is None or 1 not in self.verify:
+            return None
+        return self.draft_ratio * self.verify[1]
+
+    def _sync_per_token(self, step: float) -> float:
+        if self.draft_sync is not None:
+            return self.draft_sync
+        if self.prefill is not None and self.draft_ratio is not None:
+            return self.draft_ratio * self.prefill
+        return 0.25 * step  # a token in a batch costs about a quarter of a single step on a CPU
+
+    def costs(self) -> Costs:
+        return Costs(dict(self.verify), self._draft_step(), self.ngram_lookup)
+
+    def probe_cost(self, draft_behind: int) -> float | None:
+        """Expected extra seconds of a draft-model probe: catching up, PROBE_K steps, the
+        larger verify batch; None before anything is measured."""
+        step = self._draft_step()
+        if step is None:
+            return None
+        c = self.costs()
+        return draft_behind * self._sync_per_token(step) + PROBE_K * step + c.t_verify(PROBE_K + 1) - c.t_verify(1)
+
+    def choose(self, ngram_len: int, has_draft: bool, n_max: int,
+               draft_behind: Callable[[], int] = lambda: 0) -> Decision:
+        """`draft_behind` counts the tokens the draft cache would have to catch up on
+        (asked only when a probe is due)."""
         if n_max <= 0:
             return Decision(None, 0, 1.0, "n-max 0")
         # n-gram estimates stay current for free (see observe); the draft model needs probes.
         src = self.sources[DRAFT]
-        probe = DRAFT if has_draft and src.idle >= src.probe_every else None
-        accept = {name: src.estimates(n_max) for name, src in self.sources.items()}
+        probe = None
+        if has_draft and src.idle >= src.probe_every:
+            cost = self.probe_cost(draft_behind())
+            if cost is not None and self.probe_spent + cost <= PROBE_BUDGET * self.elapsed:
+                probe = DRAFT
+        accept = {name: s.estimates(n_max) for name, s in self.sources.items()}
         d = decide(self.costs(), accept, ngram_len, has_draft, n_max, probe)
         if d.reason.startswith("probe"):
             src.probe_every = min(PROBE_MAX, src.probe_every * 2)
@@ -147,24 +213,34 @@ class Controller:
             src.probe_every = PROBE_START  # it pays again: probe soon after it stops paying
         return d
 
+    def observe_prefill(self, n_tokens: int, seconds: float) -> None:
+        """The target's prompt processing: with the parameter ratio, the prior on what
+        catching up the draft cache costs."""
+        if n_tokens >= 32:
+            self.prefill = _ema(self.prefill, seconds / n_tokens)
+
     def observe(self, decision: Decision, n_drafted: int, n_accepted: int, t_draft: float, t_verify: float,
-                t_lookup: float, ngram_candidate: list[int], emitted: list[int]) -> None:
+                t_lookup: float, ngram_candidate: list[int], emitted: list[int],
+                t_sync: float = 0.0, n_synced: int = 0) -> None:
+        """One round: `t_draft` is the draft model's time including `t_sync`, the time
+        its cache took to catch up on `n_synced` tokens; `t_lookup` the n-gram lookup."""
+        t_single = self.verify.get(1)
         b = n_drafted + 1
-        old = self.verify.get(b)
-        self.verify[b] = t_verify if old is None else (1 - EMA) * old + EMA * t_verify
-        self.ngram_lookup = (1 - EMA) * self.ngram_lookup + EMA * t_lookup
+        self.verify[b] = _ema(self.verify.get(b), t_verify)
+        self.ngram_lookup = _ema(self.ngram_lookup, t_lookup)
+        self.elapsed += t_lookup + t_draft + t_verify
         for name, src in self.sources.items():
             src.idle = 0 if decision.source == name and n_drafted else src.idle + 1
+        if decision.reason.startswith("probe") and t_single is not None:
+            self.probe_spent += t_draft + t_verify - (n_accepted + 1) * t_single
         if decision.source == DRAFT and n_drafted:
-            step = t_draft / n_drafted
-            self.draft_step = step if self.draft_step is None else (1 - EMA) * self.draft_step + EMA * step
-            src = self.sources[DRAFT]
-            src.observe(n_drafted, n_accepted)
-        if decision.source == NGRAM and n_drafted:
-            self.sources[NGRAM].observe(n_drafted, n_accepted)
-        elif ngram_candidate:
-            # Free counterfactual: how much of the unused n-gram candidate matched what the
-            # target produced (positions past the emitted tokens stay unknown).
+            self.draft_step = _ema(self.draft_step, (t_draft - t_sync) / n_drafted)
+            if n_synced >= 8:  # a single token's decode is a step, not a batch
+                self.draft_sync = _ema(self.draft_sync, t_sync / n_synced)
+            self.sources[DRAFT].observe(n_drafted, n_accepted)
+        if ngram_candidate:
+            # Free counterfactual: how much of the n-gram candidate, used or not, matched what
+            # the target produced (positions past the emitted tokens stay unknown).
             n_match = 0
             for a, b in zip(ngram_candidate, emitted):
                 if a != b:

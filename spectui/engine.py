@@ -91,7 +91,7 @@ class Session:
         self._cancel = threading.Event()
         self._drafters: dict[str, object] = {}
         self._begun: set[str] = set()
-        self._auto = auto.Controller()
+        self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
         self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
 
     # --- live control (any thread) ------------------------------------------------
@@ -117,12 +117,13 @@ class Session:
 
     def reset(self) -> None:
         """Forget every cached token and drafter state: the next turn starts cold
-        (the benchmark measures each run from scratch)."""
+        (the benchmark measures each run from scratch). `auto` keeps what it measured of
+        the machine's costs, as it does between the turns of a chat."""
         for c in (self.ctx, self.draft_ctx):
             if c is not None:
                 c.truncate(0)
         self._drafters.clear()
-        self._auto = auto.Controller()
+        self._auto.forget_text()
 
     def close(self) -> None:
         for c in (self.ctx, self.draft_ctx):
@@ -164,8 +165,10 @@ class Session:
         return d
 
     def _types_in_use(self, spec: SpecConfig) -> tuple[str, ...]:
+        """The types begun at turn start. auto begins only the n-gram drafter: the draft
+        model catches up when (and if) auto uses it, so TTFT stays that of `none`."""
         if spec.types == ("auto",):
-            return (auto.NGRAM, auto.DRAFT) if self.draft else (auto.NGRAM,)
+            return (auto.NGRAM,)
         return tuple(t for t in spec.types if t != "none")
 
     def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int) -> _Draft:
@@ -185,15 +188,16 @@ class Session:
         ngram = self._ready(auto.NGRAM, spec, seq[:-1])
         candidate = ngram.draft(seq, n_max)
         t_lookup = time.perf_counter() - t0
-        dec = self._auto.choose(len(candidate), self.draft is not None, n_max)
+        model = self._drafter(auto.DRAFT, spec) if self.draft else None  # syncs itself in draft()
+        dec = self._auto.choose(len(candidate), model is not None, n_max,
+                                draft_behind=lambda: len(seq) - 1 - model.ctx.common_prefix(seq[:-1]))
         out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
                      decision=dec, candidate=candidate, t_lookup=t_lookup)
         if dec.source == auto.NGRAM:
             out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
         elif dec.source == auto.DRAFT:
-            d = self._ready(auto.DRAFT, spec, seq[:-1])
-            out.spec_type, out.drafter, out.tokens = auto.DRAFT, d, d.draft(seq, dec.k)
-            out.q_rows = d.q_rows
+            out.spec_type, out.drafter, out.tokens = auto.DRAFT, model, model.draft(seq, dec.k)
+            out.q_rows = model.q_rows
         return out
 
     # --- generation ---------------------------------------------------------------
@@ -219,7 +223,9 @@ class Session:
                           error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}")
             return
         self.ctx.truncate(n_keep)
+        t_decode = time.perf_counter()
         self.ctx.decode(prompt[n_keep:-1])
+        self._auto.observe_prefill(len(prompt) - 1 - n_keep, time.perf_counter() - t_decode)
         self._begun.clear()
         for spec_type in self._types_in_use(spec):
             self._ready(spec_type, spec, prompt[:-1])
@@ -272,8 +278,9 @@ class Session:
             if dr.drafter is not None:
                 dr.drafter.accept(n_acc)
             if dr.decision is not None:
+                synced = (dr.drafter.t_sync, dr.drafter.n_synced) if isinstance(dr.drafter, DraftModel) else (0.0, 0)
                 self._auto.observe(dr.decision, len(draft), n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
-                                   dr.candidate, draft[:n_acc] + [nxt])
+                                   dr.candidate, draft[:n_acc] + [nxt], *synced)
             # The cache holds id_last + the whole draft: drop the rejected tail.
             self.ctx.truncate(len(seq) + n_acc)
 

@@ -112,6 +112,15 @@ def speedup(tok_per_s: float | None, baseline_tok_per_s: float | None) -> float 
     return _rate(tok_per_s, baseline_tok_per_s)
 
 
+def first_divergence(a: Sequence[int], b: Sequence[int]) -> int | None:
+    """Index of the first differing token; the shorter length if one is a prefix; None if equal
+    (the benchmark's greedy agreement and the TUI's A/B verdict)."""
+    a, b = tuple(a), tuple(b)
+    if a == b:
+        return None
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
 def _percentiles(samples: Sequence[float]) -> tuple[float | None, float | None]:
     if len(samples) == 0:
         return None, None

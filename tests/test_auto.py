@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spectui.auto import DRAFT, NGRAM, PROBE_START, Controller, Costs, decide, expected_tokens
+from spectui.auto import (DRAFT, NGRAM, PROBE_BUDGET, PROBE_START, Controller, Costs, Decision, decide,
+                          expected_tokens)
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B
 # draft step costs 43% of a 1.5B target step.
@@ -58,29 +59,68 @@ def test_ngram_draft_is_capped_by_the_candidate_and_n_max():
     assert (d.source, d.k) == (NGRAM, 3)
 
 
-def _round(c: Controller, accept_draft: int = 2):
-    d = c.choose(ngram_len=0, has_draft=True, n_max=4)
+def _round(c: Controller, accept_draft: int = 2, behind: int = 0, sync: float = 0.009):
+    """One round on the CPU figures; a draft-model round first catches up `behind` tokens."""
+    d = c.choose(ngram_len=0, has_draft=True, n_max=4, draft_behind=lambda: behind)
     n = d.k if d.source else 0
-    c.observe(d, n, min(n, accept_draft), t_draft=0.028 * n, t_verify=CPU.t_verify(n + 1), t_lookup=0.0,
-              ngram_candidate=[], emitted=[1] * (min(n, accept_draft) + 1))
+    synced = behind if d.source == DRAFT else 0
+    c.observe(d, n, min(n, accept_draft), t_draft=0.028 * n + sync * synced, t_verify=CPU.t_verify(n + 1),
+              t_lookup=0.0, ngram_candidate=[], emitted=[1] * (min(n, accept_draft) + 1),
+              t_sync=sync * synced, n_synced=synced)
     return d
 
 
-def test_reprobes_a_switched_off_source_with_backoff():
-    c = Controller()
-    first = _round(c)
-    assert first.source == DRAFT  # never measured: tried once
-    decisions = [_round(c) for _ in range(8 * PROBE_START)]
+def test_the_draft_model_is_not_tried_blind():
+    c = Controller(draft_ratio=0.35)
+    # Nothing measured yet: no cost to weigh a draft against, so no draft.
+    assert c.choose(ngram_len=0, has_draft=True, n_max=4).source is None
+    _round(c)
+    # After one target step the draft's step is priced by the parameter ratio.
+    assert c.costs().draft_step == pytest.approx(0.35 * CPU.t_verify(1))
+
+
+def test_reprobes_a_switched_off_source_with_backoff_within_the_budget():
+    c = Controller(draft_ratio=0.43)
+    decisions = []
+    for _ in range(20 * PROBE_START):
+        decisions.append(_round(c, accept_draft=0))  # the draft model never pays
+        assert c.probe_spent <= PROBE_BUDGET * c.elapsed + 1e-9
     probes = [i for i, d in enumerate(decisions) if d.source == DRAFT]
     assert probes, "a switched-off draft model must be probed again"
     assert all(decisions[i].reason.startswith("probe") for i in probes)
-    assert len(probes) >= 2 and probes[0] >= PROBE_START
-    assert probes[1] - probes[0] > probes[0] + 1  # each interval longer than the one before
+    assert len(probes) >= 3 and probes[0] >= PROBE_START
+    gaps = [b - a for a, b in zip(probes, probes[1:])]
+    assert gaps[1] > gaps[0]  # backing off: each interval longer than the one before
+    assert c.draft_step == pytest.approx(0.028)  # measured, replacing the prior
+
+
+def test_a_draft_cache_far_behind_defers_the_probe():
+    def first_probe(behind: int) -> int:
+        c = Controller(draft_ratio=0.43)
+        for i in range(2000):
+            if _round(c, behind=behind).source == DRAFT:
+                return i
+        return 2000
+
+    near, far = first_probe(0), first_probe(300)
+    # Two draft steps and a bigger batch (~0.1 s) fit 2% of the time after ~80 rounds.
+    assert PROBE_START <= near < 100
+    # 300 tokens to catch up (~2.7 s at 9 ms/token) wait until 2% of the time generated
+    # covers them: 2.7 s / 0.02 / 66 ms per round = about 2000 rounds.
+    assert far > 1000
+
+
+def test_catching_up_is_not_counted_as_draft_step_cost():
+    c = Controller(draft_ratio=0.43)
+    while _round(c, behind=40).source != DRAFT:
+        pass
+    assert c.draft_step == pytest.approx(0.028)
+    assert c.draft_sync == pytest.approx(0.009)
 
 
 def test_notices_when_the_machine_gets_faster_for_the_draft():
-    c = Controller()
-    for _ in range(3):
+    c = Controller(draft_ratio=0.43)
+    for _ in range(3 * PROBE_START):
         _round(c, accept_draft=4)
     assert c.choose(0, True, 4).source is None  # CPU figures: not worth it
     # the draft model gets cheap and batches free (e.g. the other load went away / a GPU)
@@ -88,6 +128,20 @@ def test_notices_when_the_machine_gets_faster_for_the_draft():
         c.verify[b] = 0.066
     c.draft_step = 0.002
     assert c.choose(0, True, 4).source == DRAFT
+
+
+def test_a_new_text_keeps_costs_and_the_pair_but_not_ngram_acceptance_or_budget():
+    c = Controller(draft_ratio=0.43)
+    for _ in range(12 * PROBE_START):
+        _round(c, accept_draft=0)
+    c.observe(decide(c.costs(), {NGRAM: flat(0.5), DRAFT: flat(0.5)}, 0, False, 4), 0, 0, 0.0, 0.066, 0.0,
+              ngram_candidate=[5, 6], emitted=[5])
+    costs, draft_accept = c.costs(), c.sources[DRAFT].estimates(2)
+    assert draft_accept[0] < 0.5 and c.sources[NGRAM].estimates(1)[0] > 0.5 and c.elapsed > 0
+    c.forget_text()
+    assert c.costs() == costs and c.sources[DRAFT].estimates(2) == draft_accept
+    assert c.sources[NGRAM].estimates(2) == [0.5, 0.5]
+    assert c.elapsed == c.probe_spent == 0.0
 
 
 def test_unused_ngram_candidates_still_teach_acceptance():
@@ -99,4 +153,15 @@ def test_unused_ngram_candidates_still_teach_acceptance():
         c.observe(none, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[5, 6, 7], emitted=[5])
     after = c.sources[NGRAM].estimates(3)
     assert after[0] > 0.9 > before[0]
-    assert after[1] == before[1]  # position 2 was never observed
+    # position 2 was never observed: until it is, it is taken to be like position 1
+    assert not c.sources[NGRAM].obs[1] and after[1] == after[0]
+
+
+def test_a_used_ngram_draft_is_scored_one_position_past_its_length():
+    c = Controller()
+    c.verify = {1: 0.066, 2: 0.09}
+    use_one = Decision(NGRAM, 1, 1.2, "expected 1.20x")
+    for _ in range(10):  # k=1 drafted and accepted; the target's next token was the candidate's 2nd
+        c.observe(use_one, 1, 1, 0.0, 0.09, 0.0, ngram_candidate=[5, 6, 7], emitted=[5, 6])
+    assert [len(o) for o in c.sources[NGRAM].obs] == [10, 10]  # position 3: unknown
+    assert c.sources[NGRAM].estimates(2)[1] > 0.9

@@ -9,14 +9,19 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from textual.widgets import Input, Select
 
 from spectui import history, launch
 from spectui.chat_command import add_parser
 from spectui.engine import Session
+from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.settings import save_settings
+from spectui.spec_config import SpecConfig
 from spectui.tui import app as app_module
+from spectui.tui.ab_screen import RunEnded, SideStarted
 from spectui.tui.app import SpecApp
 from spectui.tui.chat_input import ChatInput
+from spectui.tui.streaming import TurnEvents
 
 SIZE = (120, 36)
 
@@ -87,3 +92,52 @@ def test_saved_chat_markdown_without_panel(snap_compare, session, setup):
 def test_help_screen(snap_compare, session, setup):
     session.configure(setup.spec())
     assert snap_compare(SpecApp(setup, session=session), press=["f1"], terminal_size=SIZE, run_before=steady)
+
+
+# A recorded A/B run: the same answer, per token with spec type none (A) and in draft-simple
+# rounds with one rejected draft (B), replayed into the A/B screen; the times are fixed.
+ANSWER_ROUNDS = [(["def", " add", "(a"], "", ","), ([" b"], " c", "):\n"), (["   ", " return", " a"], "", " +"),
+                 ([" b"], "", "\n")]
+
+
+def recorded(spec_type: str, rounds: list[tuple[list[str], str, str]], tok_per_s: float) -> list:
+    """A turn from (accepted pieces, rejected text, the target's piece) per round."""
+    ids: dict[str, int] = {}
+    events = [TurnStart(t=0.0, n_prompt=20, n_prompt_decoded=20, n_ctx=4096,
+                        config=SpecConfig(types=(spec_type,)).as_dict()), PromptDone(t=0.25, t_prompt=0.25)]
+    t, emitted = 0.25, []
+    for i, (accepted, rejected, last) in enumerate(rounds):
+        tokens = [Token(ids.setdefault(p, len(ids)), p, Source.DRAFT) for p in accepted]
+        tokens.append(Token(ids.setdefault(last, len(ids)), last, Source.TARGET))
+        drafted = tuple(range(len(accepted) + bool(rejected)))
+        t += len(tokens) / tok_per_s
+        emitted += tokens
+        events.append(Round(index=i, t=t, spec_type=spec_type if drafted else None, drafted=drafted,
+                            n_accepted=len(accepted), rejected=drafted[len(accepted):], rejected_text=rejected,
+                            tokens=tuple(tokens), t_draft=0.002 * len(drafted), t_verify=0.01, t_other=0.0, n_max=3,
+                            verify="greedy", n_past=20 + len(emitted), configured=spec_type))
+    events.append(TurnEnd(t=t, stop_reason=StopReason.EOS, text="".join(tok.piece for tok in emitted),
+                          n_generated=len(emitted), tokens=tuple(tok.id for tok in emitted)))
+    return events
+
+
+async def replay_ab(pilot) -> None:
+    await pilot.press("f2")
+    screen = pilot.app.screen
+    prompt = screen.query_one("#ab-prompt", Input)
+    prompt.cursor_blink = False
+    prompt.value = "Write a python function that adds two numbers."
+    screen.query_one("#type-a", Select).value = "none"
+    per_token = [([], "", p) for accepted, _, last in ANSWER_ROUNDS for p in accepted + [last]]
+    for side, (spec_type, rounds, tok_per_s) in enumerate((("none", per_token, 20.0),
+                                                            ("draft-simple", ANSWER_ROUNDS, 50.0))):
+        screen.post_message(SideStarted(side, SpecConfig(types=(spec_type,))))
+        screen.post_message(TurnEvents(recorded(spec_type, rounds, tok_per_s)))
+    screen.post_message(RunEnded())
+    while screen.verdict is None:
+        await pilot.pause()
+
+
+def test_ab_screen_recorded_run(snap_compare, session, setup):
+    session.configure(setup.spec())
+    assert snap_compare(SpecApp(setup, session=session), terminal_size=(140, 40), run_before=replay_ab)

@@ -29,7 +29,7 @@ import numpy as np
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.bench.verdict import verdicts
 from spectui.errors import UserError
-from spectui.stats import acceptance, mean_acceptance_length, per_position_acceptance, speedup
+from spectui.stats import acceptance, first_divergence, mean_acceptance_length, per_position_acceptance, speedup
 
 SCHEMA = "spectui-bench/1"
 MEDIAN_NOTE = (
@@ -60,13 +60,6 @@ def _first_runs(runs: list[Run]) -> dict[str, tuple[int, ...]]:
         if r.prompt.id not in out or r.repeat < out[r.prompt.id].repeat:
             out[r.prompt.id] = r
     return {pid: r.tokens for pid, r in out.items()}
-
-
-def _first_divergence(a: tuple[int, ...], b: tuple[int, ...]) -> int | None:
-    """Index of the first differing token; the shorter length if one is a prefix; None if equal."""
-    if a == b:
-        return None
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 def _spread(values: list[dict]) -> float | None:
@@ -150,7 +143,7 @@ def _against_baseline(row: dict, base: dict, runs: list[Run], base_runs: list[Ru
     firsts, mine = _first_runs(base_runs), _first_runs(runs)
     common = [p for p in mine if p in firsts]
     if common:
-        row["divergence"] = {p: _first_divergence(mine[p], firsts[p]) for p in common}
+        row["divergence"] = {p: first_divergence(mine[p], firsts[p]) for p in common}
         diverged = [d for d in row["divergence"].values() if d is not None]
         row["identical_share"] = (len(common) - len(diverged)) / len(common)
         row["first_divergence"] = min(diverged) if diverged else None

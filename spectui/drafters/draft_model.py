@@ -8,6 +8,7 @@ per round the draft costs one batch (new history + id_last) and n-1 single decod
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 import numpy as np
@@ -31,19 +32,25 @@ class DraftModel:
         # q rows of the last draft when it was sampled from them (rejection sampling
         # needs the distribution each token was drawn from); None means one-hot.
         self.q_rows: list[np.ndarray] | None = None
+        # What the last draft() spent catching its cache up (auto tells it from step cost).
+        self.t_sync = 0.0
+        self.n_synced = 0
 
     def begin(self, prompt: Sequence[int]) -> None:
         """Prefill the draft cache with the context (the first round adds id_last)."""
         self._sync(prompt)
 
     def _sync(self, history: Sequence[int]) -> None:
+        t0 = time.perf_counter()
         n_keep = self.ctx.common_prefix(history)
         self.ctx.truncate(n_keep)
         if n_keep < len(history):
             self.ctx.decode(history[n_keep:])
+        self.t_sync, self.n_synced = time.perf_counter() - t0, len(history) - n_keep
 
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         self.q_rows = None
+        self.t_sync, self.n_synced = 0.0, 0
         if n_max <= 0:
             return []
         room = self.ctx.n_ctx - len(tokens)

@@ -33,6 +33,7 @@ from spectui.resources import describe_gpu, process_rss
 from spectui.settings import load_settings, save_settings
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.themes import load_themes
+from spectui.tui.ab_screen import ABScreen
 from spectui.tui.chat_input import ChatInput
 from spectui.tui.commands import SpecCommands, bindings, chat_entries
 from spectui.tui.help_screen import HelpScreen
@@ -204,6 +205,10 @@ class SpecApp(App):
         return self.session is not None
 
     def _configure(self, spec: SpecConfig) -> None:
+        if self.comparing:
+            self.notify("The A/B view uses the models: choose its configurations there, or close it (esc).",
+                        severity="warning")
+            return
         try:
             self.session.configure(spec)
         except UserError as e:
@@ -244,10 +249,17 @@ class SpecApp(App):
     def generating(self) -> bool:
         return self.turn is not None and self.turn.running
 
+    @property
+    def comparing(self) -> bool:
+        """The A/B view is open: it runs the session, so the chat and its configuration wait."""
+        return any(isinstance(s, ABScreen) for s in self.screen_stack)
+
     def _idle(self, doing: str) -> bool:
         if self.generating:
             self.notify(f"Stop the answer first (esc), then {doing}.", severity="warning")
-        return not self.generating
+        elif self.comparing:
+            self.notify(f"Close the A/B view first (esc), then {doing}.", severity="warning")
+        return not (self.generating or self.comparing)
 
     async def _show_chat(self) -> None:
         """Rebuild the transcript from self.chat (start, new chat, open chat)."""
@@ -480,6 +492,11 @@ class SpecApp(App):
 
     def action_choose_theme(self) -> None:
         self.search_themes()
+
+    def action_compare(self) -> None:
+        if not self.comparing and self._need_session() and self._idle("compare"):
+            self.push_screen(ABScreen(self.session, self.setup.system, GenerationLimits(n_predict=self.setup.n_predict),
+                                      self.settings["show_rejected"]))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -45,6 +45,8 @@ COMMANDS = (
     Command("f5", "switch_preset", "preset", "Switch preset…", "Load another preset's models in the background"),
     Command("f4", "save_preset", "save preset", "Save configuration as a preset…",
             "Save the models and the current speculation settings as a user preset"),
+    Command("f2", "compare", "A/B", "A/B comparison…",
+            "Run one prompt with two configurations, side by side, then compare speed, acceptance and output"),
     Command("f8", "cycle_theme", "theme", "Next theme", "Cycle through the themes (remembered)"),
     Command("f9", "choose_theme", "themes", "Choose theme…", "Pick a theme from a list (remembered)"),
     Command("", "copy_answer", "copy", "Copy the last answer",

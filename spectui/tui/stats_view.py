@@ -173,3 +173,18 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         lines.append(_row("speedup", Content.styled("-", MUTED)))
         lines.append(Content.styled(" to measure: spec type none\n (ctrl+t), ask, switch back", MUTED))
     return lines
+
+
+def compact(events: list[Event]) -> Content:
+    """One side of the A/B screen: the panel's speed and acceptance rows, for a narrow pane."""
+    if not events:
+        return Content.styled(" waiting", MUTED)
+    summary = stats.summarize(events)
+    tm = summary.timing
+    lines = [
+        _row("tok/s turn", _num(tm.tok_per_s)),
+        _row("accepted", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
+        _row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")),
+        _row("first token", _num(tm.ttft_s, ".2f", " s")),
+    ]
+    return Content("\n").join(lines + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)])
