@@ -28,10 +28,11 @@ DEFAULT_N_MAX = "3,5,8"
 
 EPILOG = f"""\
 protocol: the baseline (spec type none) and each spec-type set x each n-max, one variable
-at a time. Per configuration: one warm-up run (the first prompt, not counted), then
---repeat passes over the prompts; every run starts cold and generates exactly -n tokens
-(end of generation ignored unless --respect-eos). Temperature 0 (greedy) and seed 0
-unless --temp/--seed are given.
+at a time. First one warm-up run per configuration (the first prompt, not counted), then
+--repeat passes; a pass runs each prompt with every configuration in turn, so drift on a
+busy or throttling machine hits all configurations alike. Every run starts cold and
+generates exactly -n tokens (end of generation ignored unless --respect-eos).
+Temperature 0 (greedy) and seed 0 unless --temp/--seed are given.
 
 medians: {results.MEDIAN_NOTE}. Speedup: a configuration's median tok/s over the
 baseline's, same group, same run. Greedy agreement: each prompt's first measured run
@@ -117,12 +118,15 @@ def _prompts(args) -> list[prompt_set.Prompt]:
     return prompt_set.select(chosen, _lang(args), args.category, args.limit)
 
 
-def _report_config(console: Console, cfg: protocol.Config, runs: list[protocol.Run]) -> None:
-    """One line per finished configuration, above the progress bar (only tok/s, so the
-    group sizes given to aggregate do not matter)."""
-    rows = results.aggregate(runs, [cfg], {r.prompt.group: 0 for r in runs}, 0)
-    speeds = ", ".join(f"{r['group']} {r['tok_per_s']:.1f} tok/s" for r in rows if r["tok_per_s"] is not None)
-    console.print(f"done: {cfg.label}: {speeds}", highlight=False)
+def _report_pass(console: Console, configs: list[protocol.Config], index: int, repeat: int,
+                 done: dict[str, list[protocol.Run]]) -> None:
+    """After each pass, one line per configuration with its tok/s so far, above the progress
+    bar (only tok/s, so the group sizes given to aggregate do not matter)."""
+    for cfg in configs:
+        runs = done[cfg.label]
+        rows = results.aggregate(runs, [cfg], {r.prompt.group: 0 for r in runs}, 0)
+        speeds = ", ".join(f"{r['group']} {r['tok_per_s']:.1f} tok/s" for r in rows if r["tok_per_s"] is not None)
+        console.print(f"pass {index + 1}/{repeat}: {cfg.label}: {speeds}", highlight=False)
 
 
 def _progress(console: Console) -> Progress:
@@ -171,7 +175,7 @@ def main(args) -> int:
                     progress.advance(task, max(0, n - ev.n_generated))  # runs that stopped early
 
             m = protocol.measure(session, configs, chosen, proto, on_event,
-                                 lambda cfg, runs: _report_config(progress.console, cfg, runs))
+                                 lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done))
     finally:
         session.close()
     record = {

@@ -298,35 +298,46 @@ def test_compare_of_two_real_results(tiny, tmp_path, spectui, capsys):
     assert out.count("+100.0%") == len(doc["results"])
 
 
-def test_ctrl_c_after_the_first_configuration_writes_partial_results(spectui, monkeypatch, tmp_path):
-    real = bench_command._report_config
+def test_ctrl_c_after_the_first_pass_writes_partial_results(spectui, monkeypatch, tmp_path):
+    real = bench_command._report_pass
 
-    def interrupt(console, cfg, runs):
-        real(console, cfg, runs)
-        raise KeyboardInterrupt  # as if Ctrl+C came right after the baseline
+    def interrupt(console, configs, index, repeat, done):
+        real(console, configs, index, repeat, done)
+        raise KeyboardInterrupt  # as if Ctrl+C came right after the first pass
 
-    monkeypatch.setattr(bench_command, "_report_config", interrupt)
+    monkeypatch.setattr(bench_command, "_report_pass", interrupt)
     out = tmp_path / "partial.json"
-    assert spectui(*TINY, "--repeat", "1", "--json", str(out), "--markdown", str(tmp_path / "p.md")) == 130
+    assert spectui(*TINY, "--repeat", "2", "--json", str(out), "--markdown", str(tmp_path / "p.md")) == 130
     doc = json.loads(out.read_text(encoding="utf-8"))
-    assert doc["partial"] is True and doc["interrupted"] == "after none"
-    assert {r["config"] for r in doc["runs"]} == {"none"} and len(doc["runs"]) == 2
-    assert [r["config"] for r in doc["results"]] == ["none", "none"]
-    assert all(v["pays_off"] == "unknown" for v in doc["verdicts"])
+    assert doc["partial"] is True and doc["interrupted"] == "after pass 1/2"
+    # every configuration ran every prompt once: the pass is kept whole
+    assert sorted((r["config"], r["prompt"]) for r in doc["runs"]) == sorted(
+        (c, p) for c in CONFIGS for p in ("en-qa-01", "en-code-01"))
+    assert all(r["repeat"] == 0 for r in doc["runs"])
+    assert {r["config"] for r in doc["results"]} == set(CONFIGS)
+    assert all(not r["complete"] for r in doc["results"])
     assert "(partial)" in (tmp_path / "p.md").read_text(encoding="utf-8")
 
 
+def test_passes_interleave_configurations_prompt_by_prompt(tiny):
+    _, doc, _ = tiny
+    measured = [(r["config"], r["prompt"]) for r in doc["runs"]]
+    prompts = list(dict.fromkeys(p for _, p in measured))
+    # each prompt is run with every configuration back to back, baseline first
+    assert measured[: len(CONFIGS) * len(prompts)] == [(c, p) for p in prompts for c in CONFIGS]
+
+
 def test_sigint_mid_run_keeps_finished_runs(tmp_path):
-    """A real Ctrl+C in a subprocess, sent once the baseline's result line is printed."""
+    """A real Ctrl+C in a subprocess, sent once the first pass's result lines are printed."""
     out = tmp_path / "r.json"
-    proc = subprocess.Popen([sys.executable, "-m", "spectui", *TINY, "--repeat", "1", "--json", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "spectui", *TINY, "--repeat", "2", "--json", str(out)],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                             cwd=os.path.dirname(os.path.dirname(__file__)), preexec_fn=interruptible)
     killer = threading.Timer(120, proc.kill)
     killer.start()
     try:
         for line in proc.stderr:
-            if line.startswith("done: none"):
+            if line.startswith("pass 1/2: none"):
                 proc.send_signal(signal.SIGINT)
                 break
         rc = proc.wait()
@@ -334,8 +345,8 @@ def test_sigint_mid_run_keeps_finished_runs(tmp_path):
         killer.cancel()
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert rc == 130 and doc["partial"] is True
-    assert doc["runs"] and all(r["n_generated"] == N for r in doc["runs"])
-    assert {r["config"] for r in doc["runs"]} <= {"none", "draft-simple n=2"}
+    assert len(doc["runs"]) >= len(CONFIGS) * 2 and all(r["n_generated"] == N for r in doc["runs"])
+    assert {r["config"] for r in doc["runs"]} == set(CONFIGS)
 
 
 def test_flag_conflicts_are_user_errors(spectui, capsys):

@@ -5,10 +5,13 @@ every n-max. Each differs from the baseline only in its types and from its neigh
 in n-max; model, context, sampling, prompts and output length stay fixed (the seeds: one
 variable at a time).
 
-Per configuration: configure the session, make `warmup` runs of the first prompt (not
-recorded: page-in, caches, draft model), then `repeat` passes over the prompts. Every run
-starts cold (Session.reset()) and generates exactly `n_predict` tokens, end of generation
-ignored, unless the protocol respects EOS.
+First every configuration makes `warmup` runs of the first prompt (not recorded: page-in,
+caches, draft model, what `auto` learns of the machine). Then `repeat` passes: in each,
+every prompt is run with every configuration, one after the other. Interleaved so, a
+configuration is never measured minutes apart from the baseline it is compared with: on
+a shared or throttling machine, speed drifts by more than the differences measured.
+Every run starts cold (Session.reset()) and generates exactly `n_predict` tokens, end of
+generation ignored, unless the protocol respects EOS.
 
 Ctrl+C (KeyboardInterrupt, wherever it lands) ends the measurement: the completed runs are
 kept, the run in progress is dropped and the measurement is marked partial. The engine is
@@ -105,7 +108,7 @@ class Measurement:
 
 
 OnEvent = Callable[[Config, Prompt, Event], None]
-OnConfig = Callable[[Config, list[Run]], None]
+OnPass = Callable[[int, dict[str, list[Run]]], None]  # pass index, the runs so far per configuration
 
 
 def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_event: OnEvent) -> Run:
@@ -124,8 +127,9 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
 
 
 def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protocol,
-            on_event: OnEvent = lambda c, p, e: None, on_config: OnConfig = lambda c, r: None) -> Measurement:
+            on_event: OnEvent = lambda c, p, e: None, on_pass: OnPass = lambda i, r: None) -> Measurement:
     m = Measurement()
+    done: dict[str, list[Run]] = {cfg.label: [] for cfg in configs}
     where = "start"
     try:
         for cfg in configs:
@@ -133,14 +137,16 @@ def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protoc
             for _ in range(proto.warmup):
                 where = f"{cfg.label}, warm-up"
                 _run(session, cfg, prompts[0], -1, proto, on_event)
-            done: list[Run] = []
-            for r in range(proto.repeat):
-                for p in prompts:
-                    where = f"{cfg.label}, run {r + 1}/{proto.repeat}, {p.id}"
-                    done.append(_run(session, cfg, p, r, proto, on_event))
-                    m.runs.append(done[-1])
-            where = f"after {cfg.label}"
-            on_config(cfg, done)
+        for r in range(proto.repeat):
+            for p in prompts:
+                for cfg in configs:
+                    where = f"{cfg.label}, pass {r + 1}/{proto.repeat}, {p.id}"
+                    session.configure(cfg.spec)
+                    run = _run(session, cfg, p, r, proto, on_event)
+                    done[cfg.label].append(run)
+                    m.runs.append(run)
+            where = f"after pass {r + 1}/{proto.repeat}"
+            on_pass(r, done)
     except KeyboardInterrupt:
         m.partial, m.interrupted = True, where
     except Exception as e:  # noqa: BLE001 - kept in the result, which is still written
