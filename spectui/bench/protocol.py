@@ -7,9 +7,10 @@ variable at a time).
 
 First every configuration makes `warmup` runs of the first prompt (not recorded: page-in,
 caches, draft model, what `auto` learns of the machine). Then `repeat` passes: in each,
-every prompt is run with every configuration, one after the other. Interleaved so, a
-configuration is never measured minutes apart from the baseline it is compared with: on
-a shared or throttling machine, speed drifts by more than the differences measured.
+every prompt is run with every configuration, one after the other, in an order that
+rotates from prompt to prompt. Interleaved so, a configuration is never measured minutes
+apart from the baseline it is compared with: on a shared or throttling machine, speed
+drifts by more than the differences measured.
 Every run starts cold (Session.reset()) and generates exactly `n_predict` tokens, end of
 generation ignored, unless the protocol respects EOS.
 
@@ -126,6 +127,14 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
     return Run.from_events(cfg.label, prompt, repeat, events, peak or sample_memory())
 
 
+def rotated(configs: list[Config], k: int) -> list[Config]:
+    """The order of one prompt's runs, shifted by one from prompt to prompt: the first run
+    after a change of prompt measures a few percent faster here, so no configuration may
+    always be first."""
+    k %= len(configs)
+    return configs[k:] + configs[:k]
+
+
 def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protocol,
             on_event: OnEvent = lambda c, p, e: None, on_pass: OnPass = lambda i, r: None) -> Measurement:
     m = Measurement()
@@ -138,8 +147,8 @@ def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protoc
                 where = f"{cfg.label}, warm-up"
                 _run(session, cfg, prompts[0], -1, proto, on_event)
         for r in range(proto.repeat):
-            for p in prompts:
-                for cfg in configs:
+            for i, p in enumerate(prompts):
+                for cfg in rotated(configs, r * len(prompts) + i):
                     where = f"{cfg.label}, pass {r + 1}/{proto.repeat}, {p.id}"
                     session.configure(cfg.spec)
                     run = _run(session, cfg, p, r, proto, on_event)
