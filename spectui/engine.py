@@ -190,7 +190,7 @@ class Session:
         t_lookup = time.perf_counter() - t0
         model = self._drafter(auto.DRAFT, spec) if self.draft else None  # syncs itself in draft()
         dec = self._auto.choose(len(candidate), model is not None, n_max,
-                                draft_behind=lambda: len(seq) - 1 - model.ctx.common_prefix(seq[:-1]))
+                                draft_behind=lambda: model.behind(seq))
         out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
                      decision=dec, candidate=candidate, t_lookup=t_lookup)
         if dec.source == auto.NGRAM:

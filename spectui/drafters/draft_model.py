@@ -48,6 +48,10 @@ class DraftModel:
             self.ctx.decode(history[n_keep:])
         self.t_sync, self.n_synced = time.perf_counter() - t0, len(history) - n_keep
 
+    def behind(self, tokens: Sequence[int]) -> int:
+        """History tokens the next draft(tokens) must decode before it can draft."""
+        return len(tokens) - 1 - self.ctx.common_prefix(tokens[:-1])
+
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         self.q_rows = None
         self.t_sync, self.n_synced = 0.0, 0
