@@ -13,8 +13,13 @@ Learning what the draft model would accept costs real time: a probe drafts a cou
 tokens, and first the draft cache must catch up on every token since it was last used
 (on a 2-core CPU, ~9 ms per token for a 0.5B draft). Probes therefore come from a budget,
 PROBE_BUDGET of the time this text has generated so far, so auto never spends much to
-find out that the draft model does not pay. Until the draft model is measured, its step
-is assumed to cost the target's step scaled by their parameter counts.
+find out that the draft model does not pay. Switching to the draft model for good pays
+the same catch-up, spread over the tokens still to come. Until the draft model is
+measured, its step is assumed to cost the target's step scaled by their parameter counts.
+
+Other load on the machine slows both models and every batch size alike, so the costs
+measured less often (big batches, the draft model) follow the single-token step, which
+every no-draft round measures: their ratios, which decide, stay as last measured.
 """
 
 from __future__ import annotations
@@ -82,23 +87,26 @@ def expected_tokens(accept: list[float], k: int) -> float:
 
 
 def decide(costs: Costs, accept: dict[str, list[float]], ngram_len: int, has_draft: bool, n_max: int,
-           probe: str | None = None) -> Decision:
+           probe: str | None = None, catchup_per_token: float = 0.0) -> Decision:
     """The best (source, k) by expected tokens per second.
 
     `accept[source]` gives per-position conditional acceptance estimates; `ngram_len` is
     the length of the n-gram candidate available this round (0: none); `probe` forces a
-    short draft from that source so its acceptance estimate stays current.
+    short draft from that source so its acceptance estimate stays current;
+    `catchup_per_token` is what bringing the draft cache up to date costs, spread over
+    the tokens still to come (charged to the draft model per token it helps produce).
     """
     base = 1.0 / costs.t_verify(1)
     best = Decision(None, 0, MIN_GAIN, "no draft pays")
     options = []
     if ngram_len > 0:
-        options.append((NGRAM, min(ngram_len, n_max), costs.ngram_lookup, 0.0))
+        options.append((NGRAM, min(ngram_len, n_max), costs.ngram_lookup, 0.0, 0.0))
     if has_draft and costs.draft_step is not None:
-        options.append((DRAFT, n_max, 0.0, costs.draft_step))
-    for source, k_max, fixed, per_step in options:
+        options.append((DRAFT, n_max, 0.0, costs.draft_step, catchup_per_token))
+    for source, k_max, fixed, per_step, per_token in options:
         for k in range(1, k_max + 1):
-            rate = expected_tokens(accept[source], k) / (costs.t_verify(k + 1) + fixed + per_step * k)
+            n = expected_tokens(accept[source], k)
+            rate = n / (costs.t_verify(k + 1) + fixed + per_step * k + per_token * n)
             gain = rate / base
             if gain > best.gain:
                 best = Decision(source, k, gain, f"expected {gain:.2f}x")
@@ -116,15 +124,19 @@ class _Source:
     obs: list[deque] = field(default_factory=list)
     idle: int = 0
     probe_every: int = PROBE_START  # doubles after each probe; back to the start once it pays
+    prior: tuple[float, ...] = ()  # per position, what earlier texts left (see forget_text)
 
     def estimates(self, n: int) -> list[float]:
-        """Conditional acceptance per position. Position 1 starts as a coin flip (a Beta(1, 1)
-        prior); a later one, until observed, as the one before it: once a draft is on track
-        it tends to stay so, and long drafts are only observed if they are tried."""
+        """Conditional acceptance per position, each observation window weighed against a
+        prior worth two observations. Position 1's prior is a coin flip unless an earlier
+        text left one; a later position's, unless left, is the estimate of the one before
+        it: once a draft is on track it tends to stay so, and long drafts are only observed
+        if they are tried."""
         while len(self.obs) < n:
             self.obs.append(deque(maxlen=WINDOW))
         out, prior = [], 0.5
-        for o in self.obs[:n]:
+        for i, o in enumerate(self.obs[:n]):
+            prior = self.prior[i] if i < len(self.prior) else prior
             prior = (sum(o) + 2 * prior) / (len(o) + 2)
             out.append(prior)
         return out
@@ -160,9 +172,12 @@ class Controller:
     def forget_text(self) -> None:
         """A new text (the benchmark's cold runs). Kept: what the machine costs, and how
         often the draft model agrees with the target (a property of the pair more than of
-        the text). Started over: n-gram acceptance, which is all about the text, and the
-        probe budget, so one text never pays for probes budgeted on another's time."""
-        self.sources[NGRAM] = _Source()
+        the text). Started over: n-gram acceptance, which is mostly about the text, so the
+        last text's estimates stay only as a prior worth two observations per position
+        (how often a long n-gram match continues says something about the model too); and
+        the probe budget, so one text never pays for probes budgeted on another's time."""
+        old = self.sources[NGRAM]
+        self.sources[NGRAM] = _Source(prior=tuple(old.estimates(len(old.obs))))
         self.sources[DRAFT].idle = 0
         self.elapsed = self.probe_spent = 0.0
 
@@ -193,25 +208,42 @@ class Controller:
         return draft_behind * self._sync_per_token(step) + PROBE_K * step + c.t_verify(PROBE_K + 1) - c.t_verify(1)
 
     def choose(self, ngram_len: int, has_draft: bool, n_max: int,
-               draft_behind: Callable[[], int] = lambda: 0) -> Decision:
-        """`draft_behind` counts the tokens the draft cache would have to catch up on
-        (asked only when a probe is due)."""
+               draft_behind: Callable[[], int] = lambda: 0, tokens_left: int | None = None,
+               tokens_done: int = 0) -> Decision:
+        """`draft_behind` counts the tokens the draft cache would have to catch up on;
+        `tokens_left` is how many the answer may still take (None: unknown, then taken to
+        be as many as the `tokens_done` so far, at least PROBE_START)."""
         if n_max <= 0:
             return Decision(None, 0, 1.0, "n-max 0")
         # n-gram estimates stay current for free (see observe); the draft model needs probes.
         src = self.sources[DRAFT]
+        step = self._draft_step() if has_draft else None
+        behind = draft_behind() if step is not None else 0
         probe = None
-        if has_draft and src.idle >= src.probe_every:
-            cost = self.probe_cost(draft_behind())
-            if cost is not None and self.probe_spent + cost <= PROBE_BUDGET * self.elapsed:
+        if step is not None and src.idle >= src.probe_every:
+            if self.probe_spent + self.probe_cost(behind) <= PROBE_BUDGET * self.elapsed:
                 probe = DRAFT
+        catchup = 0.0
+        if behind:
+            left = tokens_left if tokens_left is not None else max(tokens_done, PROBE_START)
+            catchup = behind * self._sync_per_token(step) / max(left, 1)
         accept = {name: s.estimates(n_max) for name, s in self.sources.items()}
-        d = decide(self.costs(), accept, ngram_len, has_draft, n_max, probe)
+        d = decide(self.costs(), accept, ngram_len, has_draft, n_max, probe, catchup)
         if d.reason.startswith("probe"):
             src.probe_every = min(PROBE_MAX, src.probe_every * 2)
         elif d.source == DRAFT:
             src.probe_every = PROBE_START  # it pays again: probe soon after it stops paying
         return d
+
+    def _follow_load(self, factor: float) -> None:
+        """The single-token step changed by `factor`: scale what is measured less often."""
+        self.verify = {b: t if b == 1 else t * factor for b, t in self.verify.items()}
+        if self.draft_step is not None:
+            self.draft_step *= factor
+        if self.draft_sync is not None:
+            self.draft_sync *= factor
+        if self.prefill is not None:
+            self.prefill *= factor
 
     def observe_prefill(self, n_tokens: int, seconds: float) -> None:
         """The target's prompt processing: with the parameter ratio, the prior on what
@@ -227,6 +259,8 @@ class Controller:
         t_single = self.verify.get(1)
         b = n_drafted + 1
         self.verify[b] = _ema(self.verify.get(b), t_verify)
+        if b == 1 and t_single is not None:
+            self._follow_load(self.verify[1] / t_single)
         self.ngram_lookup = _ema(self.ngram_lookup, t_lookup)
         self.elapsed += t_lookup + t_draft + t_verify
         for name, src in self.sources.items():

@@ -171,10 +171,11 @@ class Session:
             return (auto.NGRAM,)
         return tuple(t for t in spec.types if t != "none")
 
-    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int) -> _Draft:
-        """Ask the configured types in priority order; the first non-empty draft wins."""
+    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
+        """Ask the configured types in priority order; the first non-empty draft wins.
+        `left`: tokens the answer may still take (None: no limit); `done`: emitted so far."""
         if spec.types == ("auto",):
-            return self._auto_draft(spec, seq, n_max)
+            return self._auto_draft(spec, seq, n_max, left, done)
         for spec_type in self._types_in_use(spec):
             d = self._ready(spec_type, spec, seq[:-1])
             tokens = d.draft(seq, n_max)[:n_max]
@@ -183,14 +184,14 @@ class Session:
                 return _Draft(spec_type, d, tokens, q[: len(tokens)] if q is not None else None)
         return _Draft()
 
-    def _auto_draft(self, spec: SpecConfig, seq: list[int], n_max: int) -> _Draft:
+    def _auto_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
         t0 = time.perf_counter()
         ngram = self._ready(auto.NGRAM, spec, seq[:-1])
         candidate = ngram.draft(seq, n_max)
         t_lookup = time.perf_counter() - t0
         model = self._drafter(auto.DRAFT, spec) if self.draft else None  # syncs itself in draft()
         dec = self._auto.choose(len(candidate), model is not None, n_max,
-                                draft_behind=lambda: model.behind(seq))
+                                draft_behind=lambda: model.behind(seq), tokens_left=left, tokens_done=done)
         out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
                      decision=dec, candidate=candidate, t_lookup=t_lookup)
         if dec.source == auto.NGRAM:
@@ -256,7 +257,8 @@ class Session:
             n_max = min(spec.draft_n_max, room)
             if limits.n_predict >= 0:
                 n_max = min(n_max, max(0, limits.n_predict - len(out) - 1))
-            dr = self._make_draft(spec, seq, n_max)
+            left = limits.n_predict - len(out) if limits.n_predict >= 0 else None
+            dr = self._make_draft(spec, seq, n_max, left, len(out))
             spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
 

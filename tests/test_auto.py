@@ -130,18 +130,58 @@ def test_notices_when_the_machine_gets_faster_for_the_draft():
     assert c.choose(0, True, 4).source == DRAFT
 
 
-def test_a_new_text_keeps_costs_and_the_pair_but_not_ngram_acceptance_or_budget():
+def test_a_draft_cache_far_behind_must_repay_its_catch_up_before_the_answer_ends():
+    c = Controller(draft_ratio=0.43)
+    c.verify, c.draft_step, c.draft_sync = dict(GPU.verify), GPU.draft_step, 0.004
+    for _ in range(8):  # the draft model agrees with the target: on these figures it pays
+        c.sources[DRAFT].observe(4, 4)
+    in_sync = c.choose(0, True, 4, draft_behind=lambda: 0, tokens_left=20)
+    assert in_sync.source == DRAFT
+    # 500 tokens to catch up (2 s) cannot pay back over 20 tokens, nor over the 64 an
+    # answer of unknown length is expected to take after 64 tokens; over 10,000 it can.
+    assert c.choose(0, True, 4, draft_behind=lambda: 500, tokens_left=20).source is None
+    assert c.choose(0, True, 4, draft_behind=lambda: 500, tokens_done=64).source is None
+    assert c.choose(0, True, 4, draft_behind=lambda: 500, tokens_left=10_000).source == DRAFT
+
+
+def test_other_load_scales_every_cost_alike():
+    c = Controller(draft_ratio=0.43)
+    c.verify, c.draft_step, c.draft_sync = dict(CPU.verify), CPU.draft_step, 0.009
+    for i in range(8):  # half the drafts right through, half wrong from the first token
+        c.sources[DRAFT].observe(4, 4 * (i % 2))
+    before = c.choose(0, True, 4)
+    assert before.source is None  # that does not pay on this CPU
+    for _ in range(30):  # the machine gets busy: single steps take 1.5x as long
+        c.observe(before, 0, 0, 0.0, 1.5 * CPU.verify[1], 0.0, ngram_candidate=[], emitted=[1])
+    assert c.verify[1] == pytest.approx(1.5 * CPU.verify[1], rel=0.01)
+    # batches and the draft model slowed alike, though not measured since
+    assert c.verify[4] / c.verify[1] == pytest.approx(CPU.verify[4] / CPU.verify[1])
+    assert c.draft_step / c.verify[1] == pytest.approx(CPU.draft_step / CPU.verify[1])
+    assert c.draft_sync == pytest.approx(1.5 * 0.009, rel=0.01)
+    assert c.choose(0, True, 4) == before  # so the draft model looks no cheaper than it is
+
+
+def test_a_new_text_keeps_costs_and_the_pair_but_ngram_acceptance_only_as_a_prior_and_no_budget():
     c = Controller(draft_ratio=0.43)
     for _ in range(12 * PROBE_START):
         _round(c, accept_draft=0)
-    c.observe(decide(c.costs(), {NGRAM: flat(0.5), DRAFT: flat(0.5)}, 0, False, 4), 0, 0, 0.0, 0.066, 0.0,
-              ngram_candidate=[5, 6], emitted=[5])
+    no_draft = decide(c.costs(), {NGRAM: flat(0.5), DRAFT: flat(0.5)}, 0, False, 4)
+    for _ in range(30):  # a text where every n-gram candidate was right
+        c.observe(no_draft, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[5, 6, 7], emitted=[5])
     costs, draft_accept = c.costs(), c.sources[DRAFT].estimates(2)
-    assert draft_accept[0] < 0.5 and c.sources[NGRAM].estimates(1)[0] > 0.5 and c.elapsed > 0
+    ngram_accept = c.sources[NGRAM].estimates(1)[0]
+    assert draft_accept[0] < 0.5 and ngram_accept > 0.9 and c.elapsed > 0
     c.forget_text()
     assert c.costs() == costs and c.sources[DRAFT].estimates(2) == draft_accept
-    assert c.sources[NGRAM].estimates(2) == [0.5, 0.5]
     assert c.elapsed == c.probe_spent == 0.0
+    # the next text starts from what the last one left: its first candidate is drafted long
+    assert c.sources[NGRAM].estimates(2) == [ngram_accept, ngram_accept]
+    d = c.choose(3, False, 3)
+    assert (d.source, d.k) == (NGRAM, 3)
+    # but as a prior worth two observations: two misses in the new text outweigh it
+    for _ in range(2):
+        c.observe(no_draft, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[5, 6, 7], emitted=[9])
+    assert c.sources[NGRAM].estimates(1)[0] < 0.5
 
 
 def test_unused_ngram_candidates_still_teach_acceptance():

@@ -105,11 +105,12 @@ def assert_agrees(smol, got, want):
 
 def test_auto_drafting_with_the_draft_model_keeps_greedy_output(smol, baseline):
     """On this CPU auto rarely finds the draft model worth it; make it look free (a fast
-    GPU's figures) so auto drafts with it from the first round, output unchanged."""
+    GPU's figures, catching up on the prompt included) so auto drafts with it from the
+    first round, output unchanged."""
     s = Session(smol, smol, ContextParams(n_ctx=2048), sampling=GREEDY)
     try:
         s._auto.verify = {b: 0.01 for b in range(1, 18)}
-        s._auto.draft_step = 1e-6
+        s._auto.draft_step = s._auto.draft_sync = 1e-6
         events = run(s, SpecConfig(types=("auto",), draft_n_max=4))
         d = s._drafters["draft-simple"]
         history = list(d.ctx.tokens)  # what a probe would have to catch up on, if anything
