@@ -198,12 +198,9 @@ class Controller:
     def costs(self) -> Costs:
         return Costs(dict(self.verify), self._draft_step(), self.ngram_lookup)
 
-    def probe_cost(self, draft_behind: int) -> float | None:
-        """Expected extra seconds of a draft-model probe: catching up, PROBE_K steps, the
-        larger verify batch; None before anything is measured."""
-        step = self._draft_step()
-        if step is None:
-            return None
+    def _probe_cost(self, draft_behind: int, step: float) -> float:
+        """Expected extra seconds of a draft-model probe: catching up, PROBE_K steps of
+        `step` seconds, the larger verify batch."""
         c = self.costs()
         return draft_behind * self._sync_per_token(step) + PROBE_K * step + c.t_verify(PROBE_K + 1) - c.t_verify(1)
 
@@ -221,7 +218,7 @@ class Controller:
         behind = draft_behind() if step is not None else 0
         probe = None
         if step is not None and src.idle >= src.probe_every:
-            if self.probe_spent + self.probe_cost(behind) <= PROBE_BUDGET * self.elapsed:
+            if self.probe_spent + self._probe_cost(behind, step) <= PROBE_BUDGET * self.elapsed:
                 probe = DRAFT
         catchup = 0.0
         if behind:

@@ -255,9 +255,9 @@ class Session:
             if room < 0:
                 return StopReason.CONTEXT_FULL
             n_max = min(spec.draft_n_max, room)
-            if limits.n_predict >= 0:
-                n_max = min(n_max, max(0, limits.n_predict - len(out) - 1))
             left = limits.n_predict - len(out) if limits.n_predict >= 0 else None
+            if left is not None:
+                n_max = min(n_max, max(0, left - 1))
             dr = self._make_draft(spec, seq, n_max, left, len(out))
             spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
