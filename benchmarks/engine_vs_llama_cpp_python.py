@@ -15,12 +15,12 @@ import argparse
 import statistics
 import time
 
-from spectui.embedded import DEFAULT_TARGET, resolve_model
-from spectui.engine import GenerationLimits, Session
-from spectui.events import Round, TurnEnd
-from spectui.model import ContextParams, Model, default_threads
-from spectui.sampling import SamplingParams
-from spectui.spec_config import SpecConfig
+from spectui.config.embedded import DEFAULT_TARGET, resolve_model
+from spectui.engine.session import GenerationLimits, Session
+from spectui.engine.events import Round, TurnEnd
+from spectui.engine.model import ContextParams, Model, default_threads
+from spectui.engine.sampling import SamplingParams
+from spectui.engine.spec_config import SpecConfig
 
 CODE = "\n".join(
     f"def handler_{i}(request):\n    value = request.get('field_{i}')\n    if value is None:\n"

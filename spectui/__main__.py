@@ -1,5 +1,5 @@
 import sys
 
-from spectui.cli import main
+from spectui.cli.main import main
 
 sys.exit(main())

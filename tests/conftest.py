@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from spectui import embedded
+from spectui.config import embedded
 
 SMOL = "smollm2-135m-instruct-q4_1"
 
@@ -22,7 +22,7 @@ def smol_path():
 
 @pytest.fixture(scope="session")
 def smol(smol_path):
-    from spectui.model import Model
+    from spectui.engine.model import Model
 
     m = Model(smol_path)
     yield m

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spectui.auto import (DRAFT, NGRAM, PROBE_BUDGET, PROBE_START, Controller, Costs, Decision, decide,
+from spectui.engine.auto import (DRAFT, NGRAM, PROBE_BUDGET, PROBE_START, Controller, Costs, Decision, decide,
                           expected_tokens)
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from spectui import embedded, models_command
+from spectui.config import embedded
+
+from spectui.cli import models as models_command
 from spectui.errors import UserError
 
 GEMMA = "gemma-3-270m-q4_k_m"

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spectui.engine import GenerationLimits, Session
-from spectui.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
-from spectui.model import Context, ContextParams, Model
-from spectui.sampling import SamplingParams
-from spectui.spec_config import SpecConfig, parse_types
-from spectui.stats import per_type
+from spectui.engine.session import GenerationLimits, Session
+from spectui.engine.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
+from spectui.engine.model import Context, ContextParams, Model
+from spectui.engine.sampling import SamplingParams
+from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.engine.stats import per_type
 
 GREEDY = SamplingParams(temp=0.0)
 CODE = """def merge(a, b):

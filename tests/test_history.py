@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from spectui import history
+from spectui.config import history
 from spectui.errors import UserError
-from spectui.history import (
+from spectui.config.history import (
     Chat,
     Message,
     export_markdown,

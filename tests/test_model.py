@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from spectui.compat import check_compatible, incompatibility
+from spectui.engine.compat import check_compatible, incompatibility
 from spectui.errors import UserError
-from spectui.model import Context, ContextParams, Detokenizer, Model
+from spectui.engine.model import Context, ContextParams, Detokenizer, Model
 from tests.conftest import model_file
 
 TEXT = "Hello, 세계! 안녕하세요 😀🎉 fin"

@@ -3,14 +3,15 @@ the line or key, and the fix."""
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from spectui import presets
-from spectui.cli import build_parser
+from spectui.config import presets
+from spectui.cli.main import build_parser
 from spectui.errors import UserError
-from spectui.launch import resolve
+from spectui.config.launch import resolve
+from spectui.config.options import overrides_from
+from spectui.config.setup import Setup, kept_across_presets
+from spectui.engine.spec_config import SpecConfig
 from tests.test_run_command import spectui
 
 
@@ -67,19 +68,19 @@ def test_a_bad_preset_stops_the_cli_before_anything_starts(config_dir):
 
 def test_flags_override_the_preset_and_zero_is_a_value():
     args = build_parser().parse_args(["run", "--preset", "smollm2", "--temp", "0", "--spec-draft-n-max", "5", "x"])
-    setup = resolve(args)
+    setup = resolve(args.preset, overrides_from(args))
     assert setup.temp == 0.0 and setup.spec_draft_n_max == 5 and setup.spec_type == "draft-simple"
 
 
 def test_target_without_draft_drops_the_presets_draft():
     args = build_parser().parse_args(["run", "-m", "smollm2-135m-instruct-q4_1", "x"])
-    setup = resolve(args)
+    setup = resolve(args.preset, overrides_from(args))
     assert setup.model_draft is None and setup.spec_type == "ngram-mod" and setup.notes
 
 
 def test_save_user_preset_round_trips_atomically(config_dir):
-    setup = resolve(argparse.Namespace(preset="smollm2", spec_type="ngram-simple", temp=0.0))
-    path = presets.save_user("mine", setup.values, "my setup")
+    setup = resolve("smollm2", {"spec_type": "ngram-simple", "temp": 0.0})
+    path = presets.save_user("mine", setup.values(), "my setup")
     assert path.parent == config_dir / "presets" and not list(path.parent.glob("*.tmp"))
     p = presets.load("mine")
     assert p.description == "my setup" and p.values["spec_type"] == "ngram-simple" and p.values["temp"] == 0.0
@@ -94,3 +95,20 @@ def test_presets_cli_list_and_show():
     assert r.returncode == 0 and 'spec_type = "ngram-mod"' in r.stdout
     r = spectui("presets", "show", "nope")
     assert r.returncode == 2 and "unknown preset 'nope'" in r.stderr
+
+
+def test_spec_default_means_ngram_mod_even_over_a_spec_type():
+    args = build_parser().parse_args(["run", "--preset", "smollm2", "--spec-type", "ngram-simple", "--spec-default", "x"])
+    assert resolve(args.preset, overrides_from(args)).spec_type == "ngram-mod"
+
+
+def test_with_spec_is_the_reverse_of_spec():
+    spec = SpecConfig(types=("ngram-simple", "draft-simple"), draft_n_max=7, draft_n_min=2, draft_p_min=0.5,
+                      draft_sampling="probabilistic", verify="rejection")
+    assert Setup(model="m").with_spec(spec).spec() == spec
+
+
+def test_a_preset_switch_keeps_sampling_and_context_but_not_models_or_speculation():
+    kept = kept_across_presets({"temp": 0.0, "ctx_size": 2048, "system": "hi", "model": "x.gguf",
+                                "model_draft": "y.gguf", "spec_type": "ngram-mod", "spec_draft_n_max": 9})
+    assert kept == {"temp": 0.0, "ctx_size": 2048, "system": "hi"}

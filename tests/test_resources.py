@@ -8,8 +8,8 @@ import numpy as np
 import pynvml
 import pytest
 
-from spectui import resources
-from spectui.resources import GIB, GpuMemory, describe_gpu, gpu_info, gpu_memory, peak_rss, process_rss
+from spectui.engine import resources
+from spectui.engine.resources import GIB, GpuMemory, describe_gpu, gpu_info, gpu_memory, peak_rss, process_rss
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from spectui.sampling import (
+from spectui.engine.sampling import (
     SamplingParams,
     draft_dist,
     make_rng,

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from spectui.errors import UserError
-from spectui.settings import DEFAULTS, load_settings, save_settings, settings_path
+from spectui.config.settings import DEFAULTS, load_settings, save_settings, settings_path
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.stats import (
+from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.stats import (
     TypeCounters,
     acceptance,
     config_changes,

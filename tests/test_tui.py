@@ -1,7 +1,9 @@
-"""The chat app driven with Textual's Pilot on a real model (SmolLM2 135M drafting for
-itself), plus the app's pure helpers (overlay chunks, panel text, event batching).
+"""The chat app driven with Textual's Pilot, plus the app's pure helpers (overlay chunks,
+panel text, event batching).
 
-The model is loaded once per module and handed to each app as an open Session.
+Tests of the UI alone run on a FakeSession (a recorded answer, no model); those where the
+engine and the UI meet (streaming, live reconfiguration, baselines, loading, presets) run
+on a real model, SmolLM2 135M drafting for itself, loaded once per module.
 """
 
 from __future__ import annotations
@@ -10,28 +12,33 @@ import argparse
 import asyncio
 import functools
 import time
+from dataclasses import replace
 
 import pytest
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
-from spectui import history, launch, settings
-from spectui.chat_command import add_parser
-from spectui.engine import Session
-from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.overlay import REJECTED
-from spectui.stats import config_changes
+from spectui.config import history, settings
+from spectui.config.launch import resolve
+from spectui.config.options import overrides_from
+from spectui.config.setup import Setup
+from spectui.cli.chat import add_parser
+from spectui.engine.session import Session
+from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.overlay import REJECTED
+from spectui.engine.stats import config_changes
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
-from spectui.tui.chat_input import ChatInput
+from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.commands import COMMANDS
-from spectui.tui.help_screen import HelpScreen
-from spectui.tui.message_view import AnswerChunk, AssistantMessage, CHUNK_CHARS
-from spectui.tui.overlay_view import overlay_content, selected_answer, slice_segments, split_point
-from spectui.tui.stats_view import PanelState, render, rolling_tok_per_s, sparkline
+from spectui.tui.screens.help import HelpScreen
+from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS
+from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
+from spectui.tui.widgets.stats_panel import PanelState, render, rolling_tok_per_s, sparkline
 from spectui.tui.streaming import EventBatcher
 from spectui.tui.turn import LiveTurn
+from tests.fake_session import FakeSession
 
 LONG = "Count from 1 to 100, separated by commas."
 SHORT = "Write a python function that adds two numbers."
@@ -54,6 +61,10 @@ def chat_args(*flags: str) -> argparse.Namespace:
     return parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", *flags])
 
 
+def resolved(args: argparse.Namespace) -> Setup:
+    return resolve(args.preset, overrides_from(args))
+
+
 @pytest.fixture(autouse=True)
 def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
@@ -65,7 +76,7 @@ def dirs(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def setup():
-    return launch.resolve(chat_args("-n", "48"))
+    return resolved(chat_args("-n", "48"))
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +93,18 @@ def fresh(session, setup):
     return session
 
 
+@pytest.fixture
+def fake(setup):
+    """No model: a recorded SmolLM2 answer replayed, one round every 20 ms."""
+    return FakeSession(spec=setup.spec(), round_s=0.02)
+
+
+@pytest.fixture
+def slow_fake(setup):
+    """The recorded answer at 0.1 s a round: long enough to act mid-answer."""
+    return FakeSession(spec=setup.spec(), round_s=0.1)
+
+
 async def send(pilot, app: SpecApp, text: str) -> None:
     app.query_one(ChatInput).insert(text)
     await pilot.press("enter")
@@ -95,7 +118,7 @@ async def until(pilot, condition, timeout: float = 90) -> None:
 
 
 async def answered(pilot, app: SpecApp) -> None:
-    await until(pilot, lambda: app.turn is not None and not app.generating)
+    await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
 
 
 def fixed_chat() -> history.Chat:
@@ -122,7 +145,7 @@ async def test_answer_streams_colour_coded(fresh, setup):
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        message = app.chat.messages[-1]
+        message = app.chat_screen.chat.messages[-1]
         kinds = {kind for _, kind in message.segments}
         assert "draft" in kinds
         assert "".join(t for t, k in message.segments if k != REJECTED) == message.content != ""
@@ -131,74 +154,74 @@ async def test_answer_streams_colour_coded(fresh, setup):
         assert "$spec-draft" in styles
         draft_colour = app.theme_variables["spec-draft"].lower()
         assert draft_colour in app.export_screenshot().lower()
-        saved = history.load_chat(app.chat.id)
+        saved = history.load_chat(app.chat_screen.chat.id)
         assert saved.messages[-1].content == message.content and not saved.messages[-1].stopped
         assert saved.messages[-1].stats["n_generated"] > 0
 
 
 @sync
 async def test_spec_type_and_n_max_change_mid_answer(fresh):
-    app = SpecApp(launch.resolve(chat_args("-n", "160")), session=fresh)
+    app = SpecApp(resolved(chat_args("-n", "160")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 2)
-        assert app.generating, "the answer ended before the switch; use a longer prompt"
-        seen = len(app.turn.rounds)
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        assert app.chat_screen.generating, "the answer ended before the switch; use a longer prompt"
+        seen = len(app.chat_screen.turn.rounds)
         # Both in the same tick (keys are tested below): draft-simple -> ngram-cache, n-max 3 -> 4.
-        await app.run_action("spec_type(-1)")
-        await app.run_action("n_max(1)")
+        await app.run_action("spec_type(-1)", app.chat_screen)
+        await app.run_action("n_max(1)", app.chat_screen)
         assert fresh.spec.label == "ngram-cache" and fresh.spec.draft_n_max == 4
-        assert app.title.startswith("ngram-cache · n-max 4")
+        assert app.chat_screen.title.startswith("ngram-cache · n-max 4")
         await answered(pilot, app)
-        rounds = app.turn.rounds
+        rounds = app.chat_screen.turn.rounds
         changes = config_changes(rounds)
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
         assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1]:])
-        assert "ngram-cache n-max 4" in app.chat.messages[-1].config
+        assert "ngram-cache n-max 4" in app.chat_screen.chat.messages[-1].config
 
 
 @sync
-async def test_escape_stops_and_the_next_message_works(fresh):
-    app = SpecApp(launch.resolve(chat_args("-n", "1000")), session=fresh)
+async def test_escape_stops_and_the_next_message_works(slow_fake):
+    app = SpecApp(resolved(chat_args("-n", "1000")), session=slow_fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 2)
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
         await pilot.press("escape")
         await answered(pilot, app)
-        stopped = app.chat.messages[-1]
-        assert app.turn.end.stop_reason == StopReason.CANCELLED
+        stopped = app.chat_screen.chat.messages[-1]
+        assert app.chat_screen.turn.end.stop_reason == StopReason.CANCELLED
         assert stopped.stopped and stopped.stats["stop_reason"] == "cancelled"
-        assert history.load_chat(app.chat.id).messages[-1].stopped
+        assert history.load_chat(app.chat_screen.chat.id).messages[-1].stopped
         assert "stopped" in app.query(AssistantMessage).last()._meta.visual.plain
 
         await send(pilot, app, "Say hi.")
         await answered(pilot, app)
-        assert len(app.chat.messages) == 4
-        assert app.chat.messages[-1].content and not app.chat.messages[-1].stopped
+        assert len(app.chat_screen.chat.messages) == 4
+        assert app.chat_screen.chat.messages[-1].content and not app.chat_screen.chat.messages[-1].stopped
 
 
 @sync
-async def test_regenerate_export_and_new_chat(fresh, setup, dirs):
-    app = SpecApp(setup, session=fresh)
+async def test_regenerate_export_and_new_chat(fake, setup, dirs):
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        first_id = app.chat.id
+        first_id = app.chat_screen.chat.id
 
         await pilot.press("ctrl+r")
         await answered(pilot, app)
-        assert [m.role for m in app.chat.messages] == ["user", "assistant"]
-        assert len(app.query(AssistantMessage)) == 1 and app.chat.messages[-1].content
+        assert [m.role for m in app.chat_screen.chat.messages] == ["user", "assistant"]
+        assert len(app.query(AssistantMessage)) == 1 and app.chat_screen.chat.messages[-1].content
 
         await pilot.press("ctrl+s")
         exported = dirs / f"spectui-chat-{first_id}.md"
         assert exported.exists()
-        assert app.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
+        assert app.chat_screen.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
 
         await pilot.press("ctrl+n")
         await pilot.pause()
-        assert app.chat.id != first_id and not app.chat.messages
+        assert app.chat_screen.chat.id != first_id and not app.chat_screen.chat.messages
         assert not app.query(AssistantMessage) and app.query("#welcome")
         assert first_id in [c.id for c in history.list_chats()[0]]
 
@@ -210,21 +233,21 @@ async def test_regenerate_export_and_new_chat(fresh, setup, dirs):
 async def test_speedup_against_a_none_baseline(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.set_spec_type("none")
+        app.chat_screen.set_spec_type("none")
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        assert app.baseline() == app.chat.messages[-1].stats["tok_per_s"]
+        assert app.chat_screen.baseline() == app.chat_screen.chat.messages[-1].stats["tok_per_s"]
         assert "baseline turn" in app.query_one("#stats").visual.plain
-        app.set_spec_type("draft-simple")
+        app.chat_screen.set_spec_type("draft-simple")
         await send(pilot, app, "And one that multiplies them.")
         await answered(pilot, app)
-        assert f"vs {app.baseline():.1f} tok/s" in app.query_one("#stats").visual.plain
+        assert f"vs {app.chat_screen.baseline():.1f} tok/s" in app.query_one("#stats").visual.plain
 
 
 @sync
-async def test_resumed_chat_views_copy_and_export(fresh, setup, dirs):
+async def test_resumed_chat_views_copy_and_export(fake, setup, dirs):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fresh, chat=history.latest_chat())
+    app = SpecApp(setup, session=fake, chat=history.latest_chat())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         chunk = app.query_one(AnswerChunk)
@@ -244,7 +267,7 @@ async def test_resumed_chat_views_copy_and_export(fresh, setup, dirs):
         await pilot.press("ctrl+o")
         await pilot.pause()
 
-        await app.run_action("copy_answer")
+        await app.run_action("copy_answer", app.chat_screen)
         assert app.clipboard == chat.messages[-1].content
 
         await pilot.press("ctrl+s")
@@ -253,21 +276,21 @@ async def test_resumed_chat_views_copy_and_export(fresh, setup, dirs):
 
 
 @sync
-async def test_chat_list_reopens_a_saved_chat(fresh, setup):
+async def test_chat_list_reopens_a_saved_chat(fake, setup):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fresh)
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert not app.chat.messages
+        assert not app.chat_screen.chat.messages
         await pilot.press("ctrl+l")
         await pilot.pause()
         await pilot.press("enter")
-        await until(pilot, lambda: app.chat.id == chat.id)
+        await until(pilot, lambda: app.chat_screen.chat.id == chat.id)
         await until(pilot, lambda: len(app.query(AssistantMessage)) == 1)
 
 
 @sync
-async def test_palette_runs_commands(fresh, setup):
-    app = SpecApp(setup, session=fresh)
+async def test_palette_runs_commands(fake, setup):
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+p")
         await pilot.pause()
@@ -276,35 +299,35 @@ async def test_palette_runs_commands(fresh, setup):
         await until(pilot, lambda: True)
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await until(pilot, lambda: fresh.spec.label == "ngram-mod")
+        await until(pilot, lambda: fake.spec.label == "ngram-mod")
 
 
 @sync
-async def test_n_max_stays_between_1_and_64(fresh, setup):
-    app = SpecApp(setup, session=fresh)
+async def test_n_max_stays_between_1_and_64(fake, setup):
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*["ctrl+down"] * 5)
-        assert fresh.spec.draft_n_max == 1
-        fresh.configure(fresh.spec.replace(draft_n_max=63))
+        assert fake.spec.draft_n_max == 1
+        fake.configure(fake.spec.replace(draft_n_max=63))
         await pilot.press("ctrl+up", "ctrl+up")
-        assert fresh.spec.draft_n_max == 64
+        assert fake.spec.draft_n_max == 64
 
 
 @sync
-async def test_spec_types_cycle_through_the_available_ones(fresh, setup):
-    app = SpecApp(setup, session=fresh)
+async def test_spec_types_cycle_through_the_available_ones(fake, setup):
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         seen = []
-        for _ in fresh.available_types():
+        for _ in fake.available_types():
             await pilot.press("ctrl+t")
-            seen.append(fresh.spec.label)
-        assert sorted(seen) == sorted(fresh.available_types())
+            seen.append(fake.spec.label)
+        assert sorted(seen) == sorted(fake.available_types())
         assert seen[-1] == "draft-simple"
 
 
 @sync
-async def test_help_screen_lists_every_command(fresh, setup):
-    app = SpecApp(setup, session=fresh)
+async def test_help_screen_lists_every_command(fake, setup):
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("question_mark")  # on an empty input: help, not a "?"
         assert isinstance(app.screen, HelpScreen)
@@ -319,8 +342,8 @@ async def test_help_screen_lists_every_command(fresh, setup):
 
 
 @sync
-async def test_newline_key_enter_sends_and_markdown_streams(fresh, setup):
-    app = SpecApp(setup, session=fresh)
+async def test_newline_key_enter_sends_and_markdown_streams(fake, setup):
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+o")  # overlay off: the answer streams as Markdown
         box = app.query_one(ChatInput)
@@ -330,18 +353,18 @@ async def test_newline_key_enter_sends_and_markdown_streams(fresh, setup):
         assert box.text.endswith("numbers.\nUse type hints.")
         await pilot.press("enter")
         await answered(pilot, app)
-        assert app.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
+        assert app.chat_screen.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
         await pilot.pause()
         markdown = app.query_one(AssistantMessage).query_one(Markdown)
-        assert markdown.display and markdown.source == app.chat.messages[-1].content
+        assert markdown.display and markdown.source == app.chat_screen.chat.messages[-1].content
 
 
 @sync
-async def test_theme_persists_and_broken_theme_files_notify(fresh, setup, dirs):
+async def test_theme_persists_and_broken_theme_files_notify(fake, setup, dirs):
     themes = dirs / "config" / "themes"
     themes.mkdir(parents=True)
     (themes / "broken.toml").write_text("name = 'broken'\nprimary = 'not a colour'\n")
-    app = SpecApp(setup, session=fresh)
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         assert any("broken.toml" in n.message for n in app._notifications)
         assert app.theme == "spectui-dark"
@@ -349,16 +372,16 @@ async def test_theme_persists_and_broken_theme_files_notify(fresh, setup, dirs):
         chosen = app.theme
         assert chosen != "spectui-dark"
     assert settings.load_settings()[0]["theme"] == chosen
-    again = SpecApp(setup, session=fresh)
+    again = SpecApp(setup, session=fake)
     async with again.run_test(size=(120, 40)):
         assert again.theme == chosen
 
 
 @sync
-async def test_save_preset_from_the_app(fresh, setup):
-    from spectui import presets
+async def test_save_preset_from_the_app(fake, setup):
+    from spectui.config import presets
 
-    app = SpecApp(setup, session=fresh)
+    app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+up")
         await pilot.press("f4")
@@ -377,23 +400,23 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.session is None
         await until(pilot, lambda: app.session is not None, timeout=120)
-        assert app.title.startswith("draft-simple · n-max 3")
+        assert app.chat_screen.title.startswith("draft-simple · n-max 3")
         app.session.close()
 
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a model")
-    broken = launch.Setup("broken", setup.values | {"model": str(bad), "model_draft": None})
+    broken = replace(setup, preset="broken", model=str(bad), model_draft=None)
     app = SpecApp(broken)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: app.sub_title == "no model loaded")
+        await until(pilot, lambda: app.chat_screen.sub_title == "no model loaded")
         assert "GGUF" in app.query_one("#status").visual.plain
         await send(pilot, app, "hello")  # refused politely, nothing crashes
-        assert not app.chat.messages
+        assert not app.chat_screen.chat.messages
 
 
 @sync
 async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh, setup):
-    app = SpecApp(setup, session=fresh, flags=vars(chat_args("-n", "7", "--spec-type", "ngram-mod")))
+    app = SpecApp(setup, session=fresh, overrides=overrides_from(chat_args("-n", "7", "--spec-type", "ngram-mod")))
     async with app.run_test(size=(120, 40)) as pilot:
         app.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
         await pilot.pause()
@@ -403,18 +426,18 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
         await until(pilot, lambda: app.session is not None and app.session is not fresh, timeout=120)
         assert app.setup.n_predict == 7 and app.setup.temp == 0  # kept from the command line
         assert app.session.spec.label == "draft-simple"  # the preset's, not the flag's
-        assert app.title.startswith("draft-simple")
+        assert app.chat_screen.title.startswith("draft-simple")
         app._close_session()
 
 
 def test_chat_command_resumes_the_latest_chat(monkeypatch):
-    from spectui import chat_command
+    from spectui.cli import chat as chat_command
 
     chat = fixed_chat()
     started = []
     monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
     assert chat_command.main(chat_args("--resume")) == 0
-    assert started[0].chat.id == chat.id and started[0].setup.preset == "smollm2"
+    assert started[0].chat_screen.chat.id == chat.id and started[0].setup.preset == "smollm2"
 
 
 # --- pure helpers -----------------------------------------------------------------------
@@ -429,7 +452,7 @@ def rnd(i, drafted, accepted, t, configured="draft-simple", n_max=3, pieces=("a"
 
 
 def test_live_turn_builds_the_message():
-    from spectui.spec_config import SpecConfig
+    from spectui.engine.spec_config import SpecConfig
 
     turn = LiveTurn(SpecConfig(types=("draft-simple",)))
     assert turn.message.stopped  # a crash before the end leaves it marked
@@ -478,7 +501,7 @@ def test_selection_copies_without_rejected_text():
 
 
 def test_panel_text_and_sparkline_marks_config_changes():
-    from spectui.spec_config import SpecConfig
+    from spectui.engine.spec_config import SpecConfig
 
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}),
               PromptDone(t=0.5, t_prompt=0.5)]
@@ -503,6 +526,9 @@ def test_chunking_bounds_the_streaming_redraw():
         from textual.app import App
 
         class Host(App):
+            def get_theme_variable_defaults(self):  # as SpecApp provides them
+                return {"spec-draft": "green"}
+
             def compose(self):
                 yield AssistantMessage(history.Message("assistant", "", segments=long_answer), True, True)
 

@@ -1,7 +1,7 @@
-"""The A/B screen driven with Pilot on a real model (SmolLM2 135M drafting for itself), and
-the verdict (spectui.ab) on synthetic events.
+"""The A/B screen driven with Pilot, and the verdict (engine.ab) on synthetic events.
 
-The model is loaded once per module and handed to each app as an open Session.
+The full run and its judgement use a real model (SmolLM2 135M drafting for itself, loaded
+once per module); refusals, stopping and the fallback use a FakeSession.
 """
 
 from __future__ import annotations
@@ -9,22 +9,21 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
-from spectui import launch
-from spectui.ab import compare
-from spectui.engine import Session
-from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.spec_config import SpecConfig
-from spectui.stats import first_divergence, summarize
-from spectui.tui.ab_screen import ABScreen, SidePane
+from spectui.engine.ab import compare
+from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.spec_config import SpecConfig
+from spectui.engine.stats import first_divergence, summarize
+from spectui.tui.screens.ab import ABScreen, SidePane
 from spectui.tui.app import SpecApp
-from spectui.tui.message_view import AnswerChunk
-from tests.test_tui import LONG, SHORT, chat_args, send, sync, until
-from tests.test_tui import dirs, fresh, session  # noqa: F401 - fixtures, bound to this module's setup
+from spectui.tui.widgets.message import AnswerChunk
+from tests.test_tui import LONG, SHORT, chat_args, resolved, send, sync, until
+from tests.test_tui import dirs, fresh, session, slow_fake  # noqa: F401 - fixtures, bound to this module's setup
+from tests.fake_session import FakeSession
 
 
 @pytest.fixture(scope="module")
 def setup():
-    return launch.resolve(chat_args("-n", "32"))
+    return resolved(chat_args("-n", "32"))
 
 
 def styles(pane: SidePane) -> set[str]:
@@ -84,16 +83,16 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
 
 
 @sync
-async def test_ab_refuses_while_busy_and_esc_stops_the_run(fresh):
-    app = SpecApp(launch.resolve(chat_args("-n", "1000")), session=fresh)
+async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
+    app = SpecApp(resolved(chat_args("-n", "1000")), session=slow_fake)
     async with app.run_test(size=(140, 44)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.turn is not None and len(app.turn.rounds) >= 1)
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 1)
         await pilot.press("f2")  # the chat is answering: refused
         assert not isinstance(app.screen, ABScreen)
         assert any("Stop the answer first" in n.message for n in app._notifications)
         await pilot.press("escape")
-        await until(pilot, lambda: not app.generating)
+        await until(pilot, lambda: not app.chat_screen.generating)
 
         await pilot.press("f2")
         screen = app.screen
@@ -105,30 +104,30 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(fresh):
 
         await run_ab(pilot, screen, LONG)
         await until(pilot, lambda: screen.panes[0].turn is not None and len(screen.panes[0].turn.rounds) >= 2)
-        await pilot.press("ctrl+t", "ctrl+r")  # the A/B view owns the session: no change, no chat answer
-        assert any("A/B view uses the models" in n.message for n in app._notifications)
-        assert any("Close the A/B view first" in n.message for n in app._notifications) and not app.generating
+        before = (slow_fake.spec, len(app.chat_screen.chat.messages))
+        await pilot.press("ctrl+t", "ctrl+r")  # the chat's keys are not the A/B view's: no change, no answer
+        assert (slow_fake.spec, len(app.chat_screen.chat.messages)) == before and not app.chat_screen.generating
+        app.chat_screen.set_spec_type("none")  # as the command palette would: refused
+        await pilot.pause()
+        assert any("A/B view uses the models" in n.message for n in app._notifications) and slow_fake.spec == before[0]
         await pilot.press("escape")  # stops A; B never starts
         await until(pilot, lambda: not screen.running)
         assert screen.panes[0].turn.end.stop_reason == StopReason.CANCELLED and screen.panes[1].turn is None
         assert screen.verdict is None and "No verdict: B" in screen.query_one("#ab-verdict").visual.plain
-        assert fresh.spec == app.setup.spec()  # restored
+        assert slow_fake.spec == app.setup.spec()  # restored
         await pilot.press("escape")
         assert not isinstance(app.screen, ABScreen)
 
 
 @sync
-async def test_ab_without_a_draft_model_falls_back_for_b(smol, setup):
-    session = Session(smol, None, setup.ctx_params(), spec=SpecConfig(types=("ngram-mod",)), sampling=setup.sampling())
-    try:
-        app = SpecApp(setup, session=session)
-        async with app.run_test(size=(140, 44)) as pilot:
-            await pilot.press("f2")
-            a, b = app.screen.panes
-            assert (a.query_one(Select).value, b.query_one(Select).value) == ("ngram-mod", "ngram-simple")
-            assert "No draft model is loaded" in app.screen.query_one("#ab-verdict").visual.plain
-    finally:
-        session.close()
+async def test_ab_without_a_draft_model_falls_back_for_b(setup):
+    session = FakeSession(spec=SpecConfig(types=("ngram-mod",)), draft=False)
+    app = SpecApp(setup, session=session)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("f2")
+        a, b = app.screen.panes
+        assert (a.query_one(Select).value, b.query_one(Select).value) == ("ngram-mod", "ngram-simple")
+        assert "No draft model is loaded" in app.screen.query_one("#ab-verdict").visual.plain
 
 
 # --- the verdict on synthetic events ------------------------------------------------------

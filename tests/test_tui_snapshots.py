@@ -1,5 +1,6 @@
 """SVG snapshots of deterministic screens: a saved chat (fixed overlay segments) in each
-view, and the help screen. Live generation is left to test_tui.py: its timing varies.
+view, the help screen and a replayed A/B run, on a FakeSession (no model is loaded).
+Live generation is left to test_tui.py: its timing varies.
 
 Update after an intended change: pytest tests/test_tui_snapshots.py --snapshot-update
 """
@@ -11,17 +12,18 @@ import argparse
 import pytest
 from textual.widgets import Input, Select
 
-from spectui import history, launch
-from spectui.chat_command import add_parser
-from spectui.engine import Session
-from spectui.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.settings import save_settings
-from spectui.spec_config import SpecConfig
+from spectui.config import history
+from spectui.config.launch import resolve
+from spectui.config.options import overrides_from
+from spectui.cli.chat import add_parser
+from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.config.settings import save_settings
+from spectui.engine.spec_config import SpecConfig
 from spectui.tui import app as app_module
-from spectui.tui.ab_screen import RunEnded, SideStarted
 from spectui.tui.app import SpecApp
-from spectui.tui.chat_input import ChatInput
-from spectui.tui.streaming import TurnEvents
+from spectui.tui.widgets.chat_input import ChatInput
+from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
+from tests.fake_session import FakeSession
 
 SIZE = (120, 36)
 
@@ -37,14 +39,13 @@ def dirs(tmp_path, monkeypatch):
 def setup():
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers())
-    return launch.resolve(parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", "-n", "48"]))
+    args = parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", "-n", "48"])
+    return resolve(args.preset, overrides_from(args))
 
 
-@pytest.fixture(scope="module")
-def session(smol, setup):
-    s = Session(smol, smol, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec(), setup.sampling())
-    yield s
-    s.close()
+@pytest.fixture
+def session(setup):
+    return FakeSession(spec=setup.spec())
 
 
 def saved_chat() -> history.Chat:
@@ -68,29 +69,26 @@ def saved_chat() -> history.Chat:
     return chat
 
 
-def steady(pilot) -> None:
+async def steady(pilot) -> None:
+    await pilot.pause()
     pilot.app.query_one(ChatInput).cursor_blink = False
 
 
 def test_saved_chat_overlay(snap_compare, session, setup):
-    session.configure(setup.spec())
     assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
 def test_saved_chat_rejected_hidden(snap_compare, session, setup):
-    session.configure(setup.spec())
     save_settings({"show_rejected": False})
     assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
 def test_saved_chat_markdown_without_panel(snap_compare, session, setup):
-    session.configure(setup.spec())
     save_settings({"show_overlay": False, "show_panel": False})
     assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
 def test_help_screen(snap_compare, session, setup):
-    session.configure(setup.spec())
     assert snap_compare(SpecApp(setup, session=session), press=["f1"], terminal_size=SIZE, run_before=steady)
 
 
@@ -139,5 +137,4 @@ async def replay_ab(pilot) -> None:
 
 
 def test_ab_screen_recorded_run(snap_compare, session, setup):
-    session.configure(setup.spec())
     assert snap_compare(SpecApp(setup, session=session), terminal_size=(140, 40), run_before=replay_ab)

@@ -17,9 +17,11 @@ from pathlib import Path
 import llama_cpp
 import llama_cpp.llama_cpp as llama_lib
 
-from spectui import __version__, resources
-from spectui.embedded import CATALOG
-from spectui.model import default_threads
+from spectui import __version__
+
+from spectui.engine import resources
+from spectui.config.embedded import CATALOG
+from spectui.engine.model import default_threads
 
 _BLOCK = 8 * 1024 * 1024
 

@@ -27,11 +27,10 @@ from typing import Callable
 
 from spectui.bench.environment import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
-from spectui.engine import GenerationLimits
-from spectui.events import Event, PromptDone, Round, TurnEnd, TurnStart
-from spectui.run_command import messages_for
-from spectui.spec_config import SpecConfig
-from spectui.stats import TurnSummary, rounds_of, summarize
+from spectui.engine.session import GenerationLimits, chat_messages
+from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
+from spectui.engine.spec_config import SpecConfig
+from spectui.engine.stats import TurnSummary, rounds_of, summarize
 
 BASELINE = "none"
 
@@ -117,7 +116,7 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
     limits = GenerationLimits(n_predict=proto.n_predict, ignore_eos=proto.ignore_eos)
     events: list[Event] = []
     peak: MemorySample | None = None
-    for ev in session.generate(messages=messages_for(prompt.text, proto.system), limits=limits):
+    for ev in session.generate(messages=chat_messages([("user", prompt.text)], proto.system), limits=limits):
         events.append(ev)
         if isinstance(ev, (PromptDone, TurnEnd)):
             s = sample_memory()

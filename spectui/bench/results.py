@@ -3,7 +3,7 @@
 What each number is (also in `spectui bench --help`), per configuration and per
 language/category group ("ko/qa"):
 
-* per-run numbers come from spectui.stats.summarize() over the run's events;
+* per-run numbers come from engine.stats.summarize() over the run's events;
 * a prompt's value is the MEDIAN OF ITS --repeat MEASURED RUNS (warm-ups never count);
 * the group's value is the MEDIAN OVER ITS PROMPTS of those per-prompt medians. This holds
   for tok/s (generation and end-to-end), TTFT, prompt time, inter-token latency p50/p95
@@ -29,7 +29,7 @@ import numpy as np
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.bench.verdict import verdicts
 from spectui.errors import UserError
-from spectui.stats import acceptance, first_divergence, mean_acceptance_length, per_position_acceptance, speedup
+from spectui.engine.stats import acceptance, first_divergence, mean_acceptance_length, per_position_acceptance, speedup
 
 SCHEMA = "spectui-bench/1"
 MEDIAN_NOTE = (

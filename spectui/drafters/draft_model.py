@@ -3,7 +3,8 @@
 The draft context is synced lazily: each round decodes only the history tokens its KV
 cache lacks, plus the last sampled token. Accepted draft tokens are already in the
 draft cache from drafting, so unlike llama.cpp they are not decoded a second time;
-per round the draft costs one batch (new history + id_last) and n-1 single decodes.
+per round the draft costs one batch (new history + id_last) and n-1 single decodes, and
+accept() has nothing to do: the next round's sync keeps the accepted prefix.
 """
 
 from __future__ import annotations
@@ -13,28 +14,25 @@ from typing import Sequence
 
 import numpy as np
 
-from spectui.model import Context, ContextFull
-from spectui.sampling import SamplingParams, draft_dist, probs, sample
+from spectui.engine.model import Context, ContextFull
+from spectui.engine.sampling import SamplingParams, draft_dist, probs, sample
+from spectui.engine.spec_config import SpecConfig
+from spectui.drafters.base import Drafter
 
 
-class DraftModel:
+class DraftModel(Drafter):
     spec_type = "draft-simple"
 
-    def __init__(self, ctx: Context, sampling: SamplingParams, n_min: int = 0, p_min: float = 0.0,
-                 probabilistic: bool = False):
+    def __init__(self, ctx: Context, sampling: SamplingParams, spec: SpecConfig = SpecConfig()):
         self.ctx = ctx
         self.sampling = sampling
-        self.n_min = n_min
-        self.p_min = p_min
-        self.probabilistic = probabilistic
+        self.configure(spec)
         # Its own stream: sharing the verifier's would correlate draws and acceptance.
         self.rng = np.random.default_rng(None if sampling.seed is None else [sampling.seed, 1])
-        # q rows of the last draft when it was sampled from them (rejection sampling
-        # needs the distribution each token was drawn from); None means one-hot.
-        self.q_rows: list[np.ndarray] | None = None
-        # What the last draft() spent catching its cache up (auto tells it from step cost).
-        self.t_sync = 0.0
-        self.n_synced = 0
+
+    def configure(self, spec: SpecConfig) -> None:
+        self.n_min, self.p_min = spec.draft_n_min, spec.draft_p_min
+        self.probabilistic = spec.draft_sampling == "probabilistic"
 
     def begin(self, prompt: Sequence[int]) -> None:
         """Prefill the draft cache with the context (the first round adds id_last)."""
@@ -87,6 +85,3 @@ class DraftModel:
         if self.probabilistic:
             self.q_rows = qs
         return result
-
-    def accept(self, n_accepted: int) -> None:
-        """Nothing to do: the next round's sync keeps the accepted prefix and drops the rest."""

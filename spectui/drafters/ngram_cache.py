@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spectui.drafters.ngram_simple import as_token_list
+from spectui.drafters.base import Drafter, as_token_list
 
 NGRAM_MIN = 1
 NGRAM_MAX = 4
@@ -30,7 +30,7 @@ MIN_SAMPLE = (2, 2, 1, 1)
 MIN_PERCENT = (66, 50, 50, 50)
 
 
-class NgramCache:
+class NgramCache(Drafter):
     spec_type = "ngram-cache"
 
     def __init__(self):
@@ -84,6 +84,3 @@ class NgramCache:
             drafted.append(token)
             tail = (tail + [token])[-NGRAM_MAX:]
         return drafted
-
-    def accept(self, n_accepted: int) -> None:
-        """Nothing to learn: accepted tokens are counted when they reach the context."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.ngram_simple import as_token_list
+from spectui.drafters.base import Drafter, as_token_list
 
 LCG_FACTOR = 2654435761
 KEY_MAP_SIZE = 1 << 18  # COMMON_NGRAM_HASH_MAP_SIZE
@@ -83,7 +83,7 @@ class _Key:
         self.values = [_Value(m) for _ in range(MAX_VALUES)]
 
 
-class _NgramMap:
+class _NgramMap(Drafter):
     key_only: bool
 
     def __init__(self, size_n: int = 12, size_m: int = 48, min_hits: int = 1):

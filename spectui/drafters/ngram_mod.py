@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.ngram_simple import as_token_list
+from spectui.drafters.base import Drafter, as_token_list
 
 HASH_FACTOR = 6364136223846793005
 MASK64 = (1 << 64) - 1
@@ -37,7 +37,7 @@ def ngram_hash(tokens: Sequence[int]) -> int:
     return h
 
 
-class NgramMod:
+class NgramMod(Drafter):
     spec_type = "ngram-mod"
 
     def __init__(self, n_match: int = 24, n_min: int = 48, n_max: int = 64, table_size: int = TABLE_SIZE):

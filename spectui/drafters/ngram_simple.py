@@ -10,13 +10,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
-
-def as_token_list(tokens: Sequence[int]) -> list[int]:
-    """The tokens as a list of Python ints (no copy when already a list)."""
-    if isinstance(tokens, list):
-        return tokens
-    tolist = getattr(tokens, "tolist", None)  # numpy arrays: plain ints, not numpy scalars
-    return tolist() if tolist is not None else list(tokens)
+from spectui.drafters.base import Drafter, as_token_list
 
 
 _WIDTH = array("i").itemsize  # bytes per token
@@ -50,7 +44,7 @@ class _TokenBytes:
             end = off + len(needle) - 1  # a match straddling two tokens: look further back
 
 
-class NgramSimple:
+class NgramSimple(Drafter):
     spec_type = "ngram-simple"
 
     def __init__(self, size_n: int = 12, size_m: int = 48):
@@ -81,6 +75,3 @@ class NgramSimple:
             return []
         start = match_pos + n
         return toks[start:start + min(copy_max, n_max)]
-
-    def accept(self, n_accepted: int) -> None:
-        """Nothing to learn: ngram-simple keeps no statistics."""

@@ -10,7 +10,7 @@ from functools import partial
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from spectui import history, presets
+from spectui.config import history, presets
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class Command:
     title: str  # for the palette and the help screen
     help: str
     footer: bool = False
+    chat: bool = True  # an action of the chat screen (its keys work there only); else the app's
 
 
 COMMANDS = (
@@ -42,16 +43,16 @@ COMMANDS = (
     Command("ctrl+s", "export", "export", "Export chat to Markdown",
             "Write the transcript (never rejected tokens) to a Markdown file"),
     Command("ctrl+l", "chats", "chats", "Open a saved chat…", "Pick a saved chat to reopen"),
-    Command("f5", "switch_preset", "preset", "Switch preset…", "Load another preset's models in the background"),
+    Command("f5", "switch_preset", "preset", "Switch preset…", "Load another preset's models in the background", chat=False),
     Command("f4", "save_preset", "save preset", "Save configuration as a preset…",
-            "Save the models and the current speculation settings as a user preset"),
+            "Save the models and the current speculation settings as a user preset", chat=False),
     Command("f2", "compare", "A/B", "A/B comparison…",
-            "Run one prompt with two configurations, side by side, then compare speed, acceptance and output"),
-    Command("f8", "cycle_theme", "theme", "Next theme", "Cycle through the themes (remembered)"),
-    Command("f9", "choose_theme", "themes", "Choose theme…", "Pick a theme from a list (remembered)"),
+            "Run one prompt with two configurations, side by side, then compare speed, acceptance and output", chat=False),
+    Command("f8", "cycle_theme", "theme", "Next theme", "Cycle through the themes (remembered)", chat=False),
+    Command("f9", "choose_theme", "themes", "Choose theme…", "Pick a theme from a list (remembered)", chat=False),
     Command("", "copy_answer", "copy", "Copy the last answer",
             "Copy the last answer to the clipboard (never rejected tokens)"),
-    Command("f1,question_mark", "help", "help", "Help", "Keys, commands and the overlay legend", True),
+    Command("f1,question_mark", "help", "help", "Help", "Keys, commands and the overlay legend", True, chat=False),
 )
 
 # Keys the input and Textual provide; listed in the help screen only.
@@ -72,10 +73,11 @@ def key_display(keys: str) -> str:
     return " / ".join(out)
 
 
-def bindings() -> list[Binding]:
+def bindings(chat: bool) -> list[Binding]:
+    """The key bindings of the chat screen (chat=True) or of the app."""
     return [
         Binding(c.keys, c.action, c.label, show=c.footer, tooltip=c.help)
-        for c in COMMANDS if c.keys
+        for c in COMMANDS if c.keys and c.chat == chat
     ]
 
 
@@ -90,14 +92,16 @@ class SpecCommands(Provider):
         app = self.app
         for c in COMMANDS:
             keys = f"  ({key_display(c.keys)})" if c.keys else ""
-            yield c.title, partial(app.run_action, c.action), c.help + keys
-        for t in app.available_types():
-            yield f"Spec type: {t}", partial(app.set_spec_type, t), "Speculate with this type from the next round"
+            where = app.chat_screen if c.chat else app
+            yield c.title, partial(app.run_action, c.action, where), c.help + keys
+        for t in app.chat_screen.available_types():
+            yield (f"Spec type: {t}", partial(app.chat_screen.set_spec_type, t),
+                   "Speculate with this type from the next round")
         for name, (path, shipped) in presets.available().items():
             yield f"Preset: {name}", partial(app.load_preset, name), f"{'shipped' if shipped else 'user'} preset {path}"
         if with_chats:
             for chat in self._chats:
-                yield f"Chat: {chat.title or chat.id}", partial(app.open_chat, chat.id), _when(chat)
+                yield f"Chat: {chat.title or chat.id}", partial(app.chat_screen.open_chat, chat.id), _when(chat)
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._entries(with_chats=False):
@@ -116,8 +120,7 @@ def _when(chat: history.Chat) -> str:
     return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
 
 
-def chat_entries(app) -> list[tuple[str, object, str]]:
+def chat_entries(open_chat) -> list[tuple[str, object, str]]:
     """The saved chats for the "Open a saved chat" picker, newest first."""
     chats, _ = history.list_chats()
-    return [(chat.title or chat.id, partial(app.open_chat, chat.id), _when(chat))
-            for chat in chats]
+    return [(chat.title or chat.id, partial(open_chat, chat.id), _when(chat)) for chat in chats]

@@ -10,29 +10,15 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 from textual.message import Message
 
-from spectui.engine import GenerationLimits, Session
-from spectui.events import Event, Round
+from spectui.engine.session import GenerationLimits, Session
+from spectui.engine.events import Event, Round
+from spectui.tui.messages import TurnEvents, TurnFailed
 
 RATE = 10  # UI updates per second while an answer streams
-
-
-@dataclass
-class TurnEvents(Message):
-    """Engine events for the current turn, in order."""
-
-    events: list[Event]
-
-
-@dataclass
-class TurnFailed(Message):
-    """The turn could not start (the engine raised before its first event)."""
-
-    error: str
 
 
 class EventBatcher:
@@ -57,7 +43,7 @@ class EventBatcher:
             self._last = self._clock() if now is None else now
 
 
-def run_turn(session: Session, messages: list[dict], limits: GenerationLimits,
+def stream_turn(session: Session, messages: list[dict], limits: GenerationLimits,
              post: Callable[[Message], object], stop: threading.Event) -> None:
     """Run one turn in the calling (worker) thread; `stop` asks it to end between rounds,
     even when set before the engine started (the engine clears its own flag on start)."""

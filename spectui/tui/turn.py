@@ -6,12 +6,12 @@ be tested without a screen, and so the app can save the partial message at any m
 
 from __future__ import annotations
 
-from spectui.events import Event, Round, StopReason, TurnEnd
-from spectui.history import Message
-from spectui.overlay import add_segments
-from spectui.overlay import segments as round_segments
-from spectui.spec_config import SpecConfig
-from spectui.stats import summarize
+from spectui.engine.events import Event, Round, StopReason, TurnEnd
+from spectui.config.history import Message
+from spectui.engine.overlay import add_segments
+from spectui.engine.overlay import segments as round_segments
+from spectui.engine.spec_config import SpecConfig
+from spectui.engine.stats import summarize
 
 
 def config_label(spec_type: str, n_max: int) -> str:

@@ -1,0 +1,215 @@
+"""`spectui bench`: the seeds' measurement protocol, and `spectui bench compare A.json B.json`.
+
+Flag parsing, the progress bar and the files live here; the protocol, the statistics and
+the verdicts live in spectui.bench and consume the same engine events as everything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from spectui.bench import compare, prompts as prompt_set, protocol, report, results
+from spectui.bench.environment import collect
+from spectui.config.options import add_setup_flags, overrides_from
+from spectui.errors import UserError
+from spectui.engine.events import Round, TurnEnd, TurnStart
+from spectui.config.launch import open_session, resolve
+from spectui.engine.model import configure_logging
+from spectui.engine.spec_config import parse_types
+
+DEFAULT_N = 256
+DEFAULT_N_MAX = "3,5,8"
+
+EPILOG = f"""\
+protocol: the baseline (spec type none) and each spec-type set x each n-max, one variable
+at a time. First one warm-up run per configuration (the first prompt, not counted), then
+--repeat passes; a pass runs each prompt with every configuration in turn (the order
+rotating from prompt to prompt), so drift on a busy or throttling machine hits all
+configurations alike. Every run starts cold and generates exactly -n tokens (end of
+generation ignored unless --respect-eos). Temperature 0 (greedy) and seed 0 unless
+--temp/--seed are given.
+
+medians: {results.MEDIAN_NOTE}. Speedup: a configuration's median tok/s over the
+baseline's, same group, same run. Greedy agreement: each prompt's first measured run
+against the baseline's, token by token.
+
+Ctrl+C stops and still writes everything measured so far, marked partial (exit 130);
+so does a llama.cpp failure (exit 1).
+
+compare: spectui bench compare A.json B.json shows per-configuration deltas (B - A) of
+tok/s, speedup, acceptance and TTFT, and what differs in environment and protocol.
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="measure whether speculation pays off on this machine",
+                       usage="spectui bench [options]\n       spectui bench compare A.json B.json",
+                       description="Run the measurement protocol on the shipped Korean/English prompts "
+                                   "(or yours) and say whether speculation pays off here, and why not.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="ACTION", title="actions (optional)")
+    c = actions.add_parser("compare", help="per-configuration deltas between two --json results",
+                           description="Deltas (B - A) per configuration and group: tok/s, speedup, "
+                                       "acceptance, TTFT; then what differs in environment and protocol.")
+    c.add_argument("a", metavar="A.json")
+    c.add_argument("b", metavar="B.json")
+    c.set_defaults(func=compare_main)
+    b = p.add_argument_group("benchmark")
+    b.add_argument("--lang", help="ko, en or all (default: ko for the shipped set, all for --prompts)")
+    b.add_argument("--category", choices=("qa", "code", "all"), default="all",
+                   help="qa (questions, summaries), code (code, repetitive text) or all (default)")
+    b.add_argument("--prompts", metavar="FILE", help="your prompts: TOML [[prompt]] tables or JSONL, "
+                                                     "keys id, lang, category (qa|code), text")
+    b.add_argument("--limit", type=int, metavar="N", help="only the first N prompts of each group")
+    b.add_argument("--repeat", type=int, default=3, help="measured runs per prompt (default 3)")
+    b.add_argument("--respect-eos", action="store_true", help="stop at end of generation (lengths then vary)")
+    b.add_argument("--sweep-types", metavar="SETS",
+                   help="spec-type sets to measure, ';'-separated, each as --spec-type "
+                        "(e.g. 'ngram-mod;draft-simple;ngram-simple,draft-simple'); "
+                        "default: the one --spec-type (or the preset's)")
+    b.add_argument("--sweep-n-max", metavar="LIST",
+                   help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, "
+                        "or just --spec-draft-n-max when given)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1)")
+    o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
+    o.add_argument("--markdown", metavar="FILE", help="write a report")
+    add_setup_flags(p)
+    p.set_defaults(func=main)
+
+
+def _type_sets(args, setup) -> list[tuple[str, ...]]:
+    if args.sweep_types is not None and args.spec_type is not None:
+        raise UserError("give --spec-type (one set) or --sweep-types (several), not both")
+    texts = args.sweep_types.split(";") if args.sweep_types is not None else [setup.spec_type]
+    sets = list(dict.fromkeys(parse_types(t) for t in texts if t.strip()))
+    sets = [s for s in sets if s != ("none",)]  # the baseline is always measured
+    if not sets:
+        raise UserError("nothing to compare with the baseline: give --spec-type TYPES or --sweep-types 'A;B'")
+    return sets
+
+
+def _n_maxes(args) -> list[int]:
+    if args.sweep_n_max is not None and args.spec_draft_n_max is not None:
+        raise UserError("give --spec-draft-n-max (one value) or --sweep-n-max (several), not both")
+    text = args.sweep_n_max or (str(args.spec_draft_n_max) if args.spec_draft_n_max is not None else DEFAULT_N_MAX)
+    out = []
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        try:
+            out.append(int(part))
+        except ValueError:
+            raise UserError(f"--sweep-n-max: '{part}' is not a whole number") from None
+    if not out:
+        raise UserError("--sweep-n-max: no values")
+    return list(dict.fromkeys(out))
+
+
+def _lang(args) -> str:
+    return args.lang or ("all" if args.prompts else "ko")
+
+
+def _prompts(args) -> list[prompt_set.Prompt]:
+    chosen = prompt_set.load(args.prompts) if args.prompts else prompt_set.shipped()
+    return prompt_set.select(chosen, _lang(args), args.category, args.limit)
+
+
+def _report_pass(console: Console, configs: list[protocol.Config], index: int, repeat: int,
+                 done: dict[str, list[protocol.Run]]) -> None:
+    """After each pass, one line per configuration with its tok/s so far, above the progress
+    bar (only tok/s, so the group sizes given to aggregate do not matter)."""
+    for cfg in configs:
+        runs = done[cfg.label]
+        rows = results.aggregate(runs, [cfg], {r.prompt.group: 0 for r in runs}, 0)
+        speeds = ", ".join(f"{r['group']} {r['tok_per_s']:.1f} tok/s" for r in rows if r["tok_per_s"] is not None)
+        console.print(f"pass {index + 1}/{repeat}: {cfg.label}: {speeds}", highlight=False)
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tokens"),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console)
+
+
+def main(args) -> int:
+    if args.repeat < 1:
+        raise UserError(f"--repeat must be at least 1, got {args.repeat}")
+    chosen = _prompts(args)
+    setup = resolve(args.preset, overrides_from(args))
+    n = DEFAULT_N if args.n_predict is None else args.n_predict
+    if n < 1:
+        raise UserError(f"-n must be at least 1 for a fixed output length, got {n}")
+    setup = replace(setup, n_predict=n, temp=args.temp if args.temp is not None else 0.0,
+                    seed=args.seed if args.seed is not None else 0)
+    configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
+    if any(c.spec.needs_draft_model for c in configs) and not setup.model_draft:
+        raise UserError("draft-simple needs a draft model: pass -md/--model-draft")
+    if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
+        setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
+    setup = replace(setup, spec_type="none")  # the session starts as the baseline
+    proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
+                              system=setup.system)
+
+    configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
+    err = Console(stderr=True)
+    for note in setup.notes:
+        err.print(f"note: {note}", style="dim", highlight=False)
+    session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err)
+    try:
+        err.print("recording the environment", style="dim")
+        environment = collect(session, setup)
+        started, t0 = datetime.now(timezone.utc), time.perf_counter()
+        total = len(configs) * (proto.warmup + proto.repeat * len(chosen)) * n
+        with _progress(err) as progress:
+            task = progress.add_task("bench", total=total)
+
+            def on_event(cfg, prompt, ev):
+                if isinstance(ev, TurnStart):
+                    progress.update(task, description=f"{cfg.label} | {prompt.id}")
+                elif isinstance(ev, Round):
+                    progress.advance(task, len(ev.tokens))
+                elif isinstance(ev, TurnEnd):
+                    progress.advance(task, max(0, n - ev.n_generated))  # runs that stopped early
+
+            m = protocol.measure(session, configs, chosen, proto, on_event,
+                                 lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done))
+    finally:
+        session.close()
+    record = {
+        "n_predict": n, "ignore_eos": proto.ignore_eos, "repeat": proto.repeat, "warmup": proto.warmup,
+        "temp": setup.temp, "top_k": setup.top_k, "top_p": setup.top_p, "min_p": setup.min_p,
+        "seed": setup.seed, "verify": setup.spec_verify, "system": setup.system,
+        "prompts": args.prompts or "shipped", "lang": _lang(args),
+        "category": args.category, "limit": args.limit,
+        "spec_types": list(dict.fromkeys(c.spec.label for c in configs)),
+        "n_max": list(dict.fromkeys(c.spec.draft_n_max for c in configs if not c.is_baseline)),
+    }
+    meta = {"started": started.isoformat(timespec="seconds"), "duration_s": time.perf_counter() - t0,
+            "setup": {"preset": setup.preset, **setup.values()}}
+    doc = results.build(m, configs, chosen, record, environment, meta)
+    written = report.write(doc, args.json, args.csv, args.markdown)
+    Console(soft_wrap=True).print(report.render(doc))
+    for path in written:
+        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
+    return 1 if m.failed else 130 if m.partial else 0
+
+
+def compare_main(args) -> int:
+    a, b = results.load(args.a), results.load(args.b)
+    out = Console(soft_wrap=True)
+    for t in compare.tables(compare.diff(a, b), args.a, args.b):
+        out.print(t)
+    for name, doc in (("A", a), ("B", b)):
+        if doc["partial"]:
+            out.print(f"note: {name} is a partial result ({doc['interrupted']})", style="yellow", highlight=False)
+    differences = compare.settings_diff(a, b)
+    if differences:
+        out.print("what else differs (A -> B):", style="bold")
+        for key, va, vb in differences:
+            out.print(f"  {key}: {va} -> {vb}", highlight=False)
+    return 0

@@ -1,0 +1,50 @@
+"""`spectui chat` (the default command): the Textual chat app.
+
+Everything that can fail on the user's input fails here, in the terminal, before the
+app starts: bad flags or presets exit with one line, and embedded models are assembled
+with a progress bar. The app itself then only loads model files, in a worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from spectui.config.options import add_setup_flags, overrides_from
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("chat", help="start the chat app",
+                       description="Chat with a local model and watch speculative decoding, token by token.")
+    p.add_argument("--resume", action="store_true", help="reopen the latest chat")
+    add_setup_flags(p)
+    p.set_defaults(func=main)
+
+
+def main(args) -> int:
+    from spectui.config import history, paths
+    from spectui.config.embedded import resolve_model
+    from spectui.config.launch import resolve
+    from spectui.engine.model import configure_logging
+    from spectui.tui.app import SpecApp
+
+    overrides = overrides_from(args)
+    setup = resolve(args.preset, overrides)
+    err = Console(stderr=True)
+    log_file = Path(args.log_file) if args.log_file else None
+    if args.verbose and log_file is None:  # stderr belongs to the app's screen
+        log_file = paths.llama_log_path()
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        err.print(f"note: llama.cpp's log goes to {log_file}", style="dim", highlight=False)
+    configure_logging(args.verbose, log_file)
+    for note in setup.notes:
+        err.print(f"note: {note}", style="dim", highlight=False)
+    for name in (setup.model, setup.model_draft):
+        if name:
+            resolve_model(name, err)
+    chat = history.latest_chat() if args.resume else None
+    if args.resume and chat is None:
+        err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
+    SpecApp(setup, chat=chat, overrides=overrides).run()
+    return 0

@@ -1,0 +1,50 @@
+"""Command line: `spectui [chat]`, `run`, `bench`, `models`, `presets`; one module per command.
+
+Flags follow llama.cpp where they overlap, so users' knowledge carries over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from spectui import __version__
+from spectui.errors import UserError
+
+COMMANDS = ("chat", "run", "bench", "models", "presets")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from spectui.cli import bench, chat, models, presets, run
+
+    parser = argparse.ArgumentParser(
+        prog="spectui",
+        description="Chat with a local LLM and watch speculative decoding happen. "
+                    "Without a command, starts the chat (spectui chat).",
+    )
+    parser.add_argument("--version", action="version", version=f"spectui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for command in (chat, run, bench, models, presets):
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "chat")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except UserError as e:
+        from rich.console import Console
+        from rich.text import Text
+
+        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), str(e)))
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

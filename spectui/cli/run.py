@@ -1,0 +1,163 @@
+"""`spectui run`: one answer in the terminal with the speculation overlay, or `--json`.
+
+Generation runs in a thread so that Ctrl+C only asks the session to stop between
+rounds: the caches stay consistent and the summary is still printed.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from spectui.engine import overlay
+from spectui.config.options import add_setup_flags, overrides_from
+from spectui.errors import UserError
+from spectui.engine.events import Round, TurnEnd
+from spectui.config.launch import model_label, open_session, resolve
+from spectui.engine.stats import summarize
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="answer one prompt headless, with the speculation overlay",
+                       description="Answer one prompt: from the argument, -f FILE, or stdin.")
+    p.add_argument("prompt", nargs="?", help="the prompt (default: -f FILE or stdin)")
+    p.add_argument("-f", "--file", help="read the prompt from this file")
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--no-color", action="store_true", help="plain text (for pipes); hides rejected tokens")
+    p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
+    add_setup_flags(p)
+    p.set_defaults(func=main)
+
+
+def read_prompt(args) -> str:
+    if args.prompt is not None and args.file:
+        raise UserError("give the prompt either as an argument or with -f, not both")
+    if args.file:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"cannot read prompt file {args.file}: {e.strerror}") from e
+    elif args.prompt is not None:
+        text = args.prompt
+    elif not sys.stdin.isatty():
+        text = sys.stdin.read()
+    else:
+        raise UserError('no prompt: spectui run "PROMPT", -f FILE, or pipe it on stdin')
+    if not text.strip():
+        raise UserError("the prompt is empty")
+    return text
+
+
+def generate_in_thread(session, on_event, **kwargs) -> list:
+    """Generate in a worker thread, handing each event to `on_event` here; Ctrl+C, wherever
+    it lands, asks the session to stop after the current round. Returns all events."""
+    q: queue.Queue = queue.Queue()
+
+    def work():
+        try:
+            for ev in session.generate(**kwargs):
+                q.put(ev)
+        except BaseException as e:  # re-raised in the caller's thread
+            q.put(e)
+        q.put(None)
+
+    threading.Thread(target=work, daemon=True).start()
+    events = []
+    while True:
+        try:
+            ev = q.get()
+            if ev is None:
+                return events
+            if isinstance(ev, BaseException):
+                raise ev
+            events.append(ev)
+            on_event(ev)
+        except KeyboardInterrupt:
+            session.cancel()
+
+
+def main(args) -> int:
+    from spectui.engine.model import configure_logging
+    from spectui.engine.session import GenerationLimits, chat_messages
+
+    prompt = read_prompt(args)
+    setup = resolve(args.preset, overrides_from(args))
+    configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
+    err = Console(stderr=True)
+    out = Console(no_color=args.no_color, highlight=False, soft_wrap=True)
+    for note in setup.notes:
+        err.print(f"note: {note}", style="dim", highlight=False)
+    session = open_session(setup, console=err)
+    show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
+
+    def show(ev) -> None:
+        if isinstance(ev, Round) and not args.json:
+            text = Text()
+            for piece, kind in overlay.segments(ev, show_rejected):
+                text.append(piece, style=overlay.STYLES[kind] if show_rejected else "")
+            out.print(text, end="")
+
+    events = generate_in_thread(session, show, messages=chat_messages([("user", prompt)], setup.system),
+                      limits=GenerationLimits(n_predict=setup.n_predict))
+    end = events[-1]
+    assert isinstance(end, TurnEnd)
+    summary = summarize(events)
+    if args.json:
+        print(json.dumps({
+            "text": end.text,
+            "tokens": list(end.tokens),
+            "stop_reason": end.stop_reason.value,
+            "error": end.error or None,
+            "config": {**session.spec.as_dict(), "temp": setup.temp, "seed": setup.seed,
+                       "model": model_label(setup.model), "model_draft": model_label(setup.model_draft),
+                       "n_predict": setup.n_predict, "ctx_size": setup.ctx_size},
+            "stats": summary.as_dict(),
+        }, ensure_ascii=False))
+        return 0
+    out.print()
+    if show_rejected:
+        legend = Text("legend: ")
+        for kind, label in overlay.LEGEND.items():
+            legend.append(label, style=overlay.STYLES[kind] or "reverse")
+            legend.append("  ")
+        err.print(legend)
+    err.print(summary_table(summary, session.spec.label, end))
+    return 0
+
+
+def _fmt(v, spec: str = ".2f", suffix: str = "") -> str:
+    return "-" if v is None else f"{v:{spec}}{suffix}"
+
+
+def summary_table(s, spec_label: str, end: TurnEnd) -> Table:
+    t = Table(title="speculation summary", show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    tm = s.timing
+    rows = [
+        ("spec type", spec_label),
+        ("stop reason", end.stop_reason.value + (f" ({end.error})" if end.error else "")),
+        ("generated", f"{s.n_generated} tokens in {s.rounds} rounds"),
+        ("accepted / drafted", f"{s.n_accepted} / {s.n_drafted}  ({_fmt(s.acceptance_rate, '.1%')})"),
+        ("mean acceptance length", _fmt(s.mean_acceptance_length)),
+        ("per-position acceptance", " ".join(f"{p:.0%}" for p in s.per_position) or "-"),
+        ("tok/s (generation / e2e)", f"{_fmt(tm.tok_per_s, '.1f')} / {_fmt(tm.tok_per_s_e2e, '.1f')}"),
+        ("time to first token", _fmt(tm.ttft_s, ".3f", " s")),
+        ("inter-token latency p50 / p95",
+         f"{_fmt(tm.itl_p50_s and tm.itl_p50_s * 1000, '.1f')} / {_fmt(tm.itl_p95_s and tm.itl_p95_s * 1000, '.1f')} ms"),
+        ("draft / verify / other", f"{tm.t_draft_s:.2f} / {tm.t_verify_s:.2f} / {tm.t_other_s:.2f} s"),
+    ]
+    for name, c in s.per_type.items():
+        rows.append((f"  {name}", f"#gen drafts {c.gen_drafts}  #acc drafts {c.acc_drafts}  "
+                                  f"#gen tokens {c.gen_tokens}  #acc tokens {c.acc_tokens}  "
+                                  f"dur(g,a) {c.t_draft_s * 1000:.0f}, {c.t_verify_s * 1000:.0f} ms"))
+    for r in rows:
+        t.add_row(*r)
+    return t

@@ -1,0 +1,165 @@
+"""Chat history: one JSON file per chat, written atomically so a crash never leaves a
+half-written chat behind.
+
+Files live in `paths.chats_dir()`. A message keeps its answer text (`content`,
+never rejected tokens) apart from its overlay (`segments`, which include the rejected
+pieces), so exports and the next prompt use only what the model really said.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from spectui.config.paths import chats_dir, write_atomic
+from spectui.errors import UserError
+
+FORMAT = 1  # the "format" field of chat files; bump when the layout changes
+TITLE_CHARS = 60
+ROLES = ("system", "user", "assistant")
+_ID = re.compile(r"[A-Za-z0-9_-]+")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+@dataclass
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: str  # the answer text, never including rejected tokens
+    segments: list[tuple[str, str]] = field(default_factory=list)  # overlay (text, kind), rejected included
+    stopped: bool = False  # cut short (Esc, Ctrl+C, crash)
+    stats: dict = field(default_factory=dict)  # TurnSummary.as_dict() of the turn, if any
+    config: str = ""  # spec type / n-max label it was generated with
+
+
+@dataclass
+class Chat:
+    id: str
+    title: str
+    created: float
+    updated: float
+    messages: list[Message]
+    preset: str = ""
+
+    def to_markdown(self) -> str:
+        """Markdown export: a heading per message, the content as written. Rejected
+        draft text is never included (it lives only in `segments`). An answer stopped
+        inside a code block gets its fence closed so the next heading stays a heading."""
+        out = [f"# {self.title or 'Chat'}", ""]
+        for m in self.messages:
+            heading = f"## {m.role.capitalize()}"
+            if m.config:
+                heading += f" ({m.config})"
+            body = m.content.rstrip("\n")
+            if sum(1 for line in body.splitlines() if _FENCE.match(line)) % 2:
+                body += "\n```"
+            out += [heading, "", body, ""]
+            if m.stopped:
+                out += ["*(stopped)*", ""]
+        return "\n".join(out)
+
+
+def make_title(messages: list[Message]) -> str:
+    """The first user message on one line, shortened to TITLE_CHARS."""
+    text = next((" ".join(m.content.split()) for m in messages if m.role == "user"), "")
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def new_chat(preset: str = "") -> Chat:
+    """An empty chat; its id sorts by creation time and names its file."""
+    now = time.time()
+    chat_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + secrets.token_hex(3)
+    return Chat(id=chat_id, title="", created=now, updated=now, messages=[], preset=preset)
+
+
+def _path(chat_id: str) -> Path:
+    if not _ID.fullmatch(chat_id):
+        raise UserError(f"invalid chat id {chat_id!r}: use letters, digits, '-' and '_'")
+    return chats_dir() / f"{chat_id}.json"
+
+
+def save_chat(chat: Chat) -> Path:
+    """Write the chat atomically. Stamps `updated` and, while the title is empty, sets it
+    from the first user message (so a title the user gave is kept)."""
+    path = _path(chat.id)
+    chat.updated = time.time()
+    if not chat.title:
+        chat.title = make_title(chat.messages)
+    doc = {"format": FORMAT, **asdict(chat)}
+    return write_atomic(path, json.dumps(doc, ensure_ascii=False, indent=1))
+
+
+def _message(d: dict) -> Message:
+    if not isinstance(d, dict):
+        raise ValueError(f"a message must be an object, got {type(d).__name__}")
+    m = Message(
+        role=d["role"], content=d["content"],
+        segments=[(text, kind) for text, kind in d.get("segments", [])],
+        stopped=d.get("stopped", False), stats=d.get("stats", {}), config=d.get("config", ""),
+    )
+    if m.role not in ROLES:
+        raise ValueError(f"unknown role {m.role!r}")
+    checks = (
+        (m.content, str), (m.stopped, bool), (m.stats, dict), (m.config, str),
+        *((part, str) for seg in m.segments for part in seg),
+    )
+    for value, kind in checks:
+        if not isinstance(value, kind):
+            raise ValueError(f"expected {kind.__name__}, got {value!r}")
+    return m
+
+
+def _read(path: Path) -> Chat:
+    """Load one chat file; anything wrong with it is a UserError naming the file."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        if doc.get("format", FORMAT) > FORMAT:
+            raise UserError(f"{path}: written by a newer spectui (format {doc['format']}); upgrade spectui")
+        chat = Chat(
+            id=str(doc["id"]), title=str(doc["title"]), created=float(doc["created"]),
+            updated=float(doc["updated"]), messages=[_message(m) for m in doc["messages"]],
+            preset=str(doc.get("preset", "")),
+        )
+    except OSError as e:
+        raise UserError(f"cannot read chat {path}: {e.strerror or e}") from e
+    except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError
+        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise UserError(f"{path}: not a valid chat file ({what}); move or delete it") from e
+    return chat
+
+
+def load_chat(chat_id: str) -> Chat:
+    path = _path(chat_id)
+    if not path.exists():
+        raise UserError(f"no chat '{chat_id}' in {chats_dir()}")
+    return _read(path)
+
+
+def list_chats() -> tuple[list[Chat], list[str]]:
+    """All chats, most recently updated first, and one message per corrupt file (skipped)."""
+    d = chats_dir()
+    chats: list[Chat] = []
+    problems: list[str] = []
+    for path in sorted(d.glob("*.json")) if d.is_dir() else []:
+        try:
+            chats.append(_read(path))
+        except UserError as e:
+            problems.append(str(e))
+    chats.sort(key=lambda c: (c.updated, c.created, c.id), reverse=True)
+    return chats, problems
+
+
+def latest_chat() -> Chat | None:
+    """The most recently updated readable chat, if any (corrupt files are ignored)."""
+    chats, _ = list_chats()
+    return chats[0] if chats else None
+
+
+def export_markdown(chat: Chat, path: Path) -> Path:
+    """Write chat.to_markdown() to `path` atomically."""
+    return write_atomic(Path(path).expanduser(), chat.to_markdown())

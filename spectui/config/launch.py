@@ -1,0 +1,66 @@
+"""From a preset and overrides to a Setup, and from a Setup to a loaded Session: the one
+path chat, run, bench and the TUI's preset switch share.
+
+Precedence: an override (a flag given on the command line) > the preset > the defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from spectui.config import presets
+from spectui.config.embedded import CATALOG, resolve_model
+from spectui.config.setup import OPTIONS, Setup
+from spectui.errors import UserError
+
+
+def resolve(preset: str | None, overrides: dict) -> Setup:
+    """The preset (default: "default") with `overrides` (option name -> value) on top.
+
+    A target given without a draft drops the preset's draft, which belongs to the preset's
+    target; a draft-simple preset then speculates with ngram-mod instead (and says so).
+    """
+    chosen = presets.load(preset or "default")
+    unknown = set(overrides) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"not setup options: {', '.join(sorted(unknown))}")
+    values = chosen.values | {}
+    notes = []
+    if "model" in overrides and "model_draft" not in overrides and values.get("model_draft"):
+        values["model_draft"] = None
+        if "spec_type" not in overrides and "draft-simple" in values.get("spec_type", ""):
+            values["spec_type"] = "ngram-mod"
+            notes.append("no draft model given (-md): speculating with ngram-mod")
+    values |= overrides
+    if not values.get("model"):
+        raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
+    setup = Setup(**values, preset=chosen.name, notes=tuple(notes))
+    setup.spec()  # validate now: bad flags fail before any model loads
+    return setup
+
+
+def model_label(value: str | None) -> str:
+    if not value:
+        return "-"
+    return value if value in CATALOG else Path(value).name
+
+
+def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None):
+    """Assemble embedded models if needed, load target and draft, build the Session."""
+    from spectui.engine.model import Model, check_draft_architecture
+    from spectui.engine.session import Session
+
+    target_path = resolve_model(setup.model, console)
+    draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
+    if draft_path is not None:
+        check_draft_architecture(draft_path)  # before the slow target load
+    status(f"loading target {target_path.name}")
+    target = Model(target_path, n_gpu_layers=setup.n_gpu_layers)
+    draft = None
+    if draft_path is not None:
+        status(f"loading draft {draft_path.name}")
+        draft = Model(draft_path, n_gpu_layers=setup.n_gpu_layers_draft)
+    status("creating contexts")
+    return Session(target, draft, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec(), setup.sampling(),
+                   owns_models=True)

@@ -1,0 +1,34 @@
+"""The setup flags that chat, run and bench share, built from the Setup fields, and the
+overrides a parsed command line gives `launch.resolve`.
+
+Defaults are None so that a preset's values show through unless a flag is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from spectui.config.setup import GROUPS, OPTIONS, option_type
+
+
+def add_setup_flags(p: argparse.ArgumentParser) -> None:
+    """--preset, every Setup option by group, --spec-default and the diagnostics."""
+    groups = {name: p.add_argument_group(name) for name in GROUPS}
+    groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
+    for name, f in OPTIONS.items():
+        meta = f.metadata
+        groups[meta["group"]].add_argument(*meta["flags"], dest=name, type=option_type(name),
+                                           choices=meta["choices"] or None, help=meta["help"])
+    groups["speculation"].add_argument("--spec-default", action="store_true",
+                                       help="ngram-mod with its defaults (as llama.cpp)")
+    v = p.add_argument_group("diagnostics")
+    v.add_argument("--verbose", action="store_true", help="show llama.cpp's own log on stderr")
+    v.add_argument("--log-file", help="append llama.cpp's log to this file")
+
+
+def overrides_from(args: argparse.Namespace) -> dict:
+    """The options given on the command line (--spec-default as the spec type it means)."""
+    given = {k: v for k, v in vars(args).items() if k in OPTIONS and v is not None}
+    if getattr(args, "spec_default", False):
+        given["spec_type"] = "ngram-mod"
+    return given

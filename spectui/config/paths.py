@@ -1,0 +1,106 @@
+"""Every directory spectui reads or writes, and the one way it writes a file.
+
+Environment overrides (for tests and portable setups): SPECTUI_CONFIG_DIR (presets,
+themes, settings), SPECTUI_DATA_DIR (chats, exports, logs), SPECTUI_MODELS_DIR
+(assembled embedded models). Shipped presets and themes are package data in a wheel
+(spectui.shipped_presets, from the top-level presets/ folder), or that folder itself when
+spectui runs from a source checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import platformdirs
+
+from spectui.errors import UserError
+
+MODELS_DIR_ENV = "SPECTUI_MODELS_DIR"
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("SPECTUI_CONFIG_DIR") or platformdirs.user_config_dir("spectui"))
+
+
+def user_presets_dir() -> Path:
+    return config_dir() / "presets"
+
+
+def user_themes_dir() -> Path:
+    return config_dir() / "themes"
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.toml"
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("SPECTUI_DATA_DIR") or platformdirs.user_data_dir("spectui"))
+
+
+def chats_dir() -> Path:
+    return data_dir() / "chats"
+
+
+def exports_dir() -> Path:
+    """Where exports go when the current directory is not writable."""
+    return data_dir() / "exports"
+
+
+def llama_log_path() -> Path:
+    """llama.cpp's log for `spectui chat --verbose` (the app owns stderr)."""
+    return data_dir() / "llama.log"
+
+
+def models_dir() -> Path:
+    """Where assembled models live; read at each call so tests can point it elsewhere."""
+    override = os.environ.get(MODELS_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_cache_dir("spectui")) / "models"
+
+
+def shipped_dir(kind: str) -> Traversable:
+    """`kind` is "presets" or "themes"."""
+    try:
+        return resources.files(f"spectui.shipped_{kind}")
+    except ModuleNotFoundError:  # a checkout: the folder beside the package
+        return Path(__file__).resolve().parent.parent.parent / kind
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` so readers see the old file or the new one, never a mix:
+    a temp file in the same dir, fsync, os.replace, then fsync the dir so the rename
+    survives a power cut. An OS error becomes a UserError naming the file."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e}") from e
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {e.strerror or e}") from e
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if os.name == "posix":
+        try:
+            dfd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass  # some filesystems cannot fsync a directory; the file itself is complete
+    return path

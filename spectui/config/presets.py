@@ -1,0 +1,92 @@
+"""Presets: TOML files whose keys are the setup flags' names (`spec_draft_n_max = 5`).
+
+Shipped presets live in the package (spectui.shipped_presets, from the top-level presets/);
+user presets in the config dir override them by name. A bad preset names the file,
+the line or key, and the fix, before anything starts.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomli_w
+
+from spectui.config.embedded import CATALOG
+from spectui.config.paths import shipped_dir, user_presets_dir, write_atomic
+from spectui.config.setup import OPTIONS, check_value
+from spectui.errors import UserError
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    path: Path | None  # None for the built-in fallback
+    description: str
+    values: dict
+    shipped: bool
+
+
+def _shipped_files() -> dict[str, Path]:
+    root = shipped_dir("presets")
+    return {Path(f.name).stem: Path(str(f)) for f in root.iterdir() if f.name.endswith(".toml")}
+
+
+def _user_files() -> dict[str, Path]:
+    d = user_presets_dir()
+    return {f.stem: f for f in sorted(d.glob("*.toml"))} if d.is_dir() else {}
+
+
+def load_file(path: Path, name: str | None = None, shipped: bool = False) -> Preset:
+    """Parse and check a preset; `shipped` ones are fixed by copying them to the user dir."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{path}: TOML syntax error: {e}; fix the line or delete the file") from e
+    except OSError as e:
+        raise UserError(f"cannot read preset {path}: {e.strerror}") from e
+    description = data.pop("description", "")
+    values = {}
+    for key, value in data.items():
+        if key not in OPTIONS:
+            raise UserError(
+                f"{path}: unknown key '{key}'; valid keys: description, {', '.join(sorted(OPTIONS))}"
+            )
+        values[key] = check_value(key, value, str(path))
+    for key in ("model", "model_draft"):
+        v = values.get(key)
+        if v and v not in CATALOG and not Path(v).expanduser().exists():
+            where = (f"copy it to {user_presets_dir() / path.name} and put" if shipped else "put")
+            raise UserError(
+                f"{path}: key '{key}': model file not found: {v}; {where} the path of your GGUF "
+                "file there (or an embedded name from `spectui models list`)"
+            )
+    return Preset(name or path.stem, path, description, values, shipped)
+
+
+def available() -> dict[str, tuple[Path, bool]]:
+    """name -> (file, shipped); user presets override shipped ones by name."""
+    found = {n: (p, True) for n, p in _shipped_files().items()}
+    found.update({n: (p, False) for n, p in _user_files().items()})
+    return dict(sorted(found.items()))
+
+
+def load(name_or_path: str) -> Preset:
+    p = Path(name_or_path).expanduser()
+    if name_or_path.endswith(".toml") and p.exists():
+        return load_file(p)
+    found = available()
+    if name_or_path not in found:
+        raise UserError(f"unknown preset '{name_or_path}'; available: {', '.join(found)}")
+    path, shipped = found[name_or_path]
+    return load_file(path, name_or_path, shipped)
+
+
+def save_user(name: str, values: dict, description: str = "") -> Path:
+    """Write a user preset atomically (temp file, then rename)."""
+    if not name or any(c in name for c in "/\\") or name.startswith("."):
+        raise UserError(f"invalid preset name {name!r}: use letters, digits, '-' and '_'")
+    clean = {k: v for k, v in values.items() if k in OPTIONS and v is not None}
+    doc = ({"description": description} if description else {}) | clean
+    return write_atomic(user_presets_dir() / f"{name}.toml", tomli_w.dumps(doc))

@@ -1,0 +1,126 @@
+"""Themes: Textual themes from TOML files, with the overlay colours as theme variables.
+
+Each file holds one theme: the Textual Theme fields (name, primary, ..., dark) and a
+`[variables]` table with `spec-draft`, `spec-ngram`, `spec-target`, `spec-resampled`,
+`spec-rejected` (one per overlay kind, usable in CSS as `$spec-draft`) plus any Textual
+variables. Shipped themes come from the top-level themes/ folder (package data
+`spectui.shipped_themes`); user themes from `paths.user_themes_dir()` override them by
+name. A broken file is skipped with a message naming it, so one typo never keeps the
+app from starting.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from spectui.engine.overlay import KINDS
+from spectui.config.paths import shipped_dir, user_themes_dir
+
+OVERLAY_VARIABLES = tuple(f"spec-{kind}" for kind in KINDS)
+COLOR_KEYS = (
+    "primary", "secondary", "accent", "warning", "error", "success",
+    "foreground", "background", "surface", "panel", "boost",
+)
+VALID_KEYS = ("name", *COLOR_KEYS, "dark", "variables")
+
+
+def overlay_variable(kind: str) -> str:
+    """The theme variable holding the colour of an overlay kind ("draft" -> "spec-draft")."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown overlay kind {kind!r}; kinds: {', '.join(KINDS)}")
+    return f"spec-{kind}"
+
+
+class _BadTheme(Exception):
+    """A theme file's problem; load_themes turns it into a message and skips the file."""
+
+
+def _color(where: str, value) -> str:
+    if not isinstance(value, str):
+        raise _BadTheme(f"{where} must be a colour string like \"#1e90ff\", got {value!r}")
+    try:
+        Color.parse(value)
+    except ColorParseError as e:
+        hint = f"; did you mean {e.suggested_color!r}?" if e.suggested_color else ""
+        raise _BadTheme(
+            f"{where}: {value!r} is not a colour (use #RRGGBB, rgb(r,g,b), hsl(h,s,l) or a "
+            f"colour name){hint}"
+        ) from e
+    return value
+
+
+def _parse(text: str, stem: str) -> Theme:
+    """Build a Theme from one file's text; raise _BadTheme with the first problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise _BadTheme(f"TOML syntax error: {e}") from e
+    for key in data:
+        if key not in VALID_KEYS:
+            raise _BadTheme(f"unknown key '{key}'; valid keys: {', '.join(VALID_KEYS)}")
+    name = data.get("name", stem)
+    if not isinstance(name, str) or not name:
+        raise _BadTheme(f"key 'name' must be a non-empty string, got {name!r}")
+    if "primary" not in data:
+        raise _BadTheme("missing key 'primary' (every theme needs a primary colour)")
+    colors = {k: _color(f"key '{k}'", data[k]) for k in COLOR_KEYS if k in data}
+    dark = data.get("dark", True)
+    if not isinstance(dark, bool):
+        raise _BadTheme(f"key 'dark' must be true or false, got {dark!r}")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict):
+        raise _BadTheme("'variables' must be a table: put [variables] on its own line")
+    for key, value in variables.items():
+        if key.startswith("spec-") and key not in OVERLAY_VARIABLES:
+            raise _BadTheme(
+                f"unknown overlay variable '{key}'; overlay variables: {', '.join(OVERLAY_VARIABLES)}"
+            )
+        if key in OVERLAY_VARIABLES:
+            _color(f"variable '{key}'", value)
+        elif not isinstance(value, str):
+            raise _BadTheme(f"variable '{key}' must be a string, got {value!r}")
+    return Theme(name=name, dark=dark, variables=dict(variables), **colors)
+
+
+def _load_dir(files, problems: list[str]) -> dict[str, Theme]:
+    """name -> Theme for the .toml files in `files` (sorted); problems get one line per bad file."""
+    found: dict[str, Theme] = {}
+    for f in sorted((f for f in files if f.name.endswith(".toml")), key=lambda f: f.name):
+        try:
+            theme = _parse(f.read_text(encoding="utf-8"), Path(f.name).stem)
+        except _BadTheme as e:
+            problems.append(f"theme {f}: {e}; theme skipped")
+            continue
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(f"theme {f}: cannot read it ({e}); theme skipped")
+            continue
+        found[theme.name] = theme
+    return found
+
+
+def load_themes() -> tuple[list[Theme], list[str]]:
+    """Shipped themes, then user themes (a user theme replaces a shipped one of the same
+    name, in place), and one message per skipped file. Never raises.
+
+    A user theme that leaves out overlay variables gets them from spectui-dark or
+    spectui-light (by its `dark`), so `$spec-*` always resolves in CSS.
+    """
+    problems: list[str] = []
+    themes = _load_dir(shipped_dir("themes").iterdir(), problems)
+    defaults = {
+        dark: themes[name].variables
+        for dark, name in ((True, "spectui-dark"), (False, "spectui-light"))
+        if name in themes
+    }
+    d = user_themes_dir()
+    for name, theme in (_load_dir(d.iterdir(), problems) if d.is_dir() else {}).items():
+        fallback = defaults.get(theme.dark, {})
+        for var in OVERLAY_VARIABLES:
+            if var not in theme.variables and var in fallback:
+                theme.variables[var] = fallback[var]
+        themes[name] = theme
+    return list(themes.values()), problems

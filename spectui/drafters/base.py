@@ -1,0 +1,48 @@
+"""The interface every drafter implements, as llama.cpp's common_speculative_impl does.
+
+The engine asks a drafter for tokens and tells it how many were accepted; it never looks
+inside one. Per-type statistics (#gen drafts, #acc tokens, ...) are kept by the engine's
+events, not here, as llama.cpp keeps them in the dispatcher.
+
+A new draft type: subclass Drafter in its own module, then add it to registry.TYPES.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def as_token_list(tokens: Sequence[int]) -> list[int]:
+    """The tokens as a list of Python ints (no copy when already a list)."""
+    if isinstance(tokens, list):
+        return tokens
+    tolist = getattr(tokens, "tolist", None)  # numpy arrays: plain ints, not numpy scalars
+    return tolist() if tolist is not None else list(tokens)
+
+
+class Drafter:
+    """One speculation type. The defaults fit a drafter without a model of its own."""
+
+    spec_type: str = ""
+    # The distributions the last draft's tokens were sampled from (rejection sampling
+    # needs them), one row per token; None: the tokens were chosen greedily (one-hot).
+    q_rows: list[np.ndarray] | None = None
+    # What the last draft() spent bringing its own cache up to the context first, apart
+    # from drafting proper (auto prices catching up and drafting separately).
+    t_sync: float = 0.0
+    n_synced: int = 0
+
+    def begin(self, prompt: Sequence[int]) -> None:
+        """A new context (a turn's prompt, without the last sampled token)."""
+
+    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+        """Up to n_max tokens to follow `tokens` (whose last one is not yet verified)."""
+        raise NotImplementedError
+
+    def accept(self, n_accepted: int) -> None:
+        """The target accepted the first n_accepted tokens of the last draft."""
+
+    def configure(self, spec) -> None:
+        """Settings changed live (a SpecConfig); applies from the next draft."""

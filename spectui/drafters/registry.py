@@ -1,0 +1,41 @@
+"""Every draft type by its llama.cpp name, and how to build it: the engine's one way to
+get a drafter, so adding a type touches its module and this table only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spectui.drafters.base import Drafter
+from spectui.drafters.draft_model import DraftModel
+from spectui.drafters.ngram_cache import NgramCache
+from spectui.drafters.ngram_map import NgramMapK, NgramMapK4V
+from spectui.drafters.ngram_mod import NgramMod
+from spectui.drafters.ngram_simple import NgramSimple
+from spectui.engine.model import Context
+from spectui.engine.sampling import SamplingParams
+from spectui.engine.spec_config import SpecConfig
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a drafter may be built from: the settings, and the draft model's context."""
+
+    spec: SpecConfig
+    sampling: SamplingParams
+    draft_ctx: Context | None
+
+
+TYPES: dict[str, Callable[[Needs], Drafter]] = {
+    "ngram-simple": lambda n: NgramSimple(n.spec.ngram_size_n, n.spec.ngram_size_m),
+    "ngram-map-k": lambda n: NgramMapK(n.spec.ngram_size_n, n.spec.ngram_size_m, n.spec.ngram_min_hits),
+    "ngram-map-k4v": lambda n: NgramMapK4V(n.spec.ngram_size_n, n.spec.ngram_size_m, n.spec.ngram_min_hits),
+    "ngram-mod": lambda n: NgramMod(n.spec.ngram_mod_n_match, n.spec.ngram_mod_n_min, n.spec.ngram_mod_n_max),
+    "ngram-cache": lambda n: NgramCache(),
+    "draft-simple": lambda n: DraftModel(n.draft_ctx, n.sampling, n.spec),
+}
+
+
+def build(spec_type: str, needs: Needs) -> Drafter:
+    """A new drafter of `spec_type`; the caller has checked that the type is available."""
+    return TYPES[spec_type](needs)

@@ -1,0 +1,97 @@
+"""The A/B verdict: the same prompt run with configuration A and with B, judged from the
+two runs' events alone.
+
+UI-free, so the judgement can be tested on synthetic events; the TUI's A/B screen only
+renders it. The numbers come from stats.summarize (as in the panel and the benchmark), the
+divergence from the benchmark's own first_divergence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spectui.engine.events import Event, StopReason, TurnStart
+from spectui.engine.stats import TurnSummary, first_divergence, rounds_of, speedup, summarize
+
+NAMES = ("A", "B")
+BEFORE_CHARS = 40  # common text shown before the first difference
+AFTER_TOKENS = 6  # each side's tokens shown from the first difference on
+CLEAN_ENDS = (StopReason.EOS, StopReason.N_PREDICT)
+
+
+@dataclass(frozen=True)
+class Divergence:
+    index: int  # the first differing token
+    before: str  # the common text just before it
+    a: str  # A's text from there ("" where A ended)
+    b: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    summaries: tuple[TurnSummary, TurnSummary]
+    speedup: float | None  # B's tok/s over A's
+    divergence: Divergence | None  # None: the token sequences are identical
+    greedy: bool
+    notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None
+
+
+def _spec_type(events: Sequence[Event]) -> str:
+    start = next((e for e in events if isinstance(e, TurnStart)), None)
+    return start.config.get("spec_type", "none") if start else "none"
+
+
+def _emitted(events: Sequence[Event]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Token ids and their text pieces, in order (the rounds hold both)."""
+    tokens = [t for r in rounds_of(events) for t in r.tokens]
+    return tuple(t.id for t in tokens), tuple(t.piece for t in tokens)
+
+
+def _divergence(a: Sequence[Event], b: Sequence[Event]) -> Divergence | None:
+    (ids_a, pieces_a), (ids_b, pieces_b) = _emitted(a), _emitted(b)
+    i = first_divergence(ids_a, ids_b)
+    if i is None:
+        return None
+    return Divergence(i, "".join(pieces_a[:i])[-BEFORE_CHARS:], "".join(pieces_a[i:i + AFTER_TOKENS]),
+                      "".join(pieces_b[i:i + AFTER_TOKENS]))
+
+
+def _notes(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary], greedy: bool,
+           divergence: Divergence | None) -> list[str]:
+    notes = []
+    for name, events, s in zip(NAMES, runs, summaries):
+        spec_type = _spec_type(events)
+        if spec_type != "none" and s.n_drafted == 0 and s.rounds:
+            notes.append(f"{name} ({spec_type}) drafted nothing on this prompt: it ran as plain decoding, "
+                         "so its acceptance is undefined")
+        if s.stop_reason not in CLEAN_ENDS:
+            reason = s.stop_reason.value if s.stop_reason else "no end"
+            notes.append(f"{name} ended early ({reason}): the comparison covers a partial run")
+        if s.timing.tok_per_s is None:
+            notes.append(f"{name} generated no tokens: no speed to compare")
+    if not greedy:
+        notes.append("sampling (temperature > 0): the outputs are expected to differ; "
+                     "compare speed and acceptance, not the text")
+    elif divergence is not None:
+        notes.append("greedy verification keeps the target's choices, so identical outputs are expected; "
+                     "batched and single-token decodes round slightly differently, which can flip a near-tie")
+    return notes
+
+
+def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
+    """B against A: speedup (turn tok/s), acceptance of each, identical or where they first differ."""
+    summaries = (summarize(a), summarize(b))
+    greedy = all(r.verify == "greedy" for r in rounds_of(a) + rounds_of(b))
+    divergence = _divergence(a, b)
+    return Verdict(
+        summaries=summaries,
+        speedup=speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
+        divergence=divergence,
+        greedy=greedy,
+        notes=tuple(_notes((a, b), summaries, greedy, divergence)),
+    )

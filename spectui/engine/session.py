@@ -1,0 +1,345 @@
+"""The speculation session: draft, verify in one target batch, accept, roll back.
+
+UI-free: `Session.generate` yields events (events.py) that the TUI, `spectui run` and
+the benchmark all consume. Configuration can be changed from another thread at any
+time and takes effect at the next round; so can cancellation.
+
+Invariant between rounds: the target KV cache holds every token of the sequence except
+the last sampled one (`id_last`); a round decodes [id_last] + draft in one batch with
+logits at every position, so row i verifies draft token i and the last row gives the
+bonus token.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from spectui.drafters import registry
+from spectui.drafters.base import Drafter
+from spectui.engine import auto
+from spectui.engine import sampling as smp
+from spectui.engine.compat import check_compatible
+from spectui.errors import UserError
+from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.model import Context, ContextFull, ContextParams, Detokenizer, Model
+from spectui.engine.sampling import SamplingParams
+from spectui.engine.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
+
+
+@dataclass
+class _Turn:
+    """What one turn accumulates while it runs."""
+
+    seq: list[int]
+    detok: Detokenizer
+    rng: np.random.Generator
+    out: list[int] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Draft:
+    """What a round drafted, by whom, and (spec type auto) why."""
+
+    spec_type: str | None = None
+    drafter: Drafter | None = None
+    tokens: list[int] = field(default_factory=list)
+    q_rows: list | None = None  # the distributions the tokens were sampled from; None: one-hot
+    note: str = ""
+    decision: auto.Decision | None = None
+    candidate: list[int] = field(default_factory=list)  # auto: the n-gram candidate, used or not
+    t_lookup: float = 0.0
+
+
+@dataclass(frozen=True)
+class SessionStatus:
+    """All a UI reads of a session: names, context use, speculation in force."""
+
+    target: str  # the target model's name
+    target_path: str  # the target's file: what a speed baseline belongs to
+    draft: str | None  # the draft model's name, None without one
+    n_ctx: int
+    n_past: int  # tokens in the target's KV cache
+    greedy: bool  # temperature 0: verification keeps the target's argmax
+    spec: SpecConfig
+    types: tuple[str, ...]  # the spec types the loaded models allow
+
+    @property
+    def verify(self) -> str:
+        """The verification that runs: greedy, or the configured match/rejection."""
+        return "greedy" if self.greedy else self.spec.verify
+
+
+def chat_messages(turns: Sequence[tuple[str, str]], system: str | None = None) -> list[dict]:
+    """Chat-template messages from (role, content) pairs, the system prompt first."""
+    return ([{"role": "system", "content": system}] if system else []) + [
+        {"role": role, "content": content} for role, content in turns]
+
+
+@dataclass(frozen=True)
+class GenerationLimits:
+    n_predict: int = -1  # -1: until end of generation or context full
+    ignore_eos: bool = False  # the benchmark's fixed output length
+
+
+class Session:
+    """Owns the target context and, when given, the draft context."""
+
+    def __init__(
+        self,
+        target: Model,
+        draft: Model | None = None,
+        ctx_params: ContextParams = ContextParams(),
+        draft_ctx_params: ContextParams | None = None,
+        spec: SpecConfig = SpecConfig(),
+        sampling: SamplingParams = SamplingParams(),
+        owns_models: bool = False,
+    ):
+        """`owns_models`: close() frees the models too (they were loaded for this session)."""
+        if draft is not None:
+            check_compatible(target, draft)
+        if spec.needs_draft_model and draft is None:
+            raise UserError("--spec-type draft-simple needs a draft model: pass -md/--model-draft")
+        self.target = target
+        self.draft = draft
+        self._owns_models = owns_models
+        self.ctx = Context(target, ctx_params)
+        self.draft_ctx = Context(draft, draft_ctx_params or ctx_params) if draft else None
+        self.sampling = sampling
+        self._spec = spec
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._drafters: dict[str, Drafter] = {}
+        self._begun: set[str] = set()
+        self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
+        self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
+
+    # --- live control (any thread) ------------------------------------------------
+
+    @property
+    def spec(self) -> SpecConfig:
+        with self._lock:
+            return self._spec
+
+    def configure(self, spec: SpecConfig) -> None:
+        """Takes effect at the next round, even mid-answer."""
+        if spec.needs_draft_model and self.draft is None:
+            raise UserError("draft-simple needs a draft model: start spectui with -md/--model-draft")
+        with self._lock:
+            self._spec = spec
+
+    def status(self) -> SessionStatus:
+        return SessionStatus(
+            target=self.target.name, target_path=str(self.target.path),
+            draft=self.draft.name if self.draft else None, n_ctx=self.ctx.n_ctx, n_past=self.ctx.n_past,
+            greedy=self.sampling.greedy, spec=self.spec, types=self.available_types(),
+        )
+
+    def available_types(self) -> tuple[str, ...]:
+        """Spec types the loaded models allow (the TUI cycles through these)."""
+        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self.draft else ()) + ("auto",)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def reset(self) -> None:
+        """Forget every cached token and drafter state: the next turn starts cold
+        (the benchmark measures each run from scratch). `auto` keeps what it measured of
+        the machine's costs, as it does between the turns of a chat."""
+        for c in (self.ctx, self.draft_ctx):
+            if c is not None:
+                c.truncate(0)
+        self._drafters.clear()
+        self._auto.forget_text()
+
+    def close(self) -> None:
+        for c in (self.ctx, self.draft_ctx):
+            if c is not None:
+                c.close()
+        if self._owns_models:
+            for model in {id(m): m for m in (self.target, self.draft) if m}.values():
+                model.close()
+
+    # --- drafters -----------------------------------------------------------------
+
+    def _drafter(self, spec_type: str, spec: SpecConfig) -> Drafter:
+        d = self._drafters.get(spec_type)
+        if d is None:
+            if spec_type not in self.available_types():
+                raise UserError(f"spec type {spec_type} is not available")
+            d = self._drafters[spec_type] = registry.build(
+                spec_type, registry.Needs(spec, self.sampling, self.draft_ctx))
+        d.configure(spec)
+        return d
+
+    def _ready(self, spec_type: str, spec: SpecConfig, context: Sequence[int]):
+        """The drafter for `spec_type`, begun on this turn's context (once per turn)."""
+        d = self._drafter(spec_type, spec)
+        if spec_type not in self._begun:
+            d.begin(context)
+            self._begun.add(spec_type)
+        return d
+
+    def _types_in_use(self, spec: SpecConfig) -> tuple[str, ...]:
+        """The types begun at turn start. auto begins only the n-gram drafter: the draft
+        model catches up when (and if) auto uses it, so TTFT stays that of `none`."""
+        if spec.types == ("auto",):
+            return (auto.NGRAM,)
+        return tuple(t for t in spec.types if t != "none")
+
+    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
+        """Ask the configured types in priority order; the first non-empty draft wins.
+        `left`: tokens the answer may still take (None: no limit); `done`: emitted so far."""
+        if spec.types == ("auto",):
+            return self._auto_draft(spec, seq, n_max, left, done)
+        for spec_type in self._types_in_use(spec):
+            d = self._ready(spec_type, spec, seq[:-1])
+            tokens = d.draft(seq, n_max)[:n_max]
+            if tokens:
+                return _Draft(spec_type, d, tokens, d.q_rows[: len(tokens)] if d.q_rows is not None else None)
+        return _Draft()
+
+    def _auto_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
+        t0 = time.perf_counter()
+        ngram = self._ready(auto.NGRAM, spec, seq[:-1])
+        candidate = ngram.draft(seq, n_max)
+        t_lookup = time.perf_counter() - t0
+        model = self._drafter(auto.DRAFT, spec) if self.draft else None  # syncs itself in draft()
+        dec = self._auto.choose(len(candidate), model is not None, n_max,
+                                draft_behind=lambda: model.behind(seq), tokens_left=left, tokens_done=done)
+        out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
+                     decision=dec, candidate=candidate, t_lookup=t_lookup)
+        if dec.source == auto.NGRAM:
+            out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
+        elif dec.source == auto.DRAFT:
+            out.spec_type, out.drafter, out.tokens = auto.DRAFT, model, model.draft(seq, dec.k)
+            out.q_rows = model.q_rows
+        return out
+
+    # --- generation ---------------------------------------------------------------
+
+    def generate(
+        self,
+        messages: list[dict] | None = None,
+        tokens: Sequence[int] | None = None,
+        limits: GenerationLimits = GenerationLimits(),
+    ) -> Iterator[Event]:
+        """One assistant turn from chat messages (template applied) or raw prompt tokens."""
+        self._cancel.clear()
+        t0 = time.perf_counter()
+        prompt = list(tokens) if tokens is not None else self.target.tokenize_chat(messages or [])
+        if not prompt:
+            raise UserError("empty prompt")
+        spec = self.spec
+        n_keep = min(self.ctx.common_prefix(prompt), len(prompt) - 1)
+        yield TurnStart(t=t0, n_prompt=len(prompt), n_prompt_decoded=len(prompt) - n_keep,
+                        n_ctx=self.ctx.n_ctx, config=spec.as_dict())
+        if len(prompt) >= self.ctx.n_ctx:
+            yield TurnEnd(t=time.perf_counter(), stop_reason=StopReason.CONTEXT_FULL, text="", n_generated=0,
+                          error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}")
+            return
+        self.ctx.truncate(n_keep)
+        t_decode = time.perf_counter()
+        self.ctx.decode(prompt[n_keep:-1])
+        self._auto.observe_prefill(len(prompt) - 1 - n_keep, time.perf_counter() - t_decode)
+        self._begun.clear()
+        for spec_type in self._types_in_use(spec):
+            self._ready(spec_type, spec, prompt[:-1])
+        yield PromptDone(t=time.perf_counter(), t_prompt=time.perf_counter() - t0)
+
+        state = _Turn(seq=prompt[:], detok=Detokenizer(self.target), rng=smp.make_rng(self.sampling))
+        error = ""
+        try:
+            stop = yield from self._rounds(state, limits)
+        except Exception as e:  # a llama.cpp failure mid-turn ends the turn, not the app
+            stop, error = StopReason.ERROR, f"{type(e).__name__}: {e}"
+        state.text.append(state.detok.flush())
+        yield TurnEnd(t=time.perf_counter(), stop_reason=stop, text="".join(state.text),
+                      n_generated=len(state.out), error=error, tokens=tuple(state.out))
+
+    def _rounds(self, st: "_Turn", limits: GenerationLimits) -> Iterator[Round]:
+        """Draft-verify rounds until a stop reason; returns it."""
+        seq, out = st.seq, st.out  # seq[-1] is id_last (not yet in the target cache)
+        index = 0
+        while True:
+            if self._cancel.is_set():
+                return StopReason.CANCELLED
+            t_round = time.perf_counter()
+            spec = self.spec
+            room = self.ctx.n_ctx - len(seq)  # id_last + the draft must fit
+            if room < 0:
+                return StopReason.CONTEXT_FULL
+            n_max = min(spec.draft_n_max, room)
+            left = limits.n_predict - len(out) if limits.n_predict >= 0 else None
+            if left is not None:
+                n_max = min(n_max, max(0, left - 1))
+            dr = self._make_draft(spec, seq, n_max, left, len(out))
+            spec_type, draft = dr.spec_type, dr.tokens
+            t_draft = time.perf_counter() - t_round
+
+            t_v = time.perf_counter()
+            try:
+                logits = self.ctx.decode([seq[-1]] + draft, want=range(len(draft) + 1))
+            except ContextFull:
+                return StopReason.CONTEXT_FULL
+            t_verify = time.perf_counter() - t_v
+            self.last_logits = logits
+
+            p_rows = [smp.probs(row, self.sampling) for row in logits]
+            verify = "greedy" if self.sampling.greedy else spec.verify
+            resampled = False
+            if verify == "rejection":
+                n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
+            else:
+                n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
+            if dr.drafter is not None:
+                dr.drafter.accept(n_acc)
+            if dr.decision is not None:
+                synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
+                self._auto.observe(dr.decision, len(draft), n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
+                                   dr.candidate, draft[:n_acc] + [nxt], *synced)
+            # The cache holds id_last + the whole draft: drop the rejected tail.
+            self.ctx.truncate(len(seq) + n_acc)
+
+            accepted = draft[:n_acc]
+            draft_src = Source.NGRAM if spec_type and spec_type.startswith("ngram") else Source.DRAFT
+            stop = None
+            emitted: list[Token] = []
+            for tok in accepted:
+                if self._ends(tok, limits):
+                    stop = StopReason.EOS
+                    break
+                emitted.append(Token(tok, st.detok.feed(tok), draft_src))
+            rejected = tuple(draft[n_acc:])
+            rejected_text = st.detok.peek(rejected) if rejected and stop is None else ""
+            if stop is None:
+                if self._ends(nxt, limits):
+                    stop = StopReason.EOS
+                else:
+                    emitted.append(Token(nxt, st.detok.feed(nxt), Source.RESAMPLED if resampled else Source.TARGET))
+            if limits.n_predict >= 0 and len(out) + len(emitted) >= limits.n_predict:
+                emitted = emitted[: limits.n_predict - len(out)]
+                stop = stop or StopReason.N_PREDICT
+            seq.extend(accepted)
+            seq.append(nxt)
+            out.extend(t.id for t in emitted)
+            st.text.extend(t.piece for t in emitted)
+            now = time.perf_counter()
+            yield Round(
+                index=index, t=now, spec_type=spec_type, drafted=tuple(draft), n_accepted=n_acc,
+                rejected=rejected, rejected_text=rejected_text, tokens=tuple(emitted),
+                t_draft=t_draft, t_verify=t_verify, t_other=(now - t_round) - t_draft - t_verify,
+                n_max=spec.draft_n_max, verify=verify, n_past=len(seq) - 1, configured=spec.label,
+                note=dr.note,
+            )
+            index += 1
+            if stop is not None:
+                return stop
+
+    def _ends(self, token: int, limits: GenerationLimits) -> bool:
+        return not limits.ignore_eos and self.target.is_eog(token)

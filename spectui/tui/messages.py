@@ -1,0 +1,63 @@
+"""Messages that workers and screens post up to the app or to their screen.
+
+Workers run in threads and never touch widgets: they post these, and the handlers (on
+the app's thread) update state and push it down to widgets as attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from spectui.config.setup import Setup
+from spectui.engine.events import Event
+from spectui.engine.session import Session
+from spectui.engine.spec_config import SpecConfig
+
+
+@dataclass
+class SessionLoading(Message):
+    status: str
+
+
+@dataclass
+class SessionLoaded(Message):
+    session: Session
+    setup: Setup
+
+
+@dataclass
+class SessionFailed(Message):
+    error: str
+
+
+@dataclass
+class MemoryMeasured(Message):
+    text: str
+
+
+@dataclass
+class TurnEvents(Message):
+    """Engine events for the current turn, in order."""
+
+    events: list[Event]
+
+
+@dataclass
+class TurnFailed(Message):
+    """The turn could not start (the engine raised before its first event)."""
+
+    error: str
+
+
+@dataclass
+class SideStarted(Message, bubble=False):
+    """An A/B run starts a side (index into ab.NAMES); the TurnEvents that follow are its."""
+
+    side: int
+    spec: SpecConfig
+
+
+class RunEnded(Message, bubble=False):
+    """Both A/B runs are over (or the run was stopped); the chat's configuration is back."""

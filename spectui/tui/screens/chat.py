@@ -1,0 +1,381 @@
+"""The chat screen: transcript, input, stats panel; each answer generated in a worker.
+
+Data flows one way: the app sets `session` (and `memory`) on the screen; the generation
+worker posts TurnEvents up; the screen feeds them to its LiveTurn and the Chat, and sets
+what changed on its widgets. It reads the session only through `session.status()`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from spectui.config import history, paths
+from spectui.engine.events import StopReason
+from spectui.engine.session import GenerationLimits, Session, SessionStatus, chat_messages
+from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.errors import UserError
+from spectui.tui.commands import bindings, chat_entries
+from spectui.tui.messages import TurnEvents, TurnFailed
+from spectui.tui.streaming import stream_turn
+from spectui.tui.turn import LiveTurn
+from spectui.tui.widgets.chat_input import ChatInput
+from spectui.tui.widgets.message import AssistantMessage, UserMessage
+from spectui.tui.widgets.stats_panel import PanelState, StatsPanel
+from spectui.tui.widgets.transcript import Transcript
+
+SAVE_EVERY_S = 2.0  # the partial answer is saved this often while it streams
+PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
+BASELINES_KEPT = 5  # recent `none` turns remembered per target model
+MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
+
+
+class ChatScreen(Screen):
+    BINDINGS = bindings(chat=True)
+
+    session: reactive[Session | None] = reactive(None, init=False)
+    memory = reactive("", init=False)
+    status_line: reactive[Content | str] = reactive("", init=False)  # under the transcript; "" hides it
+
+    def __init__(self, chat: history.Chat, settings: dict, spec: SpecConfig, system: str | None, n_predict: int):
+        """`settings`: the app's settings dict (the app saves changes); `spec`: what the
+        panel shows until a session is loaded."""
+        super().__init__()
+        self.chat = chat
+        self.planned_spec = spec
+        self.settings = settings
+        self.system = system
+        self.n_predict = n_predict
+        self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
+        self.baselines: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
+        self._answer: AssistantMessage | None = None
+        self._stop = threading.Event()
+        self._last_save = self._last_panel = 0.0
+        self._shown = False  # widgets composed: attributes set before then are applied by on_mount
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="body"):
+            with Vertical(id="chat"):
+                yield Transcript(id="transcript")
+                yield Static(id="status")
+                yield ChatInput(id="input", placeholder="Ask anything · enter sends · ctrl+j new line · ? help")
+            yield StatsPanel(id="panel")
+        yield Footer()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def panel(self) -> StatsPanel:
+        return self.query_one(StatsPanel)
+
+    async def on_mount(self) -> None:
+        self._shown = True
+        self.panel.display = self.settings["show_panel"]
+        await self.transcript.show(self.chat, self.settings["show_overlay"], self.settings["show_rejected"])
+        self.query_one(ChatInput).focus()
+        self.refresh_panel()
+        self.watch_status_line(self.status_line)
+        self.watch_session(self.session)
+
+    # --- the session and its configuration ---------------------------------------
+
+    def status(self) -> SessionStatus | None:
+        return self.session.status() if self.session else None
+
+    def watch_session(self, session: Session | None) -> None:
+        if session is not None and self._shown:
+            self.status_line = ""
+            self.config_changed()
+
+    def available_types(self) -> tuple[str, ...]:
+        return self.session.available_types() if self.session else ()
+
+    def need_session(self) -> bool:
+        if self.session is None:
+            self.notify("The models are still loading.", severity="warning")
+        return self.session is not None
+
+    def _configure(self, spec: SpecConfig) -> None:
+        if self.app.comparing:
+            self.notify("The A/B view uses the models: choose its configurations there, or close it (esc).",
+                        severity="warning")
+            return
+        try:
+            self.session.configure(spec)
+        except UserError as e:
+            self.notify(str(e), severity="error")
+            return
+        self.config_changed()
+
+    def set_spec_type(self, spec_type: str) -> None:
+        if self.need_session():
+            self._configure(self.session.spec.with_types(spec_type))
+
+    def action_spec_type(self, step: int) -> None:
+        if not self.need_session():
+            return
+        types = self.available_types()
+        current = self.session.spec.types[0]
+        i = types.index(current) if current in types else 0
+        self.set_spec_type(types[(i + step) % len(types)])
+
+    def action_n_max(self, step: int) -> None:
+        if self.need_session():
+            spec = self.session.spec
+            self._configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+
+    def config_changed(self) -> None:
+        status = self.status()
+        spec = status.spec
+        n_max = f"n-max {spec.draft_n_max} · " if spec.label != "none" else ""
+        self.title = f"{spec.label} · {n_max}verify {status.verify}"
+        self.sub_title = status.target + (f" ⇠ draft {status.draft}" if status.draft else " (no draft model)")
+        self.refresh_panel()
+
+    # --- chat and generation ------------------------------------------------------
+
+    @property
+    def generating(self) -> bool:
+        return self.turn is not None and self.turn.running
+
+    def idle(self, doing: str) -> bool:
+        if self.generating:
+            self.notify(f"Stop the answer first (esc), then {doing}.", severity="warning")
+        elif self.app.comparing:
+            self.notify(f"Close the A/B view first (esc), then {doing}.", severity="warning")
+        return not (self.generating or self.app.comparing)
+
+    @on(ChatInput.Submitted)
+    async def _ask(self, event: ChatInput.Submitted) -> None:
+        if not self.need_session() or not self.idle("send"):
+            return
+        user = history.Message(role="user", content=event.text)
+        self.chat.messages.append(user)
+        await self.transcript.add(UserMessage(user))
+        await self._start_turn()
+
+    async def _start_turn(self) -> None:
+        session = self.session
+        self.turn = LiveTurn(session.spec)
+        prompt = chat_messages([(m.role, m.content) for m in self.chat.messages], self.system)
+        self.chat.messages.append(self.turn.message)
+        self._answer = AssistantMessage(self.turn.message, self.settings["show_overlay"],
+                                        self.settings["show_rejected"], streaming=True)
+        await self.transcript.add(self._answer)
+        self.save()
+        self._stop.clear()
+        self.query_one(ChatInput).cursor_blink = False  # a blink is a repaint; keep the CPU for the model
+        self.status_line = Content.assemble(("● ", "$success"), "generating", ("  esc stops", "$text-muted"))
+        self._generate(session, prompt, GenerationLimits(n_predict=self.n_predict))
+
+    @work(thread=True, exclusive=True, group="generate", exit_on_error=False)
+    def _generate(self, session: Session, prompt: list[dict], limits: GenerationLimits) -> None:
+        stream_turn(session, prompt, limits, self.post_message, self._stop)
+
+    async def on_turn_events(self, msg: TurnEvents) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        for event in msg.events:
+            turn.add(event)
+        await self._answer.refresh_answer()
+        now = time.monotonic()
+        if not turn.running:
+            await self._finish_turn()
+            return
+        if now - self._last_panel >= PANEL_EVERY_S:
+            self.refresh_panel()
+        if now - self._last_save >= SAVE_EVERY_S:
+            self.save()
+
+    async def on_turn_failed(self, msg: TurnFailed) -> None:
+        self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
+        self.query_one(ChatInput).cursor_blink = True
+        turn, self.turn = self.turn, None
+        if turn is not None and not turn.message.content:
+            self.chat.messages.remove(turn.message)
+            await self._answer.remove()
+        elif turn is not None:
+            await self._answer.finish()
+        self.save()
+        self.status_line = ""
+
+    async def _finish_turn(self) -> None:
+        turn = self.turn
+        self.query_one(ChatInput).cursor_blink = True
+        await self._answer.finish()
+        self.save()
+        end = turn.end
+        if end.error:
+            self.notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
+        self._record_baseline(turn)
+        self.refresh_panel()
+        self.status_line = ""
+
+    def _record_baseline(self, turn: LiveTurn) -> None:
+        """A clean `none` turn on this target is the speedup baseline (best recent one)."""
+        rounds = turn.rounds
+        tok_s = turn.message.stats.get("tok_per_s")
+        if (rounds and all(r.configured == "none" for r in rounds) and tok_s
+                and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
+                and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS):
+            kept = self.baselines.setdefault(self.status().target_path, [])
+            kept[:] = (kept + [tok_s])[-BASELINES_KEPT:]
+
+    def baseline(self) -> float | None:
+        kept = self.baselines.get(self.status().target_path) if self.session else None
+        return max(kept) if kept else None
+
+    def save(self) -> None:
+        """Save the chat (atomically); a streaming answer is saved as stopped until it ends."""
+        if self.turn is not None:
+            self.turn.sync_stats()
+        if not self.chat.messages:
+            return
+        try:
+            history.save_chat(self.chat)
+        except UserError as e:
+            self.notify(str(e), title="Chat not saved", severity="error")
+        self._last_save = time.monotonic()
+
+    def stop(self) -> None:
+        """Ask a streaming answer to end after this round."""
+        if self.generating:
+            self._stop.set()
+            self.session.cancel()
+
+    def action_stop(self) -> None:
+        if self.generating:
+            self.stop()
+            self.status_line = Content.styled("stopping at the end of this round…", "$warning")
+
+    async def action_new_chat(self) -> None:
+        if self.idle("start a new chat"):
+            self.chat = history.new_chat(self.chat.preset)
+            self.turn = None
+            await self._show_chat()
+
+    async def _show_chat(self) -> None:
+        await self.transcript.show(self.chat, self.settings["show_overlay"], self.settings["show_rejected"])
+        self.refresh_panel()
+
+    async def action_regenerate(self) -> None:
+        if not self.need_session() or not self.idle("regenerate"):
+            return
+        messages = self.chat.messages
+        if messages and messages[-1].role == "assistant":
+            messages.pop()
+            await self.transcript.query(AssistantMessage).last().remove()
+        if not messages or messages[-1].role != "user":
+            self.notify("Nothing to regenerate yet: send a message first.", severity="warning")
+            return
+        await self._start_turn()
+
+    def open_chat(self, chat_id: str) -> None:
+        self.run_worker(self._open_chat(chat_id), group="open", exclusive=True)
+
+    async def _open_chat(self, chat_id: str) -> None:
+        if not self.idle("open another chat"):
+            return
+        try:
+            self.chat = history.load_chat(chat_id)
+        except UserError as e:
+            self.notify(str(e), severity="error")
+            return
+        self.turn = None
+        await self._show_chat()
+        self.notify(f"Opened “{self.chat.title or self.chat.id}”", timeout=3)
+
+    def action_chats(self) -> None:
+        entries = chat_entries(self.open_chat)
+        if not entries:
+            self.notify("No saved chats yet.")
+            return
+        self.app.search_commands(entries, placeholder="Open a saved chat…")
+
+    def action_export(self) -> None:
+        if not self.chat.messages:
+            self.notify("Nothing to export yet.", severity="warning")
+            return
+        name = f"spectui-chat-{self.chat.id}.md"
+        try:
+            path = history.export_markdown(self.chat, Path.cwd() / name)
+        except UserError:  # the current dir is not writable: fall back to the data dir
+            try:
+                path = history.export_markdown(self.chat, paths.exports_dir() / name)
+            except UserError as e:
+                self.notify(str(e), title="Export failed", severity="error")
+                return
+        self.notify(str(path), title="Exported to Markdown", timeout=8)
+
+    def action_copy_answer(self) -> None:
+        answer = next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)
+        if answer is None or not answer.content:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard(answer.content)
+        self.notify(f"Copied the last answer ({len(answer.content)} characters).", timeout=3)
+
+    # --- view toggles -------------------------------------------------------------
+
+    async def _redraw_answers(self) -> None:
+        overlay, rejected = self.settings["show_overlay"], self.settings["show_rejected"]
+        with self.app.batch_update():
+            for w in self.query(AssistantMessage):
+                await w.set_view(overlay, rejected)
+
+    async def action_toggle_overlay(self) -> None:
+        self.app.remember("show_overlay", not self.settings["show_overlay"])
+        await self._redraw_answers()
+        self.notify("Overlay on" if self.settings["show_overlay"] else "Overlay off: answers as Markdown", timeout=2)
+
+    async def action_toggle_rejected(self) -> None:
+        self.app.remember("show_rejected", not self.settings["show_rejected"])
+        await self._redraw_answers()
+        shown = self.settings["show_rejected"]
+        note = "" if self.settings["show_overlay"] else " (visible with the overlay on)"
+        self.notify(f"Rejected tokens {'shown' if shown else 'hidden'}{note}", timeout=2)
+
+    def action_toggle_panel(self) -> None:
+        self.panel.display = not self.panel.display
+        self.app.remember("show_panel", self.panel.display)
+        self.refresh_panel()
+
+    # --- panel and status ---------------------------------------------------------
+
+    def watch_status_line(self, content: Content | str) -> None:
+        if self._shown:
+            status = self.query_one("#status", Static)
+            status.update(content)
+            status.display = bool(content)
+
+    def watch_memory(self) -> None:
+        self.refresh_panel()
+
+    def refresh_panel(self) -> None:
+        if not self._shown:
+            return  # on_mount draws it
+        self._last_panel = time.monotonic()
+        status = self.status()
+        events = self.turn.events if self.turn else []
+        rounds = self.turn.rounds if self.generating else []
+        if status is None:
+            state = PanelState(spec=self.planned_spec, verify=self.planned_spec.verify, events=events,
+                               memory=self.memory)
+        else:
+            state = PanelState(spec=status.spec, verify=status.verify, events=events, baseline=self.baseline(),
+                               n_ctx=status.n_ctx, n_past=rounds[-1].n_past if rounds else status.n_past,
+                               memory=self.memory)
+        self.panel.state = state

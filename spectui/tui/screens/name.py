@@ -1,0 +1,41 @@
+"""A one-line question in a modal (the name of a preset to save)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+
+class NameScreen(ModalScreen[str | None]):
+    """Dismisses with the entered text, or None on Esc."""
+
+    DEFAULT_CSS = """
+    NameScreen {
+        align: center middle;
+    }
+    #ask {
+        width: 60;
+        height: auto;
+        padding: 1 2;
+        background: $panel;
+        border: round $primary;
+    }
+    """
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "cancel")]
+
+    def __init__(self, question: str, placeholder: str = ""):
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Label(self.question)
+            yield Input(placeholder=self.placeholder)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)

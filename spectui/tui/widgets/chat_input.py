@@ -1,0 +1,54 @@
+"""The message box: a TextArea where Enter sends and ctrl+j adds a line.
+
+Most terminals report Shift+Enter as plain Enter, so the newline key must be one they
+do tell apart: ctrl+j (a line feed). Shift+Enter still works where the terminal speaks
+the kitty keyboard protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class ChatInput(TextArea):
+    DEFAULT_CSS = """
+    ChatInput {
+        height: auto;
+        min-height: 3;
+        max-height: 10;
+        border: round $primary 50%;
+        padding: 0 1;
+    }
+    ChatInput:focus {
+        border: round $primary;
+    }
+    """
+    BINDINGS = [Binding("ctrl+j,shift+enter", "newline", "newline")]
+
+    @dataclass
+    class Submitted(Message):
+        text: str
+
+    def __init__(self, **kwargs):
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            if self.text.strip():
+                self.post_message(self.Submitted(self.text))
+                self.clear()
+        elif event.character == "?" and not self.text:
+            # "?" on an empty box opens the help instead of starting a message with it.
+            event.stop()
+            event.prevent_default()
+            await self.app.run_action("help")
+
+    def action_newline(self) -> None:
+        self.insert("\n")

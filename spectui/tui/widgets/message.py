@@ -1,0 +1,234 @@
+"""Transcript widgets: a user message, and an assistant answer that shows either the
+speculation overlay or Markdown, both rebuilt from the history message alone."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.geometry import Region
+from textual.selection import Selection
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from spectui.config.history import Message
+from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
+
+CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
+GROW_LINES = 8  # a streaming chunk grows this many lines at a time (fewer layout passes)
+
+
+class UserMessage(Static):
+    DEFAULT_CSS = """
+    UserMessage {
+        height: auto;
+        padding: 0 1;
+        border-left: outer $primary;
+        background: $boost;
+        color: $foreground;
+        width: auto;
+        max-width: 100%;
+        margin: 1 0 0 8;
+    }
+    """
+    def __init__(self, message: Message):
+        super().__init__(Content(message.content), classes="message user")
+        self.message = message
+
+
+class AnswerChunk(Widget):
+    """A piece of an answer in the overlay view.
+
+    Streaming is the hot path, so a redraw is kept as small as the change: an answer is
+    cut into chunks and only the last one redraws; within it only the lines from the
+    previous last line on are repainted (text is only appended, and wrapping earlier
+    lines does not depend on later text); and while streaming the chunk grows
+    GROW_LINES at a time, so a layout pass (a whole-screen repaint) is rare.
+    """
+
+    DEFAULT_CSS = "AnswerChunk { height: auto; }"
+
+    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False):
+        super().__init__(classes="chunk")
+        self.segments = segments
+        self.show_rejected = show_rejected
+        self.streaming = streaming
+        self._content = Content("")
+        self._lines = 0  # wrapped lines of the content last drawn
+
+    def render(self) -> Content:
+        return self._content
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        old, self._content = self._content, overlay_content(self.segments, self.show_rejected)
+        width = self.size.width
+        if not width:
+            self.refresh(layout=True)
+            return
+        lines = self._content.get_height(self.styles, width)
+        if self.streaming:
+            height = -(-lines // GROW_LINES) * GROW_LINES
+            fits = self.styles.height is not None and self.styles.height.cells == height
+            if not fits:
+                self.styles.height = height
+        else:
+            fits = lines == self.size.height
+        if not fits:
+            self.refresh(layout=True)
+        elif self._content.plain.startswith(old.plain):
+            first = max(self._lines - 1, 0)
+            self.refresh(Region(0, first, width, max(lines - first, 1)))
+        else:
+            self.refresh()
+        self._lines = lines
+
+    def settle(self) -> None:
+        """Streaming is over (for this chunk): back to its exact height."""
+        if self.streaming:
+            self.streaming = False
+            self.styles.height = "auto"
+            self.redraw()
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selected_answer(self.segments, self.show_rejected, selection), "\n"
+
+
+class AssistantMessage(Vertical):
+    """One answer. While it streams, the app calls `refresh_answer` a few dozen times a
+    second at most: the overlay redraws its last chunk, Markdown gets the new text."""
+
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+        padding: 0 1;
+        border-left: outer $spec-draft 50%;
+        margin: 1 4 0 0;
+    }
+    AssistantMessage .answer {
+        height: auto;
+        margin: 0;
+        padding: 0;
+    }
+    AssistantMessage .chunk {
+        height: auto;
+    }
+    AssistantMessage Markdown {
+        background: transparent;
+    }
+    AssistantMessage .meta {
+        height: auto;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def __init__(self, message: Message, overlay: bool, show_rejected: bool, streaming: bool = False):
+        super().__init__(classes="message assistant")
+        self.message = message
+        self.overlay = overlay
+        self.show_rejected = show_rejected
+        self.streaming = streaming
+        self._chunks = Vertical(classes="answer")
+        self._markdown = Markdown(classes="answer")
+        self._meta = Static(classes="meta")
+        self._md_stream: MarkdownStream | None = None
+        self._md_len = 0  # characters of the content the Markdown widget has been given
+        self._frozen = 0  # characters of the segments in chunks before the last one
+
+    def compose(self) -> ComposeResult:
+        yield self._chunks
+        yield self._markdown
+        yield self._meta
+
+    async def on_mount(self) -> None:
+        await self.set_view(self.overlay, self.show_rejected)
+
+    async def set_view(self, overlay: bool, show_rejected: bool) -> None:
+        """Switch between overlay and Markdown, re-rendering from the stored segments."""
+        self.overlay, self.show_rejected = overlay, show_rejected
+        self._chunks.display = overlay
+        self._markdown.display = not overlay
+        await self._stop_stream()
+        await self._chunks.remove_children()
+        self._frozen = 0
+        if overlay:
+            await self._draw_overlay()
+        else:
+            self._md_len = len(self.message.content)
+            await self._markdown.update(self.message.content)
+        self._update_meta()
+
+    async def _draw_overlay(self) -> None:
+        """Freeze full chunks, then redraw the last one (mounting it if needed)."""
+        tail = slice_segments(self.message.segments, self._frozen)
+        while (cut := split_point(tail, CHUNK_CHARS)) is not None:
+            await self._set_last_chunk(slice_segments(tail, 0, cut))
+            self._chunks.children[-1].settle()
+            self._frozen += cut + 1
+            await self._chunks.mount(AnswerChunk([], self.show_rejected, self.streaming))
+            tail = slice_segments(tail, cut + 1)
+        await self._set_last_chunk(tail)
+
+    async def _set_last_chunk(self, segments: list[tuple[str, str]]) -> None:
+        if not self._chunks.children:
+            await self._chunks.mount(AnswerChunk(segments, self.show_rejected, self.streaming))
+            return
+        last = self._chunks.children[-1]
+        last.segments = segments
+        last.redraw()
+
+    async def refresh_answer(self) -> None:
+        if self.overlay:
+            await self._draw_overlay()
+            return
+        content = self.message.content
+        if len(content) > self._md_len:
+            if self._md_stream is None:
+                self._md_stream = Markdown.get_stream(self._markdown)
+            await self._md_stream.write(content[self._md_len:])
+            self._md_len = len(content)
+
+    async def finish(self) -> None:
+        """The turn ended: final text, and the stats line."""
+        self.streaming = False
+        await self.refresh_answer()
+        for chunk in self._chunks.children:
+            chunk.settle()
+        await self._stop_stream()
+        if not self.overlay and self._markdown.source != self.message.content:
+            self._md_len = len(self.message.content)
+            await self._markdown.update(self.message.content)
+        self._update_meta()
+
+    async def _stop_stream(self) -> None:
+        if self._md_stream is not None:
+            await self._md_stream.stop()
+            self._md_stream = None
+
+    def _update_meta(self) -> None:
+        self._meta.update(meta_line(self.message, self.streaming))
+
+
+def meta_line(m: Message, streaming: bool) -> Content:
+    """The small line under an answer: configuration, size, acceptance, speed, state."""
+    parts: list[Content | str] = [m.config] if m.config else []
+    s = m.stats
+    if streaming:
+        parts.append(Content.styled("generating…", "$accent"))
+    elif s:
+        parts.append(f"{s.get('n_generated', 0)} tokens")
+        if s.get("acceptance_rate") is not None:
+            parts.append(f"{s['acceptance_rate']:.0%} accepted")
+        if s.get("tok_per_s") is not None:
+            parts.append(f"{s['tok_per_s']:.1f} tok/s")
+    if m.stopped and not streaming:
+        reason = s.get("stop_reason") if s else None
+        parts.append(Content.styled("stopped" + (f" ({reason})" if reason and reason != "cancelled" else ""), "$warning"))
+    return Content(" · ").join(parts)

@@ -1,0 +1,241 @@
+"""The stats panel (chat) and the compact stats (each A/B side): pure functions from a
+turn's events to Content, and the two widgets that show them.
+
+Everything is derived from the events with engine.stats, so the panel agrees with
+`spectui run` and the benchmark. The widgets take their data as an attribute set by the
+screen (`panel.state = PanelState(...)`, `side.events = [...]`) and only re-render.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from spectui.engine import stats
+from spectui.engine.events import Event, PromptDone, Round, TurnEnd
+from spectui.engine.spec_config import SpecConfig
+from spectui.tui.widgets.overlay import legend_lines
+from spectui.tui.widgets.redraw import update_in_place
+
+WINDOW = 32  # rounds in the rolling acceptance and tok/s
+SPARK = "▁▂▃▄▅▆▇█"
+MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
+HEAD = "bold $accent"
+MUTED = "$text-muted"
+
+
+@dataclass
+class PanelState:
+    """What the panel shows; the app fills it from the session and the current turn."""
+
+    spec: SpecConfig
+    verify: str  # in force: "greedy" at temperature 0, else the configured mode
+    events: list[Event] = field(default_factory=list)  # the current or the last turn
+    baseline: float | None = None  # best recent `none` tok/s for this target model
+    n_ctx: int = 0
+    n_past: int = 0
+    memory: str = ""
+    width: int = 34  # usable columns
+
+
+def _pct(x: float | None) -> str:
+    return "  -" if x is None else f"{x:4.0%}"
+
+
+def _num(x: float | None, fmt: str = ".1f", unit: str = "") -> str:
+    return "-" if x is None else f"{x:{fmt}}{unit}"
+
+
+def bar(fraction: float, width: int, style: str = "$primary") -> Content:
+    """A horizontal bar: `fraction` of `width` cells filled (eighths for the edge)."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    filled = "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part else "")
+    return Content.assemble((filled, style), ("░" * (width - len(filled)), MUTED))
+
+
+def sparkline(rounds: list[Round], width: int) -> list[Content]:
+    """Per-round acceptance over the last `width` rounds, and a line of ▲ under the rounds
+    where the configuration changed (omitted when none did in the window)."""
+    if not rounds:
+        return []
+    start = max(0, len(rounds) - width)
+    cells = []
+    for r in rounds[start:]:
+        if r.n_drafted:
+            rate = r.n_accepted / r.n_drafted
+            cells.append((SPARK[min(int(rate * len(SPARK)), len(SPARK) - 1)], "$spec-draft"))
+        else:
+            cells.append(("·", MUTED))
+    lines = [Content.assemble(*cells)]
+    marks = [i - start for i in stats.config_changes(rounds) if i >= start]
+    if marks:
+        row = [" "] * len(cells)
+        for i in marks:
+            row[i] = "▲"
+        lines.append(Content.styled("".join(row).rstrip(), "$warning"))
+    return lines
+
+
+def rolling_tok_per_s(events: list[Event], n: int = WINDOW) -> float | None:
+    """Tokens of the last n rounds over the time they took (from the round before them)."""
+    rounds = stats.rounds_of(events)
+    if not rounds:
+        return None
+    window = rounds[-n:]
+    if len(rounds) > n:
+        since = rounds[-n - 1].t
+    else:
+        since = next((e.t for e in events if isinstance(e, PromptDone)), None)
+    if since is None or window[-1].t <= since:
+        return None
+    return sum(len(r.tokens) for r in window) / (window[-1].t - since)
+
+
+LABEL = 15  # columns before a row's value
+
+
+def _row(label: str, value: Content | str) -> Content:
+    return Content.assemble((f" {label:<{LABEL - 2}} ", MUTED), value)
+
+
+def _section(title: str) -> Content:
+    return Content.styled(title, HEAD)
+
+
+def render(state: PanelState) -> Content:
+    spec, events, w = state.spec, state.events, state.width
+    rounds = stats.rounds_of(events)
+    summary = stats.summarize(events) if events else None
+    end = next((e for e in events if isinstance(e, TurnEnd)), None)
+    lines: list[Content] = [
+        _section("Speculation"),
+        _row("spec type", Content.styled(spec.label, "bold")),
+        _row("draft n-max", str(spec.draft_n_max) if spec.label != "none" else "- (no drafting)"),
+        _row("verify", state.verify),
+        Content(""),
+    ]
+
+    if summary is None:
+        lines += [_section("This turn"), Content.styled(" no answer yet: ask something", MUTED), Content("")]
+    else:
+        state_line = "live" if end is None else f"{end.stop_reason.value}, {summary.n_generated} tokens"
+        lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
+        n_acc, n_dr, rate = stats.rolling_acceptance(rounds, WINDOW) if rounds else (0, 0, None)
+        lines += [
+            _row(f"{WINDOW} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
+            _row("turn", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
+        ]
+        lines += [Content(" ") + line for line in sparkline(rounds, w - 1)]
+        lines.append(_row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")))
+        per_pos = summary.per_position
+        for i, p in enumerate(per_pos[:MAX_POSITIONS]):
+            lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(p, w - 10, "$spec-draft"), f" {p:4.0%}"))
+        if len(per_pos) > MAX_POSITIONS:
+            rest = per_pos[MAX_POSITIONS:]
+            lines.append(Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED))
+        lines += _speed(state, summary, events) + [Content("")]
+
+    lines += [_section("Context")]
+    if state.n_ctx:
+        used = state.n_past / state.n_ctx
+        lines.append(Content.assemble(" ", bar(used, w - 8), f" {used:4.0%}"))
+        lines.append(_row("tokens", f"{state.n_past} / {state.n_ctx}"))
+    lines += [Content(""), _section("Memory")]
+    lines += [Content(" " + line) for line in state.memory.splitlines()]
+    lines += [Content(""), _section("Legend")] + legend_lines()
+    return Content("\n").join(lines)
+
+
+def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -> list[Content]:
+    tm = summary.timing
+    lines = [
+        _row("tok/s turn", _num(tm.tok_per_s)),
+        _row(f"tok/s last {WINDOW}", _num(rolling_tok_per_s(events))),
+        _row("first token", _num(tm.ttft_s, ".2f", " s")),
+    ]
+    total = tm.t_draft_s + tm.t_verify_s + tm.t_other_s
+    if total > 0:
+        d, v = tm.t_draft_s / total, tm.t_verify_s / total
+        width = state.width - LABEL
+        nd = round(d * width)
+        nv = min(width - nd, round(v * width))
+        split = Content.assemble(("█" * nd, "$spec-draft"), ("█" * nv, "$primary"), ("░" * (width - nd - nv), MUTED))
+        lines.append(_row("draft/verify", split))
+        lines.append(Content.styled(f" draft {d:.0%}, verify {v:.0%}, other {1 - d - v:.0%}", MUTED))
+    baseline_turn = summary.spec_types == () and all(r.configured in ("", "none") for r in stats.rounds_of(events))
+    if baseline_turn:
+        lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
+    elif state.baseline is not None and tm.tok_per_s is not None:
+        x = stats.speedup(tm.tok_per_s, state.baseline)
+        lines.append(_row("speedup", Content.assemble((f"×{x:.2f}", "bold"), f" vs {state.baseline:.1f} tok/s")))
+    else:
+        lines.append(_row("speedup", Content.styled("-", MUTED)))
+        lines.append(Content.styled(" to measure: spec type none\n (ctrl+t), ask, switch back", MUTED))
+    return lines
+
+
+def compact(events: list[Event]) -> Content:
+    """One side of the A/B screen: the panel's speed and acceptance rows, for a narrow pane."""
+    if not events:
+        return Content.styled(" waiting", MUTED)
+    summary = stats.summarize(events)
+    tm = summary.timing
+    lines = [
+        _row("tok/s turn", _num(tm.tok_per_s)),
+        _row("accepted", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
+        _row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")),
+        _row("first token", _num(tm.ttft_s, ".2f", " s")),
+    ]
+    return Content("\n").join(lines + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)])
+
+
+class StatsPanel(VerticalScroll):
+    """The chat's side panel; set `state` to redraw it (nothing is drawn while hidden)."""
+
+    DEFAULT_CSS = """
+    StatsPanel {
+        width: 38;
+        padding: 0 1;
+        background: $panel;
+        scrollbar-size-vertical: 1;
+    }
+    StatsPanel #stats {
+        height: auto;
+    }
+    """
+
+    state: reactive[PanelState | None] = reactive(None, always_update=True, layout=False)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._stats = Static(id="stats")
+
+    def compose(self) -> ComposeResult:
+        yield self._stats
+
+    def watch_state(self, state: PanelState | None) -> None:
+        if state is not None and self.display:
+            update_in_place(self._stats, render(state))
+
+
+class CompactStats(Static):
+    """One A/B side's numbers; set `events` to redraw."""
+
+    DEFAULT_CSS = """
+    CompactStats {
+        height: auto;
+        background: $panel;
+    }
+    """
+
+    events: reactive[list[Event]] = reactive(list, always_update=True, layout=False)
+
+    def watch_events(self, events: list[Event]) -> None:
+        update_in_place(self, compact(events))

@@ -1,0 +1,147 @@
+"""A model-free stand-in for engine.session.Session, for UI tests where the model is not
+what is tested: it replays a recorded turn of real engine events.
+
+It speaks the part of Session the TUI uses (status, spec, configure, available_types,
+generate, cancel, reset, close). Each generate() replays the recording, retimed from now,
+one round every `round_s` seconds so that a test can act mid-answer; a configuration
+change shows in the rounds after it, as the engine's would.
+
+The recording (tests/data/smollm2_turn.json) is a real SmolLM2 turn; test_fake_session.py
+checks it still matches the engine. Re-record with: python -m tests.fake_session
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Iterator
+
+from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.session import GenerationLimits, SessionStatus
+from spectui.engine.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.errors import UserError
+
+RECORDING = Path(__file__).resolve().parent / "data" / "smollm2_turn.json"
+NAME = "Smollm2 135M 8k Lc100K Mix1 Ep2"  # the recorded model's general.name
+PROMPT = "Write a python function that adds two numbers."
+SPEC = SpecConfig(types=("draft-simple",), draft_n_max=3)
+
+
+def to_dict(event: Event) -> dict:
+    return {"kind": type(event).__name__, **asdict(event)}
+
+
+def from_dict(d: dict) -> Event:
+    d = dict(d)
+    kind = d.pop("kind")
+    if kind == "Round":
+        d["tokens"] = tuple(Token(t["id"], t["piece"], Source(t["source"])) for t in d["tokens"])
+        d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
+        return Round(**d)
+    if kind == "TurnEnd":
+        return TurnEnd(**d | {"stop_reason": StopReason(d["stop_reason"]), "tokens": tuple(d["tokens"])})
+    return {"TurnStart": TurnStart, "PromptDone": PromptDone}[kind](**d)
+
+
+def load_recording(path: Path = RECORDING) -> list[Event]:
+    return [from_dict(d) for d in json.loads(path.read_text(encoding="utf-8"))]
+
+
+class FakeSession:
+    def __init__(self, events: list[Event] | None = None, spec: SpecConfig = SPEC, draft: bool = True,
+                 greedy: bool = True, n_ctx: int = 4096, round_s: float = 0.0):
+        self.events = events if events is not None else load_recording()
+        self._spec = spec
+        self._draft = draft
+        self._greedy = greedy
+        self._n_ctx = n_ctx
+        self._n_past = 0
+        self.round_s = round_s
+        self._cancel = threading.Event()
+        self.closed = False
+        self.resets = 0
+        self.prompts: list[list[dict]] = []  # the messages of every generate() call
+
+    @property
+    def spec(self) -> SpecConfig:
+        return self._spec
+
+    def configure(self, spec: SpecConfig) -> None:
+        if spec.needs_draft_model and not self._draft:
+            raise UserError("draft-simple needs a draft model: start spectui with -md/--model-draft")
+        self._spec = spec
+
+    def available_types(self) -> tuple[str, ...]:
+        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self._draft else ()) + ("auto",)
+
+    def status(self) -> SessionStatus:
+        return SessionStatus(target=NAME, target_path="/fake/SmolLM2-135M-Instruct.Q4_1.gguf",
+                             draft=NAME if self._draft else None, n_ctx=self._n_ctx,
+                             n_past=self._n_past, greedy=self._greedy, spec=self._spec,
+                             types=self.available_types())
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def reset(self) -> None:
+        self.resets += 1
+        self._n_past = 0
+
+    def close(self) -> None:
+        self.closed = True
+
+    def generate(self, messages: list[dict] | None = None, tokens=None,
+                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]:
+        """The recording, retimed from now; cancel() ends it after the current round."""
+        self._cancel.clear()
+        self.prompts.append(list(messages or []))
+        shift = time.perf_counter() - self.events[0].t
+        emitted: list[Token] = []
+        for event in self.events:
+            event = replace(event, t=event.t + shift)
+            if isinstance(event, TurnStart):
+                event = replace(event, config=self._spec.as_dict())
+            elif isinstance(event, Round):
+                if self._cancel.is_set():
+                    yield self._end(StopReason.CANCELLED, emitted)
+                    return
+                time.sleep(self.round_s)
+                spec = self._spec
+                event = replace(event, t=time.perf_counter(), configured=spec.label, n_max=spec.draft_n_max)
+                emitted.extend(event.tokens)
+                self._n_past = event.n_past
+            elif isinstance(event, TurnEnd):
+                event = replace(event, t=time.perf_counter())
+            yield event
+
+    def _end(self, reason: StopReason, emitted: list[Token]) -> TurnEnd:
+        return TurnEnd(t=time.perf_counter(), stop_reason=reason, text="".join(t.piece for t in emitted),
+                       n_generated=len(emitted), tokens=tuple(t.id for t in emitted))
+
+
+def record(path: Path = RECORDING) -> list[Event]:
+    """One greedy SmolLM2 turn (drafting for itself, draft-simple n-max 3, 48 tokens)."""
+    from rich.console import Console
+
+    from spectui.config.embedded import resolve_model
+    from spectui.engine.model import Model
+    from spectui.engine.sampling import SamplingParams
+    from spectui.engine.session import Session, chat_messages
+
+    model = Model(resolve_model("smollm2-135m-instruct-q4_1", Console(stderr=True)))
+    session = Session(model, model, spec=SPEC, sampling=SamplingParams(temp=0.0))
+    try:
+        events = list(session.generate(chat_messages([("user", PROMPT)]), limits=GenerationLimits(n_predict=48)))
+    finally:
+        session.close()
+        model.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([to_dict(e) for e in events], ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return events
+
+
+if __name__ == "__main__":
+    print(f"recorded {len(record())} events into {RECORDING}")
