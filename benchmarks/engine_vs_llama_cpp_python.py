@@ -16,10 +16,10 @@ import statistics
 import time
 
 from spectui.config.embedded import DEFAULT_TARGET, resolve_model
-from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.events import Round, TurnEnd
 from spectui.engine.model import ContextParams, Model, default_threads
 from spectui.engine.sampling import SamplingParams
+from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.spec_config import SpecConfig
 
 CODE = "\n".join(

@@ -15,14 +15,14 @@ import threading
 import pytest
 from rich.console import Console
 
-from spectui.cli import bench as bench_command, main as cli
 from spectui.bench import compare, prompts, report, results, verdict
 from spectui.bench.environment import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Run
-from spectui.errors import UserError
+from spectui.cli import bench as bench_command, main as cli
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.spec_config import SpecConfig
+from spectui.errors import UserError
 from tests.test_run_command import interruptible
 
 N = 16
@@ -116,8 +116,8 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
 
 def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
     """The GPU branches, on hand-made NVML answers (this machine has no GPU)."""
-    from spectui.engine import resources
     from spectui.bench import environment
+    from spectui.engine import resources
 
     gpu = resources.GpuMemory(0, "H200", used=130 * 2**30, total=140 * 2**30, process_used=None)
     monkeypatch.setattr(resources, "gpu_memory", lambda: [gpu])

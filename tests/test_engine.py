@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
 from spectui.engine.model import Context, ContextParams, Model
 from spectui.engine.sampling import SamplingParams
+from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.spec_config import SpecConfig, parse_types
 from spectui.engine.stats import per_type
 

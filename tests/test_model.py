@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from spectui.engine.compat import check_compatible, incompatibility
-from spectui.errors import UserError
 from spectui.engine.model import Context, ContextParams, Detokenizer, Model
+from spectui.errors import UserError
 from tests.conftest import model_file
 
 TEXT = "Hello, 세계! 안녕하세요 😀🎉 fin"

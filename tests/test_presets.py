@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from spectui.config import presets
 from spectui.cli.main import build_parser
-from spectui.errors import UserError
+from spectui.config import presets
 from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup, kept_across_presets
 from spectui.engine.spec_config import SpecConfig
+from spectui.errors import UserError
 from tests.test_run_command import spectui
 
 

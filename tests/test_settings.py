@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from spectui.errors import UserError
 from spectui.config.settings import DEFAULTS, load_settings, save_settings, settings_path
+from spectui.errors import UserError
 
 
 @pytest.fixture(autouse=True)

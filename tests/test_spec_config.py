@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-from spectui.errors import UserError
 from spectui.engine.model import check_draft_architecture, gguf_architecture
 from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.errors import UserError
 from tests.test_run_command import spectui
 
 

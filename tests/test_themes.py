@@ -8,8 +8,8 @@ from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widgets import Static
 
-from spectui.engine.overlay import KINDS
 from spectui.config.themes import OVERLAY_VARIABLES, load_themes, overlay_variable
+from spectui.engine.overlay import KINDS
 
 SHIPPED = ("spectui-dark", "spectui-light", "spectui-cb")
 

@@ -19,25 +19,25 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
+from spectui.cli.chat import add_parser
 from spectui.config import history, settings
 from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup
-from spectui.cli.chat import add_parser
-from spectui.engine.session import Session
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.overlay import REJECTED
+from spectui.engine.session import Session
 from spectui.engine.stats import config_changes
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
-from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.commands import COMMANDS
 from spectui.tui.screens.help import HelpScreen
+from spectui.tui.streaming import EventBatcher
+from spectui.tui.turn import LiveTurn
+from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS
 from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
 from spectui.tui.widgets.stats_panel import PanelState, render, rolling_tok_per_s, sparkline
-from spectui.tui.streaming import EventBatcher
-from spectui.tui.turn import LiveTurn
 from tests.fake_session import FakeSession
 
 LONG = "Count from 1 to 100, separated by commas."

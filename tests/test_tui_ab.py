@@ -13,12 +13,12 @@ from spectui.engine.ab import compare
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.spec_config import SpecConfig
 from spectui.engine.stats import first_divergence, summarize
-from spectui.tui.screens.ab import ABScreen, SidePane
 from spectui.tui.app import SpecApp
+from spectui.tui.screens.ab import ABScreen, SidePane
 from spectui.tui.widgets.message import AnswerChunk
+from tests.fake_session import FakeSession
 from tests.test_tui import LONG, SHORT, chat_args, resolved, send, sync, until
 from tests.test_tui import dirs, fresh, session, slow_fake  # noqa: F401 - fixtures, bound to this module's setup
-from tests.fake_session import FakeSession
 
 
 @pytest.fixture(scope="module")

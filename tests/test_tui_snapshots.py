@@ -12,17 +12,17 @@ import argparse
 import pytest
 from textual.widgets import Input, Select
 
+from spectui.cli.chat import add_parser
 from spectui.config import history
 from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
-from spectui.cli.chat import add_parser
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.config.settings import save_settings
+from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.spec_config import SpecConfig
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
-from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
+from spectui.tui.widgets.chat_input import ChatInput
 from tests.fake_session import FakeSession
 
 SIZE = (120, 36)

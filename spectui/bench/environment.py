@@ -18,9 +18,8 @@ import llama_cpp
 import llama_cpp.llama_cpp as llama_lib
 
 from spectui import __version__
-
-from spectui.engine import resources
 from spectui.config.embedded import CATALOG
+from spectui.engine import resources
 from spectui.engine.model import default_threads
 
 _BLOCK = 8 * 1024 * 1024

@@ -27,8 +27,8 @@ from typing import Callable
 
 from spectui.bench.environment import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
-from spectui.engine.session import GenerationLimits, chat_messages
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
+from spectui.engine.session import GenerationLimits, chat_messages
 from spectui.engine.spec_config import SpecConfig
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.bench.verdict import verdicts
-from spectui.errors import UserError
 from spectui.engine.stats import acceptance, first_divergence, mean_acceptance_length, per_position_acceptance, speedup
+from spectui.errors import UserError
 
 SCHEMA = "spectui-bench/1"
 MEDIAN_NOTE = (

@@ -1,1 +1,1 @@
-"""cli"""
+"""The command line: main.py parses, one module per command runs it."""

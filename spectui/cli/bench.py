@@ -17,12 +17,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from spectui.bench import compare, prompts as prompt_set, protocol, report, results
 from spectui.bench.environment import collect
-from spectui.config.options import add_setup_flags, overrides_from
-from spectui.errors import UserError
-from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.config.launch import open_session, resolve
+from spectui.config.options import add_setup_flags, overrides_from
+from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.model import configure_logging
 from spectui.engine.spec_config import parse_types
+from spectui.errors import UserError
 
 DEFAULT_N = 256
 DEFAULT_N_MAX = "3,5,8"

@@ -16,12 +16,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from spectui.engine import overlay
-from spectui.config.options import add_setup_flags, overrides_from
-from spectui.errors import UserError
-from spectui.engine.events import Round, TurnEnd
 from spectui.config.launch import model_label, open_session, resolve
+from spectui.config.options import add_setup_flags, overrides_from
+from spectui.engine import overlay
+from spectui.engine.events import Round, TurnEnd
 from spectui.engine.stats import summarize
+from spectui.errors import UserError
 
 
 def add_parser(sub) -> None:

@@ -25,7 +25,7 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     unknown = set(overrides) - set(OPTIONS)
     if unknown:
         raise ValueError(f"not setup options: {', '.join(sorted(unknown))}")
-    values = chosen.values | {}
+    values = dict(chosen.values)
     notes = []
     if "model" in overrides and "model_draft" not in overrides and values.get("model_draft"):
         values["model_draft"] = None

@@ -17,8 +17,8 @@ from pathlib import Path
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from spectui.engine.overlay import KINDS
 from spectui.config.paths import shipped_dir, user_themes_dir
+from spectui.engine.overlay import KINDS
 
 OVERLAY_VARIABLES = tuple(f"spec-{kind}" for kind in KINDS)
 COLOR_KEYS = (

@@ -14,10 +14,10 @@ from typing import Sequence
 
 import numpy as np
 
+from spectui.drafters.base import Drafter
 from spectui.engine.model import Context, ContextFull
 from spectui.engine.sampling import SamplingParams, draft_dist, probs, sample
 from spectui.engine.spec_config import SpecConfig
-from spectui.drafters.base import Drafter
 
 
 class DraftModel(Drafter):

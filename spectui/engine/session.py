@@ -24,11 +24,11 @@ from spectui.drafters.base import Drafter
 from spectui.engine import auto
 from spectui.engine import sampling as smp
 from spectui.engine.compat import check_compatible
-from spectui.errors import UserError
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.model import Context, ContextFull, ContextParams, Detokenizer, Model
 from spectui.engine.sampling import SamplingParams
 from spectui.engine.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.errors import UserError
 
 
 @dataclass

@@ -14,8 +14,8 @@ from typing import Callable
 
 from textual.message import Message
 
-from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.events import Event, Round
+from spectui.engine.session import GenerationLimits, Session
 from spectui.tui.messages import TurnEvents, TurnFailed
 
 RATE = 10  # UI updates per second while an answer streams

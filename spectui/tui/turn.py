@@ -6,8 +6,8 @@ be tested without a screen, and so the app can save the partial message at any m
 
 from __future__ import annotations
 
-from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.config.history import Message
+from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
 from spectui.engine.spec_config import SpecConfig

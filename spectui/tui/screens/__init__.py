@@ -1,1 +1,1 @@
-"""screens"""
+"""The app's screens: chat, A/B, help, and the name prompt."""

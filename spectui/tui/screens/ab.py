@@ -24,10 +24,10 @@ from spectui.engine.ab import NAMES, Verdict, compare
 from spectui.engine.session import GenerationLimits, Session, chat_messages
 from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.engine.stats import TurnSummary
-from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
 from spectui.tui.streaming import stream_turn
 from spectui.tui.turn import LiveTurn
+from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
 DEFAULTS = ("ngram-mod", "draft-simple")
