@@ -55,8 +55,7 @@ class SpecApp(App):
         self.session = session
         self._owns_session = False  # only sessions this app loaded are closed by it
         self.settings, self._settings_problem = load_settings()
-        self.chat_screen = ChatScreen(chat or history.new_chat(setup.preset), self.settings, setup.spec(),
-                                      setup.system, setup.n_predict)
+        self.chat_screen = ChatScreen(chat or history.new_chat(setup.preset), self.settings, setup)
 
     async def on_mount(self) -> None:
         themes, problems = load_themes()
@@ -114,7 +113,7 @@ class SpecApp(App):
         self.session, self.setup, self._owns_session = msg.session, msg.setup, True
         chat = self.chat_screen.chat
         chat.preset = chat.preset or msg.setup.preset
-        self.chat_screen.system, self.chat_screen.n_predict = msg.setup.system, msg.setup.n_predict
+        self.chat_screen.setup = msg.setup
         self.chat_screen.session = msg.session
 
     def _close_session(self) -> None:

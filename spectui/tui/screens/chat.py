@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spectui.config import history, paths
+from spectui.config.setup import Setup
 from spectui.engine.events import StopReason
 from spectui.engine.session import GenerationLimits, Session, SessionStatus, chat_messages
 from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
@@ -46,15 +47,13 @@ class ChatScreen(Screen):
     memory = reactive("", init=False)
     status_line: reactive[Content | str] = reactive("", init=False)  # under the transcript; "" hides it
 
-    def __init__(self, chat: history.Chat, settings: dict, spec: SpecConfig, system: str | None, n_predict: int):
-        """`settings`: the app's settings dict (the app saves changes); `spec`: what the
-        panel shows until a session is loaded."""
+    def __init__(self, chat: history.Chat, settings: dict, setup: Setup):
+        """`settings`: the app's settings dict (the app saves changes); `setup`: the one the
+        session was (or is being) loaded from: system prompt, answer limit, preset name."""
         super().__init__()
         self.chat = chat
-        self.planned_spec = spec
         self.settings = settings
-        self.system = system
-        self.n_predict = n_predict
+        self.setup = setup
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.baselines: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
         self._answer: AssistantMessage | None = None
@@ -169,7 +168,7 @@ class ChatScreen(Screen):
     async def _start_turn(self) -> None:
         session = self.session
         self.turn = LiveTurn(session.spec)
-        prompt = chat_messages([(m.role, m.content) for m in self.chat.messages], self.system)
+        prompt = chat_messages([(m.role, m.content) for m in self.chat.messages], self.setup.system)
         self.chat.messages.append(self.turn.message)
         self._answer = AssistantMessage(self.turn.message, self.settings["show_overlay"],
                                         self.settings["show_rejected"], streaming=True)
@@ -178,7 +177,7 @@ class ChatScreen(Screen):
         self._stop.clear()
         self.query_one(ChatInput).cursor_blink = False  # a blink is a repaint; keep the CPU for the model
         self.status_line = Content.assemble(("● ", "$success"), "generating", ("  esc stops", "$text-muted"))
-        self._generate(session, prompt, GenerationLimits(n_predict=self.n_predict))
+        self._generate(session, prompt, GenerationLimits(n_predict=self.setup.n_predict))
 
     @work(thread=True, exclusive=True, group="generate", exit_on_error=False)
     def _generate(self, session: Session, prompt: list[dict], limits: GenerationLimits) -> None:
@@ -263,7 +262,7 @@ class ChatScreen(Screen):
 
     async def action_new_chat(self) -> None:
         if self.idle("start a new chat"):
-            self.chat = history.new_chat(self.chat.preset)
+            self.chat = history.new_chat(self.setup.preset)
             self.turn = None
             await self._show_chat()
 
@@ -371,9 +370,9 @@ class ChatScreen(Screen):
         status = self.status()
         events = self.turn.events if self.turn else []
         rounds = self.turn.rounds if self.generating else []
-        if status is None:
-            state = PanelState(spec=self.planned_spec, verify=self.planned_spec.verify, events=events,
-                               memory=self.memory)
+        if status is None:  # loading: what the setup asks for
+            spec = self.setup.spec()
+            state = PanelState(spec=spec, verify=spec.verify, events=events, memory=self.memory)
         else:
             state = PanelState(spec=status.spec, verify=status.verify, events=events, baseline=self.baseline(),
                                n_ctx=status.n_ctx, n_past=rounds[-1].n_past if rounds else status.n_past,
