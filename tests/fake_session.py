@@ -21,7 +21,7 @@ from typing import Iterator
 
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.session import GenerationLimits, SessionStatus
-from spectui.engine.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.engine.spec_config import SpecConfig, available_types
 from spectui.errors import UserError
 
 RECORDING = Path(__file__).resolve().parent / "data" / "smollm2_turn.json"
@@ -75,7 +75,7 @@ class FakeSession:
         self._spec = spec
 
     def available_types(self) -> tuple[str, ...]:
-        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self._draft else ()) + ("auto",)
+        return available_types(self._draft)
 
     def status(self) -> SessionStatus:
         return SessionStatus(target=NAME, target_path="/fake/SmolLM2-135M-Instruct.Q4_1.gguf",

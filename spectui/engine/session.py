@@ -27,7 +27,7 @@ from spectui.engine.compat import check_compatible
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.model import Context, ContextFull, ContextParams, Detokenizer, Model
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.engine.spec_config import SpecConfig, available_types
 from spectui.errors import UserError
 
 
@@ -142,7 +142,7 @@ class Session:
 
     def available_types(self) -> tuple[str, ...]:
         """Spec types the loaded models allow (the TUI cycles through these)."""
-        return ("none",) + NGRAM_TYPES + (MODEL_TYPES if self.draft else ()) + ("auto",)
+        return available_types(self.draft is not None)
 
     def cancel(self) -> None:
         self._cancel.set()

@@ -27,6 +27,11 @@ DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
 
 
+def available_types(has_draft_model: bool) -> tuple[str, ...]:
+    """The spec types a session can run, in the order the TUI cycles through them."""
+    return ("none",) + NGRAM_TYPES + (MODEL_TYPES if has_draft_model else ()) + (AUTO,)
+
+
 def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Parse "--spec-type" text into types in llama.cpp priority order.
 
