@@ -70,12 +70,13 @@ class FakeSession:
         return self._spec
 
     def configure(self, spec: SpecConfig) -> None:
-        if spec.needs_draft_model and not self._draft:
-            raise UserError("draft-simple needs a draft model: start spectui with -md/--model-draft")
+        for t in spec.types:
+            if t not in self.available_types():
+                raise UserError(f"{t} is not available with these models; they allow {', '.join(self.available_types())}")
         self._spec = spec
 
     def available_types(self) -> tuple[str, ...]:
-        return available_types(self._draft)
+        return available_types("draft-simple" if self._draft else None)
 
     def status(self) -> SessionStatus:
         return SessionStatus(target=NAME, target_path="/fake/SmolLM2-135M-Instruct.Q4_1.gguf",

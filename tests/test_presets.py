@@ -89,8 +89,12 @@ def test_save_user_preset_round_trips_atomically(config_dir):
 
 
 def test_presets_cli_list_and_show():
-    r = spectui("presets", "list")
+    r = spectui("presets", "list", env={"COLUMNS": "250"})
     assert r.returncode == 0 and "default" in r.stdout and "ngram-simple" in r.stdout
+    lines = {ln.split("│")[1].strip(): ln for ln in r.stdout.splitlines() if ln.count("│") > 3}
+    for template in ("qwen3-8b-dspark", "qwen3-8b-dflash", "qwen3-8b-eagle3", "gemma4-12b-dspark"):
+        assert "needs your model files" in lines[template] and "error" not in lines[template]
+    assert "ready" in lines["default"]
     r = spectui("presets", "show", "ngram")
     assert r.returncode == 0 and 'spec_type = "ngram-mod"' in r.stdout
     r = spectui("presets", "show", "nope")

@@ -19,9 +19,9 @@ def interruptible():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def spectui(*args, stdin=None, timeout=180):
+def spectui(*args, stdin=None, timeout=180, env=None):
     return subprocess.run([sys.executable, "-m", "spectui", *args], input=stdin, capture_output=True,
-                          text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                          text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})))
 
 
 def test_json_output_is_one_object_with_the_documented_keys():

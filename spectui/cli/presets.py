@@ -21,13 +21,16 @@ def add_parser(sub) -> None:
 
 def cmd_list(args) -> int:
     console = Console()
-    t = Table("name", "source", "description", "file")
+    t = Table("name", "source", "status", "description", "file")
     for name, (path, shipped) in presets.available().items():
         try:
-            description = presets.load_file(path, name, shipped).description
-        except UserError as e:  # a template waiting for its model paths, or a broken user file
-            description = f"[needs editing] {e}"
-        t.add_row(name, "shipped" if shipped else "user", description, str(path))
+            preset = presets.load_file(path, name, shipped, check_models=False)
+        except UserError as e:  # a broken user file
+            t.add_row(name, "shipped" if shipped else "user", "[red]error[/]", str(e), str(path))
+            continue
+        missing = presets.missing_models(preset)
+        status = "[yellow]needs your model files[/]" if missing else "ready"
+        t.add_row(name, "shipped" if shipped else "user", status, preset.description, str(path))
     console.print(t)
     console.print(f"user presets: {presets.user_presets_dir()}", style="dim", highlight=False)
     return 0

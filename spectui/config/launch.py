@@ -12,6 +12,7 @@ from typing import Callable
 from spectui.config import presets
 from spectui.config.embedded import CATALOG, resolve_model
 from spectui.config.setup import OPTIONS, Setup
+from spectui.engine import draft_fit
 from spectui.errors import UserError
 
 
@@ -33,6 +34,14 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
             values["spec_type"] = "ngram-mod"
             notes.append("no draft model given (-md): speculating with ngram-mod")
     values |= overrides
+    draft = overrides.get("model_draft")
+    if draft and "spec_type" not in overrides and "draft-simple" in values.get("spec_type", "") \
+            and Path(draft).expanduser().is_file():
+        # as llama.cpp does without --spec-type: a hidden-state draft says what it drafts with
+        kind = draft_fit.read_header(Path(draft).expanduser()).draft_type
+        if kind != "draft-simple":
+            values["spec_type"] = values["spec_type"].replace("draft-simple", kind)
+            notes.append(f"{Path(draft).name} is a {kind} draft: speculating with {kind}")
     if not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
     setup = Setup(**values, preset=chosen.name, notes=tuple(notes))
@@ -48,13 +57,14 @@ def model_label(value: str | None) -> str:
 
 def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None):
     """Assemble embedded models if needed, load target and draft, build the Session."""
-    from spectui.engine.model import Model, check_draft_architecture
+    from spectui.engine.model import Model
     from spectui.engine.session import Session
 
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
-    if draft_path is not None:
-        check_draft_architecture(draft_path)  # before the slow target load
+    # before the slow loads: does the draft fit the target and the spec types?
+    draft_fit.check(draft_fit.read_header(target_path),
+                    draft_fit.read_header(draft_path) if draft_path else None, setup.spec().types)
     status(f"loading target {target_path.name}")
     target = Model(target_path, n_gpu_layers=setup.n_gpu_layers)
     draft = None

@@ -38,8 +38,9 @@ def _user_files() -> dict[str, Path]:
     return {f.stem: f for f in sorted(d.glob("*.toml"))} if d.is_dir() else {}
 
 
-def load_file(path: Path, name: str | None = None, shipped: bool = False) -> Preset:
-    """Parse and check a preset; `shipped` ones are fixed by copying them to the user dir."""
+def load_file(path: Path, name: str | None = None, shipped: bool = False, check_models: bool = True) -> Preset:
+    """Parse and check a preset; `shipped` ones are fixed by copying them to the user dir.
+    `check_models`: also refuse model files that are not there."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
@@ -54,15 +55,22 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False) -> Pre
                 f"{path}: unknown key '{key}'; valid keys: description, {', '.join(sorted(OPTIONS))}"
             )
         values[key] = check_value(key, value, str(path))
-    for key in ("model", "model_draft"):
-        v = values.get(key)
-        if v and v not in CATALOG and not Path(v).expanduser().exists():
+    preset = Preset(name or path.stem, path, description, values, shipped)
+    if check_models:
+        for key, v in missing_models(preset):
             where = (f"copy it to {user_presets_dir() / path.name} and put" if shipped else "put")
             raise UserError(
                 f"{path}: key '{key}': model file not found: {v}; {where} the path of your GGUF "
                 "file there (or an embedded name from `spectui models list`)"
             )
-    return Preset(name or path.stem, path, description, values, shipped)
+    return preset
+
+
+def missing_models(preset: Preset) -> list[tuple[str, str]]:
+    """(key, value) of each model the preset names that is neither embedded nor a file here:
+    a template's placeholders until the user fills in their paths."""
+    return [(key, v) for key in ("model", "model_draft")
+            if (v := preset.values.get(key)) and v not in CATALOG and not Path(v).expanduser().exists()]
 
 
 def available() -> dict[str, tuple[Path, bool]]:

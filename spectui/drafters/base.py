@@ -41,6 +41,10 @@ class Drafter:
         """Up to n_max tokens to follow `tokens` (whose last one is not yet verified)."""
         raise NotImplementedError
 
+    def behind(self, tokens: Sequence[int]) -> int:
+        """History tokens the next draft(tokens) must decode before it can draft."""
+        return 0
+
     def accept(self, n_accepted: int) -> None:
         """The target accepted the first n_accepted tokens of the last draft."""
 

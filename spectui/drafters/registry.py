@@ -7,7 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spectui.drafters.base import Drafter
+from spectui.drafters.dflash import DFlash, DSpark
 from spectui.drafters.draft_model import DraftModel
+from spectui.drafters.eagle3 import Eagle3
+from spectui.drafters.mtp import Mtp
 from spectui.drafters.ngram_cache import NgramCache
 from spectui.drafters.ngram_map import NgramMapK, NgramMapK4V
 from spectui.drafters.ngram_mod import NgramMod
@@ -19,11 +22,14 @@ from spectui.engine.spec_config import SpecConfig
 
 @dataclass(frozen=True)
 class Needs:
-    """What a drafter may be built from: the settings, and the draft model's context."""
+    """What a drafter may be built from: the settings, the draft model's context, and for
+    the hidden-state types the target's context and its MTP context."""
 
     spec: SpecConfig
     sampling: SamplingParams
     draft_ctx: Context | None
+    target_ctx: Context | None = None
+    mtp_ctx: Context | None = None
 
 
 TYPES: dict[str, Callable[[Needs], Drafter]] = {
@@ -33,6 +39,10 @@ TYPES: dict[str, Callable[[Needs], Drafter]] = {
     "ngram-mod": lambda n: NgramMod(n.spec.ngram_mod_n_match, n.spec.ngram_mod_n_min, n.spec.ngram_mod_n_max),
     "ngram-cache": lambda n: NgramCache(),
     "draft-simple": lambda n: DraftModel(n.draft_ctx, n.sampling, n.spec),
+    "draft-eagle3": lambda n: Eagle3(n.target_ctx, n.draft_ctx, n.spec),
+    "draft-dflash": lambda n: DFlash(n.target_ctx, n.draft_ctx, n.spec),
+    "draft-dspark": lambda n: DSpark(n.target_ctx, n.draft_ctx, n.spec),
+    "draft-mtp": lambda n: Mtp(n.target_ctx, n.mtp_ctx, n.spec),
 }
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import codecs
 import ctypes
 import os
-import struct
 import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 import numpy as np
 
@@ -30,8 +29,6 @@ KV_CACHE_TYPES = {
     "iq4_nl": 20, "bf16": 30,
 }
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
-# Draft architectures that need the target's hidden states (llama.cpp's llama-ext).
-HIDDEN_STATE_ARCHS = {"eagle3": "draft-eagle3", "dflash": "draft-dflash / draft-dspark"}
 
 
 class ContextFull(Exception):
@@ -79,7 +76,8 @@ def default_threads() -> int:
 # --- model ---------------------------------------------------------------------------
 
 
-def _check_gguf_file(path: Path) -> None:
+def check_gguf_file(path: Path) -> None:
+    """A clear error for a path that is not a GGUF file at all."""
     if not path.exists():
         raise UserError(f"model file not found: {path}")
     if not path.is_file():
@@ -98,10 +96,11 @@ class Model:
 
     def __init__(self, path: str | os.PathLike, n_gpu_layers: int = -1, vocab_only: bool = False):
         self.path = Path(path)
-        _check_gguf_file(self.path)
+        check_gguf_file(self.path)
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers
         params.vocab_only = vocab_only  # enough for the tokenizer and the compatibility check
+        params.load_mtp = True  # a target's NextN layers, if it has any, for draft-mtp
         _recent_errors.clear()
         ptr = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
         if not ptr:
@@ -114,6 +113,8 @@ class Model:
         self.arch = self.meta("general.architecture") or "?"
         self.name = self.meta("general.name") or self.path.stem
         self.size = llama_cpp.llama_model_size(ptr)
+        self.n_embd = llama_cpp.llama_model_n_embd(ptr)
+        self.n_layer = llama_cpp.llama_model_n_layer(ptr)
         self.n_params = llama_cpp.llama_model_n_params(ptr)
         self._pieces: dict[int, bytes] = {}
         self._eog: dict[int, bool] = {}
@@ -267,7 +268,10 @@ class Context:
     mirror stays exact and a new turn can reuse the longest common prefix.
     """
 
-    def __init__(self, model: Model, params: ContextParams = ContextParams()):
+    def __init__(self, model: Model, params: ContextParams = ContextParams(), *,
+                 other: "Context | None" = None, mtp: bool = False):
+        """`other`: the target context a hidden-state draft reads (llama.cpp's ctx_other);
+        `mtp`: a context that runs the target model's own NextN layers (draft-mtp)."""
         if params.n_ctx > model.n_ctx_train:
             raise UserError(
                 f"context size {params.n_ctx} is larger than {model.path.name} allows "
@@ -290,6 +294,10 @@ class Context:
         cp.type_k = KV_CACHE_TYPES[params.type_k]
         cp.type_v = KV_CACHE_TYPES[params.type_v]
         cp.no_perf = True
+        if other is not None:
+            cp.ctx_other = other.ptr
+        if mtp:
+            cp.ctx_type = llama_cpp.LLAMA_CONTEXT_TYPE_MTP
         _recent_errors.clear()
         self.ptr = llama_cpp.llama_init_from_model(model.ptr, cp)
         if not self.ptr:
@@ -298,7 +306,11 @@ class Context:
         self.n_ctx = llama_cpp.llama_n_ctx(self.ptr)
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
         self.n_vocab = model.n_vocab
+        self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []
+        # Called with (tokens, first position) after each decoded batch: hidden-state
+        # drafters read the target's layer rows of that batch before the next decode.
+        self.on_batch: Callable[[Sequence[int], int], None] | None = None
         self._mem = llama_cpp.llama_get_memory(self.ptr)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
 
@@ -356,41 +368,28 @@ class Context:
             if n_out:
                 ptr = llama_cpp.llama_get_logits(self.ptr)
                 rows.append(np.ctypeslib.as_array(ptr, shape=(n_out, self.n_vocab)).copy())
+            if self.on_batch is not None:
+                self.on_batch(chunk, n0 + start)
         if not rows:
             return np.empty((0, self.n_vocab), dtype=np.float32)
         return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
 
-def gguf_architecture(path: Path) -> str | None:
-    """`general.architecture` read from the GGUF header, without loading the model
-    (llama.cpp may not even load a hidden-state draft on its own)."""
-    try:
-        with open(path, "rb") as f:
-            if f.read(4) != b"GGUF":
-                return None
-            _version, _n_tensors, n_kv = struct.unpack("<IQQ", f.read(20))
-            for _ in range(min(n_kv, 64)):
-                (klen,) = struct.unpack("<Q", f.read(8))
-                key = f.read(klen)
-                (vtype,) = struct.unpack("<I", f.read(4))
-                if vtype != 8:  # the architecture comes first; anything else means give up
-                    return None
-                (vlen,) = struct.unpack("<Q", f.read(8))
-                value = f.read(vlen)
-                if key == b"general.architecture":
-                    return value.decode("utf-8", "replace")
-    except (OSError, struct.error):
-        return None
-    return None
+    # Position-driven use: a hidden-state draft's context holds (token, hidden row) pairs
+    # that no token list describes, so its drafter places them itself (llama_ext.ExtBatch)
+    # and leaves `tokens` empty.
 
+    def forget_from(self, pos: int) -> None:
+        """Drop KV positions pos.. (llama_memory_seq_rm)."""
+        llama_cpp.llama_memory_seq_rm(self._mem, 0, pos, -1)
 
-def check_draft_architecture(path: Path) -> None:
-    """A hidden-state draft (EAGLE-3, DFlash) cannot run as a plain draft model."""
-    arch = gguf_architecture(path)
-    kind = HIDDEN_STATE_ARCHS.get(arch or "")
-    if kind:
-        raise UserError(
-            f"{path.name} is a '{arch}' draft ({kind}); it needs the target's hidden states, "
-            "which llama-cpp-python does not expose yet. Use a plain small model of the same family as "
-            "the draft for draft-simple, or an ngram-* spec type"
-        )
+    def pos_max(self) -> int:
+        """The highest position in the KV cache, -1 when empty."""
+        return llama_cpp.llama_memory_seq_pos_max(self._mem, 0)
+
+    def logits_at(self, i: int) -> np.ndarray:
+        """The logits of output row i of the last batch (a view: copy to keep)."""
+        ptr = llama_cpp.llama_get_logits_ith(self.ptr, i)
+        if not ptr:
+            raise RuntimeError(f"no logits for batch row {i}")
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))

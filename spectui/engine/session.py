@@ -21,13 +21,13 @@ import numpy as np
 
 from spectui.drafters import registry
 from spectui.drafters.base import Drafter
-from spectui.engine import auto
+from spectui.engine import auto, draft_fit, llama_ext
 from spectui.engine import sampling as smp
 from spectui.engine.compat import check_compatible
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.model import Context, ContextFull, ContextParams, Detokenizer, Model
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import SpecConfig, available_types
+from spectui.engine.spec_config import HIDDEN_STATE_TYPES, SpecConfig, available_types
 from spectui.errors import UserError
 
 
@@ -101,23 +101,44 @@ class Session:
         owns_models: bool = False,
     ):
         """`owns_models`: close() frees the models too (they were loaded for this session)."""
-        if draft is not None:
+        target_header = draft_fit.read_header(target.path)
+        draft_header = draft_fit.read_header(draft.path) if draft is not None else None
+        draft_fit.check(target_header, draft_header, spec.types)
+        self.draft_type = draft_header.draft_type if draft_header else None
+        hidden_draft = self.draft_type not in (None, "draft-simple")
+        mtp = target_header.has_nextn and target_header.n_nextn <= 1
+        if (hidden_draft or "draft-mtp" in spec.types) and llama_ext.missing():
+            raise UserError(llama_ext.missing())
+        mtp = mtp and not llama_ext.missing()
+        if self.draft_type == "draft-simple":
             check_compatible(target, draft)
-        if spec.needs_draft_model and draft is None:
-            raise UserError("--spec-type draft-simple needs a draft model: pass -md/--model-draft")
         self.target = target
         self.draft = draft
         self._owns_models = owns_models
         self.ctx = Context(target, ctx_params)
-        self.draft_ctx = Context(draft, draft_ctx_params or ctx_params) if draft else None
+        dparams = draft_ctx_params or ctx_params
+        self.draft_ctx = Context(draft, dparams, other=self.ctx if hidden_draft else None) if draft else None
+        self.mtp_ctx = Context(target, dparams, other=self.ctx, mtp=True) if mtp else None
+        self._types = available_types(self.draft_type, mtp)
         self.sampling = sampling
         self._spec = spec
         self._lock = threading.Lock()
         self._cancel = threading.Event()
         self._drafters: dict[str, Drafter] = {}
         self._begun: set[str] = set()
-        self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
+        # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
+        self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
+        ratio = draft.n_params / target.n_params if draft else None
+        self._auto = auto.Controller(ratio)
         self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
+        # Hidden-state drafters see every target batch from the start, whatever drafts.
+        self._followers = [self._drafter(t, spec) for t in self._types if t in HIDDEN_STATE_TYPES]
+        if self._followers:
+            self.ctx.on_batch = self._feed_followers
+
+    def _feed_followers(self, tokens: Sequence[int], pos0: int) -> None:
+        for f in self._followers:
+            f.process(tokens, pos0)
 
     # --- live control (any thread) ------------------------------------------------
 
@@ -128,8 +149,9 @@ class Session:
 
     def configure(self, spec: SpecConfig) -> None:
         """Takes effect at the next round, even mid-answer."""
-        if spec.needs_draft_model and self.draft is None:
-            raise UserError("draft-simple needs a draft model: start spectui with -md/--model-draft")
+        for t in spec.types:
+            if t not in self._types:
+                raise UserError(f"{t} is not available with these models; they allow {', '.join(self._types)}")
         with self._lock:
             self._spec = spec
 
@@ -142,7 +164,7 @@ class Session:
 
     def available_types(self) -> tuple[str, ...]:
         """Spec types the loaded models allow (the TUI cycles through these)."""
-        return available_types(self.draft is not None)
+        return self._types
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -154,11 +176,15 @@ class Session:
         for c in (self.ctx, self.draft_ctx):
             if c is not None:
                 c.truncate(0)
-        self._drafters.clear()
+        self._drafters = {f.spec_type: f for f in self._followers}
+        for f in self._followers:
+            f.reset()
         self._auto.forget_text()
 
     def close(self) -> None:
-        for c in (self.ctx, self.draft_ctx):
+        for f in self._followers:
+            f.close()
+        for c in (self.ctx, self.draft_ctx, self.mtp_ctx):
             if c is not None:
                 c.close()
         if self._owns_models:
@@ -173,7 +199,7 @@ class Session:
             if spec_type not in self.available_types():
                 raise UserError(f"spec type {spec_type} is not available")
             d = self._drafters[spec_type] = registry.build(
-                spec_type, registry.Needs(spec, self.sampling, self.draft_ctx))
+                spec_type, registry.Needs(spec, self.sampling, self.draft_ctx, self.ctx, self.mtp_ctx))
         d.configure(spec)
         return d
 
@@ -209,7 +235,7 @@ class Session:
         ngram = self._ready(auto.NGRAM, spec, seq[:-1])
         candidate = ngram.draft(seq, n_max)
         t_lookup = time.perf_counter() - t0
-        model = self._drafter(auto.DRAFT, spec) if self.draft else None  # syncs itself in draft()
+        model = self._drafter(self.model_type, spec) if self.model_type else None  # syncs itself in draft()
         dec = self._auto.choose(len(candidate), model is not None, n_max,
                                 draft_behind=lambda: model.behind(seq), tokens_left=left, tokens_done=done)
         out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
@@ -217,7 +243,7 @@ class Session:
         if dec.source == auto.NGRAM:
             out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
         elif dec.source == auto.DRAFT:
-            out.spec_type, out.drafter, out.tokens = auto.DRAFT, model, model.draft(seq, dec.k)
+            out.spec_type, out.drafter, out.tokens = self.model_type, model, model.draft(seq, dec.k)
             out.q_rows = model.q_rows
         return out
 
@@ -237,6 +263,10 @@ class Session:
             raise UserError("empty prompt")
         spec = self.spec
         n_keep = min(self.ctx.common_prefix(prompt), len(prompt) - 1)
+        if any(f.covered != n_keep for f in self._followers):
+            n_keep = 0  # their state is for another text: they see it all again
+            for f in self._followers:
+                f.reset()
         yield TurnStart(t=t0, n_prompt=len(prompt), n_prompt_decoded=len(prompt) - n_keep,
                         n_ctx=self.ctx.n_ctx, config=spec.as_dict())
         if len(prompt) >= self.ctx.n_ctx:
@@ -297,8 +327,10 @@ class Session:
                 n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
             else:
                 n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
-            if dr.drafter is not None:
+            if dr.drafter is not None and dr.drafter not in self._followers:
                 dr.drafter.accept(n_acc)
+            for f in self._followers:  # as common_speculative_accept tells every implementation
+                f.accept(n_acc)
             if dr.decision is not None:
                 synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
                 self._auto.observe(dr.decision, len(draft), n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,

@@ -11,9 +11,10 @@ from dataclasses import asdict, dataclass, replace
 from spectui.errors import UserError
 
 NGRAM_TYPES = ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
-MODEL_TYPES = ("draft-simple",)
-# Known to llama.cpp, but they need the target's hidden states (see the reference doc).
+# They read the target's hidden states; all but draft-mtp (the target's own NextN layer)
+# run a draft head given with -md.
 HIDDEN_STATE_TYPES = ("draft-eagle3", "draft-dflash", "draft-dspark", "draft-mtp")
+DRAFT_FILE_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
 
 # llama.cpp asks combined types in this fixed order; the first non-empty draft wins.
 PRIORITY = (
@@ -27,9 +28,12 @@ DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
 
 
-def available_types(has_draft_model: bool) -> tuple[str, ...]:
-    """The spec types a session can run, in the order the TUI cycles through them."""
-    return ("none",) + NGRAM_TYPES + (MODEL_TYPES if has_draft_model else ()) + (AUTO,)
+def available_types(draft_type: str | None, mtp: bool = False) -> tuple[str, ...]:
+    """The spec types a session can run, in the order the TUI cycles through them.
+    `draft_type`: what the draft file drafts with (draft_fit), None without one; `mtp`:
+    the target has a NextN layer."""
+    model = ((draft_type,) if draft_type else ()) + (("draft-mtp",) if mtp else ())
+    return ("none",) + NGRAM_TYPES + model + (AUTO,)
 
 
 def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -50,13 +54,6 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
         if len(names) > 1:
             raise UserError("--spec-type auto chooses among the types by itself; give it alone")
         return (AUTO,)
-    for name in names:
-        if name in HIDDEN_STATE_TYPES:
-            raise UserError(
-                f"--spec-type {name} needs the target model's hidden states "
-                "(llama.cpp's llama-ext functions), which llama-cpp-python does not expose yet; "
-                "use draft-simple with a small draft model or an ngram-* type instead"
-            )
     return tuple(t for t in PRIORITY if t in names)
 
 
@@ -97,7 +94,8 @@ class SpecConfig:
 
     @property
     def needs_draft_model(self) -> bool:
-        return any(t in MODEL_TYPES for t in self.types)
+        """A type that runs a draft file given with -md."""
+        return any(t in DRAFT_FILE_TYPES for t in self.types)
 
     def with_types(self, types) -> "SpecConfig":
         return replace(self, types=parse_types(types))

@@ -1,0 +1,99 @@
+"""What the hidden-state drafters (EAGLE-3, DFlash, DSpark, MTP) share.
+
+Unlike the other types, they follow the target: every target batch, prompt and verify
+alike, is handed to process() right after it is decoded, while the target's hidden rows
+for it are still in llama.cpp's buffers. Like llama.cpp's common_speculative_process, the
+session does this for each of them whether or not it drafts this round, and calls
+accept() on all of them after each verification.
+
+Their draft context is driven by position, as in llama-speculative-simple: before a verify
+batch is processed the draft cache is cut back to the verified position (the draft's own
+tokens go), and after acceptance to the new end of the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from spectui.drafters.base import Drafter
+from spectui.engine import llama_ext
+from spectui.engine.model import Context
+from spectui.engine.sampling import draft_dist
+from spectui.engine.spec_config import SpecConfig
+
+
+class HiddenStateDrafter(Drafter):
+
+    def __init__(self, target: Context, draft: Context, spec: SpecConfig):
+        llama_ext.require()
+        self.tgt, self.dft = target, draft
+        self.batch = llama_ext.ExtBatch(draft.ptr)
+        self.covered = 0  # target positions this drafter has seen (its state is for tokens[:covered])
+        self.configure(spec)
+
+    def configure(self, spec: SpecConfig) -> None:
+        # llama.cpp drafts up to --spec-draft-n-max and the dispatcher cuts the draft to what
+        # the context and the answer allow: a block drafter's block size depends on the former
+        self.n_max, self.n_min, self.p_min = spec.draft_n_max, spec.draft_n_min, spec.draft_p_min
+
+    def close(self) -> None:
+        self.batch.free()
+
+    def reset(self) -> None:
+        """Forget everything: the target is about to decode a text from position 0."""
+        self.dft.forget_from(0)
+        self.covered = 0
+
+    def process(self, tokens: Sequence[int], pos0: int) -> None:
+        """The target decoded `tokens` at positions pos0..; read its hidden rows now."""
+        self.dft.forget_from(pos0)  # the last draft's tokens (llama-speculative-simple does this before verifying)
+        self._process(tokens, pos0)
+        self.verify_pos, self.covered = pos0, pos0 + len(tokens)
+
+    def accept(self, n_accepted: int) -> None:
+        """The last verify batch kept its first 1 + n_accepted rows."""
+        self.covered = self.verify_pos + 1 + n_accepted
+        self.dft.forget_from(self.covered)
+        self._accept(n_accepted)
+
+    # for subclasses
+
+    verify_pos = -1  # position of the last processed batch's first row
+
+    def _process(self, tokens: Sequence[int], pos0: int) -> None:
+        raise NotImplementedError
+
+    def _accept(self, n_accepted: int) -> None:
+        """Move the deferred state to the last accepted row (llama.cpp's accept())."""
+
+    def _pick(self, logits: np.ndarray) -> int | None:
+        """llama.cpp's draft sampler (top-k 10): its top token, or None below --spec-draft-p-min."""
+        tok = int(np.argmax(logits))
+        if self.p_min > 0 and draft_dist(logits)[tok] < self.p_min:
+            return None
+        return tok
+
+    def _finish(self, result: list[int]) -> list[int]:
+        return result if len(result) >= self.n_min else []
+
+
+def layer_features(tgt: Context, layer_ids: Sequence[int], n_tokens: int, n_layer_tgt: int) -> np.ndarray:
+    """The target's extracted rows for the last batch, one row per token, the layers side
+    by side ([n_tokens, len(layer_ids) * n_embd_tgt]); layer id n_layer is the NextN input."""
+    n_embd = tgt.model.n_embd
+    parts = []
+    for lid in layer_ids:
+        ptr = (llama_ext.fn("llama_get_embeddings_layer_inp")(tgt.ptr, lid) if lid < n_layer_tgt
+               else llama_ext.fn("llama_get_embeddings_nextn")(tgt.ptr))
+        parts.append(llama_ext.rows(ptr, n_tokens, n_embd))
+    return np.concatenate(parts, axis=1)
+
+
+def enable_layer_inputs(tgt: Context, layer_ids: Sequence[int], n_layer_tgt: int) -> None:
+    for lid in layer_ids:
+        if lid < n_layer_tgt:
+            llama_ext.fn("llama_set_embeddings_layer_inp")(tgt.ptr, lid, True)
+        else:
+            llama_ext.fn("llama_set_embeddings_nextn")(tgt.ptr, True, False)

@@ -1,0 +1,73 @@
+"""draft-mtp: llama.cpp's common_speculative_impl_draft_mtp, ported (one NextN head).
+
+The target's own NextN layer drafts, in a second context of the target model
+(LLAMA_CONTEXT_TYPE_MTP). Its cache holds, at position p, the pair (token[p], h[p-1]) where
+h is the target's NextN input row; each batch's last row waits for the next batch's first
+token. Drafting feeds each drafted token back with the head's own output row.
+
+Targets with several chained heads (step35) or a head sharing the target's cache (gemma4)
+are not ported: the session refuses them when it opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from spectui.drafters.hidden import HiddenStateDrafter
+from spectui.engine import llama_ext
+from spectui.engine.model import Context
+from spectui.engine.spec_config import SpecConfig
+
+
+class Mtp(HiddenStateDrafter):
+    spec_type = "draft-mtp"
+
+    def __init__(self, target: Context, draft: Context, spec: SpecConfig):
+        super().__init__(target, draft, spec)
+        self.n_embd = llama_ext.fn("llama_model_n_embd_out")(target.model.ptr)
+        llama_ext.fn("llama_set_embeddings_nextn")(target.ptr, True, False)
+        llama_ext.fn("llama_set_embeddings_nextn")(draft.ptr, True, True)
+        self.reset()
+
+    def reset(self) -> None:
+        super().reset()
+        self.pending_h = np.zeros(self.n_embd, dtype=np.float32)
+        self.verify_h = np.zeros((0, self.n_embd), dtype=np.float32)
+
+    def _process(self, tokens: Sequence[int], pos0: int) -> None:
+        n = len(tokens)
+        h = llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn")(self.tgt.ptr), n, self.n_embd).copy()
+        b = self.batch
+        b.clear()
+        for k, tok in enumerate(tokens):
+            b.add(tok, pos0 + k, False, self.pending_h if k == 0 else h[k - 1])
+        b.process(self.dft.ptr)
+        self.verify_h, self.pending_h = h, h[n - 1].copy()
+
+    def _accept(self, n_accepted: int) -> None:
+        i = min(n_accepted, len(self.verify_h) - 1)
+        if i >= 0:
+            self.pending_h = self.verify_h[i].copy()
+
+    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+        if n_max <= 0:
+            return []
+        pos0 = len(tokens) - 1
+        b = self.batch
+        b.clear()
+        b.add(tokens[-1], pos0, True, self.pending_h)
+        result: list[int] = []
+        while True:
+            b.process(self.dft.ptr)
+            tok = self._pick(self.dft.logits_at(0))
+            if tok is None:
+                break
+            result.append(tok)
+            if len(result) >= n_max:
+                break
+            h_row = llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn_ith")(self.dft.ptr, 0), 1, self.n_embd)[0]
+            b.clear()
+            b.add(tok, pos0 + len(result), True, h_row)
+        return self._finish(result)
