@@ -27,3 +27,12 @@ def smol(smol_path):
     m = Model(smol_path)
     yield m
     m.close()
+
+
+@pytest.fixture(scope="session")
+def synthetic(tmp_path_factory):
+    """kind -> the tiny synthetic checkpoint (tests/synthetic_models.py), built once per run."""
+    from tests import synthetic_models
+
+    directory = tmp_path_factory.mktemp("synthetic")
+    return lambda kind: synthetic_models.build(kind, directory)

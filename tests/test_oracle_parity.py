@@ -21,48 +21,31 @@ from spectui.engine.model import ContextParams, Model
 from spectui.engine.sampling import SamplingParams
 from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.spec_config import SpecConfig, parse_types
-from tests import synthetic_models
 from tests.conftest import model_file
 
 FIXTURES = sorted((Path(__file__).parent / "data" / "oracle").glob("*.json"))
-
-# llama.cpp's flag -> spectui's SpecConfig field
-FLAGS = {
-    "--spec-draft-n-max": "draft_n_max", "--spec-draft-n-min": "draft_n_min", "--spec-draft-p-min": "draft_p_min",
-    "--spec-ngram-simple-size-n": "ngram_size_n", "--spec-ngram-simple-size-m": "ngram_size_m",
-    "--spec-ngram-map-k-size-n": "ngram_size_n", "--spec-ngram-map-k-size-m": "ngram_size_m",
-    "--spec-ngram-map-k4v-size-n": "ngram_size_n", "--spec-ngram-map-k4v-size-m": "ngram_size_m",
-    "--spec-ngram-mod-n-match": "ngram_mod_n_match", "--spec-ngram-mod-n-min": "ngram_mod_n_min",
-    "--spec-ngram-mod-n-max": "ngram_mod_n_max",
-}
-
 
 def _spec(case: dict) -> SpecConfig:
     values = {"types": parse_types(case["spec_type"]), "draft_n_max": case["n_max"]}
     flags = case["flags"]
     for flag, value in zip(flags[::2], flags[1::2]):
-        field = FLAGS[flag]
+        field = flag.removeprefix("--spec-").replace("-", "_")  # llama.cpp's flag, spectui's field
         values[field] = float(value) if field == "draft_p_min" else int(value)
     return SpecConfig(**values)
 
 
-def _model_path(name: str, tmp: Path) -> Path:
-    if name in embedded.CATALOG:
-        return model_file(name)
-    return synthetic_models.build(name.removeprefix("synthetic:"), tmp)
-
-
-@pytest.fixture(scope="module")
-def synthetic_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("synthetic")
-
-
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
-def test_drafts_match_llama_cpp_round_by_round(fixture, synthetic_dir):
+def test_drafts_match_llama_cpp_round_by_round(fixture, synthetic):
     case = json.loads(fixture.read_text())
     oracle = case["oracle"]
-    target = Model(_model_path(case["target"], synthetic_dir))
-    draft = Model(_model_path(case["draft"], synthetic_dir)) if case.get("draft") else None
+
+    def path(name: str) -> Path:
+        return model_file(name) if name in embedded.CATALOG else synthetic(name.removeprefix("synthetic:"))
+
+    for role, model in case["models"].items():  # the files the oracle ran on
+        assert path(model["name"]).name == model["file"], f"{role} changed since recording: re-record"
+    target = Model(path(case["target"]))
+    draft = Model(path(case["draft"])) if case.get("draft") else None
     session = Session(target, draft, ContextParams(n_ctx=case["n_ctx"], n_threads=case["threads"]),
                       spec=_spec(case), sampling=SamplingParams(temp=0.0), owns_models=True)
     try:

@@ -25,8 +25,10 @@ from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.model import Model
 from spectui.engine.overlay import REJECTED
 from spectui.engine.session import Session
+from spectui.engine.spec_config import SpecConfig
 from spectui.engine.stats import config_changes
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
@@ -171,14 +173,14 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
         await app.run_action("spec_type(-1)", app.chat_screen)
         await app.run_action("n_max(1)", app.chat_screen)
         assert fresh.spec.label == "ngram-cache" and fresh.spec.draft_n_max == 4
-        assert app.chat_screen.title.startswith("ngram-cache · n-max 4")
+        assert app.chat_screen.title.startswith("ngram-cache · verify")
         await answered(pilot, app)
         rounds = app.chat_screen.turn.rounds
         changes = config_changes(rounds)
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
         assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1]:])
-        assert "ngram-cache n-max 4" in app.chat_screen.chat.messages[-1].config
+        assert "→ ngram-cache" in app.chat_screen.chat.messages[-1].config
 
 
 @sync
@@ -326,6 +328,27 @@ async def test_spec_types_cycle_through_the_available_ones(fake, setup):
 
 
 @sync
+async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic, setup):
+    """The keys offer what the loaded models allow: with an EAGLE-3 head, draft-eagle3, not draft-simple."""
+    session = Session(Model(synthetic("target")), Model(synthetic("eagle3")), setup.ctx_params(),
+                      spec=SpecConfig(types=("ngram-simple",)), sampling=setup.sampling(), owns_models=True)
+    app = SpecApp(setup, session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        seen = []
+        for _ in session.available_types():
+            await pilot.press("ctrl+t")
+            seen.append(session.spec.label)
+        assert "draft-eagle3" in seen and "draft-simple" not in seen
+        while session.spec.label != "draft-eagle3":
+            await pilot.press("ctrl+t")
+        await send(pilot, app, "the quick brown fox jumps over the lazy dog. the quick brown fox")
+        await answered(pilot, app)
+        assert "draft-eagle3" in {r.spec_type for r in app.chat_screen.turn.rounds} <= {"draft-eagle3", None}
+        assert "draft" in {kind for _, kind in app.chat_screen.chat.messages[-1].segments}
+    session.close()
+
+
+@sync
 async def test_help_screen_lists_every_command(fake, setup):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -452,8 +475,6 @@ def rnd(i, drafted, accepted, t, configured="draft-simple", n_max=3, pieces=("a"
 
 
 def test_live_turn_builds_the_message():
-    from spectui.engine.spec_config import SpecConfig
-
     turn = LiveTurn(SpecConfig(types=("draft-simple",)))
     assert turn.message.stopped  # a crash before the end leaves it marked
     turn.add(TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}))
@@ -464,7 +485,7 @@ def test_live_turn_builds_the_message():
     m = turn.message
     assert m.content == "hello world!" and not m.stopped
     assert m.segments == [("he", "draft"), ("xx", REJECTED), ("llo", "target"), (" worl", "draft"), ("d!", "target")]
-    assert m.config == "draft-simple n-max 3 → ngram-mod n-max 4"
+    assert m.config == "draft-simple n-max 3 → ngram-mod"
     assert m.stats["n_generated"] == 6
 
 

@@ -44,15 +44,24 @@ class Config:
     def is_baseline(self) -> bool:
         return self.spec.types == ("none",)
 
+    @property
+    def n_max(self) -> int | None:
+        """The draft n-max it ran with; None where n-max bounds nothing (none, n-gram types)."""
+        return self.spec.draft_n_max if self.spec.uses_n_max else None
+
     def as_dict(self) -> dict:
-        return {"label": self.label, "spec_type": self.spec.label,
-                "n_max": None if self.is_baseline else self.spec.draft_n_max, "spec": self.spec.as_dict()}
+        return {"label": self.label, "spec_type": self.spec.label, "n_max": self.n_max, "spec": self.spec.as_dict()}
 
 
 def plan(base: SpecConfig, type_sets: list[tuple[str, ...]], n_maxes: list[int]) -> list[Config]:
-    """Baseline, then each type set x each n-max, all other settings taken from `base`."""
+    """Baseline, then each type set x each n-max, all other settings taken from `base`. A set
+    of n-gram types runs once: they draft up to their own sizes, whatever the n-max."""
     configs = [Config(BASELINE, base.replace(types=("none",)))]
     for types in type_sets:
+        spec = base.replace(types=types)
+        if not spec.uses_n_max:
+            configs.append(Config(spec.label, spec))
+            continue
         for n in n_maxes:
             spec = base.replace(types=types, draft_n_max=n)
             configs.append(Config(f"{spec.label} n={n}", spec))

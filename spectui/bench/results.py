@@ -103,7 +103,7 @@ def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) 
     return {
         "config": cfg.label,
         "spec_type": cfg.spec.label,
-        "n_max": None if cfg.is_baseline else cfg.spec.draft_n_max,
+        "n_max": cfg.n_max,
         "group": group,
         "lang": lang,
         "category": category,

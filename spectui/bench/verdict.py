@@ -8,6 +8,8 @@ here so a verdict can be argued with.
 
 from __future__ import annotations
 
+from spectui.engine.spec_config import HIDDEN_STATE_TYPES
+
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
 # idle configuration's distance from the baseline, when larger.
 NOISE_FLOOR = 0.03
@@ -107,6 +109,9 @@ def _vram(row: dict, environment: dict) -> dict:
 
 
 def _tokenizer(row: dict, environment: dict) -> dict:
+    if any(t in HIDDEN_STATE_TYPES for t in row["spec_type"].split(",")):
+        return _cause("tokenizer mismatch", False, None,
+                      "a hidden-state draft works in the target's vocabulary; its fit was checked from the GGUF headers")
     if not _uses_draft_model(row, environment):
         return _cause("tokenizer mismatch", None, None, "no draft model (n-gram drafting uses the target's tokens)")
     return _cause("tokenizer mismatch", False, None, "draft and target vocabularies checked compatible at load")

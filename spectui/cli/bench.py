@@ -147,8 +147,6 @@ def main(args) -> int:
     setup = replace(setup, n_predict=n, temp=args.temp if args.temp is not None else 0.0,
                     seed=args.seed if args.seed is not None else 0)
     configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
-    if any(c.spec.needs_draft_model for c in configs) and not setup.model_draft:
-        raise UserError("draft-simple needs a draft model: pass -md/--model-draft")
     if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
         setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
     setup = replace(setup, spec_type="none")  # the session starts as the baseline
@@ -159,7 +157,8 @@ def main(args) -> int:
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err)
+    session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
+                           types=tuple({t: None for c in configs for t in c.spec.types}))
     try:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)
@@ -187,7 +186,7 @@ def main(args) -> int:
         "prompts": args.prompts or "shipped", "lang": _lang(args),
         "category": args.category, "limit": args.limit,
         "spec_types": list(dict.fromkeys(c.spec.label for c in configs)),
-        "n_max": list(dict.fromkeys(c.spec.draft_n_max for c in configs if not c.is_baseline)),
+        "n_max": list(dict.fromkeys(c.n_max for c in configs if c.n_max is not None)),
     }
     meta = {"started": started.isoformat(timespec="seconds"), "duration_s": time.perf_counter() - t0,
             "setup": {"preset": setup.preset, **setup.values()}}

@@ -55,8 +55,10 @@ def model_label(value: str | None) -> str:
     return value if value in CATALOG else Path(value).name
 
 
-def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None):
-    """Assemble embedded models if needed, load target and draft, build the Session."""
+def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None,
+                 types: tuple[str, ...] | None = None):
+    """Assemble embedded models if needed, load target and draft, build the Session.
+    `types`: every spec type the session will be asked to run (default: the setup's)."""
     from spectui.engine.model import Model
     from spectui.engine.session import Session
 
@@ -64,7 +66,7 @@ def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, c
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
     # before the slow loads: does the draft fit the target and the spec types?
     draft_fit.check(draft_fit.read_header(target_path),
-                    draft_fit.read_header(draft_path) if draft_path else None, setup.spec().types)
+                    draft_fit.read_header(draft_path) if draft_path else None, types or setup.spec().types)
     status(f"loading target {target_path.name}")
     target = Model(target_path, n_gpu_layers=setup.n_gpu_layers)
     draft = None

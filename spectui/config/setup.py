@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from spectui.engine.model import ContextParams
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import DRAFT_SAMPLING, VERIFY_MODES, SpecConfig, parse_types
+from spectui.engine.spec_config import DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig, parse_types
 from spectui.errors import UserError
 
 FLASH_ATTN = ("on", "off", "auto")
@@ -54,15 +54,28 @@ class Setup:
                                      help="draft KV cache type for K (f16, q8_0, ...)", owned=True)
     cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft",
                                      help="draft KV cache type for V (needs -fa on if quantized)", owned=True)
-    spec_type: str = _spec("none", "--spec-type", help="none, draft-simple, ngram-simple, ngram-map-k, "
-                           "ngram-map-k4v, ngram-mod, ngram-cache, auto (comma-separated to combine)")
-    spec_draft_n_max: int = _spec(3, "--spec-draft-n-max", help="max draft length, every type (default 3)")
+    spec_type: str = _spec("none", "--spec-type", help="none, draft-simple, draft-eagle3, draft-dflash, draft-dspark, "
+                           "draft-mtp, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache, auto "
+                           "(comma-separated to combine)")
+    spec_draft_n_max: int = _spec(3, "--spec-draft-n-max", help="max draft length of the draft-* types and auto "
+                                  "(default 3); the n-gram types use their own sizes, as in llama.cpp")
     spec_draft_n_min: int = _spec(0, "--spec-draft-n-min", help="min draft-model draft length (default 0)")
     spec_draft_p_min: float = _spec(0.0, "--spec-draft-p-min", help="min draft-model token probability (default 0.0)")
     spec_draft_sampling: str = _spec("greedy", "--spec-draft-sampling", help="draft token choice",
                                      choices=DRAFT_SAMPLING)
     spec_verify: str = _spec("match", "--spec-verify", choices=VERIFY_MODES,
                              help="at temperature > 0: llama.cpp's sample-and-match, or exact rejection sampling")
+    spec_ngram_simple_size_n: int = _spec(12, "--spec-ngram-simple-size-n", help="ngram-simple lookup n-gram (12)")
+    spec_ngram_simple_size_m: int = _spec(48, "--spec-ngram-simple-size-m", help="ngram-simple max draft (48)")
+    spec_ngram_map_k_size_n: int = _spec(12, "--spec-ngram-map-k-size-n", help="ngram-map-k lookup n-gram (12)")
+    spec_ngram_map_k_size_m: int = _spec(48, "--spec-ngram-map-k-size-m", help="ngram-map-k max draft (48)")
+    spec_ngram_map_k_min_hits: int = _spec(1, "--spec-ngram-map-k-min-hits", help="ngram-map-k min hits (1)")
+    spec_ngram_map_k4v_size_n: int = _spec(12, "--spec-ngram-map-k4v-size-n", help="ngram-map-k4v lookup n-gram (12)")
+    spec_ngram_map_k4v_size_m: int = _spec(48, "--spec-ngram-map-k4v-size-m", help="ngram-map-k4v max draft (48)")
+    spec_ngram_map_k4v_min_hits: int = _spec(1, "--spec-ngram-map-k4v-min-hits", help="ngram-map-k4v min hits (1)")
+    spec_ngram_mod_n_match: int = _spec(24, "--spec-ngram-mod-n-match", help="ngram-mod lookup length (24)")
+    spec_ngram_mod_n_min: int = _spec(48, "--spec-ngram-mod-n-min", help="ngram-mod min draft (48)")
+    spec_ngram_mod_n_max: int = _spec(64, "--spec-ngram-mod-n-max", help="ngram-mod max draft (64)")
     n_predict: int = _sampling(-1, "-n", "--n-predict", help="max tokens per answer (-1: no limit)")
     temp: float = _sampling(0.8, "--temp", help="temperature (default 0.8; 0 = greedy)")
     top_k: int = _sampling(40, "--top-k", help="top-k (default 40)")
@@ -82,14 +95,15 @@ class Setup:
             types=parse_types(self.spec_type),
             draft_n_max=self.spec_draft_n_max, draft_n_min=self.spec_draft_n_min,
             draft_p_min=self.spec_draft_p_min, draft_sampling=self.spec_draft_sampling,
-            verify=self.spec_verify,
+            verify=self.spec_verify, **{name: getattr(self, "spec_" + name) for name in NGRAM_FIELDS},
         )
 
     def with_spec(self, spec: SpecConfig) -> "Setup":
         """The reverse of spec(): this setup speculating as `spec` (saving a live change)."""
         return replace(self, spec_type=spec.label, spec_draft_n_max=spec.draft_n_max,
                        spec_draft_n_min=spec.draft_n_min, spec_draft_p_min=spec.draft_p_min,
-                       spec_draft_sampling=spec.draft_sampling, spec_verify=spec.verify)
+                       spec_draft_sampling=spec.draft_sampling, spec_verify=spec.verify,
+                       **{"spec_" + name: getattr(spec, name) for name in NGRAM_FIELDS})
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(temp=self.temp, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, seed=self.seed)

@@ -27,7 +27,7 @@ from spectui.engine.compat import check_compatible
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.model import Context, ContextFull, ContextParams, Detokenizer, Model
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import HIDDEN_STATE_TYPES, SpecConfig, available_types
+from spectui.engine.spec_config import HIDDEN_STATE_TYPES, NGRAM_TYPES, SpecConfig, available_types
 from spectui.errors import UserError
 
 
@@ -218,14 +218,17 @@ class Session:
             return (auto.NGRAM,)
         return tuple(t for t in spec.types if t != "none")
 
-    def _make_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
+    def _make_draft(self, spec: SpecConfig, seq: list[int], limit: int, left: int | None, done: int) -> _Draft:
         """Ask the configured types in priority order; the first non-empty draft wins.
-        `left`: tokens the answer may still take (None: no limit); `done`: emitted so far."""
+        `limit`: the most tokens the context and the answer leave room for; `left`: tokens
+        the answer may still take (None: no limit); `done`: emitted so far."""
+        n_max = min(spec.draft_n_max, limit)
         if spec.types == ("auto",):
             return self._auto_draft(spec, seq, n_max, left, done)
         for spec_type in self._types_in_use(spec):
             d = self._ready(spec_type, spec, seq[:-1])
-            tokens = d.draft(seq, n_max)[:n_max]
+            k = limit if spec_type in NGRAM_TYPES else n_max  # n-gram types have their own sizes
+            tokens = d.draft(seq, k)[:k]
             if tokens:
                 return _Draft(spec_type, d, tokens, d.q_rows[: len(tokens)] if d.q_rows is not None else None)
         return _Draft()
@@ -304,11 +307,9 @@ class Session:
             room = self.ctx.n_ctx - len(seq)  # id_last + the draft must fit
             if room < 0:
                 return StopReason.CONTEXT_FULL
-            n_max = min(spec.draft_n_max, room)
             left = limits.n_predict - len(out) if limits.n_predict >= 0 else None
-            if left is not None:
-                n_max = min(n_max, max(0, left - 1))
-            dr = self._make_draft(spec, seq, n_max, left, len(out))
+            limit = room if left is None else min(room, max(0, left - 1))
+            dr = self._make_draft(spec, seq, limit, left, len(out))
             spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
 

@@ -26,6 +26,11 @@ ALL_TYPES = ("none",) + PRIORITY + (AUTO,)
 VERIFY_MODES = ("match", "rejection")
 DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
+NGRAM_FIELDS = (
+    "ngram_simple_size_n", "ngram_simple_size_m", "ngram_map_k_size_n", "ngram_map_k_size_m",
+    "ngram_map_k_min_hits", "ngram_map_k4v_size_n", "ngram_map_k4v_size_m", "ngram_map_k4v_min_hits",
+    "ngram_mod_n_match", "ngram_mod_n_min", "ngram_mod_n_max",
+)
 
 
 def available_types(draft_type: str | None, mtp: bool = False) -> tuple[str, ...]:
@@ -34,6 +39,12 @@ def available_types(draft_type: str | None, mtp: bool = False) -> tuple[str, ...
     the target has a NextN layer."""
     model = ((draft_type,) if draft_type else ()) + (("draft-mtp",) if mtp else ())
     return ("none",) + NGRAM_TYPES + model + (AUTO,)
+
+
+def uses_n_max(types) -> bool:
+    """Whether --spec-draft-n-max bounds these types' drafts: a draft model, head or NextN
+    layer, or auto; the n-gram types draft up to their own sizes, as in llama.cpp."""
+    return any(t in DRAFT_FILE_TYPES or t in HIDDEN_STATE_TYPES or t == AUTO for t in types)
 
 
 def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -62,14 +73,22 @@ class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
 
     types: tuple[str, ...] = ("none",)
-    draft_n_max: int = 3  # --spec-draft-n-max: caps every type's draft length
-    draft_n_min: int = 0  # --spec-draft-n-min
-    draft_p_min: float = 0.0  # --spec-draft-p-min
+    # --spec-draft-*: the draft-* types (a draft model or head). As in llama.cpp, the n-gram
+    # types are not bound by n-max: each drafts up to its own size below (ngram-cache: 8).
+    draft_n_max: int = 3
+    draft_n_min: int = 0
+    draft_p_min: float = 0.0
     draft_sampling: str = "greedy"  # --spec-draft-sampling
     verify: str = "match"  # --spec-verify (only matters at temperature > 0)
-    ngram_size_n: int = 12
-    ngram_size_m: int = 48
-    ngram_min_hits: int = 1
+    # --spec-ngram-*, llama.cpp's names and defaults
+    ngram_simple_size_n: int = 12
+    ngram_simple_size_m: int = 48
+    ngram_map_k_size_n: int = 12
+    ngram_map_k_size_m: int = 48
+    ngram_map_k_min_hits: int = 1
+    ngram_map_k4v_size_n: int = 12
+    ngram_map_k4v_size_m: int = 48
+    ngram_map_k4v_min_hits: int = 1
     ngram_mod_n_match: int = 24
     ngram_mod_n_min: int = 48
     ngram_mod_n_max: int = 64
@@ -83,6 +102,12 @@ class SpecConfig:
             raise UserError(f"--spec-draft-p-min must be between 0 and 1, got {self.draft_p_min}")
         if self.verify not in VERIFY_MODES:
             raise UserError(f"--spec-verify must be one of {', '.join(VERIFY_MODES)}, got '{self.verify}'")
+        for name in NGRAM_FIELDS:
+            if getattr(self, name) < 1:
+                raise UserError(f"--spec-{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.ngram_mod_n_min > self.ngram_mod_n_max:
+            raise UserError(f"--spec-ngram-mod-n-min ({self.ngram_mod_n_min}) must not exceed "
+                            f"--spec-ngram-mod-n-max ({self.ngram_mod_n_max})")
         if self.draft_sampling not in DRAFT_SAMPLING:
             raise UserError(
                 f"--spec-draft-sampling must be one of {', '.join(DRAFT_SAMPLING)}, got '{self.draft_sampling}'"
@@ -91,6 +116,10 @@ class SpecConfig:
     @property
     def label(self) -> str:
         return ",".join(self.types)
+
+    @property
+    def uses_n_max(self) -> bool:
+        return uses_n_max(self.types)
 
     @property
     def needs_draft_model(self) -> bool:

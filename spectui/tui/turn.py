@@ -10,12 +10,12 @@ from spectui.config.history import Message
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
-from spectui.engine.spec_config import SpecConfig
+from spectui.engine.spec_config import SpecConfig, uses_n_max
 from spectui.engine.stats import summarize
 
 
 def config_label(spec_type: str, n_max: int) -> str:
-    return f"{spec_type} n-max {n_max}" if spec_type != "none" else "none"
+    return f"{spec_type} n-max {n_max}" if uses_n_max(spec_type.split(",")) else spec_type
 
 
 class LiveTurn:

@@ -107,6 +107,11 @@ CASES: list[Case] = [
     _ngram("ngram-cache", []),
     Case("draft-simple", "draft-simple", 4, SMOL, SMOL, CODE_PROMPT, 64,
          ["--spec-draft-n-max", "4"]),
+    # llama.cpp's defaults (n-max 3, ngram size-n 12 / size-m 48): the n-gram drafts run past
+    # n-max, and with a draft model too, the n-gram type is asked first each round
+    Case("ngram-simple-defaults", "ngram-simple", 3, SMOL, None, CODE_PROMPT, 96),
+    Case("ngram-map-k-defaults", "ngram-map-k", 3, SMOL, None, CODE_PROMPT, 96),
+    Case("ngram-simple+draft-simple", "ngram-simple,draft-simple", 3, SMOL, SMOL, CODE_PROMPT, 96),
     _hidden("draft-eagle3", "synthetic:target", "synthetic:eagle3"),
     _hidden("draft-dflash", "synthetic:target", "synthetic:dflash"),
     _hidden("draft-dspark", "synthetic:target", "synthetic:dspark"),

@@ -138,7 +138,7 @@ class ChatScreen(Screen):
     def config_changed(self) -> None:
         status = self.status()
         spec = status.spec
-        n_max = f"n-max {spec.draft_n_max} · " if spec.label != "none" else ""
+        n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
         self.title = f"{spec.label} · {n_max}verify {status.verify}"
         self.sub_title = status.target + (f" ⇠ draft {status.draft}" if status.draft else " (no draft model)")
         self.refresh_panel()

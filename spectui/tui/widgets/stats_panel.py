@@ -117,7 +117,8 @@ def render(state: PanelState) -> Content:
     lines: list[Content] = [
         _section("Speculation"),
         _row("spec type", Content.styled(spec.label, "bold")),
-        _row("draft n-max", str(spec.draft_n_max) if spec.label != "none" else "- (no drafting)"),
+        _row("draft n-max", str(spec.draft_n_max) if spec.uses_n_max
+             else "- (no drafting)" if spec.label == "none" else "- (n-gram sizes)"),
         _row("verify", state.verify),
         Content(""),
     ]
