@@ -38,7 +38,9 @@ def test_bad_values_are_user_errors(kw):
 def test_cli_refusals_are_one_line_with_exit_code_2():
     for args in (("--spec-type", "draft-dspark"),
                  ("-m", "smollm2-135m-instruct-q4_1", "--spec-type", "draft-mtp"),
-                 ("--preset", "smollm2", "--spec-draft-n-max", "99")):
+                 ("--preset", "smollm2", "--spec-draft-n-max", "99"),
+                 ("--preset", "smollm2", "--spec-ngram-simple-size-m", "0"),
+                 ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80")):
         r = spectui("run", *args, "hello")
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:"), r.stderr

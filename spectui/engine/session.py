@@ -106,10 +106,10 @@ class Session:
         draft_fit.check(target_header, draft_header, spec.types)
         self.draft_type = draft_header.draft_type if draft_header else None
         hidden_draft = self.draft_type not in (None, "draft-simple")
-        mtp = target_header.has_nextn and target_header.n_nextn <= 1
-        if (hidden_draft or "draft-mtp" in spec.types) and llama_ext.missing():
-            raise UserError(llama_ext.missing())
-        mtp = mtp and not llama_ext.missing()
+        missing = llama_ext.missing()  # an older llama-cpp-python: the other types still run
+        if missing and (hidden_draft or "draft-mtp" in spec.types):
+            raise UserError(missing)
+        mtp = target_header.has_nextn and target_header.n_nextn <= 1 and not missing
         if self.draft_type == "draft-simple":
             check_compatible(target, draft)
         self.target = target
@@ -128,8 +128,7 @@ class Session:
         self._begun: set[str] = set()
         # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
         self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
-        ratio = draft.n_params / target.n_params if draft else None
-        self._auto = auto.Controller(ratio)
+        self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
         self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
         # Hidden-state drafters see every target batch from the start, whatever drafts.
         self._followers = [self._drafter(t, spec) for t in self._types if t in HIDDEN_STATE_TYPES]
