@@ -30,7 +30,7 @@ from spectui.tui.turn import LiveTurn
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
-DEFAULTS = ("ngram-mod", "draft-simple")
+DEFAULT_A = "ngram-mod"  # B: the loaded draft model's (or head's) type
 FALLBACK_B = "ngram-simple"  # B without a draft model
 PANEL_EVERY_S = 1.0  # a side's numbers redraw this often while it streams
 
@@ -167,11 +167,11 @@ class ABScreen(Screen):
     def compose(self) -> ComposeResult:
         status = self.session.status()
         types = status.types
-        b = DEFAULTS[1] if DEFAULTS[1] in types else FALLBACK_B
+        b = next((t for t in types if t.startswith("draft-")), FALLBACK_B)
         n_max = status.spec.draft_n_max
         yield Header(icon="◆")
         with Horizontal(id="ab-sides"):
-            yield SidePane(NAMES[0], types, DEFAULTS[0], n_max, self.show_rejected)
+            yield SidePane(NAMES[0], types, DEFAULT_A, n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, n_max, self.show_rejected)
         yield Static(self._intro(b), id="ab-verdict")
         yield Input(placeholder="Prompt for both · enter runs A then B · esc stops / closes", id="ab-prompt")
@@ -180,8 +180,8 @@ class ABScreen(Screen):
     def _intro(self, b: str) -> Content:
         lines = [Content.styled("Pick A and B, type a prompt, press enter: both run cold on the loaded models, "
                                 "one after the other, with the same sampling.", "$text-muted")]
-        if b != DEFAULTS[1]:
-            lines.append(Content.styled(f"No draft model is loaded: B defaults to {b} instead of {DEFAULTS[1]}.",
+        if b == FALLBACK_B:
+            lines.append(Content.styled(f"No draft model is loaded: B defaults to {b} instead of a draft-* type.",
                                         "$warning"))
         return Content("\n").join(lines)
 
