@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 # waits for, and generation collapses (measured here: 64 tokens took over 120 s instead of
 # 3 s). Passive waiting costs little and keeps speed steady; a user's own setting wins.
 # It must be set before llama.cpp's library loads, hence here.
+OMP_WAIT_POLICY_DEFAULTED = "OMP_WAIT_POLICY" not in os.environ  # True: spectui's choice, not yours
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:

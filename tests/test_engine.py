@@ -125,6 +125,7 @@ def test_auto_drafting_with_the_draft_model_keeps_greedy_output(smol, baseline):
 
 def test_every_token_is_the_argmax_of_its_verify_row(session):
     session.configure(SpecConfig(types=("draft-simple",), draft_n_max=4))
+    session.keep_logits = True
     n_checked = 0
     for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)):
         if isinstance(ev, Round):
@@ -136,7 +137,24 @@ def test_every_token_is_the_argmax_of_its_verify_row(session):
             # a rejected draft token is not the argmax of its row
             if ev.rejected:
                 assert ev.rejected[0] != int(np.argmax(rows[ev.n_accepted]))
+    session.keep_logits = False
     assert n_checked >= 40
+
+
+@pytest.mark.parametrize("spec_type", ["draft-simple", "ngram-simple"])
+def test_the_greedy_fast_path_verifies_as_the_reference_path_does(session, spec_type):
+    """Greedy reads each verify row's argmax in place; keep_logits takes the reference path
+    (probs and verify_match on the copied rows). Both must run the same rounds."""
+    spec = SpecConfig(types=(spec_type,), draft_n_max=4, ngram_simple_size_n=3, ngram_simple_size_m=8)
+    runs = []
+    for keep in (False, True):
+        session.reset()
+        session.configure(spec)
+        session.keep_logits = keep
+        runs.append([(r.drafted, r.n_accepted, tuple(t.id for t in r.tokens))
+                     for r in rounds(session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)))])
+    session.keep_logits = False
+    assert runs[0] == runs[1] and sum(n for _, n, _ in runs[0]) > 0
 
 
 def test_sources_and_overlay_fields(session):

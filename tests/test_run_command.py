@@ -20,8 +20,10 @@ def interruptible():
 
 
 def spectui(*args, stdin=None, timeout=180, env=None):
+    """`env`: variables to set on top of ours (None: unset it)."""
+    env = {k: v for k, v in {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}.items() if v is not None}
     return subprocess.run([sys.executable, "-m", "spectui", *args], input=stdin, capture_output=True,
-                          text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})))
+                          text=True, timeout=timeout, env=env)
 
 
 def test_json_output_is_one_object_with_the_documented_keys():
@@ -82,3 +84,14 @@ def test_ctrl_c_stops_cleanly_and_still_prints_the_summary():
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert "cancelled" in err and "Traceback" not in err
+
+
+def test_verbose_says_which_threads_and_openmp_policy_and_the_users_setting_wins():
+    r = spectui("run", "--preset", "smollm2", "--spec-type", "none", "-n", "2", "--verbose", PROMPT,
+                env={"OMP_WAIT_POLICY": None})  # this process's import of spectui set it
+    assert r.returncode == 0, r.stderr
+    assert "threads (default: the physical cores), OMP_WAIT_POLICY=PASSIVE (from spectui)" in r.stderr
+    r = spectui("run", "--preset", "smollm2", "--spec-type", "none", "-n", "2", "--verbose", "-t", "1", PROMPT,
+                env={"OMP_WAIT_POLICY": "ACTIVE"})
+    assert r.returncode == 0, r.stderr
+    assert "1 thread (-t), OMP_WAIT_POLICY=ACTIVE (from environment)" in r.stderr

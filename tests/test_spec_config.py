@@ -40,7 +40,8 @@ def test_cli_refusals_are_one_line_with_exit_code_2():
                  ("-m", "smollm2-135m-instruct-q4_1", "--spec-type", "draft-mtp"),
                  ("--preset", "smollm2", "--spec-draft-n-max", "99"),
                  ("--preset", "smollm2", "--spec-ngram-simple-size-m", "0"),
-                 ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80")):
+                 ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80"),
+                 ("--preset", "smollm2", "-t", "0"), ("--preset", "smollm2", "-t", "-2")):
         r = spectui("run", *args, "hello")
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:"), r.stderr

@@ -20,7 +20,7 @@ import llama_cpp.llama_cpp as llama_lib
 from spectui import __version__
 from spectui.config.embedded import CATALOG
 from spectui.engine import resources
-from spectui.engine.model import default_threads
+from spectui.engine.model import default_threads, openmp_settings
 
 _BLOCK = 8 * 1024 * 1024
 
@@ -104,6 +104,7 @@ def collect(session, setup) -> dict:
         "n_ctx": session.ctx.n_ctx,
         "n_batch": session.ctx.n_batch,
         "threads": ctx.n_threads or default_threads(),
+        "openmp": openmp_settings(),
         "n_gpu_layers": setup.n_gpu_layers,
         "n_gpu_layers_draft": setup.n_gpu_layers_draft,
         "flash_attn": ctx.flash_attn,

@@ -50,6 +50,7 @@ DETAIL_COLUMNS = (
     ("config", _config),
     ("request p50/p95 (s)", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')}"),
     ("ITL p50/p95 (ms)", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)}"),
+    ("overhead/round", lambda r: _f(r.get("overhead_ms_per_round"), ".2f", unit=" ms")),
     ("peak MiB", _memory),
     ("same as base", lambda r: "-" if r["config"] == "none" else _f(r["identical_share"], ".0%")),
     ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
@@ -77,8 +78,15 @@ def environment_line(env: dict) -> str:
     build = env["llama_cpp"]
     return (f"{models}\nllama.cpp {build['version']} (libllama {build['libllama_sha256']}), "
             f"llama-cpp-python {env['llama_cpp_python']}, spectui {env['spectui']}\n"
-            f"{env['cpu']}, threads {env['threads']}, {gpus}; n_ctx {env['n_ctx']}, n_batch {env['n_batch']}; "
-            f"{env['os']}")
+            f"{env['cpu']}, threads {env['threads']}{_openmp(env)}, {gpus}; n_ctx {env['n_ctx']}, "
+            f"n_batch {env['n_batch']}; {env['os']}")
+
+
+def _openmp(env: dict) -> str:
+    """The OpenMP settings that were set (results written before they were recorded have none)."""
+    omp = env.get("openmp") or {}
+    set_ = [f"{k}={v}" for k, v in omp.items() if k.isupper() and v is not None]
+    return f" ({', '.join(set_)}, wait policy from {omp['wait_policy_from']})" if set_ else ""
 
 
 def _verdict_lines(v: dict) -> list[str]:

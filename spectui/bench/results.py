@@ -39,7 +39,7 @@ MEDIAN_NOTE = (
 )
 # Per-run numbers that are reduced by median-of-medians.
 MEDIAN_METRICS = ("tok_per_s", "tok_per_s_e2e", "ttft_s", "t_prompt_s", "itl_p50_s", "itl_p95_s",
-                  "round_p50_s", "round_p95_s", "n_generated")
+                  "round_p50_s", "round_p95_s", "overhead_ms_per_round", "n_generated")
 
 
 def median(values: Iterable[float | None]) -> float | None:

@@ -153,6 +153,7 @@ def summary_table(s, spec_label: str, end: TurnEnd) -> Table:
         ("inter-token latency p50 / p95",
          f"{_fmt(tm.itl_p50_s and tm.itl_p50_s * 1000, '.1f')} / {_fmt(tm.itl_p95_s and tm.itl_p95_s * 1000, '.1f')} ms"),
         ("draft / verify / other", f"{tm.t_draft_s:.2f} / {tm.t_verify_s:.2f} / {tm.t_other_s:.2f} s"),
+        ("overhead per round", _fmt(tm.overhead_ms_per_round, ".2f", " ms outside llama.cpp")),
     ]
     for name, c in s.per_type.items():
         rows.append((f"  {name}", f"#gen drafts {c.gen_drafts}  #acc drafts {c.acc_drafts}  "

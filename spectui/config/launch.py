@@ -45,7 +45,7 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     if not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
     setup = Setup(**values, preset=chosen.name, notes=tuple(notes))
-    setup.spec()  # validate now: bad flags fail before any model loads
+    setup.spec(), setup.ctx_params()  # validate now: bad flags fail before any model loads
     return setup
 
 

@@ -48,7 +48,7 @@ class Setup:
                                      owned=True)
     ctx_size: int = _model(4096, "-c", "--ctx-size", help="context size in tokens (default 4096)")
     batch_size: int = _model(512, "-b", "--batch-size", help="logical batch size (default 512)")
-    threads: int = _model(0, "-t", "--threads", help="CPU threads (default: the physical cores)")
+    threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
     flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
     cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft",
                                      help="draft KV cache type for K (f16, q8_0, ...)", owned=True)
@@ -109,8 +109,11 @@ class Setup:
         return SamplingParams(temp=self.temp, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, seed=self.seed)
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
+        if self.threads is not None and self.threads < 1:
+            raise UserError(f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the "
+                            "physical cores")
         return ContextParams(
-            n_ctx=self.ctx_size, n_batch=self.batch_size, n_threads=self.threads, flash_attn=self.flash_attn,
+            n_ctx=self.ctx_size, n_batch=self.batch_size, n_threads=self.threads or 0, flash_attn=self.flash_attn,
             type_k=self.cache_type_k_draft if draft else "f16", type_v=self.cache_type_v_draft if draft else "f16",
         )
 

@@ -56,7 +56,7 @@ class DFlash(HiddenStateDrafter):
             b.clear()
             for i, row in enumerate(features[off:off + self.dft.n_ubatch]):
                 b.add(None, pos0 + off + i, False, row, n_pos=self.n_pos)
-            b.process(self.dft.ptr)  # the fused decode encodes and injects them into the K/V cache
+            b.process(self.dft)  # the fused decode encodes and injects them into the K/V cache
 
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         n_draft = min(self.n_max, self.n_draft_max)  # the block follows the setting, not n_max
@@ -68,7 +68,7 @@ class DFlash(HiddenStateDrafter):
         b.clear()
         for i in range(n_block):
             b.add(tokens[-1] if i == 0 else self.mask, pos0 + i, True)
-        b.process(self.dft.ptr)
+        b.process(self.dft)
         result: list[int] = []
         if self.is_dspark:
             conf = (llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn")(self.dft.ptr), n_block,

@@ -50,6 +50,12 @@ class DraftModel(Drafter):
         """History tokens the next draft(tokens) must decode before it can draft."""
         return len(tokens) - 1 - self.ctx.common_prefix(tokens[:-1])
 
+    def _decode_one(self, token: int, argmax_only: bool):
+        """Decode one token: its logits row, or with argmax_only just the row's argmax."""
+        if argmax_only:
+            return self.ctx.decode_argmax([token], [0])[0]
+        return self.ctx.decode([token], want=[0])[0]
+
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         self.q_rows = None
         self.t_sync, self.n_synced = 0.0, 0
@@ -60,26 +66,30 @@ class DraftModel(Drafter):
         if n_max <= 0:
             return []
         self._sync(tokens[:-1])
+        # plain greedy needs only each row's argmax, read in place (see Context.decode_argmax)
+        argmax_only = not self.probabilistic and self.p_min <= 0
         try:
-            logits = self.ctx.decode(tokens[-1:], want=[0])[0]
+            out = self._decode_one(tokens[-1], argmax_only)
         except ContextFull:
             return []
         result: list[int] = []
         qs: list[np.ndarray] = []
         while True:
-            if self.probabilistic:  # q with the target's own settings (same filters as p)
-                q = probs(logits, self.sampling)
+            if argmax_only:
+                tok = out
+            elif self.probabilistic:  # q with the target's own settings (same filters as p)
+                q = probs(out, self.sampling)
                 tok = sample(q, self.rng)
                 qs.append(q)
             else:
-                tok = int(np.argmax(logits))
-            if self.p_min > 0 and draft_dist(logits)[tok] < self.p_min:
+                tok = int(np.argmax(out))
+            if self.p_min > 0 and draft_dist(out)[tok] < self.p_min:
                 qs = qs[: len(result)]
                 break
             result.append(tok)
             if len(result) >= n_max:
                 break
-            logits = self.ctx.decode([tok], want=[0])[0]
+            out = self._decode_one(tok, argmax_only)
         if len(result) < self.n_min:
             return []
         if self.probabilistic:

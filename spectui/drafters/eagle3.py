@@ -53,7 +53,7 @@ class Eagle3(HiddenStateDrafter):
             self.enc.clear()
             for j, row in enumerate(chunk):
                 self.enc.add(None, pos + j, True, row)
-            self.enc.process(self.dft.ptr, encode=True)
+            self.enc.process(self.dft, encode=True)
             g[i:i + len(chunk)] = llama_ext.rows(
                 llama_ext.fn("llama_get_embeddings_nextn")(self.dft.ptr), len(chunk), self.n_embd_dec)
         return g
@@ -71,7 +71,7 @@ class Eagle3(HiddenStateDrafter):
         self.verify_g = g
         self.pending_pos, self.pending_g = pos0 + n - 1, g[n - 1].copy()
         if b.size:
-            b.process(self.dft.ptr)
+            b.process(self.dft)
 
     def _accept(self, n_accepted: int) -> None:
         i = min(n_accepted, len(self.verify_g) - 1)
@@ -86,7 +86,7 @@ class Eagle3(HiddenStateDrafter):
         b = self.batch
         b.clear()
         b.add(tokens[-1], pos, True, self.pending_g)  # the deferred pair, completed by id_last
-        b.process(self.dft.ptr)
+        b.process(self.dft)
         result: list[int] = []
         while True:
             tok = self._pick(self.dft.logits_at(0))
@@ -99,5 +99,5 @@ class Eagle3(HiddenStateDrafter):
                                      1, self.n_embd_dec)[0]
             b.clear()
             b.add(tok, pos + len(result), True, prenorm)
-            b.process(self.dft.ptr)
+            b.process(self.dft)
         return self._finish(result)

@@ -43,7 +43,7 @@ class Mtp(HiddenStateDrafter):
         b.clear()
         for k, tok in enumerate(tokens):
             b.add(tok, pos0 + k, False, self.pending_h if k == 0 else h[k - 1])
-        b.process(self.dft.ptr)
+        b.process(self.dft)
         self.verify_h, self.pending_h = h, h[n - 1].copy()
 
     def _accept(self, n_accepted: int) -> None:
@@ -60,7 +60,7 @@ class Mtp(HiddenStateDrafter):
         b.add(tokens[-1], pos0, True, self.pending_h)
         result: list[int] = []
         while True:
-            b.process(self.dft.ptr)
+            b.process(self.dft)
             tok = self._pick(self.dft.logits_at(0))
             if tok is None:
                 break

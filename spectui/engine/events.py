@@ -81,6 +81,7 @@ class Round:
     n_past: int  # tokens in the target context after this round
     configured: str = ""  # the spec types in force ("ngram-mod,draft-simple"), drafted or not
     note: str = ""  # why this round drafted what it did (spec type "auto")
+    t_llama: float = 0.0  # of the round's time, what was spent inside llama.cpp (target and draft)
 
     @property
     def n_drafted(self) -> int:

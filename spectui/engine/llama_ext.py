@@ -13,6 +13,7 @@ every other spec type working, and `require()` names the missing symbol in one l
 from __future__ import annotations
 
 import ctypes
+import time
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
@@ -168,9 +169,12 @@ class ExtBatch:
         self.size += 1
         return idx
 
-    def process(self, ctx_ptr, encode: bool = False) -> None:
+    def process(self, ctx, encode: bool = False) -> None:
+        """Run the batch on `ctx` (a model.Context), counting the time in its t_llama."""
         kind = llama_cpp.LLAMA_PROCESS_TYPE_ENCODE if encode else llama_cpp.LLAMA_PROCESS_TYPE_DECODE
-        rc = fn("llama_process")(ctx_ptr, kind, self.ptr)
+        t0 = time.perf_counter()
+        rc = fn("llama_process")(ctx.ptr, kind, self.ptr)
+        ctx.t_llama += time.perf_counter() - t0
         if rc != 0:
             raise RuntimeError(f"llama_process failed with status {rc}")
 

@@ -12,6 +12,7 @@ import codecs
 import ctypes
 import os
 import sys
+import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,23 @@ def _last_error() -> str:
         if msg and "error" in msg.lower():
             return msg
     return _recent_errors[-1] if _recent_errors else ""
+
+
+OPENMP_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "OMP_PROC_BIND")
+
+
+def openmp_settings() -> dict:
+    """The OpenMP settings llama.cpp's threads run with, and who chose the wait policy."""
+    from spectui import OMP_WAIT_POLICY_DEFAULTED
+
+    return {**{k: os.environ.get(k) for k in OPENMP_VARIABLES},
+            "wait_policy_from": "spectui" if OMP_WAIT_POLICY_DEFAULTED else "environment"}
+
+
+def _note(text: str) -> None:
+    """A line of spectui's own in llama.cpp's log (shown by --verbose or a log file)."""
+    if _log_sink is not None:
+        _log_sink.write(f"spectui: {text}\n")
 
 
 def default_threads() -> int:
@@ -305,9 +323,14 @@ class Context:
             raise UserError(f"cannot create a context of {params.n_ctx} tokens for {model.path.name}: {why}")
         self.n_ctx = llama_cpp.llama_n_ctx(self.ptr)
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
+        omp = openmp_settings()
+        _note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
+              f"({'-t' if params.n_threads else 'default: the physical cores'}), OMP_WAIT_POLICY="
+              f"{omp['OMP_WAIT_POLICY']} (from {omp['wait_policy_from']})")
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []
+        self.t_llama = 0.0  # seconds spent inside llama.cpp's decode calls, all told
         # Called with (tokens, first position) after each decoded batch: hidden-state
         # drafters read the target's layer rows of that batch before the next decode.
         self.on_batch: Callable[[Sequence[int], int], None] | None = None
@@ -339,11 +362,24 @@ class Context:
     def decode(self, tokens: Sequence[int], want: Sequence[int] = ()) -> np.ndarray:
         """Append `tokens` at the next positions; return logits rows for the indices in
         `want` (ascending, into `tokens`) as a (len(want), n_vocab) float32 array."""
+        rows = self._decode(tokens, want, np.copy)
+        if not rows:
+            return np.empty((0, self.n_vocab), dtype=np.float32)
+        return rows[0] if len(rows) == 1 else np.concatenate(rows)
+
+    def decode_argmax(self, tokens: Sequence[int], want: Sequence[int]) -> list[int]:
+        """As decode(), but only each wanted row's argmax: all greedy decoding needs, read
+        in place, so no row of the vocabulary is copied."""
+        return [int(i) for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part]
+
+    def _decode(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], np.ndarray]) -> list:
+        """Decode in n_batch chunks; `take` gets each chunk's wanted rows as a view into
+        llama.cpp's buffer (valid until the next decode) and returns what to keep."""
         n0 = len(self.tokens)
         if n0 + len(tokens) > self.n_ctx:
             raise ContextFull(f"{n0 + len(tokens)} > {self.n_ctx}")
         want_set = set(want)
-        rows: list[np.ndarray] = []
+        kept: list = []
         b = self._batch
         for start in range(0, len(tokens), self.n_batch):
             chunk = tokens[start:start + self.n_batch]
@@ -357,7 +393,9 @@ class Context:
                 b.logits[i] = out
                 n_out += out
             b.n_tokens = len(chunk)
+            t0 = time.perf_counter()
             rc = llama_cpp.llama_decode(self.ptr, b)
+            self.t_llama += time.perf_counter() - t0
             if rc == 1:
                 self.truncate(n0 + start)
                 raise ContextFull("no KV slot")
@@ -367,13 +405,10 @@ class Context:
             self.tokens.extend(chunk)
             if n_out:
                 ptr = llama_cpp.llama_get_logits(self.ptr)
-                rows.append(np.ctypeslib.as_array(ptr, shape=(n_out, self.n_vocab)).copy())
+                kept.append(take(np.ctypeslib.as_array(ptr, shape=(n_out, self.n_vocab))))
             if self.on_batch is not None:
                 self.on_batch(chunk, n0 + start)
-        if not rows:
-            return np.empty((0, self.n_vocab), dtype=np.float32)
-        return rows[0] if len(rows) == 1 else np.concatenate(rows)
-
+        return kept
 
     # Position-driven use: a hidden-state draft's context holds (token, hidden row) pairs
     # that no token list describes, so its drafter places them itself (llama_ext.ExtBatch)

@@ -129,11 +129,18 @@ class Session:
         # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
         self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
         self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
-        self.last_logits: np.ndarray | None = None  # the last verify batch's logits (tests, debugging)
+        # Keep each verify batch's logits in last_logits (tests, debugging): greedy then takes
+        # the reference path (probs and verify_match) instead of reading argmaxes in place.
+        self.keep_logits = False
+        self.last_logits: np.ndarray | None = None
         # Hidden-state drafters see every target batch from the start, whatever drafts.
         self._followers = [self._drafter(t, spec) for t in self._types if t in HIDDEN_STATE_TYPES]
         if self._followers:
             self.ctx.on_batch = self._feed_followers
+
+    def _llama_time(self) -> float:
+        """Seconds spent inside llama.cpp by this session's contexts, all told."""
+        return sum(c.t_llama for c in (self.ctx, self.draft_ctx, self.mtp_ctx) if c is not None)
 
     def _feed_followers(self, tokens: Sequence[int], pos0: int) -> None:
         for f in self._followers:
@@ -301,7 +308,7 @@ class Session:
         while True:
             if self._cancel.is_set():
                 return StopReason.CANCELLED
-            t_round = time.perf_counter()
+            t_round, llama0 = time.perf_counter(), self._llama_time()
             spec = self.spec
             room = self.ctx.n_ctx - len(seq)  # id_last + the draft must fit
             if room < 0:
@@ -312,21 +319,28 @@ class Session:
             spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
 
+            verify = "greedy" if self.sampling.greedy else spec.verify
+            fast = verify == "greedy" and not self.keep_logits
+            batch, want = [seq[-1]] + draft, range(len(draft) + 1)
             t_v = time.perf_counter()
             try:
-                logits = self.ctx.decode([seq[-1]] + draft, want=range(len(draft) + 1))
+                # greedy needs each row's argmax only: read in place, none copied out
+                rows = self.ctx.decode_argmax(batch, want) if fast else self.ctx.decode(batch, want)
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
-            self.last_logits = logits
 
-            p_rows = [smp.probs(row, self.sampling) for row in logits]
-            verify = "greedy" if self.sampling.greedy else spec.verify
             resampled = False
-            if verify == "rejection":
-                n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
+            if fast:  # what verify_match does with one-hot rows, which the tests check
+                n_acc = next((i for i, (x, t) in enumerate(zip(draft, rows)) if x != t), len(draft))
+                nxt = rows[n_acc]
             else:
-                n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
+                self.last_logits = rows
+                p_rows = [smp.probs(row, self.sampling) for row in rows]
+                if verify == "rejection":
+                    n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
+                else:
+                    n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
             if dr.drafter is not None and dr.drafter not in self._followers:
                 dr.drafter.accept(n_acc)
             for f in self._followers:  # as common_speculative_accept tells every implementation
@@ -366,6 +380,7 @@ class Session:
                 index=index, t=now, spec_type=spec_type, drafted=tuple(draft), n_accepted=n_acc,
                 rejected=rejected, rejected_text=rejected_text, tokens=tuple(emitted),
                 t_draft=t_draft, t_verify=t_verify, t_other=(now - t_round) - t_draft - t_verify,
+                t_llama=self._llama_time() - llama0,
                 n_max=spec.draft_n_max, verify=verify, n_past=len(seq) - 1, configured=spec.label,
                 note=dr.note,
             )

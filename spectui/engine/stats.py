@@ -158,6 +158,9 @@ class TurnTiming:
     t_draft_s: float
     t_verify_s: float
     t_other_s: float
+    # Generation time outside llama.cpp per round (drafting logic, verification, the
+    # consumer between rounds): what a fast GPU step cannot hide. None before a round ends.
+    overhead_ms_per_round: float | None = None
 
 
 def _first(events: Sequence[Event], kind: type) -> float | None:
@@ -187,6 +190,8 @@ def timing(events: Sequence[Event]) -> TurnTiming:
         t_draft_s=sum(r.t_draft for r in rounds),
         t_verify_s=sum(r.t_verify for r in rounds),
         t_other_s=sum(r.t_other for r in rounds),
+        overhead_ms_per_round=None if t_gen is None or last is None or not rounds
+        else 1000 * ((last - t_gen) - sum(r.t_llama for r in rounds)) / len(rounds),
     )
 
 

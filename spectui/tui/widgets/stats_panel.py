@@ -160,6 +160,7 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         _row("tok/s turn", _num(tm.tok_per_s)),
         _row(f"tok/s last {WINDOW}", _num(rolling_tok_per_s(events))),
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
+        _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
     total = tm.t_draft_s + tm.t_verify_s + tm.t_other_s
     if total > 0:
@@ -193,6 +194,7 @@ def compact(events: list[Event]) -> Content:
         _row("accepted", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
         _row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")),
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
+        _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
     return Content("\n").join(lines + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)])
 
