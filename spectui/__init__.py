@@ -3,13 +3,15 @@
 import os
 from importlib.metadata import PackageNotFoundError, version
 
-# llama.cpp's OpenMP threads spin while they wait. When anything else wants a core (the
-# TUI drawing, a second model, another program) a spinning thread holds back the one it
-# waits for, and generation collapses (measured here: 64 tokens took over 120 s instead of
-# 3 s). Passive waiting costs little and keeps speed steady; a user's own setting wins.
-# It must be set before llama.cpp's library loads, hence here.
-OMP_WAIT_POLICY_DEFAULTED = "OMP_WAIT_POLICY" not in os.environ  # True: spectui's choice, not yours
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# llama.cpp's OpenMP threads spin while they wait for work. Spinning without bound can hold
+# back a thread that needs the core (the TUI drawing, another program); not spinning at all
+# (OMP_WAIT_POLICY=PASSIVE, spectui's choice until now) cost 2.6x on SmolLM2 and 1.4x on the
+# 1.5B target here (benchmarks/native_speed.py). A bounded spin keeps nearly all the speed:
+# a waiting thread spins 20,000 times, then sleeps. A user's own OMP_WAIT_POLICY or
+# GOMP_SPINCOUNT wins. It must be set before llama.cpp's library loads, hence here.
+OPENMP_DEFAULTED = not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(os.environ)  # True: spectui's choice
+if OPENMP_DEFAULTED:
+    os.environ["GOMP_SPINCOUNT"] = "20000"
 
 try:
     __version__ = version("spectui")

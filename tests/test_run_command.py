@@ -86,12 +86,12 @@ def test_ctrl_c_stops_cleanly_and_still_prints_the_summary():
     assert "cancelled" in err and "Traceback" not in err
 
 
-def test_verbose_says_which_threads_and_openmp_policy_and_the_users_setting_wins():
+def test_verbose_says_which_threads_and_openmp_setting_and_the_users_setting_wins():
     r = spectui("run", "--preset", "smollm2", "--spec-type", "none", "-n", "2", "--verbose", PROMPT,
-                env={"OMP_WAIT_POLICY": None})  # this process's import of spectui set it
+                env={"GOMP_SPINCOUNT": None})  # this process's import of spectui set it
     assert r.returncode == 0, r.stderr
-    assert "threads (default: the physical cores), OMP_WAIT_POLICY=PASSIVE (from spectui)" in r.stderr
+    assert "threads (default: the physical cores), GOMP_SPINCOUNT=20000 (chosen by spectui)" in r.stderr
     r = spectui("run", "--preset", "smollm2", "--spec-type", "none", "-n", "2", "--verbose", "-t", "1", PROMPT,
-                env={"OMP_WAIT_POLICY": "ACTIVE"})
+                env={"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": None})
     assert r.returncode == 0, r.stderr
-    assert "1 thread (-t), OMP_WAIT_POLICY=ACTIVE (from environment)" in r.stderr
+    assert "1 thread (-t), OMP_WAIT_POLICY=ACTIVE (chosen by you)" in r.stderr

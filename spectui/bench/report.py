@@ -86,7 +86,7 @@ def _openmp(env: dict) -> str:
     """The OpenMP settings that were set (results written before they were recorded have none)."""
     omp = env.get("openmp") or {}
     set_ = [f"{k}={v}" for k, v in omp.items() if k.isupper() and v is not None]
-    return f" ({', '.join(set_)}, wait policy from {omp['wait_policy_from']})" if set_ else ""
+    return f" ({', '.join(set_)}, chosen by {omp['chosen_by']})" if set_ else ""
 
 
 def _verdict_lines(v: dict) -> list[str]:

@@ -72,11 +72,10 @@ OPENMP_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "OMP
 
 
 def openmp_settings() -> dict:
-    """The OpenMP settings llama.cpp's threads run with, and who chose the wait policy."""
-    from spectui import OMP_WAIT_POLICY_DEFAULTED
+    """The OpenMP settings llama.cpp's threads run with, and who chose them."""
+    from spectui import OPENMP_DEFAULTED
 
-    return {**{k: os.environ.get(k) for k in OPENMP_VARIABLES},
-            "wait_policy_from": "spectui" if OMP_WAIT_POLICY_DEFAULTED else "environment"}
+    return {**{k: os.environ.get(k) for k in OPENMP_VARIABLES}, "chosen_by": "spectui" if OPENMP_DEFAULTED else "you"}
 
 
 def _note(text: str) -> None:
@@ -324,9 +323,10 @@ class Context:
         self.n_ctx = llama_cpp.llama_n_ctx(self.ptr)
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
         omp = openmp_settings()
+        waiting = ", ".join(f"{k}={omp[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if omp[k] is not None)
         _note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
-              f"({'-t' if params.n_threads else 'default: the physical cores'}), OMP_WAIT_POLICY="
-              f"{omp['OMP_WAIT_POLICY']} (from {omp['wait_policy_from']})")
+              f"({'-t' if params.n_threads else 'default: the physical cores'}), "
+              f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})")
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []

@@ -1,0 +1,75 @@
+"""GPU readiness: spectui and llama-cpp-python on the default pair, all layers on the GPU.
+
+    bash benchmarks/gpu_check.sh      # installs a CUDA build first, then runs this
+
+Runs `none`, `draft-simple` and `ngram-simple` with `spectui run` and plain decoding with
+`Llama.generate`, each in its own process, interleaved, medians of --runs; prints tok/s,
+the overhead per round outside llama.cpp, and the peak GPU memory in use while each ran
+(NVML, whole device). Prints numbers; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import threading
+from collections.abc import Callable
+
+from native_speed import _llama_generate, _spectui
+
+from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET, resolve_model
+from spectui.engine.resources import gpu_memory
+
+REWRITE = ("Rename every variable called `total` to `sum_` in this function and show the whole function:\n"
+           "def mean(values):\n    total = 0\n    for v in values:\n        total += v\n"
+           "    return total / len(values) if values else 0.0\n")
+
+
+def peak_gpu_while(fn: Callable[[], tuple]) -> tuple[tuple, int | None]:
+    """fn()'s result and the most GPU memory in use (bytes, all GPUs) while it ran."""
+    peak: list[int] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            mem = gpu_memory()
+            if mem:
+                peak.append(sum(g.used for g in mem))
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    try:
+        return fn(), max(peak, default=None)
+    finally:
+        done.set()
+        t.join()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("-n", type=int, default=256)
+    args = ap.parse_args()
+    target, draft = str(resolve_model(DEFAULT_TARGET)), str(resolve_model(DEFAULT_DRAFT))
+    print(f"GPU: {', '.join(g.name for g in gpu_memory() or []) or 'none found by NVML'}")
+    cases = {
+        "spectui none": lambda: _spectui(target, args.n, {}),
+        "spectui draft-simple": lambda: _spectui(target, args.n, {}, ("-md", draft, "--spec-type", "draft-simple")),
+        "spectui ngram-simple": lambda: _spectui(target, args.n, {}, ("--spec-type", "ngram-simple"), REWRITE),
+        "Llama.generate": lambda: (_llama_generate(target, args.n), None),
+    }
+    results: dict[str, list] = {name: [] for name in cases}
+    for _ in range(args.runs):
+        for name, fn in cases.items():
+            results[name].append(peak_gpu_while(fn))
+    for name, rs in results.items():
+        tps = statistics.median(r[0][0] for r in rs)
+        over = [r[0][1] for r in rs if r[0][1] is not None]
+        peaks = [r[1] for r in rs if r[1] is not None]
+        print(f"  {name:22} {tps:8.1f} tok/s"
+              + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
+              + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""), flush=True)
+
+
+if __name__ == "__main__":
+    main()

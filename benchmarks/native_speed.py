@@ -1,0 +1,133 @@
+"""spectui against the library it is built on, each in its own process, side by side.
+
+    python benchmarks/native_speed.py [--runs 5] [-n 128] [--models smollm2-135m-instruct-q4_1,...]
+                                      [--env OMP_WAIT_POLICY=ACTIVE ...]
+
+For each model, interleaved run by run (so a machine that slows down slows every case
+alike), medians of --runs:
+- `spectui run --spec-type none --json` with the default environment (and once per --env
+  variant), greedy: generation tok/s and the overhead per round outside llama.cpp;
+- with --chat, the chat app answering the same prompt (headless, panel updating);
+- llama-cpp-python's `Llama.generate` in a fresh process, default environment: the decode
+  rate from its first token to its last (spectui's generation rate starts after the prompt
+  but before the prompt's last token is decoded, so both count one decode per token).
+Prints numbers; asserts nothing. Run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+PROMPT = "Write a Python function that parses a CSV line with quoted fields, and explain it."
+
+def _llama_generate(path: str, n: int) -> float:
+    """Llama.generate's decode rate in a fresh process: (n - 1) tokens over first -> n-th.
+    With spectui's thread count: Llama's own default is half the CPUs."""
+    code = (
+        "import sys, time\n"
+        "from llama_cpp import Llama\n"
+        "from spectui.engine.model import default_threads\n"
+        "path, n, text = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
+        "t = default_threads()\n"
+        "llm = Llama(path, n_ctx=4096, n_threads=t, n_threads_batch=t, verbose=False)\n"
+        "prompt = llm.tokenize(text.encode(), add_bos=True, special=True)\n"
+        "t = []\n"
+        "for _ in llm.generate(prompt, temp=0.0, top_k=1, reset=True):\n"
+        "    t.append(time.perf_counter())\n"
+        "    if len(t) == n:\n"
+        "        break\n"
+        "print((n - 1) / (t[-1] - t[0]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT], capture_output=True, text=True,
+                         check=True, env=_clean_env())
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("--spec-type", "none"),
+             prompt: str = PROMPT) -> tuple[float, float]:
+    """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", "0", "-n", str(n), "--json", prompt],
+        capture_output=True, text=True, check=True, env=_clean_env() | env)
+    stats = json.loads(out.stdout)["stats"]
+    if stats["n_generated"] != n:
+        print(f"  (warning: spectui stopped at {stats['n_generated']} tokens, not {n})", file=sys.stderr)
+    return stats["tok_per_s"], stats["overhead_ms_per_round"]
+
+
+CHAT = r"""
+import asyncio, json, sys, time
+from spectui.config.launch import resolve, open_session
+from spectui.tui.app import SpecApp
+from spectui.tui.widgets.chat_input import ChatInput
+from spectui.engine.stats import summarize
+
+model, n, text, spec_type, draft = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] or None
+setup = resolve(None, {"model": model, "model_draft": draft, "spec_type": spec_type, "temp": 0.0, "n_predict": n})
+session = open_session(setup)
+
+async def main():
+    app = SpecApp(setup, session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.query_one(ChatInput).insert(text)
+        await pilot.press("enter")
+        while app.chat_screen.turn is None or app.chat_screen.generating:
+            await pilot.pause(0.02)
+        print(json.dumps(summarize(app.chat_screen.turn.events).as_dict()))
+
+asyncio.run(main())
+"""
+
+
+def _chat(model: str, n: int, env: dict[str, str], spec_type: str = "none", draft: str = "") -> tuple[float, float]:
+    """The chat app (headless, the side panel updating) answering the same prompt."""
+    out = subprocess.run([sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft], capture_output=True,
+                         text=True, check=True, env=_clean_env() | env)
+    stats = json.loads(out.stdout.strip().splitlines()[-1])
+    return stats["tok_per_s"], stats["overhead_ms_per_round"]
+
+
+def _clean_env() -> dict[str, str]:
+    """The user's environment without OpenMP settings: each case sets its own."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("-n", type=int, default=128)
+    ap.add_argument("--models", default="smollm2-135m-instruct-q4_1,qwen2.5-coder-1.5b-instruct-q4_k_m")
+    ap.add_argument("--env", action="append", default=[], help="an extra spectui variant, e.g. OMP_WAIT_POLICY=ACTIVE")
+    ap.add_argument("--chat", action="store_true", help="also the chat app, headless, per variant")
+    args = ap.parse_args()
+    from spectui.config.embedded import resolve_model
+
+    variants = {"": {}}
+    for item in args.env:
+        key, _, value = item.partition("=")
+        variants[f" {item}"] = {key: value}
+    for model in args.models.split(","):
+        path = str(resolve_model(model))
+        results: dict[str, list] = {}
+        for _ in range(args.runs):
+            for name, env in variants.items():
+                results.setdefault(f"spectui run{name or ' (default env)'}", []).append(_spectui(model, args.n, env))
+                if args.chat:
+                    results.setdefault(f"chat{name or ' (default env)'}", []).append(_chat(model, args.n, env))
+            results.setdefault("Llama.generate", []).append((_llama_generate(path, args.n), None))
+        base = statistics.median(r[0] for r in results["Llama.generate"])
+        print(f"\n{model}: {args.n} tokens, greedy, median of {args.runs} interleaved runs")
+        for name, rs in results.items():
+            tps = statistics.median(r[0] for r in rs)
+            over = [r[1] for r in rs if r[1] is not None]
+            extra = f"   overhead {statistics.median(over):.2f} ms/round" if over else ""
+            print(f"  {name:34} {tps:7.2f} tok/s   {tps / base:5.2f}x Llama.generate{extra}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
