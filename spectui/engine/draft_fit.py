@@ -9,6 +9,7 @@ NextN projection can draft for itself (MTP). Any other draft is a plain model
 
 from __future__ import annotations
 
+import functools
 import mmap
 import struct
 from dataclasses import dataclass
@@ -100,6 +101,13 @@ def _parse(buf) -> tuple[dict, list[str]]:
 
 def read_header(path: Path) -> Header:
     check_gguf_file(path)
+    stat = path.stat()
+    return _read_header(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_header(path: Path, _mtime_ns: int, _size: int) -> Header:
+    """Parsed once per file version: a 151k-token vocabulary takes a sizeable fraction of a second."""
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             kv, names = _parse(m)
