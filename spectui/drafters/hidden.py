@@ -25,6 +25,7 @@ from spectui.engine.spec_config import SpecConfig
 
 
 class HiddenStateDrafter(Drafter):
+    """A drafter that follows the target: process() every target batch, accept() every round."""
 
     def __init__(self, target: Context, draft: Context, spec: SpecConfig):
         llama_ext.require()
