@@ -62,7 +62,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
         -DGGML_NATIVE=OFF \
         -DLLAMA_OPENSSL=OFF \
         -DLLAMA_BUILD_TESTS=OFF \
-        -DLLAMA_BUILD_EXAMPLES=OFF \
+        -DLLAMA_BUILD_EXAMPLES=ON \
         -DLLAMA_BUILD_TOOLS=OFF \
         -DLLAMA_BUILD_SERVER=OFF \
         -DLLAMA_BUILD_APP=OFF >&2
@@ -78,6 +78,9 @@ fi
 
 log "building llama $common_target (-j$jobs)"
 cmake --build "$build" --target llama "$common_target" -j "$jobs" >&2
+# llama.cpp's own example, for benchmarks/vs_speculative_simple.py (not needed to record)
+cmake --build "$build" --target llama-speculative-simple -j "$jobs" >&2 \
+    || log "no llama-speculative-simple target in $build (configured without examples): the benchmark skips it"
 
 libdir="$(dirname "$(find "$build" -name 'libllama.so' -print -quit)")"
 if [[ -z "$libdir" || ! -f "$libdir/libllama.so" ]]; then

@@ -1,0 +1,102 @@
+"""spectui against llama.cpp's own llama-speculative-simple, same pair, prompt and settings.
+
+    python benchmarks/vs_speculative_simple.py [--binary PATH] [--runs 5] [-n 128]
+
+For draft-simple and each n-gram type, greedy, interleaved run by run, medians of --runs:
+`spectui run --json` and `llama-speculative-simple` (built from the llama.cpp that
+llama-cpp-python vendors: `tests/oracle/build.sh` builds it beside the oracle), each in its
+own process with the same threads and the same OpenMP environment. Both rates count the
+generation only (llama.cpp's "decoded N tokens in S seconds"). Without a binary it says so
+and compares nothing. Prints numbers; asserts nothing. Run it on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from native_speed import _clean_env, _spectui
+
+from spectui.config.embedded import resolve_model
+from spectui.engine.model import default_threads
+
+SMOL = "smollm2-135m-instruct-q4_1"
+PROMPT = ("Copy this function exactly, renaming it to welcome:\n\ndef greet(name, times):\n"
+          "    message = \"Hello, \" + name + \"!\"\n    for i in range(times):\n        print(message)\n"
+          "    return message\n")
+# (spec type, target, draft, n-max): SmolLM2 drafting for itself keeps the runs short
+CASES = [("draft-simple", SMOL, SMOL, 3)] + [(t, SMOL, None, 3) for t in (
+    "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")]
+
+
+def _find_binary(given: str | None) -> Path | None:
+    if given:
+        return Path(given)
+    if os.environ.get("LLAMA_SPECULATIVE_SIMPLE"):
+        return Path(os.environ["LLAMA_SPECULATIVE_SIMPLE"])
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "spectui-oracle"
+    found = sorted(cache.glob("**/build/bin/llama-speculative-simple"))
+    return found[-1] if found else None
+
+
+def _templated(target: str) -> str:
+    """The prompt as spectui sends it (the model's chat template), for llama.cpp's -p."""
+    from spectui.engine.model import Model
+
+    model = Model(target, vocab_only=True)
+    try:
+        return model.format_chat([{"role": "user", "content": PROMPT}])
+    finally:
+        model.close()
+
+
+def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max: int, n: int) -> float:
+    args = [str(binary), "-m", target, *(["-md", draft] if draft else []), "--spec-type", spec_type,
+            "--spec-draft-n-max", str(n_max), "-p", _templated(target), "-n", str(n), "--temp", "0",
+            "-t", str(default_threads()), "-c", "4096"]
+    out = subprocess.run(args, capture_output=True, text=True, check=True, env=_clean_env() | _openmp())
+    m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", out.stderr + out.stdout)
+    if not m:
+        raise RuntimeError(f"no timing line from {binary.name}")
+    return int(m.group(1)) / float(m.group(2))
+
+
+def _openmp() -> dict[str, str]:
+    """spectui's OpenMP choice, given to llama.cpp too, so both wait for work alike."""
+    import spectui  # noqa: F401  (its import sets the variable in this process)
+
+    return {k: os.environ[k] for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if k in os.environ}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", help="llama-speculative-simple (default: $LLAMA_SPECULATIVE_SIMPLE or the oracle build)")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("-n", type=int, default=128)
+    args = ap.parse_args()
+    binary = _find_binary(args.binary)
+    if binary is None or not binary.exists():
+        print("no llama-speculative-simple build found: build one with tests/oracle/build.sh "
+              "(or pass --binary); nothing compared")
+        return
+    print(f"{binary}\n{args.n} tokens, greedy, {default_threads()} threads, median of {args.runs} interleaved runs")
+    for spec_type, target, draft, n_max in CASES:
+        t_path = str(resolve_model(target))
+        d_path = str(resolve_model(draft)) if draft else None
+        spec = ("--spec-type", spec_type, "--spec-draft-n-max", str(n_max)) + (("-md", draft) if draft else ())
+        ours, theirs = [], []
+        for _ in range(args.runs):
+            ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT)[0])
+            theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        print(f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x",
+              flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
