@@ -25,23 +25,25 @@ import sys
 
 PROMPT = "Write a Python function that parses a CSV line with quoted fields, and explain it."
 
+
 def _llama_generate(path: str, n: int) -> float:
     """Llama.generate's decode rate in a fresh process: (n - 1) tokens over first -> n-th.
-    With spectui's thread count: Llama's own default is half the CPUs."""
+    With spectui's thread count (Llama's own default is half the CPUs), computed here as
+    spectui's default_threads() does: importing spectui would set its OpenMP choice."""
     code = (
-        "import sys, time\n"
+        "import os, sys, time\n"
         "from llama_cpp import Llama\n"
-        "from spectui.engine.model import default_threads\n"
         "path, n, text = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
-        "t = default_threads()\n"
-        "llm = Llama(path, n_ctx=4096, n_threads=t, n_threads_batch=t, verbose=False)\n"
+        "cpus = len(os.sched_getaffinity(0))\n"
+        "threads = cpus if cpus <= 4 else cpus // 2\n"
+        "llm = Llama(path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, verbose=False)\n"
         "prompt = llm.tokenize(text.encode(), add_bos=True, special=True)\n"
-        "t = []\n"
+        "stamps = []\n"
         "for _ in llm.generate(prompt, temp=0.0, top_k=1, reset=True):\n"
-        "    t.append(time.perf_counter())\n"
-        "    if len(t) == n:\n"
+        "    stamps.append(time.perf_counter())\n"
+        "    if len(stamps) == n:\n"
         "        break\n"
-        "print((n - 1) / (t[-1] - t[0]))\n"
+        "print((n - 1) / (stamps[-1] - stamps[0]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT], capture_output=True, text=True,
                          check=True, env=_clean_env())
@@ -61,7 +63,7 @@ def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("
 
 
 CHAT = r"""
-import asyncio, json, sys, time
+import asyncio, json, sys
 from spectui.config.launch import resolve, open_session
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.chat_input import ChatInput
