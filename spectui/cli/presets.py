@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import tomli_w
 from rich.console import Console
 from rich.table import Table
 
-from spectui.config import paths, presets
+from spectui.config import presets
 from spectui.errors import UserError
 
 

@@ -81,23 +81,6 @@ class Eagle3(HiddenStateDrafter):
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         if n_max <= 0 or self.pending_pos < 0:
             return []
-        pos = self.pending_pos
-        self.dft.forget_from(pos)
-        b = self.batch
-        b.clear()
-        b.add(tokens[-1], pos, True, self.pending_g)  # the deferred pair, completed by id_last
-        b.process(self.dft)
-        result: list[int] = []
-        while True:
-            tok = self._pick(self.dft.logits_at(0))
-            if tok is None:
-                break
-            result.append(tok)
-            if len(result) >= n_max:
-                break
-            prenorm = llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn_ith")(self.dft.ptr, 0),
-                                     1, self.n_embd_dec)[0]
-            b.clear()
-            b.add(tok, pos + len(result), True, prenorm)
-            b.process(self.dft)
-        return self._finish(result)
+        self.dft.forget_from(self.pending_pos)
+        # the deferred pair, completed by id_last; then the draft's pre-norm rows
+        return self._chain(tokens[-1], self.pending_pos, self.pending_g, n_max)

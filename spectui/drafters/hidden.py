@@ -79,6 +79,25 @@ class HiddenStateDrafter(Drafter):
     def _finish(self, result: list[int]) -> list[int]:
         return result if len(result) >= self.n_min else []
 
+    def _chain(self, first: int, pos: int, row: np.ndarray, n_max: int) -> list[int]:
+        """The EAGLE-3 and MTP drafting loop: decode `first` at `pos` with its hidden `row`,
+        take the top token, feed it back at the next position with the draft's own output
+        row (llama_get_embeddings_nextn_ith), until n_max or --spec-draft-p-min stops it."""
+        b = self.batch
+        b.clear()
+        b.add(first, pos, True, row)
+        b.process(self.dft)
+        result: list[int] = []
+        while (tok := self._pick(self.dft.logits_at(0))) is not None:
+            result.append(tok)
+            if len(result) >= n_max:
+                break
+            out = llama_ext.fn("llama_get_embeddings_nextn_ith")(self.dft.ptr, 0)
+            b.clear()
+            b.add(tok, pos + len(result), True, llama_ext.rows(out, 1, len(row))[0])
+            b.process(self.dft)
+        return self._finish(result)
+
 
 def layer_features(tgt: Context, layer_ids: Sequence[int], n_tokens: int, n_layer_tgt: int) -> np.ndarray:
     """The target's extracted rows for the last batch, one row per token, the layers side

@@ -54,20 +54,5 @@ class Mtp(HiddenStateDrafter):
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         if n_max <= 0:
             return []
-        pos0 = len(tokens) - 1
-        b = self.batch
-        b.clear()
-        b.add(tokens[-1], pos0, True, self.pending_h)
-        result: list[int] = []
-        while True:
-            b.process(self.dft)
-            tok = self._pick(self.dft.logits_at(0))
-            if tok is None:
-                break
-            result.append(tok)
-            if len(result) >= n_max:
-                break
-            h_row = llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn_ith")(self.dft.ptr, 0), 1, self.n_embd)[0]
-            b.clear()
-            b.add(tok, pos0 + len(result), True, h_row)
-        return self._finish(result)
+        # id_last at its position with the last accepted row; then the head's own rows
+        return self._chain(tokens[-1], len(tokens) - 1, self.pending_h, n_max)
