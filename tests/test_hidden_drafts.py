@@ -84,11 +84,12 @@ def test_the_session_offers_exactly_what_the_models_allow(synthetic, spec_type, 
 def test_auto_takes_the_hidden_state_draft_as_its_model_candidate(synthetic):
     s = open_pair(synthetic, "target", "eagle3", types=("auto",), draft_n_max=4)
     try:
-        used = {r.spec_type for r in rounds(s.generate(tokens=s.target.tokenize(PROMPT),
-                                                       limits=GenerationLimits(n_predict=96)))}
+        rs = rounds(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=96)))
+        used = {r.spec_type for r in rs}
     finally:
         s.close()
     assert "draft-eagle3" in used and "draft-simple" not in used
+    assert all(r.note.startswith(("auto: draft-eagle3", "auto: ngram-simple", "auto: no draft")) for r in rs)
 
 
 def test_ab_compares_a_hidden_state_draft_with_none(synthetic):

@@ -315,14 +315,20 @@ async def test_n_max_stays_between_1_and_64(fake, setup):
         assert fake.spec.draft_n_max == 64
 
 
+async def cycle_types(pilot, session) -> list[str]:
+    """Press the spec-type key once per available type; the types it went through."""
+    seen = []
+    for _ in session.available_types():
+        await pilot.press("ctrl+t")
+        seen.append(session.spec.label)
+    return seen
+
+
 @sync
 async def test_spec_types_cycle_through_the_available_ones(fake, setup):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        seen = []
-        for _ in fake.available_types():
-            await pilot.press("ctrl+t")
-            seen.append(fake.spec.label)
+        seen = await cycle_types(pilot, fake)
         assert sorted(seen) == sorted(fake.available_types())
         assert seen[-1] == "draft-simple"
 
@@ -334,10 +340,7 @@ async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic,
                       spec=SpecConfig(types=("ngram-simple",)), sampling=setup.sampling(), owns_models=True)
     app = SpecApp(setup, session=session)
     async with app.run_test(size=(120, 40)) as pilot:
-        seen = []
-        for _ in session.available_types():
-            await pilot.press("ctrl+t")
-            seen.append(session.spec.label)
+        seen = await cycle_types(pilot, session)
         assert "draft-eagle3" in seen and "draft-simple" not in seen
         while session.spec.label != "draft-eagle3":
             await pilot.press("ctrl+t")

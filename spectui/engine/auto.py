@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 NGRAM = "ngram-simple"
-DRAFT = "draft-simple"
+DRAFT = "draft model"  # a role: the session's draft model, head or MTP layer (Session.model_type)
 PRIOR_SLOPE = 0.35  # verify cost per extra batch token, relative to T(1), before any measurement
 PROBE_START = 24  # rounds a source may stay off before a short probe
 PROBE_MAX = 384

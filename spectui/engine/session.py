@@ -247,7 +247,8 @@ class Session:
         model = self._drafter(self.model_type, spec) if self.model_type else None  # syncs itself in draft()
         dec = self._auto.choose(len(candidate), model is not None, n_max,
                                 draft_behind=lambda: model.behind(seq), tokens_left=left, tokens_done=done)
-        out = _Draft(note=f"auto: {dec.source or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
+        name = self.model_type if dec.source == auto.DRAFT else dec.source
+        out = _Draft(note=f"auto: {name or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
                      decision=dec, candidate=candidate, t_lookup=t_lookup)
         if dec.source == auto.NGRAM:
             out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
