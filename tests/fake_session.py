@@ -6,48 +6,38 @@ generate, cancel, reset, close). Each generate() replays the recording, retimed 
 one round every `round_s` seconds so that a test can act mid-answer; a configuration
 change shows in the rounds after it, as the engine's would.
 
-The recording (tests/data/smollm2_turn.json) is a real SmolLM2 turn; test_fake_session.py
-checks it still matches the engine. Re-record with: python -m tests.fake_session
+The recording (tests/data/smollm2_turn.jsonl) is a trace of a real SmolLM2 turn, read
+with spectui's own trace reader; test_fake_session.py checks it still matches the engine.
+Re-record with: python -m tests.fake_session
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
-from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.events import Event, Round, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.session import GenerationLimits, SessionStatus
 from spectui.engine.spec_config import SpecConfig, available_types
 from spectui.errors import UserError
+from spectui.trace import format as trace_format
+from spectui.trace.format import Trace
 
-RECORDING = Path(__file__).resolve().parent / "data" / "smollm2_turn.json"
+RECORDING = Path(__file__).resolve().parent / "data" / "smollm2_turn.jsonl"
 NAME = "Smollm2 135M 8k Lc100K Mix1 Ep2"  # the recorded model's general.name
 PROMPT = "Write a python function that adds two numbers."
 SPEC = SpecConfig(types=("draft-simple",), draft_n_max=3)
 
 
-def to_dict(event: Event) -> dict:
-    return {"kind": type(event).__name__, **asdict(event)}
-
-
-def from_dict(d: dict) -> Event:
-    d = dict(d)
-    kind = d.pop("kind")
-    if kind == "Round":
-        d["tokens"] = tuple(Token(t["id"], t["piece"], Source(t["source"])) for t in d["tokens"])
-        d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
-        return Round(**d)
-    if kind == "TurnEnd":
-        return TurnEnd(**d | {"stop_reason": StopReason(d["stop_reason"]), "tokens": tuple(d["tokens"])})
-    return {"TurnStart": TurnStart, "PromptDone": PromptDone}[kind](**d)
+def load_trace(path: Path = RECORDING) -> Trace:
+    return trace_format.read(path)
 
 
 def load_recording(path: Path = RECORDING) -> list[Event]:
-    return [from_dict(d) for d in json.loads(path.read_text(encoding="utf-8"))]
+    return load_trace(path).turns[0].events
 
 
 class FakeSession:
@@ -124,23 +114,28 @@ class FakeSession:
 
 
 def record(path: Path = RECORDING) -> list[Event]:
-    """One greedy SmolLM2 turn (drafting for itself, draft-simple n-max 3, 48 tokens)."""
+    """One greedy SmolLM2 turn (drafting for itself, draft-simple n-max 3, 48 tokens), as a trace."""
     from rich.console import Console
 
+    from spectui.bench.environment import collect
     from spectui.config.embedded import resolve_model
+    from spectui.config.launch import resolve
     from spectui.engine.model import Model
+    from spectui.engine.resources import memory_text
     from spectui.engine.sampling import SamplingParams
     from spectui.engine.session import Session, chat_messages
 
+    setup = resolve("smollm2", {"temp": 0.0, "n_predict": 48}).with_spec(SPEC)
     model = Model(resolve_model("smollm2-135m-instruct-q4_1", Console(stderr=True)))
     session = Session(model, model, spec=SPEC, sampling=SamplingParams(temp=0.0))
     try:
         events = list(session.generate(chat_messages([("user", PROMPT)]), limits=GenerationLimits(n_predict=48)))
+        environment = collect(session, setup, hash_files=False)
     finally:
         session.close()
         model.close()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([to_dict(e) for e in events], ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    turn = trace_format.TraceTurn(PROMPT, events, memory=memory_text())
+    Trace(trace_format.header("tests.fake_session", environment, setup.values()), [turn]).write(path)
     return events
 
 

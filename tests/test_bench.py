@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from spectui.cli import bench as bench_command, main as cli
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.spec_config import SpecConfig
 from spectui.errors import UserError
+from spectui.trace import format as trace_format
 from tests.test_run_command import interruptible
 
 N = 16
@@ -231,7 +233,8 @@ def tiny(tmp_path_factory):
     files = {k: out / f"r.{k}" for k in ("json", "csv", "md")}
     with pytest.MonkeyPatch.context() as mp:
         rc = cli.main(TINY + ["--repeat", "2", "--json", str(files["json"]), "--csv", str(files["csv"]),
-                              "--markdown", str(files["md"])])
+                              "--markdown", str(files["md"]), "--trace", str(out / "traces")])
+    files["traces"] = out / "traces"
     return rc, json.loads(files["json"].read_text(encoding="utf-8")), files
 
 
@@ -274,6 +277,19 @@ def test_every_run_generates_exactly_n_tokens(tiny):
     assert all(r["n_generated"] == N and len(r["tokens"]) == N and r["stop_reason"] == "n-predict"
                for r in doc["runs"])
     assert not [w for w in doc["warnings"] if "tokens, not" in w]
+
+
+def test_trace_per_run_replays_the_run_the_result_holds(tiny):
+    _, doc, files = tiny
+    traces = {p.name: trace_format.read(p) for p in files["traces"].glob("*.jsonl")}
+    assert len(traces) == len(CONFIGS) * (1 + 2 * 2)  # a warm-up per configuration, then 2 passes x 2 prompts
+    for run in doc["runs"]:
+        label = f"pass{run['repeat'] + 1}-{run['config']}-{run['prompt']}"
+        [trace] = [t for name, t in traces.items() if name == re.sub(r"[^A-Za-z0-9_.-]+", "_", label) + ".jsonl"]
+        [turn] = trace.turns
+        assert list(turn.end.tokens) == run["tokens"] and turn.label.startswith(run["config"])
+        assert trace.header["settings"]["n_predict"] == N and trace.header["recorded_by"] == "spectui bench"
+    assert sum(name.startswith("warmup-") for name in traces) == len(CONFIGS)
 
 
 def test_tiny_run_csv_markdown_and_screen(tiny):

@@ -3,13 +3,11 @@ the replay behaves as the engine does (cancel between rounds, live configuration
 
 from __future__ import annotations
 
-import json
-
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.model import Model
 from spectui.engine.sampling import SamplingParams
 from spectui.engine.session import GenerationLimits, Session, chat_messages
-from tests.fake_session import NAME, PROMPT, RECORDING, SPEC, FakeSession, from_dict, load_recording, to_dict
+from tests.fake_session import NAME, PROMPT, RECORDING, SPEC, FakeSession, load_recording, load_trace
 
 
 def test_the_recording_is_what_the_engine_generates(smol: Model):
@@ -27,9 +25,8 @@ def test_the_recording_is_what_the_engine_generates(smol: Model):
     assert smol.name == NAME
 
 
-def test_events_survive_the_json_round_trip():
-    raw = json.loads(RECORDING.read_text(encoding="utf-8"))
-    assert json.loads(json.dumps([to_dict(from_dict(d)) for d in raw])) == raw
+def test_the_recording_is_a_trace_that_round_trips():
+    assert load_trace().text() == RECORDING.read_text(encoding="utf-8")
 
 
 def test_replay_follows_configuration_and_cancel():

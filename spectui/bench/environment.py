@@ -33,12 +33,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def model_record(model, name: str, hashes: dict[Path, str]) -> dict:
+def model_record(model, name: str, hashes: dict[Path, str] | None) -> dict:
     """One model file. An embedded model's sha256 is the catalog's (checked when it was
-    installed); any other file is hashed here, once per path (`hashes` caches it)."""
+    installed); any other file is hashed here, once per path (`hashes` caches it), or not
+    at all when `hashes` is None (a trace: reading gigabytes would delay the chat)."""
     entry = CATALOG.get(name)
     if entry is not None:
         sha, source = entry.sha256, "catalog"
+    elif hashes is None:
+        sha, source = None, "not hashed"
     else:
         if model.path not in hashes:
             hashes[model.path] = _sha256(model.path)
@@ -51,7 +54,7 @@ def model_record(model, name: str, hashes: dict[Path, str]) -> dict:
         "size_bytes": model.size,
         "n_params": model.n_params,
         "n_layer": llama_lib.llama_model_n_layer(model.ptr),
-        "sha256": sha[:16],
+        "sha256": sha and sha[:16],
         "sha256_source": source,
     }
 
@@ -89,9 +92,10 @@ def _llama_build() -> dict:
     }
 
 
-def collect(session, setup) -> dict:
-    """The environment record of a result (models are hashed here when not embedded)."""
-    hashes: dict[Path, str] = {}
+def collect(session, setup, hash_files: bool = True) -> dict:
+    """The environment record of a result or a trace (models not embedded are hashed here
+    when `hash_files`)."""
+    hashes: dict[Path, str] | None = {} if hash_files else None
     models = {"target": model_record(session.target, setup.model, hashes)}
     if session.draft is not None:
         models["draft"] = model_record(session.draft, setup.model_draft, hashes)

@@ -7,6 +7,7 @@ the verdicts live in spectui.bench and consume the same engine events as everyth
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -23,6 +24,7 @@ from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.model import configure_logging
 from spectui.engine.spec_config import parse_types
 from spectui.errors import UserError
+from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
 DEFAULT_N_MAX = "3,5,8"
@@ -81,6 +83,8 @@ def add_parser(sub) -> None:
     o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1)")
     o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
     o.add_argument("--markdown", metavar="FILE", help="write a report")
+    o.add_argument("--trace", metavar="DIR", help="write one trace per run into DIR (spectui replay shows why a "
+                                                  "configuration was slow)")
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -136,6 +140,42 @@ def _progress(console: Console) -> Progress:
                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console)
 
 
+def _trace_dir(name: str) -> Path:
+    path = Path(name).expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--trace needs a folder; cannot use {name}: {e.strerror or e}") from e
+    return path
+
+
+class RunTraces:
+    """One trace per run, written when the run ends: pass-<n> (or warmup)-<configuration>-<prompt>.jsonl."""
+
+    def __init__(self, folder: Path, environment: dict, setup, first_prompt, warmup: int):
+        self.folder, self.environment, self.setup = folder, environment, setup
+        self.first_prompt, self.warmup = first_prompt.id, warmup
+        self.events: list = []
+        self.seen: dict[tuple[str, str], int] = {}
+        self.written = 0
+
+    def add(self, cfg, prompt, event) -> None:
+        if isinstance(event, TurnStart):
+            self.events = []
+        self.events.append(event)
+        if not isinstance(event, TurnEnd):
+            return
+        k = self.seen[cfg.label, prompt.id] = self.seen.get((cfg.label, prompt.id), 0) + 1
+        warm = self.warmup if prompt.id == self.first_prompt else 0
+        run = "warmup" if k <= warm else f"pass{k - warm}"
+        label = f"{cfg.label} · {prompt.id} · {run}"
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run}-{cfg.label}-{prompt.id}") + ".jsonl"
+        head = trace_format.header("spectui bench", self.environment, self.setup.with_spec(cfg.spec).values())
+        trace_format.Trace(head, [trace_format.TraceTurn(prompt.text, self.events, label=label)]).write(
+            self.folder / name)
+        self.written += 1
+
+
 def main(args) -> int:
     if args.repeat < 1:
         raise UserError(f"--repeat must be at least 1, got {args.repeat}")
@@ -153,6 +193,7 @@ def main(args) -> int:
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
                               system=setup.system)
 
+    trace_dir = _trace_dir(args.trace) if args.trace else None
     configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
     err = Console(stderr=True)
     for note in setup.notes:
@@ -164,10 +205,13 @@ def main(args) -> int:
         environment = collect(session, setup)
         started, t0 = datetime.now(timezone.utc), time.perf_counter()
         total = len(configs) * (proto.warmup + proto.repeat * len(chosen)) * n
+        traces = RunTraces(trace_dir, environment, setup, chosen[0], proto.warmup) if trace_dir else None
         with _progress(err) as progress:
             task = progress.add_task("bench", total=total)
 
             def on_event(cfg, prompt, ev):
+                if traces is not None:
+                    traces.add(cfg, prompt, ev)
                 if isinstance(ev, TurnStart):
                     progress.update(task, description=f"{cfg.label} | {prompt.id}")
                 elif isinstance(ev, Round):
@@ -195,6 +239,8 @@ def main(args) -> int:
     Console(soft_wrap=True).print(report.render(doc))
     for path in written:
         err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
+    if traces is not None:
+        err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False)
     return 1 if m.failed else 130 if m.partial else 0
 
 

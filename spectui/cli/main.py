@@ -1,4 +1,5 @@
-"""Command line: `spectui [chat]`, `run`, `bench`, `models`, `presets`; one module per command.
+"""Command line: `spectui [chat]`, `run`, `replay`, `bench`, `models`, `presets`; one module
+per command.
 
 Flags follow llama.cpp where they overlap, so users' knowledge carries over.
 """
@@ -11,11 +12,11 @@ import sys
 from spectui import __version__
 from spectui.errors import UserError
 
-COMMANDS = ("chat", "run", "bench", "models", "presets")
+COMMANDS = ("chat", "run", "replay", "bench", "models", "presets")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from spectui.cli import bench, chat, models, presets, run
+    from spectui.cli import bench, chat, models, presets, replay, run
 
     parser = argparse.ArgumentParser(
         prog="spectui",
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"spectui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for command in (chat, run, bench, models, presets):
+    for command in (chat, run, replay, bench, models, presets):
         command.add_parser(sub)
     return parser
 

@@ -13,12 +13,10 @@ import threading
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
+from spectui.cli.render import legend, round_text, summary_table
 from spectui.config.launch import model_label, open_session, resolve
 from spectui.config.options import add_setup_flags, overrides_from
-from spectui.engine import overlay
 from spectui.engine.events import Round, TurnEnd
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
@@ -32,6 +30,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--no-color", action="store_true", help="plain text (for pipes); hides rejected tokens")
     p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
+    p.add_argument("--trace", metavar="FILE", help="record the run as a trace (JSON Lines) for spectui replay")
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -53,6 +52,25 @@ def read_prompt(args) -> str:
     if not text.strip():
         raise UserError("the prompt is empty")
     return text
+
+
+def writable(name: str) -> Path:
+    """An output file's path, checked before any model loads: its folder must exist and
+    it must not be a folder itself."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        raise UserError(f"{name} is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {name}: the folder {path.parent} does not exist")
+    return path
+
+
+def save_trace(path: Path, recorded_by: str, session, setup, turns: list) -> Path:
+    """Write a trace of `turns` with this session's environment and the setup's settings."""
+    from spectui.bench.environment import collect
+    from spectui.trace.format import Trace, header
+
+    return Trace(header(recorded_by, collect(session, setup, hash_files=False), setup.values()), turns).write(path)
 
 
 def generate_in_thread(session, on_event, **kwargs) -> list:
@@ -85,10 +103,13 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
 
 def main(args) -> int:
     from spectui.engine.model import configure_logging
+    from spectui.engine.resources import memory_text
+    from spectui.trace.format import TraceTurn
     from spectui.engine.session import GenerationLimits, chat_messages
 
     prompt = read_prompt(args)
     setup = resolve(args.preset, overrides_from(args))
+    trace_path = writable(args.trace) if args.trace else None
     configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
     err = Console(stderr=True)
     out = Console(no_color=args.no_color, highlight=False, soft_wrap=True)
@@ -99,15 +120,14 @@ def main(args) -> int:
 
     def show(ev) -> None:
         if isinstance(ev, Round) and not args.json:
-            text = Text()
-            for piece, kind in overlay.segments(ev, show_rejected):
-                text.append(piece, style=overlay.STYLES[kind] if show_rejected else "")
-            out.print(text, end="")
+            out.print(round_text(ev, show_rejected, styled=show_rejected), end="")
 
     events = generate_in_thread(session, show, messages=chat_messages([("user", prompt)], setup.system),
                       limits=GenerationLimits(n_predict=setup.n_predict))
     end = events[-1]
     assert isinstance(end, TurnEnd)
+    if trace_path is not None:
+        save_trace(trace_path, "spectui run", session, setup, [TraceTurn(prompt, events, memory=memory_text())])
     summary = summarize(events)
     if args.json:
         print(json.dumps({
@@ -123,42 +143,6 @@ def main(args) -> int:
         return 0
     out.print()
     if show_rejected:
-        legend = Text("legend: ")
-        for kind, label in overlay.LEGEND.items():
-            legend.append(label, style=overlay.STYLES[kind] or "reverse")
-            legend.append("  ")
-        err.print(legend)
+        err.print(legend())
     err.print(summary_table(summary, session.spec.label, end))
     return 0
-
-
-def _fmt(v, spec: str = ".2f", suffix: str = "") -> str:
-    return "-" if v is None else f"{v:{spec}}{suffix}"
-
-
-def summary_table(s, spec_label: str, end: TurnEnd) -> Table:
-    t = Table(title="speculation summary", show_header=False, title_justify="left")
-    t.add_column(style="bold")
-    t.add_column()
-    tm = s.timing
-    rows = [
-        ("spec type", spec_label),
-        ("stop reason", end.stop_reason.value + (f" ({end.error})" if end.error else "")),
-        ("generated", f"{s.n_generated} tokens in {s.rounds} rounds"),
-        ("accepted / drafted", f"{s.n_accepted} / {s.n_drafted}  ({_fmt(s.acceptance_rate, '.1%')})"),
-        ("mean acceptance length", _fmt(s.mean_acceptance_length)),
-        ("per-position acceptance", " ".join(f"{p:.0%}" for p in s.per_position) or "-"),
-        ("tok/s (generation / e2e)", f"{_fmt(tm.tok_per_s, '.1f')} / {_fmt(tm.tok_per_s_e2e, '.1f')}"),
-        ("time to first token", _fmt(tm.ttft_s, ".3f", " s")),
-        ("inter-token latency p50 / p95",
-         f"{_fmt(tm.itl_p50_s and tm.itl_p50_s * 1000, '.1f')} / {_fmt(tm.itl_p95_s and tm.itl_p95_s * 1000, '.1f')} ms"),
-        ("draft / verify / other", f"{tm.t_draft_s:.2f} / {tm.t_verify_s:.2f} / {tm.t_other_s:.2f} s"),
-        ("overhead per round", _fmt(tm.overhead_ms_per_round, ".2f", " ms outside llama.cpp")),
-    ]
-    for name, c in s.per_type.items():
-        rows.append((f"  {name}", f"#gen drafts {c.gen_drafts}  #acc drafts {c.acc_drafts}  "
-                                  f"#gen tokens {c.gen_tokens}  #acc tokens {c.acc_tokens}  "
-                                  f"dur(g,a) {c.t_draft_s * 1000:.0f}, {c.t_verify_s * 1000:.0f} ms"))
-    for r in rows:
-        t.add_row(*r)
-    return t

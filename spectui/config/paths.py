@@ -1,7 +1,7 @@
 """Every directory spectui reads or writes, and the one way it writes a file.
 
 Environment overrides (for tests and portable setups): SPECTUI_CONFIG_DIR (presets,
-themes, settings), SPECTUI_DATA_DIR (chats, exports, logs), SPECTUI_MODELS_DIR
+themes, settings), SPECTUI_DATA_DIR (chats, exports, traces, logs), SPECTUI_MODELS_DIR
 (assembled embedded models). Shipped presets and themes are package data in a wheel
 (spectui.shipped_presets, from the top-level presets/ folder), or that folder itself when
 spectui runs from a source checkout.
@@ -14,6 +14,7 @@ import tempfile
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Callable
 
 import platformdirs
 
@@ -49,6 +50,20 @@ def chats_dir() -> Path:
 def exports_dir() -> Path:
     """Where exports go when the current directory is not writable."""
     return data_dir() / "exports"
+
+
+def traces_dir() -> Path:
+    """Where the chat records every chat's trace when asked to (the record_traces setting)."""
+    return data_dir() / "traces"
+
+
+def write_export(name: str, write: Callable[[Path], Path]) -> Path:
+    """Write a file the user asked for into the current folder, or into exports_dir() when
+    the current folder is not writable; `write(path)` raises UserError on failure."""
+    try:
+        return write(Path.cwd() / name)
+    except UserError:
+        return write(exports_dir() / name)
 
 
 def llama_log_path() -> Path:

@@ -1,4 +1,4 @@
-"""Persisted UI settings (theme, overlay, rejected tokens, stats panel) in
+"""Persisted UI settings (theme, overlay, rejected tokens, stats panel, trace recording) in
 `paths.settings_path()`.
 
 Settings are a convenience: a broken or hand-edited file must never stop the app, so
@@ -19,6 +19,7 @@ DEFAULTS: dict = {
     "show_overlay": True,  # colour tokens by where they came from
     "show_rejected": True,  # show rejected draft tokens (struck through)
     "show_panel": True,  # the stats panel
+    "record_traces": False,  # append every chat's turns to a trace in the data dir (spectui replay)
 }
 
 

@@ -104,6 +104,12 @@ def _maxrss() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
+def memory_text() -> str:
+    """VRAM per GPU (or "GPU: none (CPU)") and this process's resident memory: the panel's
+    Memory section, and what a trace records of the machine."""
+    return f"{describe_gpu()}\nRSS {process_rss() / 2**20:.0f} MiB"
+
+
 def process_rss() -> int:
     """Current resident memory in bytes, from /proc/self/statm. Where there is no /proc
     (macOS) the peak is the best the standard library offers."""

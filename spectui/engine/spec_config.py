@@ -6,7 +6,7 @@ combined types are asked for a draft.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 from spectui.errors import UserError
 
@@ -45,6 +45,11 @@ def uses_n_max(types) -> bool:
     """Whether --spec-draft-n-max bounds these types' drafts: a draft model, head or NextN
     layer, or auto; the n-gram types draft up to their own sizes, as in llama.cpp."""
     return any(t in DRAFT_FILE_TYPES or t in HIDDEN_STATE_TYPES or t == AUTO for t in types)
+
+
+def config_label(spec_type: str, n_max: int) -> str:
+    """How a message or a trace names its configuration: "draft-simple n-max 3", "ngram-mod"."""
+    return f"{spec_type} n-max {n_max}" if uses_n_max(spec_type.split(",")) else spec_type
 
 
 def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -131,6 +136,12 @@ class SpecConfig:
 
     def replace(self, **changes) -> "SpecConfig":
         return replace(self, **changes)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SpecConfig":
+        """The inverse of as_dict (a trace's configuration); validated as any SpecConfig."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: tuple(v) if k == "types" else v for k, v in d.items() if k in names})
 
     def as_dict(self) -> dict:
         d = asdict(self)

@@ -14,75 +14,55 @@ from rich.console import Console
 from textual import work
 from textual.app import App
 from textual.content import Content
-from textual.theme import Theme
 
+from spectui.bench.environment import collect
 from spectui.config import history, presets
 from spectui.config.launch import open_session, resolve
-from spectui.config.settings import load_settings, save_settings
 from spectui.config.setup import Setup, kept_across_presets
-from spectui.config.themes import load_themes
-from spectui.engine.resources import describe_gpu, process_rss
+from spectui.engine.resources import memory_text
 from spectui.engine.session import GenerationLimits, Session
 from spectui.errors import UserError
+from spectui.trace import format as trace_format
 from spectui.tui.commands import SpecCommands, bindings
 from spectui.tui.messages import MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.chat import ChatScreen
 from spectui.tui.screens.help import HelpScreen
 from spectui.tui.screens.name import NameScreen
-
-DEFAULT_THEME = "spectui-dark"
-
-
-def memory_text() -> str:
-    """VRAM per GPU (or "GPU: none (CPU)") and this process's resident memory."""
-    return f"{describe_gpu()}\nRSS {process_rss() / 2**20:.0f} MiB"
+from spectui.tui.themed import ThemedApp
 
 
-class SpecApp(App):
-    CSS_PATH = "app.tcss"
+class SpecApp(ThemedApp):
     TITLE = "spectui"
     COMMANDS = App.COMMANDS | {SpecCommands}
     BINDINGS = bindings(chat=False)
 
     def __init__(self, setup: Setup, session: Session | None = None, chat: history.Chat | None = None,
-                 overrides: dict | None = None):
+                 overrides: dict | None = None, environment: dict | None = None):
         """`overrides`: the options given on the command line; a preset switch keeps those
-        that are not the preset's business (sampling, context, system prompt)."""
+        that are not the preset's business (sampling, context, system prompt).
+        `environment`: what traces record of a given session's models and machine (the app
+        collects it for the sessions it loads)."""
         super().__init__()
         self.setup = setup
+        self.environment = environment or {}
         self.overrides = kept_across_presets(overrides or {})
         self.session = session
         self._owns_session = False  # only sessions this app loaded are closed by it
-        self.settings, self._settings_problem = load_settings()
         self.chat_screen = ChatScreen(chat or history.new_chat(setup.preset), self.settings, setup)
 
     async def on_mount(self) -> None:
-        themes, problems = load_themes()
-        for theme in themes:
-            self.register_theme(theme)
-        for problem in problems + ([self._settings_problem] if self._settings_problem else []):
-            self.notify(problem, severity="warning", timeout=8)
-        wanted = self.settings["theme"]
-        self.theme = wanted if wanted in self.available_themes else (
-            DEFAULT_THEME if DEFAULT_THEME in self.available_themes else self.theme)
-        self.theme_changed_signal.subscribe(self, self._remember_theme)
+        self.apply_themes()
         self.set_interval(2.0, self._measure_memory)
         self._measure_memory()
         if self.session is None:
             self._load(self.setup)
         else:
+            self.chat_screen.trace_header = self.trace_header("spectui chat")
             self.chat_screen.session = self.session
 
     def get_default_screen(self) -> ChatScreen:
         return self.chat_screen
-
-    def get_theme_variable_defaults(self) -> dict[str, str]:
-        """Overlay colours for themes without `spec-*` variables (Textual's own themes):
-        taken from the theme's semantic colours, so they suit it."""
-        v = self.current_theme.to_color_system().generate()
-        return {"spec-draft": v["success"], "spec-ngram": v["primary"], "spec-target": v["foreground"],
-                "spec-resampled": v["warning"], "spec-rejected": v["error"]}
 
     # --- loading ------------------------------------------------------------------
 
@@ -93,12 +73,13 @@ class SpecApp(App):
         try:
             session = open_session(setup, status=lambda s: post(SessionLoading(s)),
                                    console=Console(file=io.StringIO()))
+            environment = collect(session, setup, hash_files=False)
         except UserError as e:
             post(SessionFailed(str(e)))
         except Exception as e:  # a llama.cpp failure must leave the app usable (switch preset)
             post(SessionFailed(f"{type(e).__name__}: {e}"))
         else:
-            post(SessionLoaded(session, setup))
+            post(SessionLoaded(session, setup, environment))
 
     def on_session_loading(self, msg: SessionLoading) -> None:
         self.chat_screen.title, self.chat_screen.sub_title = "spectui", "loading…"
@@ -111,10 +92,16 @@ class SpecApp(App):
 
     def on_session_loaded(self, msg: SessionLoaded) -> None:
         self.session, self.setup, self._owns_session = msg.session, msg.setup, True
+        self.environment = msg.environment
         chat = self.chat_screen.chat
         chat.preset = chat.preset or msg.setup.preset
         self.chat_screen.setup = msg.setup
+        self.chat_screen.trace_header = self.trace_header("spectui chat")
         self.chat_screen.session = msg.session
+
+    def trace_header(self, recorded_by: str) -> dict:
+        """A trace's first line: the models and machine, and the settings in force now."""
+        return trace_format.header(recorded_by, self.environment, self.setup.with_spec(self.session.spec).values())
 
     def _close_session(self) -> None:
         """Free a session this app loaded (a test's own session stays open)."""
@@ -133,33 +120,11 @@ class SpecApp(App):
         chat = self.chat_screen
         if not self.comparing and chat.need_session() and chat.idle("compare"):
             self.push_screen(ABScreen(self.session, self.setup.system, GenerationLimits(n_predict=self.setup.n_predict),
-                                      self.settings["show_rejected"]))
+                                      self.settings["show_rejected"], self.trace_header("A/B")))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
-
-    # --- settings and themes ------------------------------------------------------
-
-    def remember(self, key: str, value) -> None:
-        """Change a setting and save the settings file (a failure is a warning only)."""
-        self.settings[key] = value
-        try:
-            save_settings(self.settings)
-        except UserError as e:
-            self.notify(str(e), title="Settings not saved", severity="warning")
-
-    def _remember_theme(self, theme: Theme) -> None:
-        if theme.name != self.settings["theme"]:
-            self.remember("theme", theme.name)
-
-    def action_cycle_theme(self) -> None:
-        names = list(self.available_themes)
-        self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
-        self.notify(f"Theme: {self.theme}", timeout=2)
-
-    def action_choose_theme(self) -> None:
-        self.search_themes()
 
     # --- presets ------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ class SessionLoading(Message):
 class SessionLoaded(Message):
     session: Session
     setup: Setup
+    environment: dict  # bench.environment.collect(): what a trace records of models and machine
 
 
 @dataclass

@@ -10,12 +10,11 @@ from spectui.config.history import Message
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
-from spectui.engine.spec_config import SpecConfig, uses_n_max
+from spectui.engine.spec_config import SpecConfig, config_label
 from spectui.engine.stats import summarize
 
 
-def config_label(spec_type: str, n_max: int) -> str:
-    return f"{spec_type} n-max {n_max}" if uses_n_max(spec_type.split(",")) else spec_type
+MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
 
 class LiveTurn:
@@ -64,3 +63,13 @@ class LiveTurn:
         summarize() walks every event."""
         self.message.stats = summarize(self.events).as_dict() if self.events else {}
         return self.message
+
+
+def baseline_tok_s(turn: LiveTurn) -> float | None:
+    """The turn's tok/s when it is a clean baseline: all rounds `none`, ended by EOS or
+    n-predict, long enough to trust; else None."""
+    rounds = turn.rounds
+    tok_s = turn.message.stats.get("tok_per_s")
+    clean = (turn.end is not None and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
+             and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS)
+    return tok_s if rounds and all(r.configured == "none" for r in rounds) and tok_s and clean else None

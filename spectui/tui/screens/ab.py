@@ -20,10 +20,13 @@ from textual.screen import Screen
 from textual.validation import Integer
 from textual.widgets import Footer, Header, Input, Label, Select, Static
 
+from spectui.config.paths import write_export
 from spectui.engine.ab import NAMES, Verdict, compare
 from spectui.engine.session import GenerationLimits, Session, chat_messages
 from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.engine.stats import TurnSummary
+from spectui.errors import UserError
+from spectui.trace.format import Trace, TraceTurn
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
 from spectui.tui.streaming import stream_turn
 from spectui.tui.turn import LiveTurn
@@ -151,11 +154,15 @@ class ABScreen(Screen):
         border: round $primary;
     }
     """
-    BINDINGS = [Binding("escape", "stop_or_close", "stop / close")]
+    BINDINGS = [Binding("escape", "stop_or_close", "stop / close"), Binding("ctrl+s", "save_trace", "save trace")]
 
-    def __init__(self, session: Session, system: str | None, limits: GenerationLimits, show_rejected: bool):
+    def __init__(self, session: Session, system: str | None, limits: GenerationLimits, show_rejected: bool,
+                 trace_header: dict):
+        """`trace_header`: the first line of the trace this view saves (ctrl+s)."""
         super().__init__()
         self.session = session
+        self.trace_header = trace_header
+        self.prompt = ""  # of the last run
         self.system = system
         self.limits = limits
         self.show_rejected = show_rejected
@@ -214,6 +221,7 @@ class ABScreen(Screen):
             self.notify("\n".join(errors), title="A/B", severity="error")
             return
         messages = chat_messages([("user", prompt)], self.system)
+        self.prompt = prompt
         for pane in self.panes:
             await pane.clear()
         self.verdict = None
@@ -262,6 +270,21 @@ class ABScreen(Screen):
         else:
             missing = ", ".join(pane.side_name for pane, t in zip(self.panes, turns) if t is None or t.running)
             verdict.update(Content.styled(f"No verdict: {missing} did not finish (stopped or failed).", "$warning"))
+
+    def action_save_trace(self) -> None:
+        """Both sides of the last run in one trace (spectui replay shows them side by side)."""
+        turns = [TraceTurn(self.prompt, list(pane.turn.events), side=pane.side_name)
+                 for pane in self.panes if pane.turn is not None and not pane.turn.running]
+        if self.running or not turns:
+            self.notify("Run A and B first (a running comparison is saved when it ends).", severity="warning")
+            return
+        name = f"spectui-ab-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        try:
+            path = write_export(name, Trace(self.trace_header, turns).write)
+        except UserError as e:
+            self.notify(str(e), title="Trace not saved", severity="error")
+            return
+        self.notify(f"{path}\nreplay it with: spectui replay {path.name}", title="Saved the A/B trace", timeout=8)
 
     # --- stopping and closing ---------------------------------------------------------
 

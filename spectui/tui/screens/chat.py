@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,14 +20,14 @@ from textual.widgets import Footer, Header, Static
 
 from spectui.config import history, paths
 from spectui.config.setup import Setup
-from spectui.engine.events import StopReason
 from spectui.engine.session import GenerationLimits, Session, SessionStatus, chat_messages
 from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.errors import UserError
+from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
 from spectui.tui.commands import bindings, chat_entries
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.streaming import stream_turn
-from spectui.tui.turn import LiveTurn
+from spectui.tui.turn import LiveTurn, baseline_tok_s
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.stats_panel import PanelState, StatsPanel
@@ -37,7 +36,6 @@ from spectui.tui.widgets.transcript import Transcript
 SAVE_EVERY_S = 2.0  # the partial answer is saved this often while it streams
 PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
 BASELINES_KEPT = 5  # recent `none` turns remembered per target model
-MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
 
 class ChatScreen(Screen):
@@ -57,6 +55,9 @@ class ChatScreen(Screen):
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.baselines: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
         self._answer: AssistantMessage | None = None
+        self.trace_header: dict = {}  # set by the app with the session: a trace's first line
+        self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
+        self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
         self._stop = threading.Event()
         self._last_save = self._last_panel = 0.0
         self._shown = False  # widgets composed: attributes set before then are applied by on_mount
@@ -138,6 +139,8 @@ class ChatScreen(Screen):
     def config_changed(self) -> None:
         status = self.status()
         spec = status.spec
+        if self.generating:
+            self._changes.append(ConfigChange(time.perf_counter(), spec.as_dict()))
         n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
         self.title = f"{spec.label} · {n_max}verify {status.verify}"
         self.sub_title = status.target + (f" ⇠ draft {status.draft}" if status.draft else " (no draft model)")
@@ -175,6 +178,7 @@ class ChatScreen(Screen):
         await self.transcript.add(self._answer)
         self.save()
         self._stop.clear()
+        self._changes = []
         self.query_one(ChatInput).cursor_blink = False  # a blink is a repaint; keep the CPU for the model
         self.status_line = Content.assemble(("● ", "$success"), "generating", ("  esc stops", "$text-muted"))
         self._generate(session, prompt, GenerationLimits(n_predict=self.setup.n_predict))
@@ -220,16 +224,26 @@ class ChatScreen(Screen):
         if end.error:
             self.notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
         self._record_baseline(turn)
+        self._trace(turn)
         self.refresh_panel()
         self.status_line = ""
 
+    def _trace(self, turn: LiveTurn) -> None:
+        """Keep the finished turn for the chat's trace, and append it to the chat's trace
+        file when every chat is recorded."""
+        prompt = self.chat.messages[-2].content if len(self.chat.messages) > 1 else ""
+        traced = TraceTurn(prompt, list(turn.events), self._changes, memory=self.memory)
+        self.traced.append(traced)
+        if self.settings["record_traces"]:
+            try:
+                append_turn(paths.traces_dir() / f"{self.chat.id}.jsonl", self.trace_header, traced)
+            except UserError as e:
+                self.notify(str(e), title="Trace not recorded", severity="warning")
+
     def _record_baseline(self, turn: LiveTurn) -> None:
         """A clean `none` turn on this target is the speedup baseline (best recent one)."""
-        rounds = turn.rounds
-        tok_s = turn.message.stats.get("tok_per_s")
-        if (rounds and all(r.configured == "none" for r in rounds) and tok_s
-                and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
-                and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS):
+        tok_s = baseline_tok_s(turn)
+        if tok_s is not None:
             kept = self.baselines.setdefault(self.status().target_path, [])
             kept[:] = (kept + [tok_s])[-BASELINES_KEPT:]
 
@@ -263,7 +277,7 @@ class ChatScreen(Screen):
     async def action_new_chat(self) -> None:
         if self.idle("start a new chat"):
             self.chat = history.new_chat(self.setup.preset)
-            self.turn = None
+            self.turn, self.traced = None, []
             await self._show_chat()
 
     async def _show_chat(self) -> None:
@@ -293,7 +307,7 @@ class ChatScreen(Screen):
         except UserError as e:
             self.notify(str(e), severity="error")
             return
-        self.turn = None
+        self.turn, self.traced = None, []
         await self._show_chat()
         self.notify(f"Opened “{self.chat.title or self.chat.id}”", timeout=3)
 
@@ -310,14 +324,30 @@ class ChatScreen(Screen):
             return
         name = f"spectui-chat-{self.chat.id}.md"
         try:
-            path = history.export_markdown(self.chat, Path.cwd() / name)
-        except UserError:  # the current dir is not writable: fall back to the data dir
-            try:
-                path = history.export_markdown(self.chat, paths.exports_dir() / name)
-            except UserError as e:
-                self.notify(str(e), title="Export failed", severity="error")
-                return
+            path = paths.write_export(name, lambda p: history.export_markdown(self.chat, p))
+        except UserError as e:
+            self.notify(str(e), title="Export failed", severity="error")
+            return
         self.notify(str(path), title="Exported to Markdown", timeout=8)
+
+    def action_save_trace(self) -> None:
+        if not self.traced:
+            self.notify("No answer in this chat since it was opened: nothing to trace yet.", severity="warning")
+            return
+        trace = Trace(self.trace_header, self.traced)
+        try:
+            path = paths.write_export(f"spectui-trace-{self.chat.id}.jsonl", trace.write)
+        except UserError as e:
+            self.notify(str(e), title="Trace not saved", severity="error")
+            return
+        self.notify(f"{path}\nreplay it with: spectui replay {path.name}",
+                    title=f"Saved the trace of {len(self.traced)} answer(s)", timeout=8)
+
+    def action_toggle_record_traces(self) -> None:
+        self.app.remember("record_traces", not self.settings["record_traces"])
+        where = paths.traces_dir()
+        self.notify(f"Every answer is now appended to {where}/<chat id>.jsonl" if self.settings["record_traces"]
+                    else "Chats are no longer recorded (f3 still saves this chat's trace)", timeout=5)
 
     def action_copy_answer(self) -> None:
         answer = next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)

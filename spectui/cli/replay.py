@@ -1,0 +1,70 @@
+"""`spectui replay FILE`: play a recorded trace in the chat UI (or the A/B view), step
+through it, or export it to SVG, HTML or an asciinema cast. No model is loaded, unless
+the trace lacks its token text and -m names the model to rebuild it from the ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from spectui.errors import UserError
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("replay", help="replay a recorded trace (spectui run --trace, the chat, A/B, bench)",
+                       description="Replay a trace with the overlay and the stats panel, or export it.")
+    p.add_argument("trace", metavar="FILE", help="a trace (.jsonl) written by spectui")
+    p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 10 (default 1: as recorded)")
+    p.add_argument("--paused", action="store_true", help="start paused: step with → (or .), play with space")
+    p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
+    p.add_argument("--export", metavar="OUT", help="write OUT.svg, OUT.html or OUT.cast (asciinema) instead of playing")
+    p.add_argument("-m", "--model", help="the recorded target (GGUF file or embedded name), only to rebuild "
+                                         "token text a trace lacks from its ids; only its vocabulary is loaded")
+    p.set_defaults(func=main)
+
+
+def with_text(trace, model: str | None):
+    """The trace with its token text, rebuilt from the ids with the model's vocabulary
+    when it is missing; never loads a model otherwise."""
+    from spectui.trace.format import fill_text, missing_text
+
+    if not missing_text(trace):
+        return trace
+    recorded = trace.header["environment"].get("models", {}).get("target", {})
+    if model is None:
+        raise UserError(f"this trace has token ids without their text; give -m with the recorded target "
+                        f"({recorded.get('file', 'its GGUF file')}) to rebuild the text from the ids")
+    from spectui.config.embedded import resolve_model
+    from spectui.engine.model import Detokenizer, Model
+
+    vocab = Model(resolve_model(model, Console(stderr=True)), vocab_only=True)
+    top = max((t.id for turn in trace.turns for e in turn.events for t in getattr(e, "tokens", ())
+               if hasattr(t, "id")), default=-1)
+    if top >= vocab.n_vocab:
+        raise UserError(f"{model} has {vocab.n_vocab} tokens but the trace uses id {top}: "
+                        f"not the recorded model ({recorded.get('file', '?')})")
+    fill_text(trace, lambda: Detokenizer(vocab))
+    return trace
+
+
+def main(args) -> int:
+    from spectui.cli.run import writable
+    from spectui.trace import format as trace_format
+    from spectui.trace.timeline import check_speed
+
+    check_speed(args.speed)
+    out = writable(args.export) if args.export else None
+    trace = with_text(trace_format.read(Path(args.trace).expanduser()), args.model)
+    if not trace.turns:
+        raise UserError(f"{args.trace} holds no turn: nothing to replay")
+    if out is not None:
+        from spectui.cli.export import export
+
+        path = export(trace, out, show_rejected=not args.no_rejected)
+        Console(stderr=True, soft_wrap=True).print(f"exported {len(trace.turns)} turn(s) to {path}", highlight=False)
+        return 0
+    from spectui.tui.replay_app import ReplayApp
+
+    ReplayApp(trace, args.speed, playing=not args.paused, show_rejected=not args.no_rejected).run()
+    return 0

@@ -1,0 +1,1 @@
+"""Traces: a speculation run recorded as JSON Lines, to replay, export and share."""

@@ -1,0 +1,271 @@
+"""The trace format: versioned JSON Lines, one record per line (README: "Trace format").
+
+Line 1 is the header: what ran where (models, machine, build, settings). Then turns: a
+`turn` record (the user's prompt, the A/B side), the engine's events of that turn as
+they came (TurnStart, PromptDone, Round..., TurnEnd), and `config` records where the
+configuration changed while the turn ran. Reading checks every line and names the first
+bad one, so a truncated or garbled file is refused, not half-replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from spectui.config.paths import write_atomic
+from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.spec_config import SpecConfig, config_label
+from spectui.errors import UserError
+
+FORMAT = "spectui-trace"
+VERSION = 1
+SIDES = ("A", "B")
+_EVENTS = {"TurnStart": TurnStart, "PromptDone": PromptDone, "Round": Round, "TurnEnd": TurnEnd}
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """The configuration changed while a turn ran (it applies from the next round)."""
+
+    t: float
+    config: dict  # SpecConfig.as_dict()
+
+
+@dataclass
+class TraceTurn:
+    prompt: str  # the user's message
+    events: list[Event] = field(default_factory=list)  # TurnStart ... TurnEnd
+    changes: list[ConfigChange] = field(default_factory=list)
+    side: str | None = None  # "A" or "B" in an A/B trace
+    label: str = ""  # what the turn was run as (the bench: configuration, prompt, pass)
+    memory: str = ""  # the recording machine's memory in use ("GPU ... / RSS ...") at the start
+
+    @property
+    def end(self) -> TurnEnd:
+        return self.events[-1]
+
+    @property
+    def config_label(self) -> str:
+        """The configuration the turn started with ("draft-simple n-max 3")."""
+        config = self.events[0].config
+        return config_label(config.get("spec_type", "none"), config.get("draft_n_max", 0))
+
+    def lines(self) -> list[str]:
+        records = [{"kind": "turn", "prompt": self.prompt, "side": self.side, "label": self.label,
+                    "memory": self.memory}]
+        records += _merged(self.events, self.changes)
+        return [json.dumps(r, ensure_ascii=False) for r in records]
+
+
+@dataclass
+class Trace:
+    header: dict
+    turns: list[TraceTurn] = field(default_factory=list)
+
+    @property
+    def is_ab(self) -> bool:
+        return any(t.side for t in self.turns)
+
+    def text(self) -> str:
+        return "\n".join([json.dumps(self.header, ensure_ascii=False)] + [ln for t in self.turns for ln in t.lines()]) + "\n"
+
+    def write(self, path: Path) -> Path:
+        """Atomically: a reader sees the old file or the whole new one."""
+        return write_atomic(Path(path), self.text())
+
+
+def header(recorded_by: str, environment: dict, settings: dict) -> dict:
+    """`environment`: models, machine and build (bench.environment.collect); `settings`: the
+    Setup's values."""
+    return {"kind": "header", "format": FORMAT, "version": VERSION, "recorded_by": recorded_by,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "environment": environment, "settings": settings}
+
+
+def machine_line(head: dict) -> str:
+    """Where a trace was recorded, in one line: "recorded on AMD EPYC, 2 cores, CPU only"."""
+    env = head["environment"]
+    gpus = env.get("gpus") or []
+    gpu = ", ".join(str(g.get("name", "GPU") if isinstance(g, dict) else g) for g in gpus) if gpus else "CPU only"
+    return f"recorded on {env.get('cpu', '?')}, {env.get('cpu_count', '?')} cores, {gpu}"
+
+
+def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
+    """Add a finished turn to a trace file, starting it with `head` when new (recording
+    every chat). Whole turns only: a crash loses at most the turn that was running."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists() or path.stat().st_size == 0
+        with open(path, "a", encoding="utf-8", newline="\n") as f:
+            f.write("\n".join(([json.dumps(head, ensure_ascii=False)] if new else []) + turn.lines()) + "\n")
+    except OSError as e:
+        raise UserError(f"cannot write trace {path}: {e.strerror or e}") from e
+
+
+# --- events <-> records ------------------------------------------------------------
+
+
+def event_record(event: Event | ConfigChange) -> dict:
+    if isinstance(event, ConfigChange):
+        return {"kind": "config", "t": event.t, "config": event.config}
+    return {"kind": type(event).__name__, **asdict(event)}
+
+
+def _merged(events: list[Event], changes: list[ConfigChange]) -> list[dict]:
+    """Events and configuration changes in time order: a change goes before the first
+    event after it (changes after the turn ended belong to no turn)."""
+    out, pending = [], sorted(changes, key=lambda c: c.t)
+    for event in events:
+        while pending and pending[0].t <= event.t and not isinstance(event, TurnStart):
+            out.append(event_record(pending.pop(0)))
+        out.append(event_record(event))
+    return out
+
+
+def event_from_record(d: dict) -> Event | ConfigChange:
+    """The inverse of event_record. A Round's token text may be missing (None): see
+    missing_text(). Raises KeyError/TypeError/ValueError on a malformed record."""
+    d = dict(d)
+    kind = d.pop("kind")
+    if kind == "config":
+        return ConfigChange(float(d["t"]), dict(d["config"]))
+    if kind == "Round":
+        d["tokens"] = tuple(Token(int(t["id"]), t.get("piece"), Source(t["source"])) for t in d["tokens"])
+        d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
+        d.setdefault("rejected_text", None)
+    elif kind == "TurnEnd":
+        d["stop_reason"] = StopReason(d["stop_reason"])
+        d["tokens"] = tuple(d.get("tokens", ()))
+        d.setdefault("text", None)
+    return _EVENTS[kind](**d)
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def _fail(path: Path, line: int, what: str) -> UserError:
+    return UserError(f"{path}, line {line}: {what}")
+
+
+def _check_header(path: Path, d: dict) -> None:
+    if d.get("kind") != "header" or d.get("format") != FORMAT:
+        raise _fail(path, 1, f"not a spectui trace (the first line must be its header, format '{FORMAT}')")
+    version = d.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise _fail(path, 1, f"the header's version must be a whole number, got {version!r}")
+    for key in ("environment", "settings"):
+        if not isinstance(d.get(key), dict):
+            raise _fail(path, 1, f"the header's '{key}' must be a JSON object")
+    if version > VERSION:
+        raise UserError(f"{path} is trace version {version}, written by a newer spectui; this one reads up to "
+                        f"version {VERSION}: upgrade spectui to replay it")
+
+
+def read(path: Path) -> Trace:
+    """The whole trace, checked line by line; a UserError names the first bad line."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise UserError(f"cannot read trace {path}: {e.strerror or e}") from e
+    if not raw.strip():
+        raise UserError(f"{path} is empty: not a spectui trace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise _fail(path, line, "not UTF-8 text: the trace is damaged") from e
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    trace: Trace | None = None
+    turn: TraceTurn | None = None
+    turn_line = 0
+    for n, line in enumerate(lines, 1):
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as e:
+            cut = n == len(lines) and not text.endswith("\n")
+            raise _fail(path, n, "cut off: the trace is truncated" if cut else f"not JSON ({e.msg})") from e
+        if not isinstance(d, dict) or "kind" not in d:
+            raise _fail(path, n, "not a trace record (a JSON object with a 'kind')")
+        if trace is None:
+            _check_header(path, d)
+            trace = Trace(d)
+            continue
+        kind = d["kind"]
+        if kind == "turn":
+            if turn is not None:
+                raise _fail(path, n, f"a new turn starts before the turn of line {turn_line} ended (no TurnEnd)")
+            side = d.get("side")
+            if side not in (None, *SIDES) or not isinstance(d.get("prompt"), str):
+                raise _fail(path, n, "a turn record needs a 'prompt' string and a side of A, B or null")
+            turn, turn_line = TraceTurn(d["prompt"], side=side, label=str(d.get("label") or ""),
+                                        memory=str(d.get("memory") or "")), n
+            continue
+        if kind not in _EVENTS and kind != "config":
+            raise _fail(path, n, f"unknown record kind {kind!r}")
+        if turn is None:
+            raise _fail(path, n, f"a {kind} record outside a turn (no 'turn' record before it)")
+        try:
+            event = event_from_record(d)
+        except (KeyError, TypeError, ValueError) as e:
+            raise _fail(path, n, f"a malformed {kind} record ({type(e).__name__}: {e})") from e
+        config = event.config if isinstance(event, (ConfigChange, TurnStart)) else None
+        if config is not None:
+            try:
+                SpecConfig.from_dict(config)
+            except (UserError, TypeError, ValueError) as e:
+                raise _fail(path, n, f"a {kind} record with a bad configuration: {e}") from e
+        if isinstance(event, ConfigChange):
+            turn.changes.append(event)
+            continue
+        if not turn.events and not isinstance(event, TurnStart):
+            raise _fail(path, n, f"a {kind} before the turn's TurnStart")
+        turn.events.append(event)
+        if isinstance(event, TurnEnd):
+            trace.turns.append(turn)
+            turn = None
+    if trace is None:
+        raise UserError(f"{path} is empty: not a spectui trace")
+    if turn is not None:
+        raise _fail(path, turn_line, "this turn has no end (TurnEnd): the trace is truncated")
+    return trace
+
+
+# --- token text ----------------------------------------------------------------------
+
+
+def missing_text(trace: Trace) -> bool:
+    """A trace can carry token ids without their text (written by another tool, or
+    stripped for sharing); replaying it then needs the model's vocabulary."""
+    for turn in trace.turns:
+        for e in turn.events:
+            if isinstance(e, Round) and (e.rejected_text is None or any(t.piece is None for t in e.tokens)):
+                return True
+            if isinstance(e, TurnEnd) and e.text is None:
+                return True
+    return False
+
+
+def fill_text(trace: Trace, detokenizer) -> None:
+    """Rebuild the missing token text from the ids as the engine made it: `detokenizer`
+    makes a fresh engine.model.Detokenizer (one per turn). Text that is present is kept."""
+    for turn in trace.turns:
+        detok = detokenizer()
+        out: list[Event] = []
+        text: list[str] = []
+        for e in turn.events:
+            if isinstance(e, Round):
+                accepted = [detok.feed(t.id) for t in e.tokens[: e.n_accepted]]
+                rejected = detok.peek(e.rejected) if e.rejected else ""
+                pieces = accepted + [detok.feed(t.id) for t in e.tokens[e.n_accepted:]]
+                tokens = tuple(t if t.piece is not None else replace(t, piece=p) for t, p in zip(e.tokens, pieces))
+                text += [t.piece for t in tokens]
+                e = replace(e, tokens=tokens, rejected_text=rejected if e.rejected_text is None else e.rejected_text)
+            elif isinstance(e, TurnEnd) and e.text is None:
+                e = replace(e, text="".join(text) + detok.flush())
+            out.append(e)
+        turn.events = out

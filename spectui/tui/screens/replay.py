@@ -1,0 +1,293 @@
+"""Replaying a trace: the chat's transcript and panel, or the A/B view's two sides and
+verdict, fed from the recorded events instead of a model.
+
+The screen holds a Playhead over the trace's timeline (one step per round, at the
+recorded times). Moving forward feeds the new events to the turn on screen, as the chat
+does while an answer streams; moving back rebuilds from the trace. The panel shows what
+the recording machine measured and which machine that was, never this one's.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from spectui.config.history import Chat, Message
+from spectui.engine.ab import compare
+from spectui.engine.events import Event, Round, TurnStart
+from spectui.engine.spec_config import SpecConfig
+from spectui.trace.format import Trace, TraceTurn, machine_line
+from spectui.trace.timeline import Playhead, Step, steps
+from spectui.tui.screens.ab import SidePane, render_verdict
+from spectui.tui.turn import LiveTurn, baseline_tok_s
+from spectui.tui.widgets.message import AssistantMessage, UserMessage
+from spectui.tui.widgets.stats_panel import PanelState, StatsPanel
+from spectui.tui.widgets.transcript import Transcript
+
+TICK_S = 1 / 20  # how often a playing replay looks for the next step
+
+
+def spec_in_force(turn: TraceTurn, events: list[Event]) -> SpecConfig:
+    """The turn's configuration at its last shown event: TurnStart's, or a later change."""
+    start = turn.events[0]
+    assert isinstance(start, TurnStart)
+    config = start.config
+    t = events[-1].t if events else start.t
+    for change in turn.changes:
+        if change.t <= t:
+            config = change.config
+    return SpecConfig.from_dict(config)
+
+
+def finished(turn: TraceTurn) -> LiveTurn:
+    live = LiveTurn(spec_in_force(turn, []))
+    for event in turn.events:
+        live.add(event)
+    return live
+
+
+class ReplayScreen(Screen):
+    """The timeline, its keys and its status line; subclasses draw a step."""
+
+    BINDINGS = [
+        Binding("space", "toggle_play", "play/pause"),
+        Binding("right,full_stop", "step(1)", "next round", key_display="→"),
+        Binding("left,comma", "step(-1)", "previous round", key_display="←"),
+        Binding("home", "seek(0)", "start", show=False),
+        Binding("end", "seek(-1)", "end", show=False),
+        Binding("plus,equals_sign", "speed(1)", "faster"),
+        Binding("minus", "speed(-1)", "slower"),
+        Binding("ctrl+f", "toggle_rejected", "rejected"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
+        super().__init__()
+        self.trace = trace
+        self.playhead = Playhead(steps(trace), speed, playing)
+        self.show_rejected = show_rejected
+        self._rounds = [sum(isinstance(e, Round) for e in t.events) for t in trace.turns]
+        self._ticked = time.monotonic()
+
+    async def on_mount(self) -> None:
+        models = self.trace.header.get("environment", {}).get("models", {})
+        target, draft = models.get("target", {}).get("name", "?"), models.get("draft", {}).get("name")
+        self.sub_title = f"replay of {target}" + (f" ⇠ draft {draft}" if draft else "")
+        self.query_one("#status").display = True  # the chat hides its status line when idle; a replay never is
+        await self.show_step(self.playhead.step, rebuild=True)
+        self.update_status()
+        self._ticked = time.monotonic()
+        self.set_interval(TICK_S, self._tick)
+
+    async def _tick(self) -> None:
+        now = time.monotonic()
+        dt, self._ticked = now - self._ticked, now
+        was_playing = self.playhead.playing
+        if self.playhead.tick(dt):
+            await self.show_step(self.playhead.step)
+            self.update_status()
+        elif self.playhead.playing != was_playing:
+            self.update_status()
+
+    # --- keys ------------------------------------------------------------------------
+
+    async def _moved(self, moved: bool, backward: bool = False) -> None:
+        if moved:
+            await self.show_step(self.playhead.step, rebuild=backward)
+        self.update_status()
+
+    async def action_step(self, n: int) -> None:
+        await self._moved(self.playhead.seek(self.playhead.pos + n), backward=n < 0)
+
+    async def action_seek(self, pos: int) -> None:
+        target = pos if pos >= 0 else len(self.playhead.steps) - 1
+        await self._moved(self.playhead.seek(target), backward=target < self.playhead.pos or target == 0)
+
+    def action_toggle_play(self) -> None:
+        at_end = self.playhead.at_end
+        self.playhead.toggle()
+        self._ticked = time.monotonic()
+        if at_end and self.playhead.playing:
+            self.run_worker(self.show_step(self.playhead.step, rebuild=True))
+        self.update_status()
+
+    def action_speed(self, direction: int) -> None:
+        self.playhead.change_speed(direction)
+        self.update_status()
+
+    async def action_toggle_rejected(self) -> None:
+        self.show_rejected = not self.show_rejected
+        await self.show_step(self.playhead.step, rebuild=True)
+
+    def update_status(self) -> None:
+        p, turns = self.playhead, self.trace.turns
+        state = ("▶ playing", "$success") if p.playing else ("⏸ paused", "$warning")
+        shown = sum(self._rounds[: p.step.turn]) + sum(
+            isinstance(e, Round) for e in turns[p.step.turn].events[: p.step.n_events])
+        self.query_one("#status", Static).update(Content.assemble(
+            state, f"  ×{p.speed:g}  round {shown}/{sum(self._rounds)}  turn {p.step.turn + 1}/{len(turns)}",
+            ("  space play/pause · ←/→ round · +/- speed · q quit", "$text-muted")))
+
+    async def show_step(self, step: Step, rebuild: bool = False) -> None:
+        raise NotImplementedError
+
+
+class ChatReplayScreen(ReplayScreen):
+    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel."""
+
+    def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
+        super().__init__(trace, speed, playing, show_rejected)
+        self.done = [finished(t) for t in trace.turns]
+        self.live: LiveTurn | None = None
+        self.answer: AssistantMessage | None = None
+        self._shown = (-1, 0)  # (turn, events) on screen
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="body"):
+            with Vertical(id="chat"):
+                yield Transcript(id="transcript")
+                yield Static(id="status")
+            yield StatsPanel(id="panel")
+        yield Footer()
+
+    async def show_step(self, step: Step, rebuild: bool = False) -> None:
+        turn = self.trace.turns[step.turn]
+        shown_turn, shown_n = self._shown
+        if rebuild or step.turn != shown_turn or step.n_events < shown_n:
+            await self._rebuild(step)
+        else:
+            for event in turn.events[shown_n: step.n_events]:
+                self.live.add(event)
+            await self.answer.refresh_answer()
+            if not self.live.running:
+                await self.answer.finish()
+        self._shown = (step.turn, step.n_events)
+        self._refresh_panel(step)
+
+    async def _rebuild(self, step: Step) -> None:
+        messages = []
+        for turn, live in zip(self.trace.turns[: step.turn], self.done):
+            messages += [Message("user", turn.prompt), live.message]
+        transcript = self.query_one(Transcript)
+        await transcript.show(Chat("replay", "", 0.0, 0.0, messages), True, self.show_rejected)
+        turn = self.trace.turns[step.turn]
+        self.live = LiveTurn(spec_in_force(turn, []))
+        for event in turn.events[: step.n_events]:
+            self.live.add(event)
+        self.answer = AssistantMessage(self.live.message, True, self.show_rejected, streaming=self.live.running)
+        await transcript.add(UserMessage(Message("user", turn.prompt)))
+        await transcript.add(self.answer)
+
+    def _refresh_panel(self, step: Step) -> None:
+        turn = self.trace.turns[step.turn]
+        events = turn.events[: step.n_events]
+        rounds = [e for e in events if isinstance(e, Round)]
+        start = turn.events[0]
+        spec = spec_in_force(turn, events)
+        temp = self.trace.header.get("settings", {}).get("temp")
+        verify = rounds[-1].verify if rounds else "greedy" if temp == 0 else spec.verify
+        baselines = [b for b in map(baseline_tok_s, self.done[: step.turn]) if b is not None]
+        self.title = f"replay · {spec.label}"
+        self.query_one(StatsPanel).state = PanelState(
+            spec=spec, verify=verify, events=events, baseline=max(baselines) if baselines else None,
+            n_ctx=start.n_ctx, n_past=rounds[-1].n_past if rounds else start.n_prompt,
+            memory=f"{turn.memory}\n{machine_line(self.trace.header)}".strip())
+
+
+class ABReplayScreen(ReplayScreen):
+    """An A/B trace: each prompt's A and B side by side, then the verdict."""
+
+    DEFAULT_CSS = """
+    #ab-sides {
+        height: 1fr;
+    }
+    #ab-verdict, #ab-prompt {
+        height: auto;
+        padding: 0 1;
+        border: round $accent 50%;
+    }
+    """
+
+    def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
+        super().__init__(trace, speed, playing, show_rejected)
+        self.pairs = pairs(trace)
+        self._shown = (-1, 0)
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield Static(id="ab-prompt")
+        with Horizontal(id="ab-sides"):
+            for side in ("A", "B"):
+                turn = next(t for t in self.trace.turns if t.side == side)
+                spec = spec_in_force(turn, [])
+                yield SidePane(side, (spec.label,), spec.label, spec.draft_n_max, self.show_rejected)
+        yield Static(id="ab-verdict")
+        yield Static(id="status")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        for widget in self.query("SidePane Select, SidePane Input"):
+            widget.disabled = True  # what was recorded; a replay cannot rerun it
+        self.title = "replay · A/B"
+        await super().on_mount()
+
+    async def show_step(self, step: Step, rebuild: bool = False) -> None:
+        pair = self.pairs[step.turn]
+        shown_turn, shown_n = self._shown
+        panes = list(self.query(SidePane))
+        if rebuild or pair != self.pairs.get(shown_turn) or step.turn < shown_turn or (
+                step.turn == shown_turn and step.n_events < shown_n):
+            self.query_one("#ab-prompt", Static).update(Content.assemble(
+                ("prompt ", "$text-muted"), self.trace.turns[step.turn].prompt))
+            for pane in panes:
+                pane.show_rejected = self.show_rejected
+                await pane.clear()
+            for i in pair:
+                if i <= step.turn:
+                    await self._feed(panes, i, 0, step.n_events if i == step.turn else None)
+        else:  # forward in the same run: the rest of each side up to the step
+            for i in range(shown_turn, step.turn + 1):
+                await self._feed(panes, i, shown_n if i == shown_turn else 0,
+                                 step.n_events if i == step.turn else None)
+        self._shown = (step.turn, step.n_events)
+        self._verdict(pair, step)
+
+    async def _feed(self, panes: list[SidePane], i: int, start: int, stop: int | None) -> None:
+        turn = self.trace.turns[i]
+        pane = panes[0 if turn.side == "A" else 1]
+        if start == 0:
+            await pane.start(spec_in_force(turn, []))
+        await pane.add(turn.events[start:stop])
+
+    def _verdict(self, pair: tuple[int, ...], step: Step) -> None:
+        verdict = self.query_one("#ab-verdict", Static)
+        turns = [self.trace.turns[i] for i in pair]
+        done = len(turns) == 2 and step.turn == pair[-1] and step.n_events == len(turns[-1].events)
+        if done:
+            labels = [finished(t).message.config for t in turns]
+            verdict.update(render_verdict(compare(turns[0].events, turns[1].events), labels))
+        else:
+            side = self.trace.turns[step.turn].side
+            verdict.update(Content.styled(f"replaying {side}…" if len(turns) == 2 else
+                                          "this run has one side only: no verdict", "$accent"))
+
+
+def pairs(trace: Trace) -> dict[int, tuple[int, ...]]:
+    """Turn index -> the indices of its A/B run: an A turn and the B turn after it."""
+    out: dict[int, tuple[int, ...]] = {}
+    i = 0
+    while i < len(trace.turns):
+        if trace.turns[i].side == "A" and i + 1 < len(trace.turns) and trace.turns[i + 1].side == "B":
+            out[i] = out[i + 1] = (i, i + 1)
+            i += 2
+        else:
+            out[i] = (i,)
+            i += 1
+    return out

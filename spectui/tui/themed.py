@@ -1,0 +1,60 @@
+"""What every spectui app shares, the chat and the replay: the settings file, the themes
+(shipped, the user's, Textual's own) and the overlay colours each theme gets."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.theme import Theme
+
+from spectui.config.settings import load_settings, save_settings
+from spectui.config.themes import load_themes
+from spectui.errors import UserError
+
+DEFAULT_THEME = "spectui-dark"
+
+
+class ThemedApp(App):
+    CSS_PATH = "app.tcss"
+
+    def __init__(self):
+        super().__init__()
+        self.settings, self._settings_problem = load_settings()
+
+    def apply_themes(self) -> None:
+        """Register the themes and switch to the remembered one (call from on_mount)."""
+        themes, problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems + ([self._settings_problem] if self._settings_problem else []):
+            self.notify(problem, severity="warning", timeout=8)
+        wanted = self.settings["theme"]
+        self.theme = wanted if wanted in self.available_themes else (
+            DEFAULT_THEME if DEFAULT_THEME in self.available_themes else self.theme)
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Overlay colours for themes without `spec-*` variables (Textual's own themes):
+        taken from the theme's semantic colours, so they suit it."""
+        v = self.current_theme.to_color_system().generate()
+        return {"spec-draft": v["success"], "spec-ngram": v["primary"], "spec-target": v["foreground"],
+                "spec-resampled": v["warning"], "spec-rejected": v["error"]}
+
+    def remember(self, key: str, value) -> None:
+        """Change a setting and save the settings file (a failure is a warning only)."""
+        self.settings[key] = value
+        try:
+            save_settings(self.settings)
+        except UserError as e:
+            self.notify(str(e), title="Settings not saved", severity="warning")
+
+    def _remember_theme(self, theme: Theme) -> None:
+        if theme.name != self.settings["theme"]:
+            self.remember("theme", theme.name)
+
+    def action_cycle_theme(self) -> None:
+        names = list(self.available_themes)
+        self.theme = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
+        self.notify(f"Theme: {self.theme}", timeout=2)
+
+    def action_choose_theme(self) -> None:
+        self.search_themes()

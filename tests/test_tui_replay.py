@@ -1,0 +1,237 @@
+"""`spectui replay` in the TUI, and saving traces from the chat and the A/B view; all on
+the recorded SmolLM2 trace (tests/data/smollm2_turn.jsonl), no model loaded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from textual.widgets import Input
+
+from spectui.engine.events import Round
+from spectui.engine.spec_config import SpecConfig
+from spectui.trace import format as trace_format
+from spectui.trace.format import Trace, TraceTurn
+from spectui.tui.app import SpecApp
+from spectui.tui.replay_app import ReplayApp
+from spectui.tui.screens.ab import ABScreen
+from spectui.tui.screens.replay import ABReplayScreen, ChatReplayScreen
+from spectui.tui.widgets.message import AssistantMessage, UserMessage
+from spectui.tui.widgets.stats_panel import StatsPanel
+from tests.fake_session import FakeSession, load_trace
+from tests.test_tui import chat_args, resolved, send, sync, until
+from tests.test_tui import dirs  # noqa: F401 - a fixture
+from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+
+SIZE = (120, 36)
+
+
+def rounds_of(turn: TraceTurn) -> list[Round]:
+    return [e for e in turn.events if isinstance(e, Round)]
+
+
+def two_turns() -> Trace:
+    trace = load_trace()
+    trace.turns.append(replace(trace.turns[0], prompt="And again?"))
+    return trace
+
+
+def ab_trace() -> Trace:
+    """A recorded A/B run: A per token without drafting, B in draft-simple rounds."""
+    per_token = [([], "", p) for accepted, _, last in ANSWER_ROUNDS for p in accepted + [last]]
+    prompt = "Write a python function that adds two numbers."
+    return Trace(load_trace().header, [TraceTurn(prompt, recorded("none", per_token, 20.0), side="A"),
+                                       TraceTurn(prompt, recorded("draft-simple", ANSWER_ROUNDS, 50.0), side="B")])
+
+
+def shown_text(app: ReplayApp) -> str:
+    return app.replay.live.message.content
+
+
+# --- replaying a chat trace ------------------------------------------------------------------
+
+
+@sync
+async def test_stepping_moves_one_round_at_a_time_both_ways():
+    trace = load_trace()
+    rounds = rounds_of(trace.turns[0])
+    app = ReplayApp(trace, playing=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ChatReplayScreen) and shown_text(app) == ""
+        for _ in range(3):
+            await pilot.press("right")
+        assert shown_text(app) == "".join(t.piece for r in rounds[:3] for t in r.tokens)
+        await pilot.press("left")
+        assert shown_text(app) == "".join(t.piece for r in rounds[:2] for t in r.tokens)
+        status = app.screen.query_one("#status").visual.plain
+        assert "paused" in status and f"round 2/{len(rounds)}" in status
+        await pilot.press("end")
+        assert shown_text(app) == trace.turns[0].end.text and not app.replay.live.running
+        panel = app.screen.query_one(StatsPanel)
+        assert panel.state.events == trace.turns[0].events
+        assert "recorded on AMD EPYC" in panel.state.memory or "recorded on" in panel.state.memory
+        assert panel.state.n_past == rounds[-1].n_past
+        assert "Smollm2" in app.screen.sub_title
+
+
+@sync
+async def test_plays_at_the_chosen_speed_and_keys_change_it():
+    trace = load_trace()
+    duration = trace.turns[0].events[-1].t - trace.turns[0].events[0].t
+    app = ReplayApp(trace, speed=10.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.replay.playhead.at_end, timeout=duration / 10 + 10)
+        assert shown_text(app) == trace.turns[0].end.text
+        await until(pilot, lambda: "paused" in app.screen.query_one("#status").visual.plain, timeout=5)
+        await pilot.press("minus")
+        await pilot.press("minus")
+        assert app.replay.playhead.speed == 2.0
+        await pilot.press("plus")
+        assert app.replay.playhead.speed == 4.0 and "×4" in app.screen.query_one("#status").visual.plain
+        for _ in range(4):
+            await pilot.press("minus")
+        assert app.replay.playhead.speed == 0.25  # the slowest: the first round is seconds away
+        await pilot.press("space")  # at the end: plays again from the start
+        assert app.replay.playhead.playing and app.replay.playhead.pos == 0
+        await pilot.pause()
+        assert shown_text(app) == ""
+
+
+@sync
+async def test_moving_across_turns_rebuilds_the_transcript():
+    trace = two_turns()
+    app = ReplayApp(trace, playing=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        assert len(app.screen.query(UserMessage)) == 2 and len(app.screen.query(AssistantMessage)) == 2
+        n = len(rounds_of(trace.turns[1]))
+        for _ in range(n + 1):  # back over the second turn's rounds and its prompt
+            await pilot.press("left")
+        assert len(app.screen.query(UserMessage)) == 1
+        assert shown_text(app) == trace.turns[0].end.text
+
+
+@sync
+async def test_rejected_tokens_toggle_in_the_replay():
+    trace = load_trace()
+    app = ReplayApp(trace, playing=False, show_rejected=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        assert not app.screen.query_one(AssistantMessage).show_rejected
+        await pilot.press("ctrl+f")
+        assert app.screen.query_one(AssistantMessage).show_rejected
+
+
+@sync
+async def test_an_ab_trace_replays_side_by_side_with_its_verdict():
+    app = ReplayApp(ab_trace(), playing=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ABReplayScreen)
+        assert "replaying A" in app.screen.query_one("#ab-verdict").visual.plain
+        await pilot.press("end")
+        verdict = app.screen.query_one("#ab-verdict").visual.plain
+        assert "speedup of B over A ×" in verdict and "output identical" in verdict
+        a, b = app.screen.query("SidePane")
+        assert a.turn.message.content == b.turn.message.content != ""
+        await pilot.press("left")
+        assert "replaying B" in app.screen.query_one("#ab-verdict").visual.plain
+        assert b.turn.running and not a.turn.running
+
+
+def test_replay_snapshot(snap_compare):
+    async def at_end(pilot):
+        await pilot.press("end")
+        await pilot.pause()
+
+    assert snap_compare(ReplayApp(load_trace(), playing=False), terminal_size=SIZE, run_before=at_end)
+
+
+def test_ab_replay_snapshot(snap_compare):
+    async def at_end(pilot):
+        await pilot.press("end")
+        await pilot.pause()
+
+    assert snap_compare(ReplayApp(ab_trace(), playing=False), terminal_size=(140, 40), run_before=at_end)
+
+
+# --- saving traces from the chat and the A/B view ----------------------------------------------
+
+
+@pytest.fixture
+def app_for():
+    def make(flags=("-n", "48")):
+        setup = resolved(chat_args(*flags))
+        return SpecApp(setup, session=FakeSession(spec=setup.spec()),
+                       environment=load_trace().header["environment"])
+    return make
+
+
+@sync
+async def test_f3_saves_the_chats_trace_and_it_replays(app_for, dirs):
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")  # nothing yet
+        for prompt in ("Add two numbers.", "Again, please."):
+            await send(pilot, app, prompt)
+            await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
+        await pilot.press("f3")
+        saved = dirs / f"spectui-trace-{app.chat_screen.chat.id}.jsonl"
+        await until(pilot, saved.exists, timeout=5)
+    trace = trace_format.read(saved)
+    assert [t.prompt for t in trace.turns] == ["Add two numbers.", "Again, please."]
+    assert trace.header["recorded_by"] == "spectui chat" and trace.header["settings"]["n_predict"] == 48
+    assert trace.header["environment"]["models"]["target"]["file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert [t.end.text for t in trace.turns] == [m.content for m in app.chat_screen.chat.messages[1::2]]
+
+
+@sync
+async def test_record_every_chat_appends_each_answer(app_for, dirs):
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await app.run_action("toggle_record_traces", app.chat_screen)
+        assert app.settings["record_traces"]
+        for prompt in ("One.", "Two."):
+            await send(pilot, app, prompt)
+            await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
+        chat_id = app.chat_screen.chat.id
+    trace = trace_format.read(dirs / "data" / "traces" / f"{chat_id}.jsonl")
+    assert [t.prompt for t in trace.turns] == ["One.", "Two."]
+
+
+@sync
+async def test_a_configuration_change_mid_answer_is_in_the_trace(dirs):
+    setup = resolved(chat_args("-n", "48"))
+    app = SpecApp(setup, session=FakeSession(spec=setup.spec(), round_s=0.05),
+                  environment=load_trace().header["environment"])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "Add two numbers.")
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        await pilot.press("ctrl+up")
+        await until(pilot, lambda: not app.chat_screen.generating)
+        await pilot.press("f3")
+        saved = dirs / f"spectui-trace-{app.chat_screen.chat.id}.jsonl"
+        await until(pilot, saved.exists, timeout=5)
+    [turn] = trace_format.read(saved).turns
+    assert [c.config["draft_n_max"] for c in turn.changes] == [4]
+    kinds = [json.loads(line)["kind"] for line in saved.read_text().splitlines()]
+    assert kinds.index("config") < len(kinds) - 1 and kinds[-1] == "TurnEnd"
+
+
+@sync
+async def test_the_ab_view_saves_both_sides_in_one_trace(app_for, dirs):
+    app = app_for()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, ABScreen)
+        screen.query_one("#ab-prompt", Input).value = "Add two numbers."
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.verdict is not None)
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: list(dirs.glob("spectui-ab-*.jsonl")), timeout=5)
+    trace = trace_format.read(next(dirs.glob("spectui-ab-*.jsonl")))
+    assert [t.side for t in trace.turns] == ["A", "B"] and trace.is_ab
+    assert [SpecConfig.from_dict(t.events[0].config).label for t in trace.turns] == ["ngram-mod", "draft-simple"]
