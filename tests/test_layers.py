@@ -82,7 +82,7 @@ def test_no_import_cycle_inside_spectui():
     assert cycles(GRAPH) == []
 
 
-@pytest.mark.parametrize("layer", ["engine", "drafters"])
+@pytest.mark.parametrize("layer", ["engine", "drafters", "trace"])
 def test_engine_and_drafters_know_no_ui(layer):
     offending = {name: sorted(imports(path) & set(UI_LIBRARIES))
                  for name, path in MODULES.items() if in_layer(name, layer)}
@@ -95,11 +95,12 @@ def test_only_cli_imports_command_modules():
     assert {k: v for k, v in offending.items() if v} == {}
 
 
-def test_bench_imports_engine_and_config_only():
-    allowed = ("engine", "config", "bench", "drafters")
+@pytest.mark.parametrize("layer", ["bench", "trace"])
+def test_bench_and_trace_import_engine_and_config_only(layer):
+    allowed = ("engine", "config", layer, "drafters")
     offending = {name: sorted(m for m in deps if not any(in_layer(m, a) for a in allowed)
                               and m not in ("spectui", "spectui.errors"))
-                 for name, deps in GRAPH.items() if in_layer(name, "bench")}
+                 for name, deps in GRAPH.items() if in_layer(name, layer)}
     assert {k: v for k, v in offending.items() if v} == {}
 
 
