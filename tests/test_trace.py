@@ -12,11 +12,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from spectui.cli.export import export
 from spectui.cli.main import main
 from spectui.engine import model as model_module
 from spectui.engine.events import Round
 from spectui.engine.stats import summarize
+from spectui.errors import UserError
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace
 from spectui.trace.timeline import INTER_TURN_S, Playhead, steps
@@ -271,3 +275,29 @@ def test_a_bad_trace_is_refused_with_exit_2_and_names_the_line(recorded, tmp_pat
 def test_a_missing_trace_file_is_one_line(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nope.jsonl")]) == 2
     assert "cannot read trace" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_damage_is_refused_cleanly_or_replays(recorded, tmp_path, data):
+    """Whatever is cut, swapped or retyped in a real trace, reading gives a trace or a
+    UserError (exit 2, one line), and a trace that reads exports without a traceback."""
+    lines = recorded[0].read_text(encoding="utf-8").splitlines()
+    n = data.draw(st.integers(0, len(lines) - 1))
+    d = json.loads(lines[n])
+    key = data.draw(st.sampled_from(sorted(d)))
+    d[key] = data.draw(st.one_of(st.none(), st.integers(-5, 10**6), st.text(max_size=5), st.lists(st.integers(-2, 5)),
+                                 st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)))
+    lines[n] = json.dumps(d)
+    path = tmp_path / "fuzz.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        trace = trace_format.read(path)
+    except UserError as e:
+        assert "\n" not in str(e)
+        return
+    for suffix in (".html", ".cast"):
+        try:
+            export(trace, tmp_path / f"fuzz{suffix}", show_rejected=True)
+        except UserError:
+            pass

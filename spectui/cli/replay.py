@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui.engine.events import Round
 from spectui.errors import UserError
 
 
@@ -39,8 +40,8 @@ def with_text(trace, model: str | None):
     from spectui.engine.model import Detokenizer, Model
 
     vocab = Model(resolve_model(model, Console(stderr=True)), vocab_only=True)
-    top = max((t.id for turn in trace.turns for e in turn.events for t in getattr(e, "tokens", ())
-               if hasattr(t, "id")), default=-1)
+    top = max((i for turn in trace.turns for e in turn.events if isinstance(e, Round)
+               for i in (*e.drafted, *(t.id for t in e.tokens))), default=-1)
     if top >= vocab.n_vocab:
         raise UserError(f"{model} has {vocab.n_vocab} tokens but the trace uses id {top}: "
                         f"not the recorded model ({recorded.get('file', '?')})")

@@ -10,9 +10,13 @@ bad one, so a truncated or garbled file is refused, not half-replayed.
 from __future__ import annotations
 
 import json
+import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+import types
+from dataclasses import asdict, dataclass, field, fields, replace
+from enum import Enum
 from pathlib import Path
+from typing import Union, get_args, get_origin, get_type_hints
 
 from spectui.config.paths import write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -124,22 +128,59 @@ def _merged(events: list[Event], changes: list[ConfigChange]) -> list[dict]:
     return out
 
 
+TEXT_FIELDS = ("piece", "rejected_text", "text")  # may be None: a trace of ids only
+
+
+def _fits(value, hint) -> bool:
+    """Is a decoded JSON value of the field's declared type (finite numbers only)?"""
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_fits(value, h) for h in get_args(hint))
+    if origin is tuple:
+        return isinstance(value, tuple) and all(_fits(v, get_args(hint)[0]) for v in value)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is type(None):
+        return value is None
+    if isinstance(hint, type) and issubclass(hint, Enum) or hint is Token:
+        return isinstance(value, hint) and (hint is not Token or _wrong_fields(value) == [])
+    return isinstance(value, get_origin(hint) or hint)
+
+
+def _wrong_fields(obj) -> list[str]:
+    hints = get_type_hints(type(obj))
+    return [f.name for f in fields(obj)
+            if not (getattr(obj, f.name) is None and f.name in TEXT_FIELDS) and not _fits(getattr(obj, f.name),
+                                                                                           hints[f.name])]
+
+
 def event_from_record(d: dict) -> Event | ConfigChange:
-    """The inverse of event_record. A Round's token text may be missing (None): see
-    missing_text(). Raises KeyError/TypeError/ValueError on a malformed record."""
+    """The inverse of event_record, checked field by field against the event's types. A
+    token's text may be missing (None): see missing_text(). Raises KeyError, TypeError or
+    ValueError on a malformed record."""
     d = dict(d)
     kind = d.pop("kind")
     if kind == "config":
-        return ConfigChange(float(d["t"]), dict(d["config"]))
+        if not _fits(d["t"], float) or not isinstance(d["config"], dict):
+            raise TypeError("a config record needs a number 't' and an object 'config'")
+        return ConfigChange(d["t"], d["config"])
     if kind == "Round":
-        d["tokens"] = tuple(Token(int(t["id"]), t.get("piece"), Source(t["source"])) for t in d["tokens"])
+        d["tokens"] = tuple(Token(t["id"], t.get("piece"), Source(t["source"])) for t in d["tokens"])
         d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
         d.setdefault("rejected_text", None)
     elif kind == "TurnEnd":
         d["stop_reason"] = StopReason(d["stop_reason"])
         d["tokens"] = tuple(d.get("tokens", ()))
         d.setdefault("text", None)
-    return _EVENTS[kind](**d)
+    event = _EVENTS[kind](**d)
+    wrong = _wrong_fields(event)
+    if wrong:
+        raise TypeError(f"wrong type of {', '.join(wrong)}")
+    if isinstance(event, Round) and not 0 <= event.n_accepted <= len(event.drafted):
+        raise ValueError(f"n_accepted {event.n_accepted} is not within the {len(event.drafted)} drafted")
+    return event
 
 
 # --- reading -------------------------------------------------------------------------
@@ -158,6 +199,11 @@ def _check_header(path: Path, d: dict) -> None:
     for key in ("environment", "settings"):
         if not isinstance(d.get(key), dict):
             raise _fail(path, 1, f"the header's '{key}' must be a JSON object")
+    models = d["environment"].get("models", {})
+    if not isinstance(models, dict) or not all(isinstance(m, dict) for m in models.values()):
+        raise _fail(path, 1, "the header's environment.models must map roles to JSON objects")
+    if not isinstance(d["environment"].get("gpus", []), list):
+        raise _fail(path, 1, "the header's environment.gpus must be a list")
     if version > VERSION:
         raise UserError(f"{path} is trace version {version}, written by a newer spectui; this one reads up to "
                         f"version {VERSION}: upgrade spectui to replay it")
@@ -189,7 +235,7 @@ def read(path: Path) -> Trace:
         except json.JSONDecodeError as e:
             cut = n == len(lines) and not text.endswith("\n")
             raise _fail(path, n, "cut off: the trace is truncated" if cut else f"not JSON ({e.msg})") from e
-        if not isinstance(d, dict) or "kind" not in d:
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str):
             raise _fail(path, n, "not a trace record (a JSON object with a 'kind')")
         if trace is None:
             _check_header(path, d)

@@ -225,8 +225,8 @@ class ABReplayScreen(ReplayScreen):
         yield Static(id="ab-prompt")
         with Horizontal(id="ab-sides"):
             for side in ("A", "B"):
-                turn = next(t for t in self.trace.turns if t.side == side)
-                spec = spec_in_force(turn, [])
+                turn = next((t for t in self.trace.turns if t.side == side), None)
+                spec = spec_in_force(turn, []) if turn else SpecConfig()  # a trace of one side only
                 yield SidePane(side, (spec.label,), spec.label, spec.draft_n_max, self.show_rejected)
         yield Static(id="ab-verdict")
         yield Static(id="status")
