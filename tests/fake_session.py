@@ -74,6 +74,9 @@ class FakeSession:
                              n_past=self._n_past, greedy=self._greedy, spec=self._spec,
                              types=self.available_types())
 
+    def memory_text(self) -> str:
+        return "GPU: none (CPU)\nRSS 100 MiB"
+
     def cancel(self) -> None:
         self._cancel.set()
 

@@ -21,6 +21,7 @@ from spectui import __version__
 from spectui.config.embedded import CATALOG
 from spectui.engine import resources
 from spectui.engine.model import default_threads, openmp_settings
+from spectui.engine.server import ServerSession
 
 _BLOCK = 8 * 1024 * 1024
 
@@ -92,16 +93,45 @@ def _llama_build() -> dict:
     }
 
 
+def _client() -> dict:
+    """The machine spectui itself runs on."""
+    return {
+        "spectui": __version__,
+        "cpu": _cpu_model(),
+        "cpu_count": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "os": platform.platform(),
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "python": sys.version.split()[0],
+    }
+
+
+def server_environment(session: ServerSession) -> dict:
+    """A llama-server's record: what its /props says (the models and the build run there),
+    and the client's machine."""
+    info = session.info
+    props = info.props
+    return {
+        **_client(),
+        "server": {"url": info.url, "build_info": info.build, "model_path": info.model_path,
+                   "model_ftype": props.get("model_ftype"), "n_ctx": info.n_ctx,
+                   "total_slots": props.get("total_slots"), "spec_types": list(info.spec_types)},
+        "models": {"target": {"name": info.model, "file": info.model, "quant": props.get("model_ftype")}},
+        "n_ctx": info.n_ctx,
+        "gpus": [],  # the server's are not visible from here
+    }
+
+
 def collect(session, setup, hash_files: bool = True) -> dict:
     """The environment record of a result or a trace (models not embedded are hashed here
     when `hash_files`)."""
+    if isinstance(session, ServerSession):
+        return server_environment(session)
     hashes: dict[Path, str] | None = {} if hash_files else None
     models = {"target": model_record(session.target, setup.model, hashes)}
     if session.draft is not None:
         models["draft"] = model_record(session.draft, setup.model_draft, hashes)
     ctx = session.ctx.params
     return {
-        "spectui": __version__,
         "llama_cpp_python": llama_cpp.__version__,
         "llama_cpp": _llama_build(),
         "models": models,
@@ -114,11 +144,7 @@ def collect(session, setup, hash_files: bool = True) -> dict:
         "flash_attn": ctx.flash_attn,
         "cache_type_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft],
         "gpus": resources.gpu_info(),
-        "cpu": _cpu_model(),
-        "cpu_count": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "os": platform.platform(),
-        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-        "python": sys.version.split()[0],
+        **_client(),
     }
 
 

@@ -71,6 +71,11 @@ def _title(doc: dict, group: str) -> str:
 
 
 def environment_line(env: dict) -> str:
+    if "server" in env:
+        srv = env["server"]
+        return (f"llama-server {srv['url']} (build {srv['build_info']}): {env['models']['target']['file']} "
+                f"({srv['model_ftype']}), speculation {','.join(srv['spec_types'])}, n_ctx {srv['n_ctx']}\n"
+                f"client: {env['cpu']}, spectui {env['spectui']}; {env['os']}")
     models = " | ".join(
         f"{role} {m['file']} ({m['quant']}, {m['size_bytes'] / MIB:.0f} MiB, sha256 {m['sha256'][:12]} {m['sha256_source']})"
         for role, m in env["models"].items())

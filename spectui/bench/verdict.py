@@ -88,6 +88,9 @@ def _uses_draft_model(row: dict, environment: dict) -> bool:
 
 
 def _vram(row: dict, environment: dict) -> dict:
+    if "server" in environment:
+        return _cause("VRAM pressure", None, None, "the models run on the llama-server: its memory is not "
+                                                   "visible from here")
     if not environment["gpus"]:
         return _cause("VRAM pressure", None, None,
                       f"no GPU: the models run on the CPU (peak RSS {row['peak_memory_bytes'] / 2**20:.0f} MiB)")

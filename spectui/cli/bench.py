@@ -186,10 +186,13 @@ def main(args) -> int:
         raise UserError(f"-n must be at least 1 for a fixed output length, got {n}")
     setup = replace(setup, n_predict=n, temp=args.temp if args.temp is not None else 0.0,
                     seed=args.seed if args.seed is not None else 0)
-    configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
-    if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
-        setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
-    setup = replace(setup, spec_type="none")  # the session starts as the baseline
+    if setup.server:  # the server's speculation is fixed: one configuration, its own
+        configs = []
+    else:
+        configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
+        if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
+            setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
+        setup = replace(setup, spec_type="none")  # the session starts as the baseline
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
                               system=setup.system)
 
@@ -199,7 +202,8 @@ def main(args) -> int:
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
-                           types=tuple({t: None for c in configs for t in c.spec.types}))
+                           types=tuple({t: None for c in configs for t in c.spec.types}) or None)
+    configs = configs or [protocol.Config(session.spec.label, session.spec)]
     try:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)

@@ -40,7 +40,7 @@ def main(args) -> int:
     configure_logging(args.verbose, log_file)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    for name in (setup.model, setup.model_draft):
+    for name in () if setup.server else (setup.model, setup.model_draft):
         if name:
             resolve_model(name, err)
     chat = history.latest_chat() if args.resume else None

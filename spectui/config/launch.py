@@ -42,7 +42,11 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
         if kind != "draft-simple":
             values["spec_type"] = values["spec_type"].replace("draft-simple", kind)
             notes.append(f"{Path(draft).name} is a {kind} draft: speculating with {kind}")
-    if not values.get("model"):
+    if values.get("server"):
+        notes += [f"--server: the server's models and speculation are used; {flag} ignored"
+                  for key, flag in (("model", "-m"), ("model_draft", "-md"), ("spec_type", "--spec-type"))
+                  if key in overrides]
+    elif not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
     setup = Setup(**values, preset=chosen.name, notes=tuple(notes))
     setup.spec(), setup.ctx_params()  # validate now: bad flags fail before any model loads
@@ -57,10 +61,17 @@ def model_label(value: str | None) -> str:
 
 def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None,
                  types: tuple[str, ...] | None = None):
-    """Assemble embedded models if needed, load target and draft, build the Session.
+    """Assemble embedded models if needed, load target and draft, build the Session; or,
+    with `server`, connect to that llama-server (it runs the models and the speculation).
     `types`: every spec type the session will be asked to run (default: the setup's)."""
     from spectui.engine.model import Model
     from spectui.engine.session import Session
+
+    if setup.server:
+        from spectui.engine.server import ServerSession
+
+        status(f"connecting to {setup.server}")
+        return ServerSession(setup.server, setup.sampling(), n_max=setup.spec_draft_n_max)
 
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None

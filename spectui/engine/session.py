@@ -21,7 +21,7 @@ import numpy as np
 
 from spectui.drafters import registry
 from spectui.drafters.base import Drafter
-from spectui.engine import auto, draft_fit, llama_ext
+from spectui.engine import auto, draft_fit, llama_ext, resources
 from spectui.engine import sampling as smp
 from spectui.engine.compat import check_compatible
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -160,6 +160,10 @@ class Session:
                 raise UserError(f"{t} is not available with these models; they allow {', '.join(self._types)}")
         with self._lock:
             self._spec = spec
+
+    def memory_text(self) -> str:
+        """The panel's Memory section: this machine's VRAM and this process's RSS."""
+        return resources.memory_text()
 
     def status(self) -> SessionStatus:
         return SessionStatus(

@@ -166,7 +166,8 @@ class SpecApp(ThemedApp):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
     def _measure_memory(self) -> None:
-        self.post_message(MemoryMeasured(memory_text()))
+        session = self.session
+        self.post_message(MemoryMeasured(session.memory_text() if session is not None else memory_text()))
 
     def on_memory_measured(self, msg: MemoryMeasured) -> None:
         self.chat_screen.memory = msg.text

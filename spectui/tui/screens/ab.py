@@ -174,20 +174,24 @@ class ABScreen(Screen):
     def compose(self) -> ComposeResult:
         status = self.session.status()
         types = status.types
-        b = next((t for t in types if t.startswith("draft-")), FALLBACK_B)
+        b = next((t for t in types if t.startswith("draft-")), FALLBACK_B if FALLBACK_B in types else types[0])
+        a = DEFAULT_A if DEFAULT_A in types else types[0]
         n_max = status.spec.draft_n_max
         yield Header(icon="◆")
         with Horizontal(id="ab-sides"):
-            yield SidePane(NAMES[0], types, DEFAULT_A, n_max, self.show_rejected)
+            yield SidePane(NAMES[0], types, a, n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, n_max, self.show_rejected)
-        yield Static(self._intro(b), id="ab-verdict")
+        yield Static(self._intro(b, types), id="ab-verdict")
         yield Input(placeholder="Prompt for both · enter runs A then B · esc stops / closes", id="ab-prompt")
         yield Footer()
 
-    def _intro(self, b: str) -> Content:
+    def _intro(self, b: str, types: tuple[str, ...]) -> Content:
         lines = [Content.styled("Pick A and B, type a prompt, press enter: both run cold on the loaded models, "
                                 "one after the other, with the same sampling.", "$text-muted")]
-        if b == FALLBACK_B:
+        if len(types) == 1:
+            lines.append(Content.styled(f"This session allows one configuration only ({types[0]}): A and B run the "
+                                        "same, which measures the noise between two runs.", "$warning"))
+        elif b == FALLBACK_B:
             lines.append(Content.styled(f"No draft model is loaded: B defaults to {b} instead of a draft-* type.",
                                         "$warning"))
         return Content("\n").join(lines)

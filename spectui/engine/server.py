@@ -1,0 +1,316 @@
+"""A running llama-server as a speculation session: its stream turned into spectui's events.
+
+The server runs the speculation; spectui only watches. With `timings_per_token`, every
+streamed token carries the slot's cumulative `draft_n` and `draft_n_accepted`; they move
+once per verification, before that round's tokens are streamed one by one
+(tools/server/server-context.cpp). So a change of the counters opens a round of
+Δaccepted draft tokens plus the target's token, and Δdrafted − Δaccepted drafts were
+rejected: their text is never sent, so the round shows their count instead. Times come
+from the server's own timings, so tok/s is the server's.
+
+The llama-server that llama-cpp-python 0.3.36 vendors fixes its speculation when it
+starts: the per-request `speculative.*` fields are compiled out (`#if 0` in
+server-schema.cpp). A change of spec type or n-max is therefore refused with that reason.
+The API key comes from LLAMA_API_KEY (as llama-server reads it) and is sent only to the
+given URL: redirects are not followed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Iterator
+
+from spectui.engine import resources
+from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.sampling import SamplingParams
+from spectui.engine.session import GenerationLimits, SessionStatus
+from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.errors import UserError
+
+KEY_ENV = "LLAMA_API_KEY"
+CONNECT_TIMEOUT_S = 10
+STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+
+
+def rejected_marker(n: int) -> str:
+    """What a round shows for drafts the server rejected (it never sends their text)."""
+    return f"✗{n}"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}; not followed, so the API key "
+                                     "stays with the URL you gave", headers, fp)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What /props and a one-token probe say about the server."""
+
+    url: str
+    model: str  # the model's alias or file name
+    model_path: str
+    n_ctx: int
+    spec_types: tuple[str, ...]  # ("none",) where the server does not speculate
+    build: str
+    props: dict  # /props as received: the environment a bench records
+
+
+class ServerSession:
+    """Speaks the part of engine.session.Session that the chat, `run` and the bench use."""
+
+    def __init__(self, url: str, sampling: SamplingParams = SamplingParams(), key: str | None = None,
+                 n_max: int = 3):
+        parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise UserError(f"--server needs an http(s) URL such as http://127.0.0.1:8080, not {url!r}")
+        self.url = f"{parsed.scheme}://{parsed.netloc}{parsed.path.rstrip('/')}"
+        self.host = parsed.hostname or ""
+        self.sampling = sampling
+        self._key = key if key is not None else os.environ.get(KEY_ENV) or None
+        self._opener = urllib.request.build_opener(_NoRedirect)
+        self._cancel = threading.Event()
+        self._cold = False
+        self._n_past = 0
+        self.info = self._connect()
+        self._spec = SpecConfig(types=self.info.spec_types, draft_n_max=n_max)
+
+    # --- HTTP ------------------------------------------------------------------------
+
+    def _open(self, path: str, body: dict | None = None, timeout: float | None = CONNECT_TIMEOUT_S):
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, headers=headers,
+                                         method="POST" if data is not None else "GET")
+        try:
+            return self._opener.open(request, timeout=timeout)
+        except urllib.error.HTTPError as e:
+            raise UserError(self._http_error(path, e)) from e
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise UserError(f"cannot reach llama-server at {self.url}: {reason}") from e
+
+    def _http_error(self, path: str, e: urllib.error.HTTPError) -> str:
+        if e.code == 401:
+            return (f"llama-server at {self.url} refused the API key (401): set {KEY_ENV} to the key it was "
+                    "started with (--api-key)" if self._key else
+                    f"llama-server at {self.url} wants an API key (401): set {KEY_ENV}")
+        if e.code == 404:
+            return f"{self.url} answered 404 for {path}: is it a llama-server?"
+        try:
+            message = json.loads(e.read().decode("utf-8", "replace"))["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = e.reason
+        return f"llama-server at {self.url} refused {path} ({e.code}): {message}"
+
+    def _json(self, path: str, body: dict | None = None) -> dict:
+        with self._open(path, body) as response:
+            try:
+                data = json.loads(response.read().decode("utf-8"))
+            except ValueError as e:
+                raise UserError(f"{self.url}{path} did not answer JSON: is it a llama-server?") from e
+        if not isinstance(data, dict):
+            raise UserError(f"{self.url}{path} did not answer a JSON object: is it a llama-server?")
+        return data
+
+    def _connect(self) -> ServerInfo:
+        props = self._json("/props")
+        if "default_generation_settings" not in props or "build_info" not in props:
+            raise UserError(f"{self.url} answers /props but not as a llama-server does (no build_info)")
+        # /props does not say how the server speculates; the settings of a finished request do
+        probe = self._json("/completion", {"prompt": " ", "n_predict": 1, "temperature": 0.0, "cache_prompt": False})
+        types = str(probe.get("generation_settings", {}).get("speculative.types") or "none")
+        try:  # "none,draft-simple": a server that drafts lists none first
+            spec_types = parse_types([t for t in types.replace(" ", "").split(",") if t != "none"] or "none")
+        except UserError:
+            spec_types = ("none",)  # a type this spectui does not know: watched, but named none
+        path = str(props.get("model_path") or "")
+        return ServerInfo(self.url, os.path.basename(str(props.get("model_alias") or path)) or "model", path,
+                          int(props["default_generation_settings"].get("n_ctx") or 0), spec_types,
+                          str(props["build_info"]), props)
+
+    # --- the session interface ---------------------------------------------------------
+
+    @property
+    def spec(self) -> SpecConfig:
+        return self._spec
+
+    def available_types(self) -> tuple[str, ...]:
+        return (self._spec.label,)
+
+    def configure(self, spec: SpecConfig) -> None:
+        if spec.types != self._spec.types or (spec.uses_n_max and spec.draft_n_max != self._spec.draft_n_max):
+            raise UserError(f"llama-server fixes its speculation when it starts ({self._spec.label}); its "
+                            "per-request settings are compiled out in this llama.cpp: restart it with other "
+                            "--spec-type / --spec-draft-n-max")
+        self._spec = spec
+
+    def status(self) -> SessionStatus:
+        drafting = self._spec.label != "none"
+        return SessionStatus(target=f"{self.info.model} on {self.host}", target_path=f"{self.url}/{self.info.model_path}",
+                             draft="on the server" if drafting else None, n_ctx=self.info.n_ctx, n_past=self._n_past,
+                             greedy=self.sampling.temp <= 0, spec=self._spec, types=self.available_types())
+
+    def memory_text(self) -> str:
+        if self.host in LOCAL_HOSTS:
+            return f"{resources.describe_gpu()}\n(the server's machine)"
+        return "remote: the server's memory is not visible here"
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def reset(self) -> None:
+        """The next request starts cold (no prompt cache), as a local reset does."""
+        self._cold = True
+        self._n_past = 0
+
+    def close(self) -> None:
+        pass
+
+    # --- generation --------------------------------------------------------------------
+
+    def _request_body(self, prompt: str, limits: GenerationLimits) -> dict:
+        s = self.sampling
+        body = {"prompt": prompt, "stream": True, "timings_per_token": True, "n_predict": limits.n_predict,
+                "ignore_eos": limits.ignore_eos, "temperature": s.temp, "top_k": s.top_k, "top_p": s.top_p,
+                "min_p": s.min_p, "cache_prompt": not self._cold}
+        if s.seed is not None and s.seed >= 0:
+            body["seed"] = s.seed
+        return body
+
+    def generate(self, messages: list[dict] | None = None, tokens=None,
+                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]:
+        self._cancel.clear()
+        prompt = self._json("/apply-template", {"messages": messages or []}).get("prompt")
+        if not isinstance(prompt, str):
+            raise UserError(f"{self.url}/apply-template gave no prompt: is it a llama-server with a chat template?")
+        t0 = time.perf_counter()
+        response = self._open("/completion", self._request_body(prompt, limits), timeout=None)
+        self._cold = False
+        rounds = _Rounds(self, t0)
+        try:
+            yield from rounds.read(response)
+        finally:
+            response.close()
+        self._n_past = rounds.n_past
+
+
+class _Rounds:
+    """Reads one streamed completion and cuts it into rounds by the draft counters."""
+
+    def __init__(self, session: ServerSession, t0: float):
+        self.s = session
+        self.t0 = t0
+        self.spec = session.spec
+        self.source = Source.NGRAM if self.spec.label.startswith("ngram") else Source.DRAFT
+        self.counters = (0, 0)  # draft_n, draft_n_accepted so far
+        self.current: dict | None = None  # the round being streamed
+        self.index = 0
+        self.t_server = 0.0  # the server's time so far (s): the prompt, then each round
+        self.emitted: list[Token] = []
+        self.n_past = 0
+        self.started = False
+        self.prompt_done = False
+
+    def _start(self, chunk: dict) -> Iterator[Event]:
+        """TurnStart, once: at the first chunk, which says how long the prompt was."""
+        if not self.started:
+            self.started = True
+            timings = chunk.get("timings") or {}
+            yield TurnStart(t=self.t0, n_prompt=int(chunk.get("tokens_evaluated") or 0),
+                            n_prompt_decoded=int(timings.get("prompt_n") or 0), n_ctx=self.s.info.n_ctx,
+                            config=self.spec.as_dict())
+
+    def _t(self, timings: dict) -> float:
+        """A chunk's time on the server's clock (prompt + generation), else its arrival."""
+        if "predicted_ms" in timings:
+            return self.t0 + (timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1000
+        return time.perf_counter()
+
+    def read(self, response) -> Iterator[Event]:
+        try:
+            for raw in response:
+                line = raw.decode("utf-8", "replace").strip()
+                if line.startswith("error:"):
+                    yield from self._end(StopReason.ERROR, line.removeprefix("error:").strip())
+                    return
+                if not line.startswith("data:"):
+                    continue
+                chunk = json.loads(line.removeprefix("data:").strip())
+                yield from self._chunk(chunk)
+                if chunk.get("stop"):
+                    stop = STOPS.get(chunk.get("stop_type"), StopReason.EOS)
+                    if chunk.get("truncated"):
+                        stop = StopReason.CONTEXT_FULL
+                    yield from self._end(stop, "", chunk.get("timings") or {})
+                    return
+                if self.s._cancel.is_set():
+                    yield from self._end(StopReason.CANCELLED, "")
+                    return
+        except (OSError, ValueError) as e:  # the connection dropped, or a chunk was cut
+            yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
+            return
+        yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost (the stream ended "
+                                               "without its final chunk)")
+
+    def _chunk(self, chunk: dict) -> Iterator[Event]:
+        yield from self._start(chunk)
+        timings = chunk.get("timings") or {}
+        ids, text = chunk.get("tokens") or [], chunk.get("content") or ""
+        self.n_past = int(chunk.get("tokens_evaluated") or 0) + int(chunk.get("tokens_predicted") or 0)
+        if not ids and not text:
+            return
+        if not self.prompt_done:
+            self.prompt_done = True
+            self.t_server = timings.get("prompt_ms", 0.0) / 1000
+            yield PromptDone(t=self.t0 + self.t_server, t_prompt=self.t_server)
+        counters = (int(timings.get("draft_n", 0)), int(timings.get("draft_n_accepted", 0)))
+        if counters != self.counters:  # a verification: this token opens its round
+            yield from self._flush()
+            drafted, accepted = counters[0] - self.counters[0], counters[1] - self.counters[1]
+            self.current = {"drafted": drafted, "accepted": accepted, "tokens": []}
+            self.counters = counters
+        elif self.current is None:
+            self.current = {"drafted": 0, "accepted": 0, "tokens": []}  # a step without a draft
+        c = self.current
+        source = self.source if len(c["tokens"]) < c["accepted"] else Source.TARGET
+        c["tokens"].append(Token(int(ids[0]) if ids else -1, text, source))
+        c["t"] = self._t(timings)
+        if len(c["tokens"]) > c["accepted"]:  # the target's token closes the round
+            yield from self._flush()
+
+    def _flush(self) -> Iterator[Event]:
+        c, self.current = self.current, None
+        if not c or not c["tokens"]:
+            return
+        accepted, tokens = c["accepted"], tuple(c["tokens"])
+        n_rejected = max(c["drafted"] - accepted, 0)
+        t_gen = c["t"] - self.t0 - self.t_server
+        self.t_server = c["t"] - self.t0
+        self.emitted.extend(tokens)
+        yield Round(
+            index=self.index, t=c["t"], spec_type=self.spec.label if c["drafted"] else None,
+            drafted=tuple(t.id for t in tokens[:accepted]) + (-1,) * n_rejected, n_accepted=accepted,
+            rejected=(-1,) * n_rejected, rejected_text=rejected_marker(n_rejected) if n_rejected else "",
+            tokens=tokens, t_draft=0.0, t_verify=max(t_gen, 0.0), t_other=0.0, n_max=self.spec.draft_n_max,
+            verify="greedy" if self.s.sampling.temp <= 0 else "match", n_past=self.n_past,
+            configured=self.spec.label, t_llama=max(t_gen, 0.0),
+        )
+        self.index += 1
+
+    def _end(self, stop: StopReason, error: str, timings: dict | None = None) -> Iterator[Event]:
+        yield from self._start({})
+        yield from self._flush()
+        t = self._t(timings) if timings else time.perf_counter()
+        yield TurnEnd(t=max(t, self.t0 + self.t_server), stop_reason=stop, text="".join(tok.piece for tok in self.emitted),
+                      n_generated=len(self.emitted), error=error, tokens=tuple(tok.id for tok in self.emitted))

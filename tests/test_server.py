@@ -1,0 +1,263 @@
+"""spectui watching a real llama-server: built from llama-cpp-python's vendored llama.cpp by
+tests/server/build.sh (cached; .ci/run builds it), running SmolLM2 as its own draft on
+127.0.0.1 with a free port."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
+from spectui.engine.sampling import SamplingParams
+from spectui.engine.server import ServerSession, rejected_marker
+from spectui.engine.session import GenerationLimits, chat_messages
+from spectui.errors import UserError
+from spectui.trace import format as trace_format
+from tests.test_run_command import PROMPT, spectui
+
+REPO = Path(__file__).resolve().parent.parent
+GREEDY = SamplingParams(temp=0.0)
+
+
+@pytest.fixture(scope="module")
+def server_bin():
+    r = subprocess.run(["bash", str(REPO / "tests/server/build.sh"), "--cached"], capture_output=True, text=True)
+    if r.returncode:
+        pytest.skip("no llama-server built: run tests/server/build.sh (about 20 minutes; .ci/run does)")
+    return r.stdout.strip().splitlines()[-1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A llama-server process on a free port, killed at the end."""
+
+    def __init__(self, binary: str, model: Path, *args: str, env: dict | None = None):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([binary, "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port),
+                                      "-c", "2048", "-np", "1", "-t", "2", "--metrics", *args],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, **(env or {})})
+        deadline = time.monotonic() + 120
+        while True:
+            assert self.proc.poll() is None, "llama-server exited at start"
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "llama-server did not come up"
+            time.sleep(0.3)
+
+    def metrics(self) -> dict[str, float]:
+        with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
+            text = r.read().decode()
+        return {m.group(1): float(m.group(2)) for m in re.finditer(r"^llamacpp:(\w+) ([\d.e+-]+)$", text, re.M)}
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def drafting(server_bin, smol_path):
+    server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple",
+                    "--spec-draft-n-max", "3")
+    yield server
+    server.stop()
+
+
+def events_of(session: ServerSession, prompt: str = PROMPT, n: int = 48) -> list:
+    return list(session.generate(chat_messages([("user", prompt)]), limits=GenerationLimits(n_predict=n)))
+
+
+# --- the stream adapter ---------------------------------------------------------------------
+
+
+def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
+    session = ServerSession(drafting.url, GREEDY)
+    assert session.spec.label == "draft-simple" and session.available_types() == ("draft-simple",)
+    before = drafting.metrics()
+    events = events_of(session)
+    after = drafting.metrics()
+    rounds = [e for e in events if isinstance(e, Round)]
+    end = events[-1]
+    assert isinstance(events[0], TurnStart) and isinstance(end, TurnEnd) and end.stop_reason in (
+        StopReason.EOS, StopReason.N_PREDICT)
+    delta = {k: after[k] - before.get(k, 0.0) for k in after}
+    assert sum(r.n_accepted for r in rounds) == delta["spec_decode_num_accepted_tokens_total"] > 0
+    assert sum(r.n_drafted for r in rounds) == delta["spec_decode_num_draft_tokens_total"]
+    assert sum(1 for r in rounds if r.n_drafted) == delta["spec_decode_num_drafts_total"]
+    assert "".join(t.piece for r in rounds for t in r.tokens) == end.text != ""
+    # the same request without streaming: the server's own completion text
+    prompt = session._json("/apply-template", {"messages": chat_messages([("user", PROMPT)])})["prompt"]
+    plain = session._json("/completion", {"prompt": prompt, "n_predict": 48, "temperature": 0.0})
+    assert plain["content"] == end.text
+    for r in rounds:
+        n_rejected = r.n_drafted - r.n_accepted
+        assert r.rejected_text == (rejected_marker(n_rejected) if n_rejected else "")
+        assert [t.source.value for t in r.tokens] == ["draft"] * r.n_accepted + ["target"] * (len(r.tokens) - r.n_accepted)
+    assert [r.t for r in rounds] == sorted(r.t for r in rounds)  # the server's clock
+
+
+def test_speculation_is_fixed_by_the_server_and_said_so(drafting):
+    session = ServerSession(drafting.url, GREEDY)
+    with pytest.raises(UserError, match="fixes its speculation when it starts"):
+        session.configure(session.spec.with_types("ngram-mod"))
+    with pytest.raises(UserError, match="fixes its speculation"):
+        session.configure(session.spec.replace(draft_n_max=5))
+    session.configure(session.spec)  # the server's own configuration is fine
+
+
+def test_cancel_ends_the_answer_and_keeps_what_came(drafting):
+    session = ServerSession(drafting.url, GREEDY)
+    events = []
+    for e in session.generate(chat_messages([("user", PROMPT)]), limits=GenerationLimits(n_predict=200)):
+        events.append(e)
+        if sum(isinstance(x, Round) for x in events) == 3:
+            session.cancel()
+    end = events[-1]
+    assert end.stop_reason == StopReason.CANCELLED
+    assert end.text == "".join(t.piece for r in events if isinstance(r, Round) for t in r.tokens) != ""
+
+
+# --- the commands against the server ------------------------------------------------------------
+
+
+def test_run_against_the_server_prints_json_and_writes_a_trace_without_the_key(server_bin, smol_path, tmp_path):
+    server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple",
+                    "--api-key", "s3cret-key")
+    try:
+        trace = tmp_path / "t.jsonl"
+        r = spectui("run", "--server", server.url, "--temp", "0", "-n", "24", "--json", "--trace", str(trace),
+                    PROMPT, env={"LLAMA_API_KEY": "s3cret-key"})
+        assert r.returncode == 0, r.stderr
+        data = json.loads(r.stdout)
+        assert data["text"] and data["stats"]["n_accepted"] > 0 and data["config"]["spec_type"] == "draft-simple"
+        assert "s3cret-key" not in trace.read_text() and "s3cret-key" not in r.stderr
+        [turn] = trace_format.read(trace).turns
+        assert turn.end.text == data["text"]
+        assert trace_format.read(trace).header["environment"]["server"]["url"] == server.url
+        wrong = spectui("run", "--server", server.url, "-n", "4", PROMPT, env={"LLAMA_API_KEY": "nope"})
+        assert wrong.returncode == 2 and "refused the API key (401)" in wrong.stderr
+        none = spectui("run", "--server", server.url, "-n", "4", PROMPT, env={"LLAMA_API_KEY": None})
+        assert none.returncode == 2 and "wants an API key (401): set LLAMA_API_KEY" in none.stderr
+    finally:
+        server.stop()
+
+
+def test_bench_against_the_server(drafting, tmp_path):
+    out = tmp_path / "r.json"
+    r = spectui("bench", "--server", drafting.url, "--lang", "en", "--category", "code", "--limit", "1",
+                "--repeat", "1", "-n", "16", "--json", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert [c["label"] for c in doc["configs"]] == ["draft-simple"]
+    assert doc["environment"]["server"]["url"] == drafting.url and doc["environment"]["server"]["build_info"]
+    [row] = doc["results"]
+    assert row["n_generated"] == 16 and row["n_drafted"] > 0
+
+
+def test_a_server_without_speculation_says_so(server_bin, smol_path):
+    server = Server(server_bin, smol_path)
+    try:
+        session = ServerSession(server.url, GREEDY)
+        assert session.spec.label == "none" and session.status().draft is None
+        rounds = [e for e in events_of(session, n=12) if isinstance(e, Round)]
+        assert len(rounds) == 12 and all(r.n_drafted == 0 for r in rounds)
+    finally:
+        server.stop()
+
+
+# --- faults ----------------------------------------------------------------------------------
+
+
+def test_a_server_that_is_down_is_one_line(capsys):
+    from spectui.cli.main import main
+
+    assert main(["run", "--server", f"http://127.0.0.1:{free_port()}", "-n", "4", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach llama-server at http://127.0.0.1:" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_url_that_is_not_a_llama_server(capsys):
+    from spectui.cli.main import main
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        assert main(["run", "--server", f"http://127.0.0.1:{httpd.server_port}", "-n", "4", "hi"]) == 2
+        assert "is it a llama-server?" in capsys.readouterr().err
+    finally:
+        httpd.shutdown()
+
+
+def test_a_dropped_connection_keeps_the_text_and_marks_the_answer_cut(server_bin, smol_path):
+    server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple")
+    session = ServerSession(server.url, GREEDY)
+    events = []
+    try:
+        for e in session.generate(chat_messages([("user", PROMPT)]), limits=GenerationLimits(n_predict=400)):
+            events.append(e)
+            if sum(isinstance(x, Round) for x in events) == 2:
+                server.stop()
+    finally:
+        server.stop()
+    end = events[-1]
+    assert isinstance(end, TurnEnd) and end.stop_reason == StopReason.ERROR and "lost" in end.error
+    assert end.text == "".join(t.piece for r in events if isinstance(r, Round) for t in r.tokens) != ""
+
+
+# --- the chat and the A/B view on a server -----------------------------------------------------
+
+
+def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
+    from tests.test_tui import chat_args, resolved, send, sync, until
+    from spectui.tui.app import SpecApp
+    from spectui.tui.screens.ab import ABScreen
+    from textual.widgets import Input
+
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    setup = resolved(chat_args("--server", drafting.url, "-n", "32"))
+    session = ServerSession(drafting.url, setup.sampling())
+
+    @sync
+    async def drive():
+        app = SpecApp(setup, session=session)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await send(pilot, app, PROMPT)
+            await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
+            message = app.chat_screen.chat.messages[-1]
+            assert message.content == app.chat_screen.turn.end.text != ""
+            assert "draft" in {kind for _, kind in message.segments}
+            assert "SmolLM2-135M-Instruct.Q4_1.gguf on 127.0.0.1" in app.chat_screen.sub_title
+            await pilot.press("ctrl+up")  # n-max: fixed by the server
+            assert any("fixes its speculation" in n.message for n in app._notifications)
+            assert session.spec.draft_n_max == 3
+            await pilot.press("f2")
+            screen = app.screen
+            assert isinstance(screen, ABScreen)
+            screen.query_one("#ab-prompt", Input).value = "Say hi."
+            await pilot.press("enter")
+            await until(pilot, lambda: screen.verdict is not None)
+            assert all(p.turn.end.text for p in screen.panes)
+
+    drive()
