@@ -19,7 +19,7 @@ import pytest
 
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.server import ServerSession, rejected_marker
+from spectui.engine.server import ServerSession, connect, rejected_marker
 from spectui.engine.session import GenerationLimits, chat_messages
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
@@ -162,16 +162,37 @@ def test_run_against_the_server_prints_json_and_writes_a_trace_without_the_key(s
         server.stop()
 
 
-def test_bench_against_the_server(drafting, tmp_path):
+@pytest.fixture(scope="module")
+def plain(server_bin, smol_path):
+    server = Server(server_bin, smol_path)
+    yield server
+    server.stop()
+
+
+def test_two_servers_are_two_configurations_to_switch_between(drafting, plain):
+    pool = connect(f"{drafting.url},{plain.url}", GREEDY, 3)
+    assert pool.available_types() == ("draft-simple", "none") and pool.spec.label == "draft-simple"
+    pool.configure(pool.spec.with_types("none"))
+    assert pool.status().spec.label == "none" and pool.status().types == ("draft-simple", "none")
+    rounds = [e for e in events_of(pool, n=8) if isinstance(e, Round)]
+    assert len(rounds) == 8 and not any(r.n_drafted for r in rounds)
+    with pytest.raises(UserError, match="no server runs ngram-mod; these do: draft-simple, none"):
+        pool.configure(pool.spec.with_types("ngram-mod"))
+
+
+def test_bench_against_two_servers_measures_the_speedup(drafting, plain, tmp_path):
     out = tmp_path / "r.json"
-    r = spectui("bench", "--server", drafting.url, "--lang", "en", "--category", "code", "--limit", "1",
-                "--repeat", "1", "-n", "16", "--json", str(out), timeout=300)
+    r = spectui("bench", "--server", f"{drafting.url},{plain.url}", "--lang", "en", "--category", "code",
+                "--limit", "1", "--repeat", "1", "-n", "16", "--json", str(out), timeout=300)
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
-    assert [c["label"] for c in doc["configs"]] == ["draft-simple"]
+    assert [c["label"] for c in doc["configs"]] == ["none", "draft-simple"]
     assert doc["environment"]["server"]["url"] == drafting.url and doc["environment"]["server"]["build_info"]
-    [row] = doc["results"]
-    assert row["n_generated"] == 16 and row["n_drafted"] > 0
+    assert [s["url"] for s in doc["environment"]["servers"]] == [drafting.url, plain.url]
+    rows = {row["config"]: row for row in doc["results"]}
+    assert rows["draft-simple"]["n_drafted"] > 0 and rows["none"]["n_drafted"] == 0
+    assert isinstance(rows["draft-simple"]["speedup"], float)
+    assert all(row["n_generated"] == 16 for row in rows.values())
 
 
 def test_a_server_without_speculation_says_so(server_bin, smol_path):

@@ -21,7 +21,7 @@ from spectui import __version__
 from spectui.config.embedded import CATALOG
 from spectui.engine import resources
 from spectui.engine.model import default_threads, openmp_settings
-from spectui.engine.server import ServerSession
+from spectui.engine.server import ServerPool, ServerSession
 
 _BLOCK = 8 * 1024 * 1024
 
@@ -123,9 +123,13 @@ def server_environment(session: ServerSession) -> dict:
 
 def collect(session, setup, hash_files: bool = True) -> dict:
     """The environment record of a result or a trace (models not embedded are hashed here
-    when `hash_files`)."""
+    when `hash_files`); of a pool of servers, the first server's, with every server listed."""
     if isinstance(session, ServerSession):
         return server_environment(session)
+    if isinstance(session, ServerPool):
+        env = server_environment(session.servers[0])
+        env["servers"] = [server_environment(s)["server"] for s in session.servers]
+        return env
     hashes: dict[Path, str] | None = {} if hash_files else None
     models = {"target": model_record(session.target, setup.model, hashes)}
     if session.draft is not None:

@@ -186,7 +186,7 @@ def main(args) -> int:
         raise UserError(f"-n must be at least 1 for a fixed output length, got {n}")
     setup = replace(setup, n_predict=n, temp=args.temp if args.temp is not None else 0.0,
                     seed=args.seed if args.seed is not None else 0)
-    if setup.server:  # the server's speculation is fixed: one configuration, its own
+    if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         configs = []
     else:
         configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
@@ -203,7 +203,9 @@ def main(args) -> int:
         err.print(f"note: {note}", style="dim", highlight=False)
     session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
                            types=tuple({t: None for c in configs for t in c.spec.types}) or None)
-    configs = configs or [protocol.Config(session.spec.label, session.spec)]
+    if setup.server:  # one configuration per server, the one without a draft first: the baseline
+        specs = [session.spec.with_types(t) for t in session.available_types()]
+        configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.label != "none")]
     try:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)

@@ -68,10 +68,10 @@ def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, c
     from spectui.engine.session import Session
 
     if setup.server:
-        from spectui.engine.server import ServerSession
+        from spectui.engine.server import connect
 
         status(f"connecting to {setup.server}")
-        return ServerSession(setup.server, setup.sampling(), n_max=setup.spec_draft_n_max)
+        return connect(setup.server, setup.sampling(), setup.spec_draft_n_max)
 
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None

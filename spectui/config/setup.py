@@ -40,8 +40,9 @@ def _sampling(default, *flags, **kw):
 class Setup:
     """Resolved settings. Field names are the flags' names and a preset's keys."""
 
-    server: str | None = _model(None, "--server", help="watch a running llama-server (URL) instead of loading models; "
-                                "its API key from LLAMA_API_KEY", owned=True)
+    server: str | None = _model(None, "--server", help="watch a running llama-server (URL; several, comma-separated, "
+                                "to switch between their configurations) instead of loading models; its API key "
+                                "from LLAMA_API_KEY", owned=True)
     model: str | None = _model(None, "-m", "--model", help="target GGUF file or embedded model name", owned=True)
     model_draft: str | None = _model(None, "-md", "--model-draft",
                                      help="draft GGUF file or embedded model name (same tokenizer)", owned=True)

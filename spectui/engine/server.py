@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from spectui.engine import resources
@@ -35,7 +35,7 @@ from spectui.engine.spec_config import SpecConfig, parse_types
 from spectui.errors import UserError
 
 KEY_ENV = "LLAMA_API_KEY"
-CONNECT_TIMEOUT_S = 10
+TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
@@ -85,7 +85,7 @@ class ServerSession:
 
     # --- HTTP ------------------------------------------------------------------------
 
-    def _open(self, path: str, body: dict | None = None, timeout: float | None = CONNECT_TIMEOUT_S):
+    def _open(self, path: str, body: dict | None = None, timeout: float = TIMEOUT_S):
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -195,7 +195,7 @@ class ServerSession:
         if not isinstance(prompt, str):
             raise UserError(f"{self.url}/apply-template gave no prompt: is it a llama-server with a chat template?")
         t0 = time.perf_counter()
-        response = self._open("/completion", self._request_body(prompt, limits), timeout=None)
+        response = self._open("/completion", self._request_body(prompt, limits))
         self._cold = False
         rounds = _Rounds(self, t0)
         try:
@@ -314,3 +314,60 @@ class _Rounds:
         t = self._t(timings) if timings else time.perf_counter()
         yield TurnEnd(t=max(t, self.t0 + self.t_server), stop_reason=stop, text="".join(tok.piece for tok in self.emitted),
                       n_generated=len(self.emitted), error=error, tokens=tuple(tok.id for tok in self.emitted))
+
+
+class ServerPool:
+    """Several llama-servers as one session, one configuration each (`--server A,B`): a
+    spec-type change picks the server that runs it, from the next message. So the chat's
+    hotkeys, the A/B view and the bench compare servers started with different flags,
+    e.g. one without a draft as the baseline."""
+
+    def __init__(self, servers: list[ServerSession]):
+        labels = [s.spec.label for s in servers]
+        if len(set(labels)) != len(labels):
+            raise UserError(f"two servers run the same speculation ({', '.join(labels)}): give servers that differ")
+        self.servers = servers
+        self.active = servers[0]
+
+    @property
+    def spec(self) -> SpecConfig:
+        return self.active.spec
+
+    def available_types(self) -> tuple[str, ...]:
+        return tuple(s.spec.label for s in self.servers)
+
+    def configure(self, spec: SpecConfig) -> None:
+        chosen = next((s for s in self.servers if s.spec.types == spec.types), None)
+        if chosen is None:
+            raise UserError(f"no server runs {spec.label}; these do: {', '.join(self.available_types())}")
+        chosen.configure(spec)
+        self.active = chosen
+
+    def status(self) -> SessionStatus:
+        return replace(self.active.status(), types=self.available_types())
+
+    def memory_text(self) -> str:
+        return self.active.memory_text()
+
+    def generate(self, messages: list[dict] | None = None, tokens=None,
+                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]:
+        return self.active.generate(messages, tokens, limits)
+
+    def cancel(self) -> None:
+        for s in self.servers:
+            s.cancel()
+
+    def reset(self) -> None:
+        for s in self.servers:
+            s.reset()
+
+    def close(self) -> None:
+        pass
+
+
+def connect(urls: str, sampling: SamplingParams, n_max: int) -> ServerSession | ServerPool:
+    """One server, or a pool of several ("URL,URL")."""
+    servers = [ServerSession(u.strip(), sampling, n_max=n_max) for u in urls.split(",") if u.strip()]
+    if not servers:
+        raise UserError("--server needs a URL such as http://127.0.0.1:8080")
+    return servers[0] if len(servers) == 1 else ServerPool(servers)
