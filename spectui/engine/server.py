@@ -257,7 +257,7 @@ class _Rounds:
                 if self.s._cancel.is_set():
                     yield from self._end(StopReason.CANCELLED, "")
                     return
-        except (OSError, ValueError) as e:  # the connection dropped, or a chunk was cut
+        except (OSError, ValueError, TypeError, KeyError) as e:  # the connection dropped, or a chunk was cut
             yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
             return
         yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost (the stream ended "
@@ -295,12 +295,13 @@ class _Rounds:
             return
         accepted, tokens = c["accepted"], tuple(c["tokens"])
         n_rejected = max(c["drafted"] - accepted, 0)
+        known = tuple(t.id for t in tokens[:accepted])  # the accepted drafts that were streamed
         t_gen = c["t"] - self.t0 - self.t_server
         self.t_server = c["t"] - self.t0
         self.emitted.extend(tokens)
         yield Round(
             index=self.index, t=c["t"], spec_type=self.spec.label if c["drafted"] else None,
-            drafted=tuple(t.id for t in tokens[:accepted]) + (-1,) * n_rejected, n_accepted=accepted,
+            drafted=known + (-1,) * (accepted + n_rejected - len(known)), n_accepted=accepted,
             rejected=(-1,) * n_rejected, rejected_text=rejected_marker(n_rejected) if n_rejected else "",
             tokens=tokens, t_draft=0.0, t_verify=max(t_gen, 0.0), t_other=0.0, n_max=self.spec.draft_n_max,
             verify="greedy" if self.s.sampling.temp <= 0 else "match", n_past=self.n_past,

@@ -107,7 +107,8 @@ class ReplayScreen(Screen):
 
     async def action_seek(self, pos: int) -> None:
         target = pos if pos >= 0 else len(self.playhead.steps) - 1
-        await self._moved(self.playhead.seek(target), backward=target < self.playhead.pos or target == 0)
+        backward = target < self.playhead.pos
+        await self._moved(self.playhead.seek(target), backward=backward)
 
     def action_toggle_play(self) -> None:
         at_end = self.playhead.at_end
