@@ -147,7 +147,7 @@ def main(args) -> int:
     setup = replace(setup, n_predict=n, temp=args.temp if args.temp is not None else 0.0,
                     seed=args.seed if args.seed is not None else 0)
     configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
-    if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
+    if not any(c.spec.uses_draft_model for c in configs):
         setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
     setup = replace(setup, spec_type="none")  # the session starts as the baseline
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,

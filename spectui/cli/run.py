@@ -17,9 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from spectui.config.launch import model_label, open_session, resolve
+from spectui.config import text as user_text
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine import overlay
-from spectui.engine.events import Round, TurnEnd
+from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 
@@ -40,14 +41,11 @@ def read_prompt(args) -> str:
     if args.prompt is not None and args.file:
         raise UserError("give the prompt either as an argument or with -f, not both")
     if args.file:
-        try:
-            text = Path(args.file).read_text(encoding="utf-8")
-        except OSError as e:
-            raise UserError(f"cannot read prompt file {args.file}: {e.strerror}") from e
+        text = user_text.read_text(args.file, "prompt file")
     elif args.prompt is not None:
-        text = args.prompt
+        text = user_text.from_argv(args.prompt, "the prompt argument")
     elif not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = user_text.from_bytes(sys.stdin.buffer.read(), "the prompt on stdin")
     else:
         raise UserError('no prompt: spectui run "PROMPT", -f FILE, or pipe it on stdin')
     if not text.strip():
@@ -108,6 +106,8 @@ def main(args) -> int:
                       limits=GenerationLimits(n_predict=setup.n_predict))
     end = events[-1]
     assert isinstance(end, TurnEnd)
+    if end.stop_reason is StopReason.CONTEXT_FULL and not end.n_generated:
+        raise UserError(f"{end.error}; give a larger -c (the model allows up to {session.target.n_ctx_train})")
     summary = summarize(events)
     if args.json:
         print(json.dumps({
@@ -122,6 +122,8 @@ def main(args) -> int:
         }, ensure_ascii=False))
         return 0
     out.print()
+    if why := cut_off(end, setup):
+        err.print(f"[answer cut off: {why}]", style="yellow", highlight=False, markup=False)
     if show_rejected:
         legend = Text("legend: ")
         for kind, label in overlay.LEGEND.items():
@@ -130,6 +132,15 @@ def main(args) -> int:
         err.print(legend)
     err.print(summary_table(summary, session.spec.label, end))
     return 0
+
+
+def cut_off(end: TurnEnd, setup) -> str:
+    """Why the answer ended before the model finished it ("" if it did)."""
+    return {
+        StopReason.N_PREDICT: f"-n/--n-predict {setup.n_predict} tokens reached",
+        StopReason.CONTEXT_FULL: f"the context of {setup.ctx_size} tokens (-c) is full",
+        StopReason.CANCELLED: "stopped (Ctrl+C)",
+    }.get(end.stop_reason, "")
 
 
 def _fmt(v, spec: str = ".2f", suffix: str = "") -> str:

@@ -235,11 +235,22 @@ def ensure_default_pair(console: Console) -> tuple[Path, Path]:
     return model_path(DEFAULT_TARGET), model_path(DEFAULT_DRAFT)
 
 
+def user_path(value: str) -> Path:
+    """A file the user named (a model that is not a catalog name, a preset), as a path
+    (~ expanded); a UserError for one that no file can have (a NUL byte, an unknown ~user)."""
+    if "\0" in value:
+        raise UserError(f"{value!r} cannot be a file path: it contains a NUL byte")
+    try:
+        return Path(value).expanduser()
+    except RuntimeError as e:
+        raise UserError(f"{value!r} cannot be a file path: {e}") from None
+
+
 def resolve_model(value: str, console: Console | None = None) -> Path:
     """A catalog name becomes its installed path (assembled on demand, progress on stderr
     unless `console` is given); any other value is taken as a file path, checked later."""
     if value not in CATALOG:
-        return Path(value).expanduser()
+        return user_path(value)
     if not is_installed(value):
         install([value], console or Console(stderr=True))
     return model_path(value)
