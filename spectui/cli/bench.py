@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from spectui.bench import compare, prompts as prompt_set, protocol, report, results
 from spectui.bench.environment import collect
+from spectui.cli import interrupt
 from spectui.config.launch import open_session, resolve
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine.events import Round, TurnEnd, TurnStart
@@ -157,8 +158,9 @@ def main(args) -> int:
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
-                           types=tuple({t: None for c in configs for t in c.spec.types}))
+    with interrupt.held():
+        session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
+                               types=tuple({t: None for c in configs for t in c.spec.types}))
     try:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)

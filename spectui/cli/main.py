@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from spectui import __version__
+from spectui.cli import interrupt
 from spectui.errors import UserError
 
 COMMANDS = ("chat", "run", "bench", "models", "presets")
@@ -42,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "chat")
     try:
-        args = build_parser().parse_args(argv)
+        with interrupt.held():  # the command modules import llama.cpp
+            parser = build_parser()
+        args = parser.parse_args(argv)
         return args.func(args) or 0
     except UserError as e:
         from rich.console import Console

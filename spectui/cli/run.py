@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from spectui.config.launch import model_label, open_session, resolve
+from spectui.cli import interrupt
 from spectui.config import text as user_text
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine import overlay
@@ -82,17 +83,18 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
 
 
 def main(args) -> int:
-    from spectui.engine.model import configure_logging
-    from spectui.engine.session import GenerationLimits, chat_messages
-
     prompt = read_prompt(args)
     setup = resolve(args.preset, overrides_from(args))
-    configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
     err = Console(stderr=True)
     out = Console(no_color=args.no_color, highlight=False, soft_wrap=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    session = open_session(setup, console=err)
+    with interrupt.held():
+        from spectui.engine.model import configure_logging
+        from spectui.engine.session import GenerationLimits, chat_messages
+
+        configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
+        session = open_session(setup, console=err)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:

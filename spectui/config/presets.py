@@ -68,8 +68,11 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False, check_
 def missing_models(preset: Preset) -> list[tuple[str, str]]:
     """(key, value) of each model the preset names that is neither embedded nor a file here:
     a template's placeholders until the user fills in their paths."""
-    return [(key, v) for key in ("model", "model_draft")
-            if (v := preset.values.get(key)) and v not in CATALOG and not user_path(v).exists()]
+    try:
+        return [(key, v) for key in ("model", "model_draft")
+                if (v := preset.values.get(key)) and v not in CATALOG and not user_path(v).exists()]
+    except UserError as e:
+        raise UserError(f"{preset.path}: {e}") from None
 
 
 def available() -> dict[str, tuple[Path, bool]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from spectui.engine.model import MIN_CTX, ContextParams
+from spectui.engine.model import KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.engine.sampling import SamplingParams
 from spectui.engine.spec_config import ALL_TYPES, AUTO, DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig, parse_types
 from spectui.errors import UserError
@@ -50,9 +50,9 @@ class Setup:
     batch_size: int = _model(512, "-b", "--batch-size", help="logical batch size (default 512)")
     threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
     flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
-    cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft",
-                                     help="draft KV cache type for K (f16, q8_0, ...)", owned=True)
-    cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft",
+    cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft", choices=tuple(KV_CACHE_TYPES),
+                                     help="draft KV cache type for K (default f16)", owned=True)
+    cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft", choices=tuple(KV_CACHE_TYPES),
                                      help="draft KV cache type for V (needs -fa on if quantized)", owned=True)
     spec_type: str = _spec("none", "--spec-type", help=f"{', '.join(ALL_TYPES)} (comma-separated to combine; "
                            f"{AUTO} chooses per round and goes alone)")
