@@ -278,7 +278,7 @@ def test_any_json_as_a_chat_file(dirs, doc, keys):
 @pytest.mark.parametrize("delay", [0.15, 0.4, 0.6, 1.0])  # imports, model loading, generation
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(dirs, delay):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "spectui", *RUN, "-n", "8", "hi"], stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "spectui", *RUN, "-n", "400", "Count to 200."], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env, preexec_fn=interruptible)
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
