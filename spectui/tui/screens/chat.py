@@ -268,12 +268,12 @@ class ChatScreen(Screen):
         """ctrl+c: copy a selection in the input, else stop the answer, else quit if the
         last ctrl+c was a moment ago (a stray press never loses the app)."""
         box = self.query_one(ChatInput)
-        now, last, self._last_interrupt = time.monotonic(), self._last_interrupt, time.monotonic()
+        last, self._last_interrupt = self._last_interrupt, time.monotonic()
         if box.selected_text:
             box.action_copy()
         elif self.generating:
             self.action_stop()
-        elif now - last < QUIT_WINDOW_S:
+        elif self._last_interrupt - last < QUIT_WINDOW_S:
             await self.app.action_quit()
         else:
             self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
