@@ -203,6 +203,16 @@ def test_any_bytes_as_a_prompt_file(capsys, loaded, tmp_path, data):
     assert_clean(*spectui(capsys, *RUN, "-f", str(p)))
 
 
+def test_bench_input_files(capsys, tmp_path):
+    binary = tmp_path / "b.json"
+    binary.write_bytes(b"\xff\x00\x01")
+    refused(capsys, "bench", "compare", str(tmp_path / "missing.json"), str(binary), match="cannot read")
+    refused(capsys, "bench", "compare", str(binary), str(binary), match="not JSON")
+    prompts = tmp_path / "p.toml"
+    prompts.write_bytes(b"\xff")
+    refused(capsys, "bench", "--preset", "smollm2", "--prompts", str(prompts), match=f"prompts file {prompts} is not UTF-8")
+
+
 # --- presets, themes and chats ----------------------------------------------------------
 
 
