@@ -1,5 +1,8 @@
 import sys
 
-from spectui.cli.main import main
+try:
+    from spectui.cli.main import main
+except KeyboardInterrupt:  # Ctrl+C before main() can catch it
+    sys.exit(130)
 
 sys.exit(main())

@@ -146,7 +146,36 @@ def test_smollm2_is_used_in_place(models_dir):
     assert embedded.is_installed(smol.name)
     assert embedded.resolve_model(smol.name) == path
     assert embedded.install([smol.name], _console()) == [path]
-    assert list(models_dir.iterdir()) == []
+    # hashed once at its first use: only the stamp lands in the cache dir
+    assert [p.name for p in models_dir.iterdir()] == [f"{smol.name}.stamp"]
+
+
+def test_a_model_changed_since_it_was_verified_stops_the_start(models_dir):
+    """A flipped byte moves the mtime: the cheap check at start sees it, without hashing,
+    and points to `models verify`; verify then says whether the file is good."""
+    [path] = embedded.install([GEMMA], _console())
+    before = path.stat()
+    with path.open("r+b") as f:
+        f.seek(4096)
+        f.write(bytes([f.read(1)[0] ^ 1]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    with pytest.raises(UserError, match=f"changed since it was verified.*spectui models verify {GEMMA}"):
+        embedded.resolve_model(GEMMA)
+    assert embedded.verify([GEMMA], _console()) == {GEMMA: False}
+    assert embedded.resolve_model(GEMMA, _console()) == path  # the stamp is gone: assembled again
+    assert _sha256(path) == embedded.CATALOG[GEMMA].sha256
+
+    # a model used in place: its stamp lives in the cache dir
+    smol = embedded.CATALOG["smollm2-135m-instruct-q4_1"]
+    smol_path = embedded.resolve_model(smol.name, _console())
+    stamp = models_dir / f"{smol.name}.stamp"
+    record = json.loads(stamp.read_text())
+    assert record["sha256"] == smol.sha256 and record["path"] == str(smol_path)
+    stamp.write_text(json.dumps(record | {"mtime_ns": record["mtime_ns"] - 1}))  # as if touched since
+    with pytest.raises(UserError, match=f"spectui models verify {smol.name}"):
+        embedded.resolve_model(smol.name)
+    assert embedded.verify([smol.name], _console()) == {smol.name: True}
+    assert embedded.resolve_model(smol.name) == smol_path
 
 
 def test_resolve_model_passes_other_values_through_as_paths():

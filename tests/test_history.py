@@ -161,7 +161,7 @@ def test_list_is_newest_first_and_skips_corrupt_files(data):
     (data / "broken.json").write_text("{", encoding="utf-8")
     chats, problems = list_chats()
     assert [ch.title for ch in chats] == ["third", "second", "first"]
-    assert len(problems) == 1 and "broken.json" in problems[0]
+    assert len(problems) == 1 and problems[0][0].name == "broken.json" and "broken.json" in problems[0][1]
     a.messages.append(Message("assistant", "reply"))
     save_chat(a)  # updating an old chat moves it to the top
     assert [ch.title for ch in list_chats()[0]] == ["first", "third", "second"]

@@ -88,17 +88,33 @@ def test_save_user_preset_round_trips_atomically(config_dir):
         presets.save_user("../evil", {})
 
 
-def test_presets_cli_list_and_show():
-    r = spectui("presets", "list", env={"COLUMNS": "250"})
-    assert r.returncode == 0 and "default" in r.stdout and "ngram-simple" in r.stdout
-    lines = {ln.split("│")[1].strip(): ln for ln in r.stdout.splitlines() if ln.count("│") > 3}
+def test_presets_cli_list_and_show(tmp_path):
+    r = spectui("presets", "list", env={"COLUMNS": "80", "SPECTUI_CONFIG_DIR": str(tmp_path)})
+    assert r.returncode == 0 and r.stderr == ""
+    rows = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.strip()}
     for template in ("qwen3-8b-dspark", "qwen3-8b-dflash", "qwen3-8b-eagle3", "gemma4-12b-dspark"):
-        assert "needs your model files" in lines[template] and "error" not in lines[template]
-    assert "ready" in lines["default"]
+        assert "needs model files" in rows[template] and "error" not in rows[template]
+    assert "ready" in rows["default"]
+    # the folders in full, never cut to a prefix
+    assert f"user presets (they win): {tmp_path / 'presets'}/NAME.toml" in r.stdout
+    assert f"shipped presets: {presets.shipped_dir('presets')}/NAME.toml" in r.stdout
     r = spectui("presets", "show", "ngram")
     assert r.returncode == 0 and 'spec_type = "ngram-mod"' in r.stdout
     r = spectui("presets", "show", "nope")
     assert r.returncode == 2 and "unknown preset 'nope'" in r.stderr
+
+
+def test_presets_show_is_a_preset_file_at_any_width(tmp_path):
+    """`show NAME > p.toml` gives a file tomllib reads back to the preset's own values,
+    however long its lines (a template's description) and however narrow the terminal."""
+    for name in presets.available():
+        r = spectui("presets", "show", name, env={"COLUMNS": "40"})
+        assert r.returncode == 0, r.stderr
+        copy = tmp_path / f"{name}.toml"
+        copy.write_text(r.stdout, encoding="utf-8")
+        original = presets.load_file(presets.available()[name][0], check_models=False)
+        again = presets.load_file(copy, check_models=False)
+        assert (again.description, again.values) == (original.description, original.values)
 
 
 def test_spec_default_means_ngram_mod_even_over_a_spec_type():

@@ -95,3 +95,12 @@ def test_verbose_says_which_threads_and_openmp_setting_and_the_users_setting_win
                 env={"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": None})
     assert r.returncode == 0, r.stderr
     assert "1 thread (-t), OMP_WAIT_POLICY=ACTIVE (chosen by you)" in r.stderr
+
+
+def test_an_answer_cut_off_says_why_and_a_prompt_past_the_context_fails():
+    r = spectui("run", "--preset", "smollm2", "--temp", "0", "-n", "4", "--no-color", PROMPT)
+    assert r.returncode == 0, r.stderr
+    assert "[answer cut off: -n/--n-predict 4 tokens reached]" in r.stderr
+    r = spectui("run", "--preset", "smollm2", "-c", "256", "--json", "word " * 400)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("error: the prompt has") and "the context holds 256; give a larger -c" in r.stderr

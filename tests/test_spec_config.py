@@ -45,3 +45,13 @@ def test_cli_refusals_are_one_line_with_exit_code_2():
         r = spectui("run", *args, "hello")
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:"), r.stderr
+
+
+def test_the_spec_type_help_names_every_type():
+    from spectui.engine.spec_config import ALL_TYPES
+
+    r = spectui("run", "--help", env={"COLUMNS": "2000"})
+    lines = r.stdout.splitlines()
+    [at] = [i for i, ln in enumerate(lines) if ln.strip().startswith("--spec-type SPEC_TYPE")]
+    text = " " + " ".join(lines[at:at + 2])  # the help may start on the flag's line or the next
+    assert all(f" {t}," in text or f" {t} (" in text for t in ALL_TYPES), text

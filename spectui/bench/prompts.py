@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from spectui.config.text import read_text
 from spectui.errors import UserError
 
 CATEGORIES = ("qa", "code")
@@ -94,10 +95,7 @@ def shipped() -> list[Prompt]:
 def load(path: str | Path) -> list[Prompt]:
     """A .toml file of [[prompt]] tables, or JSONL: one {"id", "lang", "category", "text"} a line."""
     path = Path(path)
-    try:
-        data = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"cannot read prompts file {path}: {getattr(e, 'strerror', None) or e}") from e
+    data = read_text(path, "prompts file")
     if path.suffix == ".toml":
         prompts = _from_toml(data, str(path))
     elif path.suffix in (".jsonl", ".json"):

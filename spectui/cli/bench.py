@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from spectui.bench import compare, prompts as prompt_set, protocol, report, results
 from spectui.bench.environment import collect
+from spectui.cli import interrupt
 from spectui.config.launch import open_session, resolve
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine.events import Round, TurnEnd, TurnStart
@@ -190,7 +191,7 @@ def main(args) -> int:
         configs = []
     else:
         configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
-        if not any(c.spec.needs_draft_model or "auto" in c.spec.types for c in configs):
+        if not any(c.spec.uses_draft_model for c in configs):
             setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
         setup = replace(setup, spec_type="none")  # the session starts as the baseline
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
@@ -201,8 +202,9 @@ def main(args) -> int:
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
-                           types=tuple({t: None for c in configs for t in c.spec.types}) or None)
+    with interrupt.held():
+        session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
+                               types=tuple({t: None for c in configs for t in c.spec.types}) or None)
     if setup.server:  # one configuration per server, the one without a draft first: the baseline
         specs = [session.spec.with_types(t) for t in session.available_types()]
         configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.label != "none")]

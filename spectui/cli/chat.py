@@ -46,5 +46,6 @@ def main(args) -> int:
     chat = history.latest_chat() if args.resume else None
     if args.resume and chat is None:
         err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
-    SpecApp(setup, chat=chat, overrides=overrides).run()
-    return 0
+    app = SpecApp(setup, chat=chat, overrides=overrides)
+    app.run()
+    return app.return_code or 0  # 1 when the app ended on an error, so the shell sees it

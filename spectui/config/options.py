@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from spectui.config.setup import GROUPS, OPTIONS, option_type
+from spectui.config.text import from_argv
 
 
 def add_setup_flags(p: argparse.ArgumentParser) -> None:
@@ -29,6 +30,8 @@ def add_setup_flags(p: argparse.ArgumentParser) -> None:
 def overrides_from(args: argparse.Namespace) -> dict:
     """The options given on the command line (--spec-default as the spec type it means)."""
     given = {k: v for k, v in vars(args).items() if k in OPTIONS and v is not None}
+    if "system" in given:  # text for the model, unlike the other strings (names and paths)
+        given["system"] = from_argv(given["system"], "--system")
     if getattr(args, "spec_default", False):
         given["spec_type"] = "ngram-mod"
     return given

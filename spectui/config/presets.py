@@ -13,9 +13,10 @@ from pathlib import Path
 
 import tomli_w
 
-from spectui.config.embedded import CATALOG
+from spectui.config.embedded import CATALOG, user_path
 from spectui.config.paths import shipped_dir, user_presets_dir, write_atomic
 from spectui.config.setup import OPTIONS, check_value
+from spectui.config.text import read_text
 from spectui.errors import UserError
 
 
@@ -42,11 +43,9 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False, check_
     """Parse and check a preset; `shipped` ones are fixed by copying them to the user dir.
     `check_models`: also refuse model files that are not there."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path, "preset"))
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{path}: TOML syntax error: {e}; fix the line or delete the file") from e
-    except OSError as e:
-        raise UserError(f"cannot read preset {path}: {e.strerror}") from e
     description = data.pop("description", "")
     values = {}
     for key, value in data.items():
@@ -69,8 +68,11 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False, check_
 def missing_models(preset: Preset) -> list[tuple[str, str]]:
     """(key, value) of each model the preset names that is neither embedded nor a file here:
     a template's placeholders until the user fills in their paths."""
-    return [(key, v) for key in ("model", "model_draft")
-            if (v := preset.values.get(key)) and v not in CATALOG and not Path(v).expanduser().exists()]
+    try:
+        return [(key, v) for key in ("model", "model_draft")
+                if (v := preset.values.get(key)) and v not in CATALOG and not user_path(v).exists()]
+    except UserError as e:
+        raise UserError(f"{preset.path}: {e}") from None
 
 
 def available() -> dict[str, tuple[Path, bool]]:
@@ -81,8 +83,7 @@ def available() -> dict[str, tuple[Path, bool]]:
 
 
 def load(name_or_path: str) -> Preset:
-    p = Path(name_or_path).expanduser()
-    if name_or_path.endswith(".toml") and p.exists():
+    if name_or_path.endswith(".toml") and (p := user_path(name_or_path)).exists():
         return load_file(p)
     found = available()
     if name_or_path not in found:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from spectui.engine.model import ContextParams
+from spectui.engine.model import KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig, parse_types
+from spectui.engine.spec_config import ALL_TYPES, AUTO, DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig, parse_types
 from spectui.errors import UserError
 
 FLASH_ATTN = ("on", "off", "auto")
@@ -53,13 +53,12 @@ class Setup:
     batch_size: int = _model(512, "-b", "--batch-size", help="logical batch size (default 512)")
     threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
     flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
-    cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft",
-                                     help="draft KV cache type for K (f16, q8_0, ...)", owned=True)
-    cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft",
+    cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft", choices=tuple(KV_CACHE_TYPES),
+                                     help="draft KV cache type for K (default f16)", owned=True)
+    cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft", choices=tuple(KV_CACHE_TYPES),
                                      help="draft KV cache type for V (needs -fa on if quantized)", owned=True)
-    spec_type: str = _spec("none", "--spec-type", help="none, draft-simple, draft-eagle3, draft-dflash, draft-dspark, "
-                           "draft-mtp, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache, auto "
-                           "(comma-separated to combine)")
+    spec_type: str = _spec("none", "--spec-type", help=f"{', '.join(ALL_TYPES)} (comma-separated to combine; "
+                           f"{AUTO} chooses per round and goes alone)")
     spec_draft_n_max: int = _spec(3, "--spec-draft-n-max", help="max draft length of the draft-* types and auto "
                                   "(default 3); the n-gram types use their own sizes, as in llama.cpp")
     spec_draft_n_min: int = _spec(0, "--spec-draft-n-min", help="min draft-model draft length (default 0)")
@@ -84,10 +83,16 @@ class Setup:
     top_k: int = _sampling(40, "--top-k", help="top-k (default 40)")
     top_p: float = _sampling(0.95, "--top-p", help="top-p (default 0.95)")
     min_p: float = _sampling(0.05, "--min-p", help="min-p (default 0.05)")
-    seed: int | None = _sampling(None, "--seed", help="random seed (reproducible runs)")
+    seed: int | None = _sampling(None, "--seed", help="random seed (reproducible runs; -1: random)")
     system: str | None = _sampling(None, "--system", help="system prompt")
     preset: str = field(default="default", metadata={})  # the preset it was resolved from
     notes: tuple[str, ...] = field(default=(), metadata={})  # what resolve changed, to tell the user
+
+    def __post_init__(self):
+        if self.n_predict == 0 or self.n_predict < -1:
+            raise UserError(f"-n/--n-predict must be at least 1, or -1 for no limit; got {self.n_predict}")
+        if self.seed is not None and self.seed < -1:
+            raise UserError(f"--seed must be 0 or more, or -1 for a random one; got {self.seed}")
 
     def values(self) -> dict:
         """The option fields by name: what a preset saves and a record shows."""
@@ -109,9 +114,18 @@ class Setup:
                        **{"spec_" + name: getattr(spec, name) for name in NGRAM_FIELDS})
 
     def sampling(self) -> SamplingParams:
-        return SamplingParams(temp=self.temp, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, seed=self.seed)
+        seed = None if self.seed == -1 else self.seed  # -1: random, as in llama.cpp
+        return SamplingParams(temp=self.temp, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, seed=seed)
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
+        if self.ctx_size == 0:
+            raise UserError(f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
+                            f"tokens, at least {MIN_CTX} (default 4096)")
+        if self.ctx_size < MIN_CTX:
+            raise UserError(f"-c/--ctx-size must be at least {MIN_CTX} tokens, llama.cpp's smallest context; "
+                            f"got {self.ctx_size}")
+        if self.batch_size < 1:
+            raise UserError(f"-b/--batch-size must be at least 1, got {self.batch_size}")
         if self.threads is not None and self.threads < 1:
             raise UserError(f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the "
                             "physical cores")

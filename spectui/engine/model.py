@@ -30,6 +30,8 @@ KV_CACHE_TYPES = {
     "iq4_nl": 20, "bf16": 30,
 }
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+# llama.cpp pads a context to a multiple of 256 cells: a smaller one would silently be 256.
+MIN_CTX = 256
 
 
 class ContextFull(Exception):
@@ -54,7 +56,10 @@ def _on_log(level: int, text: bytes, _user_data) -> None:
 def configure_logging(verbose: bool = False, log_file: Path | None = None) -> None:
     """Silence llama.cpp unless `--verbose` (stderr) or a log file asks for its output."""
     global _log_sink
-    _log_sink = open(log_file, "a", encoding="utf-8") if log_file else (sys.stderr if verbose else None)
+    try:
+        _log_sink = open(log_file, "a", encoding="utf-8") if log_file else (sys.stderr if verbose else None)
+    except OSError as e:
+        raise UserError(f"cannot write the log file {log_file}: {e.strerror or e}") from e
 
 
 llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))

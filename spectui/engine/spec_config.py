@@ -131,6 +131,11 @@ class SpecConfig:
         """A type that runs a draft file given with -md."""
         return any(t in DRAFT_FILE_TYPES for t in self.types)
 
+    @property
+    def uses_draft_model(self) -> bool:
+        """A draft file given with -md can draft: a type that runs it, or auto, which may."""
+        return self.needs_draft_model or AUTO in self.types
+
     def with_types(self, types) -> "SpecConfig":
         return replace(self, types=parse_types(types))
 

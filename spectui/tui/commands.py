@@ -22,10 +22,14 @@ class Command:
     help: str
     footer: bool = False
     chat: bool = True  # an action of the chat screen (its keys work there only); else the app's
+    priority: bool = False  # the key wins over the focused widget's own use of it
 
 
 COMMANDS = (
     Command("escape", "stop", "stop", "Stop generation", "Stop the answer being written; what is shown is kept", True),
+    Command("ctrl+c", "interrupt", "stop / quit", "Stop, or quit",
+            "Stop the answer being written; pressed again (or twice when idle), quit, saving the chat. "
+            "With text selected in the input, copy it", priority=True),
     Command("ctrl+t", "spec_type(1)", "spec type", "Next spec type",
             "Cycle forward through the spec types the loaded models allow (applies at the next round)", True),
     Command("ctrl+g", "spec_type(-1)", "spec type back", "Previous spec type",
@@ -80,7 +84,7 @@ def key_display(keys: str) -> str:
 def bindings(chat: bool) -> list[Binding]:
     """The key bindings of the chat screen (chat=True) or of the app."""
     return [
-        Binding(c.keys, c.action, c.label, show=c.footer, tooltip=c.help)
+        Binding(c.keys, c.action, c.label, show=c.footer, tooltip=c.help, priority=c.priority)
         for c in COMMANDS if c.keys and c.chat == chat
     ]
 
@@ -90,7 +94,8 @@ class SpecCommands(Provider):
     per preset and per saved chat (so every choice is a few keystrokes away)."""
 
     async def startup(self) -> None:
-        self._chats, _ = history.list_chats()
+        screen = self.app.chat_screen
+        self._chats = chat_entries(screen.open_chat, screen.show_problem)
 
     def _entries(self, with_chats: bool):
         app = self.app
@@ -104,8 +109,8 @@ class SpecCommands(Provider):
         for name, (path, shipped) in presets.available().items():
             yield f"Preset: {name}", partial(app.load_preset, name), f"{'shipped' if shipped else 'user'} preset {path}"
         if with_chats:
-            for chat in self._chats:
-                yield f"Chat: {chat.title or chat.id}", partial(app.chat_screen.open_chat, chat.id), _when(chat)
+            for title, callback, help_text in self._chats:
+                yield f"Chat: {title}", callback, help_text
 
     async def discover(self) -> Hits:
         for title, callback, help_text in self._entries(with_chats=False):
@@ -124,7 +129,10 @@ def _when(chat: history.Chat) -> str:
     return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
 
 
-def chat_entries(open_chat) -> list[tuple[str, object, str]]:
-    """The saved chats for the "Open a saved chat" picker, newest first."""
-    chats, _ = history.list_chats()
-    return [(chat.title or chat.id, partial(open_chat, chat.id), _when(chat)) for chat in chats]
+def chat_entries(open_chat, show_problem) -> list[tuple[str, object, str]]:
+    """The saved chats for the "Open a saved chat" picker, newest first, then each file
+    that cannot be read, by name: choosing it shows why (`show_problem(message)`)."""
+    chats, problems = history.list_chats()
+    return [(chat.title or chat.id, partial(open_chat, chat.id), _when(chat)) for chat in chats] + [
+        (f"unreadable: {path.name}", partial(show_problem, why), "cannot be read; choose it to see why")
+        for path, why in problems]

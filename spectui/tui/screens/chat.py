@@ -33,7 +33,7 @@ from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.stats_panel import PanelState, StatsPanel
 from spectui.tui.widgets.transcript import Transcript
 
-SAVE_EVERY_S = 2.0  # the partial answer is saved this often while it streams
+QUIT_WINDOW_S = 2.0  # a second ctrl+c within this long quits
 PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
 BASELINES_KEPT = 5  # recent `none` turns remembered per target model
 
@@ -59,7 +59,8 @@ class ChatScreen(Screen):
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
         self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
         self._stop = threading.Event()
-        self._last_save = self._last_panel = 0.0
+        self._journal: history.Journal | None = None  # the streaming answer's growth, on disk
+        self._last_panel = self._last_interrupt = 0.0
         self._shown = False  # widgets composed: attributes set before then are applied by on_mount
 
     def compose(self) -> ComposeResult:
@@ -177,6 +178,7 @@ class ChatScreen(Screen):
                                         self.settings["show_rejected"], streaming=True)
         await self.transcript.add(self._answer)
         self.save()
+        self._journal = history.Journal(self.chat)
         self._stop.clear()
         self._changes = []
         self.query_one(ChatInput).cursor_blink = False  # a blink is a repaint; keep the CPU for the model
@@ -200,8 +202,10 @@ class ChatScreen(Screen):
             return
         if now - self._last_panel >= PANEL_EVERY_S:
             self.refresh_panel()
-        if now - self._last_save >= SAVE_EVERY_S:
-            self.save()
+        try:
+            self._journal.append()
+        except UserError as e:
+            self.notify(str(e), title="Answer not journaled", severity="warning")
 
     async def on_turn_failed(self, msg: TurnFailed) -> None:
         self.notify(msg.error, title="Generation failed", severity="error", timeout=10)
@@ -252,7 +256,8 @@ class ChatScreen(Screen):
         return max(kept) if kept else None
 
     def save(self) -> None:
-        """Save the chat (atomically); a streaming answer is saved as stopped until it ends."""
+        """Save the chat (atomically, folding in the journal); a streaming answer is saved as
+        stopped until it ends."""
         if self.turn is not None:
             self.turn.sync_stats()
         if not self.chat.messages:
@@ -261,7 +266,6 @@ class ChatScreen(Screen):
             history.save_chat(self.chat)
         except UserError as e:
             self.notify(str(e), title="Chat not saved", severity="error")
-        self._last_save = time.monotonic()
 
     def stop(self) -> None:
         """Ask a streaming answer to end after this round."""
@@ -273,6 +277,20 @@ class ChatScreen(Screen):
         if self.generating:
             self.stop()
             self.status_line = Content.styled("stopping at the end of this round…", "$warning")
+
+    async def action_interrupt(self) -> None:
+        """ctrl+c: copy a selection in the input, else stop the answer, else quit if the
+        last ctrl+c was a moment ago (a stray press never loses the app)."""
+        box = self.query_one(ChatInput)
+        last, self._last_interrupt = self._last_interrupt, time.monotonic()
+        if box.selected_text:
+            box.action_copy()
+        elif self.generating:
+            self.action_stop()
+        elif self._last_interrupt - last < QUIT_WINDOW_S:
+            await self.app.action_quit()
+        else:
+            self.notify("Press ctrl+c again to quit.", timeout=QUIT_WINDOW_S)
 
     async def action_new_chat(self) -> None:
         if self.idle("start a new chat"):
@@ -311,8 +329,11 @@ class ChatScreen(Screen):
         await self._show_chat()
         self.notify(f"Opened “{self.chat.title or self.chat.id}”", timeout=3)
 
+    def show_problem(self, message: str) -> None:
+        self.notify(message, title="Unreadable chat", severity="error", timeout=10)
+
     def action_chats(self) -> None:
-        entries = chat_entries(self.open_chat)
+        entries = chat_entries(self.open_chat, self.show_problem)
         if not entries:
             self.notify("No saved chats yet.")
             return

@@ -1,0 +1,102 @@
+"""Nothing lost, no crash: ctrl+c in the chat, the answer journal under kill -9, and
+unreadable chat files in the picker. A FakeSession (a recorded SmolLM2 answer) stands in
+for the model, which is not what is tested here."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from spectui.config import history
+from spectui.config.launch import resolve
+from spectui.engine.events import StopReason
+from spectui.tui.app import SpecApp
+from tests.fake_session import FakeSession
+from tests.test_tui import LONG, answered, dirs, send, sync, until  # noqa: F401  (dirs: autouse fixture)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def slow_app() -> SpecApp:
+    setup = resolve("smollm2", {"n_predict": 1000})
+    return SpecApp(setup, session=FakeSession(spec=setup.spec(), round_s=0.1))
+
+
+@sync
+async def test_ctrl_c_stops_the_answer_then_quits():
+    app = slow_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, LONG)
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        await pilot.press("ctrl+c")
+        await answered(pilot, app)
+        assert app.chat_screen.turn.end.stop_reason == StopReason.CANCELLED and not app._exit
+        await pilot.pause(2.1)  # a while later, one press only warns
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app._exit
+        assert any("ctrl+c again to quit" in n.message for n in app._notifications)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app._exit
+    saved = history.load_chat(app.chat_screen.chat.id).messages
+    assert saved[-1].stopped and saved[-1].content == app.chat_screen.chat.messages[-1].content != ""
+
+
+@sync
+async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
+    chats = dirs / "data" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "bad.json").write_text(json.dumps({"id": "bad", "title": "t", "created": 1.0, "updated": "NaN",
+                                                "messages": []}), encoding="utf-8")
+    app = slow_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        await pilot.press("enter")  # the only entry: the unreadable file
+        await until(pilot, lambda: any("bad.json" in n.message and "not a time" in n.message
+                                       for n in app._notifications))
+        assert not app._exit
+
+
+KILLED = """
+import asyncio, json, sys
+from tests.test_tui_safety import slow_app, send, until
+
+async def main():
+    app = slow_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "Count")
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 6)
+        print(json.dumps([app.chat_screen.chat.id, app.chat_screen.turn.message.content]), flush=True)
+        await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def test_kill_9_mid_answer_loses_nothing_shown(dirs):
+    """The chat file is written when the answer starts; what streams after goes to the
+    journal, which reading the chat replays."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPECTUI_DATA_DIR": str(dirs / "data"),
+           "SPECTUI_CONFIG_DIR": str(dirs / "config")}
+    p = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    try:
+        chat_id, shown = json.loads(p.stdout.readline())
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    assert shown
+    file_only = json.loads((dirs / "data" / "chats" / f"{chat_id}.json").read_text(encoding="utf-8"))
+    assert file_only["messages"][-1]["content"] == ""  # not rewritten while streaming
+    answer = history.load_chat(chat_id).messages[-1]
+    assert answer.stopped and answer.content.startswith(shown)
+    assert "".join(t for t, k in answer.segments if k != "rejected") == answer.content
+
+    history.save_chat(history.load_chat(chat_id))  # a clean save folds the journal in
+    assert not (dirs / "data" / "chats" / f"{chat_id}.journal").exists()
+    assert history.load_chat(chat_id).messages[-1].content == answer.content
