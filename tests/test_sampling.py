@@ -11,6 +11,7 @@ import pytest
 
 from spectui.engine.sampling import (
     SamplingParams,
+    dist,
     draft_dist,
     make_rng,
     probs,
@@ -437,3 +438,29 @@ def test_seed_none_draws_fresh_randomness():
     first = [make_rng(SamplingParams(seed=None)).random() for _ in range(2)]
     assert first[0] != first[1]
     assert make_rng(SamplingParams(seed=5)).random() == make_rng(SamplingParams(seed=5)).random()
+
+
+# ---------------------------------------------------------------------------------------------
+# the sparse rows the engine verifies with
+
+
+@pytest.mark.parametrize("params", [SamplingParams(temp=0.8), SamplingParams(temp=1.3, top_k=0, top_p=0.9, min_p=0.0),
+                                    SamplingParams(temp=0.6, top_k=200, top_p=1.0, min_p=0.01)])
+def test_sparse_rows_verify_exactly_as_the_dense_reference(params):
+    """dist() keeps only the surviving tokens; sampling and both verifiers must draw the very
+    same tokens from it as from the dense vector, for the same random draws."""
+    rng = np.random.default_rng(7)
+    rows = [rng.standard_normal(151_936).astype(np.float32) * 4 for _ in range(4)]
+    sparse = [dist(r, params) for r in rows]
+    dense = [probs(r, params) for r in rows]
+    for s, d in zip(sparse, dense):
+        np.testing.assert_array_equal(s.dense(), d)
+        assert len(s) == d.size and s.ids.size == np.count_nonzero(d)
+    for seed in range(200):
+        draft = [int(np.argmax(dense[i])) if seed % 3 else seed % 7 for i in range(3)]
+        assert verify_match(sparse, draft, np.random.default_rng(seed)) == verify_match(
+            dense, draft, np.random.default_rng(seed))
+        assert verify_rejection(sparse, None, draft, np.random.default_rng(seed)) == verify_rejection(
+            dense, None, draft, np.random.default_rng(seed))
+        assert verify_rejection(sparse, sparse[1:], draft, np.random.default_rng(seed)) == verify_rejection(
+            dense, dense[1:], draft, np.random.default_rng(seed))

@@ -16,7 +16,7 @@ import numpy as np
 
 from spectui.drafters.base import Drafter
 from spectui.engine.model import Context, ContextFull
-from spectui.engine.sampling import SamplingParams, draft_dist, probs, sample
+from spectui.engine.sampling import SamplingParams, dist, draft_dist, sample
 from spectui.engine.spec_config import SpecConfig
 
 
@@ -73,12 +73,12 @@ class DraftModel(Drafter):
         except ContextFull:
             return []
         result: list[int] = []
-        qs: list[np.ndarray] = []
+        qs: list = []  # the Dist each token was drawn from
         while True:
             if argmax_only:
                 tok = out
             elif self.probabilistic:  # q with the target's own settings (same filters as p)
-                q = probs(out, self.sampling)
+                q = dist(out, self.sampling)
                 tok = sample(q, self.rng)
                 qs.append(q)
             else:

@@ -49,26 +49,74 @@ def make_rng(params: SamplingParams) -> np.random.Generator:
     return np.random.default_rng(params.seed)
 
 
-def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
-    """The distribution llama.cpp's default chain samples from, as a float64 vector over the vocab
-    (zero outside the kept set, sums to 1). Greedy gives a one-hot vector at the argmax.
+@dataclass(frozen=True)
+class Dist:
+    """A distribution over the vocabulary as its nonzero entries, token ids ascending: the
+    few dozen tokens the sampler chain keeps, not a vector of 150k mostly zeros. Indexing
+    gives a token's probability; len() is the vocabulary size."""
 
-    Cost is O(vocab) plus a sort of the candidates that survive top-k and min-p only: the min-p
-    set is a prefix of the logit-sorted order (all logits >= max + log(min_p)), and top-p also
-    keeps a prefix of that order, so filtering by min-p before sorting leaves the result unchanged
-    as long as top-p's cumulative sum is still normalised over the whole top-k set, as llama.cpp's is.
-    """
-    z = np.asarray(logits, dtype=np.float64)
-    if z.ndim != 1 or z.size == 0:
-        raise ValueError(f"probs() takes one non-empty row of logits, got shape {z.shape}")
-    out = np.zeros(z.size)
-    if params.greedy:
-        out[int(np.argmax(z))] = 1.0
+    ids: np.ndarray  # int64, ascending
+    p: np.ndarray  # float64, same order, sums to 1
+    n_vocab: int
+
+    def __len__(self) -> int:
+        return self.n_vocab
+
+    def __getitem__(self, token: int) -> float:
+        if not 0 <= token < self.n_vocab:
+            raise IndexError(f"token {token} is outside the vocabulary of {self.n_vocab}")
+        i = int(np.searchsorted(self.ids, token))
+        return float(self.p[i]) if i < self.ids.size and self.ids[i] == token else 0.0
+
+    def dense(self) -> np.ndarray:
+        out = np.zeros(self.n_vocab)
+        out[self.ids] = self.p
         return out
 
-    k = params.top_k
-    cand = np.argpartition(z, z.size - k)[z.size - k :] if 0 < k < z.size else np.arange(z.size)
-    zc = z[cand]
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return self.dense() if dtype is None else self.dense().astype(dtype)
+
+
+BLOCK = 64  # logits per block when looking for a threshold that at least k of them reach
+
+
+def _top_k(z: np.ndarray, k: int) -> np.ndarray:
+    """Ids of the k largest logits, ascending, without partitioning the whole vocabulary:
+    the k-th largest of the blocks' maxima is k distinct logits, so at least k logits reach
+    it; one comparison pass then leaves a few candidates to partition."""
+    if not 0 < k < z.size:
+        return np.arange(z.size)
+    n = z.size // BLOCK * BLOCK
+    maxima = z[:n].reshape(-1, BLOCK).max(axis=1)
+    if n < z.size:
+        maxima = np.append(maxima, z[n:].max())
+    if maxima.size <= k:
+        ids = np.arange(z.size)
+    else:
+        ids = np.flatnonzero(z >= np.partition(maxima, maxima.size - k)[maxima.size - k])
+    if ids.size > k:
+        ids = ids[np.argpartition(z[ids], ids.size - k)[ids.size - k:]]
+    return np.sort(ids)
+
+
+def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
+    """The distribution llama.cpp's default chain samples from (greedy: all mass on the
+    argmax). Sums run in token-id order, so probs() and sample() over the dense vector give
+    exactly the same numbers.
+
+    Cost is one pass over the vocabulary plus a sort of the candidates that survive top-k:
+    the min-p set is a prefix of the logit-sorted order (all logits >= max + log(min_p)), and
+    top-p also keeps a prefix of that order, so filtering by min-p before sorting leaves the
+    result unchanged as long as top-p's cumulative sum is still normalised over the whole
+    top-k set, as llama.cpp's is.
+    """
+    z = np.asarray(logits)
+    if z.ndim != 1 or z.size == 0:
+        raise ValueError(f"probs() takes one non-empty row of logits, got shape {z.shape}")
+    if params.greedy:
+        return Dist(np.array([int(np.argmax(z))]), np.ones(1), z.size)
+    cand = _top_k(z, params.top_k)
+    zc = z[cand].astype(np.float64)
     z_max = zc.max()
     if not np.isfinite(z_max):
         raise ValueError("logits have no finite maximum")
@@ -84,14 +132,19 @@ def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
         cum = np.cumsum(w[order]) / w_total
         # Smallest prefix whose mass reaches top_p (the token that crosses it is kept).
         n_keep = min(int(np.searchsorted(cum, params.top_p, side="left")) + 1, order.size)
-        cand, zc = cand[order[:n_keep]], zc[order[:n_keep]]
+        kept = np.sort(order[:n_keep])
+        cand, zc = cand[kept], zc[kept]
 
     e = np.exp((zc - z_max) / params.temp)
-    out[cand] = e / e.sum()
-    return out
+    return Dist(cand, e / e.sum(), z.size)
 
 
-def draft_dist(logits: np.ndarray) -> np.ndarray:
+def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """dist() as a dense float64 vector over the vocabulary (zero outside the kept set)."""
+    return dist(logits, params).dense()
+
+
+def draft_dist(logits: np.ndarray) -> Dist:
     """llama.cpp's draft-simple sampler: top-k 10, softmax at temperature 1, whatever the
     target's settings. Its top token is the greedy draft and its probability is what
     --spec-draft-p-min compares against.
@@ -100,24 +153,30 @@ def draft_dist(logits: np.ndarray) -> np.ndarray:
     same filters on p and q); verify_rejection is exact when q_rows are the rows the draft
     tokens were drawn from, or None for a deterministic (one-hot) drafter.
     """
-    return probs(logits, LLAMA_DRAFT_SAMPLER)
+    return dist(logits, LLAMA_DRAFT_SAMPLER)
 
 
-def sample(p: np.ndarray, rng: np.random.Generator) -> int:
+def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     """One token from the (possibly unnormalised, non-negative) weights p, using one uniform draw.
-    Never returns an index whose weight is zero."""
-    c = np.cumsum(p, dtype=np.float64)
+    Never returns an index whose weight is zero. A Dist gives the same token as its dense
+    vector for the same draw (the cumulative sums agree: adding zeros changes nothing)."""
+    weights, ids = (p.p, p.ids) if isinstance(p, Dist) else (p, None)
+    c = np.cumsum(weights, dtype=np.float64)
     total = c[-1]
     if not (np.isfinite(total) and total > 0):
         raise ValueError("cannot sample: weights sum to zero or are not finite")
     i = int(np.searchsorted(c, rng.random() * total, side="right"))
     if i == c.size:  # u * total rounded up to total: take the last token with weight
-        i = int(np.flatnonzero(np.asarray(p) > 0)[-1])
-    return i
+        i = int(np.flatnonzero(np.asarray(weights) > 0)[-1])
+    return i if ids is None else int(ids[i])
+
+
+def _dense(row) -> np.ndarray:
+    return row.dense() if isinstance(row, Dist) else np.asarray(row, dtype=np.float64)
 
 
 def verify_match(
-    p_rows: list[np.ndarray] | np.ndarray, draft: Sequence[int], rng: np.random.Generator
+    p_rows: list[np.ndarray | Dist] | np.ndarray, draft: Sequence[int], rng: np.random.Generator
 ) -> tuple[int, int]:
     """llama.cpp's sample-and-match. p_rows holds len(draft)+1 target distributions (one per draft
     position, then the bonus position). Returns (n_accepted, next_token): the token sampled at
@@ -133,8 +192,8 @@ def verify_match(
 
 
 def verify_rejection(
-    p_rows: list[np.ndarray] | np.ndarray,
-    q_rows: list[np.ndarray] | np.ndarray | None,
+    p_rows: list[np.ndarray | Dist] | np.ndarray,
+    q_rows: list[np.ndarray | Dist] | np.ndarray | None,
     draft: Sequence[int],
     rng: np.random.Generator,
 ) -> tuple[int, int, bool]:
@@ -155,12 +214,12 @@ def verify_rejection(
         # u < p/q without dividing: also right for p = 0 (reject) and q = 0 (accept if p > 0).
         if rng.random() * qx < px:
             continue
-        p = np.asarray(p_rows[i], dtype=np.float64)
+        p = _dense(p_rows[i])
         if q_rows is None:
             residual = p.copy()
             residual[x] = 0.0
         else:
-            residual = np.maximum(p - np.asarray(q_rows[i], dtype=np.float64), 0.0)
+            residual = np.maximum(p - _dense(q_rows[i]), 0.0)
         if not residual.sum() > 0:
             residual = p
         return i, sample(residual, rng), True

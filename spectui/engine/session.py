@@ -341,7 +341,7 @@ class Session:
                 nxt = rows[n_acc]
             else:
                 self.last_logits = rows
-                p_rows = [smp.probs(row, self.sampling) for row in rows]
+                p_rows = [smp.dist(row, self.sampling) for row in rows]
                 if verify == "rejection":
                     n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
                 else:
