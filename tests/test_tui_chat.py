@@ -18,7 +18,6 @@ from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, Session, chat_messages
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
 from spectui.tui.screens.name import NameScreen
@@ -181,23 +180,18 @@ async def test_palette_opens_the_settings_at_one_setting(fake, setup):
         assert not isinstance(app.screen, SettingsScreen) and fake.sampling.min_p == setup.min_p
 
 
-def test_set_sampling_applies_from_the_next_turn(smol, setup):
-    session = Session(smol, smol, setup.ctx_params(), spec=setup.spec(), sampling=SamplingParams(temp=0.8, seed=1))
-    try:
-        prompt = chat_messages([("user", SHORT)])
-        limits = GenerationLimits(n_predict=8)
-        turn = session.generate(prompt, limits=limits)
-        first = next(e for e in turn if isinstance(e, Round))
-        session.set_sampling(SamplingParams(temp=0.0))  # mid-answer: this turn keeps sampling
-        assert session.status().greedy and not session.sampling.greedy
-        rest = [e for e in turn if isinstance(e, Round)]
-        assert {r.verify for r in [first, *rest]} == {"match"}
-        assert {e.verify for e in session.generate(prompt, limits=limits) if isinstance(e, Round)} == {"greedy"}
-    finally:
-        session.close()
-
-
 # --- switching models -------------------------------------------------------------------
+
+
+@sync
+async def test_opening_a_model_reports_its_load_progress(setup):
+    from spectui.config.launch import open_session
+
+    seen: list[str] = []
+    session = open_session(replace(setup, model_draft=None, spec_type="ngram-mod"), status=seen.append)
+    session.close()
+    assert seen[0] == "loading target SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert seen[-2:] == ["loading target SmolLM2-135M-Instruct.Q4_1.gguf 100%", "creating contexts"]
 
 
 @sync

@@ -10,9 +10,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
-from functools import partial
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
@@ -33,10 +32,11 @@ from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.streaming import stream_turn
 from spectui.tui.turn import LiveTurn, baseline_tok_s
 from spectui.tui.screens.chats import ChatsScreen, Picked
+from spectui.tui.screens.composing import Composing
 from spectui.tui.screens.rounds import RoundsScreen
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.markdown import last_code_block
-from spectui.tui.widgets.message import AssistantMessage, UserMessage
+from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.queue import Outbox
 from spectui.tui.widgets.stats_panel import PanelState, StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
@@ -47,7 +47,7 @@ BASELINES_KEPT = 5  # recent `none` turns remembered per target model
 NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
-class ChatScreen(Screen):
+class ChatScreen(Composing, Screen):
     BINDINGS = bindings(chat=True)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: app.tcss swaps the panel
 
@@ -65,7 +65,6 @@ class ChatScreen(Screen):
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.baselines: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
         self._answer: AssistantMessage | None = None
-        self.editing: history.Message | None = None  # the sent message the box holds for resending
         self._header: tuple[str, str] | None = None  # (configuration, models) for the header
         self.trace_header: dict = {}  # set by the app with the session: a trace's first line
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
@@ -93,10 +92,6 @@ class ChatScreen(Screen):
     @property
     def panel(self) -> StatsPanel:
         return self.query_one(StatsPanel)
-
-    @property
-    def outbox(self) -> Outbox:
-        return self.query_one(Outbox)
 
     async def on_mount(self) -> None:
         self._shown = True
@@ -171,8 +166,8 @@ class ChatScreen(Screen):
         status line shows the configuration) and a compact footer, so neither is cut."""
         narrow = self.size.width < NARROW
         if self._header:
-            config, models = self._header
-            self.title, self.sub_title = (models.replace(" ⇠ draft ", " ⇠ "), "") if narrow else self._header
+            models = self._header[1].replace(" ⇠ draft ", " ⇠ ")
+            self.title, self.sub_title = (models, "") if narrow else self._header
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow
@@ -205,83 +200,6 @@ class ChatScreen(Screen):
         elif self.app.loading:
             self.notify(f"The models are loading: {doing} when they are ready.", severity="warning")
         return not (self.generating or self.app.comparing or self.app.loading)
-
-    # --- sending, type-ahead and editing ---------------------------------------------
-
-    @on(ChatInput.Submitted)
-    async def _ask(self, event: ChatInput.Submitted) -> None:
-        """Send now; while an answer streams or the models load, queue it (sent in order
-        when the chat is free). Text stays in the box until it is sent or queued."""
-        box = self.query_one(ChatInput)
-        if self.app.comparing:
-            self.notify("Close the A/B view first (esc); your message stays in the box.", severity="warning")
-            return
-        if self.editing is not None:
-            if not self.idle("resend"):
-                return
-            await self._cut_from(self.editing)
-        box.clear()
-        if self.session is None or self.generating or self.app.loading:
-            self.outbox.add(event.text)
-            return
-        await self._send(event.text)
-
-    async def _send(self, text: str) -> None:
-        user = history.Message(role="user", content=text)
-        self.chat.messages.append(user)
-        await self.transcript.add(UserMessage(user))
-        await self._start_turn()
-
-    async def send_queued(self) -> None:
-        """The chat is free: send the oldest queued message, if any."""
-        if self.outbox.texts and self.session is not None and not (
-                self.generating or self.app.loading or self.app.comparing):
-            await self._send(self.outbox.pop(0))
-
-    @on(ChatInput.EditPrevious)
-    def _edit_previous(self) -> None:
-        if self.outbox.texts:  # take the last queued message back to change it
-            self.query_one(ChatInput).insert(self.outbox.pop(-1))
-            return
-        sent = [m for m in self.chat.messages if m.role == "user"]
-        if sent:
-            self.edit_message(sent[-1])
-
-    def edit_message(self, message: history.Message) -> None:
-        """Put a sent message in the box; enter resends it and replaces what followed."""
-        if not self.idle("edit a message"):
-            return
-        self.editing = message
-        box = self.query_one(ChatInput)
-        box.clear()
-        box.insert(message.content)
-        box.focus()
-        later = len(self.chat.messages) - 1 - self.chat.messages.index(message)
-        self.status_line = Content.assemble(("✎ ", "$accent"), "editing: enter resends",
-                                            (f" and replaces the {later} message(s) after it" if later else "",
-                                             "$text-muted"), ("  esc cancels", "$text-muted"))
-
-    def cancel_edit(self) -> None:
-        self.editing = None
-        self.query_one(ChatInput).clear()
-        self.status_line = ""
-
-    async def _cut_from(self, message: history.Message) -> None:
-        """Drop `message` and everything after it, from the chat and the transcript."""
-        cut = self.chat.messages.index(message)
-        removed = {id(m) for m in self.chat.messages[cut:]}
-        del self.chat.messages[cut:]
-        await self.transcript.remove_messages(removed)
-        self.editing, self.turn, self.status_line = None, None, ""
-
-    def action_edit_message(self) -> None:
-        entries = [(m.content.splitlines()[0][:80] if m.content.strip() else "(empty)", partial(self.edit_message, m),
-                    f"message {i + 1} of {len(self.chat.messages)}")
-                   for i, m in reversed(list(enumerate(self.chat.messages))) if m.role == "user"]
-        if not entries:
-            self.notify("No message to edit yet.", severity="warning")
-            return
-        self.app.search_commands(entries, placeholder="Edit and resend which message?")
 
     async def _start_turn(self) -> None:
         session = self.session
