@@ -233,7 +233,7 @@ class SpecApp(ThemedApp):
 
     def action_switch_models(self) -> None:
         if self.chat_screen.idle("switch models"):
-            self.search_commands(self._model_entries(partial(self._pick_draft), draft=False),
+            self.search_commands(self._model_entries(self._pick_draft, draft=False),
                                  placeholder="Target model (the one that answers)…")
 
     def _model_entries(self, then, draft: bool) -> list[tuple[str, object, str]]:
@@ -256,7 +256,7 @@ class SpecApp(ThemedApp):
     def switch_models(self, target: str, draft: str | None) -> None:
         """Load this pair in the background; the current one answers until it is ready."""
         if self.chat_screen.idle("switch models"):
-            self.load(self.setup, (target, draft))
+            self.load(self.setup.with_spec(self.session.spec) if self.session else self.setup, (target, draft))
 
     def restore_setup(self, chat: history.Chat) -> None:
         """Opening a saved chat: its models and settings, as it last ran; the models are
