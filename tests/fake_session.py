@@ -1,8 +1,8 @@
 """A model-free stand-in for engine.session.Session, for UI tests where the model is not
 what is tested: it replays a recorded turn of real engine events.
 
-It speaks the part of Session the TUI uses (status, spec, configure, available_types,
-generate, cancel, reset, close). Each generate() replays the recording, retimed from now,
+It speaks the part of Session the TUI uses (status, spec, configure, set_sampling,
+available_types, generate, cancel, reset, close). Each generate() replays the recording, retimed from now,
 one round every `round_s` seconds so that a test can act mid-answer; a configuration
 change shows in the rounds after it, as the engine's would.
 
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from spectui.engine.events import Event, Round, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.sampling import SamplingParams
 from spectui.engine.session import GenerationLimits, SessionStatus
 from spectui.engine.spec_config import SpecConfig, available_types
 from spectui.errors import UserError
@@ -28,6 +29,7 @@ from spectui.trace.format import Trace
 
 RECORDING = Path(__file__).resolve().parent / "data" / "smollm2_turn.jsonl"
 NAME = "Smollm2 135M 8k Lc100K Mix1 Ep2"  # the recorded model's general.name
+PATH = "/fake/SmolLM2-135M-Instruct.Q4_1.gguf"
 PROMPT = "Write a python function that adds two numbers."
 SPEC = SpecConfig(types=("draft-simple",), draft_n_max=3)
 
@@ -46,7 +48,7 @@ class FakeSession:
         self.events = events if events is not None else load_recording()
         self._spec = spec
         self._draft = draft
-        self._greedy = greedy
+        self.sampling = SamplingParams(temp=0.0 if greedy else 0.8)  # set_sampling() applies it at once
         self._n_ctx = n_ctx
         self._n_past = 0
         self.round_s = round_s
@@ -65,14 +67,16 @@ class FakeSession:
                 raise UserError(f"{t} is not available with these models; they allow {', '.join(self.available_types())}")
         self._spec = spec
 
+    def set_sampling(self, sampling: SamplingParams) -> None:
+        self.sampling = sampling
+
     def available_types(self) -> tuple[str, ...]:
         return available_types("draft-simple" if self._draft else None)
 
     def status(self) -> SessionStatus:
-        return SessionStatus(target=NAME, target_path="/fake/SmolLM2-135M-Instruct.Q4_1.gguf",
-                             draft=NAME if self._draft else None, n_ctx=self._n_ctx,
-                             n_past=self._n_past, greedy=self._greedy, spec=self._spec,
-                             types=self.available_types())
+        return SessionStatus(target=NAME, target_path=PATH, draft=NAME if self._draft else None, n_ctx=self._n_ctx,
+                             n_past=self._n_past, greedy=self.sampling.greedy, spec=self._spec,
+                             types=self.available_types(), draft_path=PATH if self._draft else None)
 
     def memory_text(self) -> str:
         return "GPU: none (CPU)\nRSS 100 MiB"

@@ -268,3 +268,19 @@ def test_draft_model_required_for_draft_simple(smol):
 
     with pytest.raises(UserError, match="draft model"):
         Session(smol, None, ContextParams(n_ctx=256), spec=SpecConfig(types=("draft-simple",)))
+
+
+def test_set_sampling_applies_from_the_next_turn(smol):
+    session = Session(smol, smol, ContextParams(n_ctx=512), spec=SpecConfig(types=("draft-simple",)),
+                      sampling=SamplingParams(temp=0.8, seed=1))
+    try:
+        prompt = [{"role": "user", "content": "Say hello."}]
+        turn = session.generate(prompt, limits=GenerationLimits(n_predict=8))
+        first = next(e for e in turn if isinstance(e, Round))
+        session.set_sampling(GREEDY)  # mid-answer: this turn keeps sampling as it began
+        assert session.status().greedy and not session.sampling.greedy
+        assert {r.verify for r in [first, *rounds(turn)]} == {"match"}
+        assert {r.verify for r in rounds(session.generate(prompt, limits=GenerationLimits(n_predict=8)))} == {"greedy"}
+        assert session.sampling == GREEDY
+    finally:
+        session.close()

@@ -176,3 +176,29 @@ def test_newer_format_is_refused(data):
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(UserError, match="newer spectui"):
         load_chat(chat.id)
+
+
+def test_setup_round_trips_and_a_bad_one_names_the_file(data):
+    chat = sample_chat()
+    chat.setup = {"model": "smollm2-135m-instruct-q4_1", "temp": 0.5, "seed": None}
+    save_chat(chat)
+    assert load_chat(chat.id).setup == chat.setup
+    doc = json.loads((data / f"{chat.id}.json").read_text())
+    assert doc["format"] == history.FORMAT == 2
+    doc["setup"] = ["not", "an", "object"]
+    (data / f"{chat.id}.json").write_text(json.dumps(doc))
+    with pytest.raises(UserError, match="setup must be an object"):
+        load_chat(chat.id)
+
+
+def test_rename_and_delete(data):
+    chat = sample_chat()
+    save_chat(chat)
+    assert history.rename_chat(chat.id, "  My   chat ").title == "My chat"
+    assert load_chat(chat.id).title == "My chat"
+    with pytest.raises(UserError, match="cannot be empty"):
+        history.rename_chat(chat.id, "   ")
+    history.delete_chat(chat.id)
+    assert list_chats() == ([], [])
+    with pytest.raises(UserError, match="no chat"):
+        history.delete_chat(chat.id)

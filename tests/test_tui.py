@@ -535,7 +535,7 @@ def test_panel_text_and_sparkline_marks_config_changes():
     assert rolling_tok_per_s(events) == pytest.approx(10 / 1.0)
     text = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events,
                              baseline=5.0, n_ctx=100, n_past=20, memory="GPU: none (CPU)\nRSS 1 MiB")).plain
-    for expected in ("draft-simple", "32 rounds", "mean acc. len", "#1", "×2.00 vs 5.0 tok/s",
+    for expected in ("draft-simple", "last 10 rounds", "tok/s last 10", "mean acc. len", "#1", "×2.00 vs 5.0 tok/s",
                      "20 / 100", "GPU: none (CPU)", "RSS 1 MiB", "rejected draft"):
         assert expected in text
     assert max(len(line) for line in text.splitlines()) <= PanelState.width  # nothing wraps

@@ -73,7 +73,7 @@ async def test_stepping_moves_one_round_at_a_time_both_ways():
         assert panel.state.events == trace.turns[0].events
         assert "recorded on AMD EPYC" in panel.state.memory or "recorded on" in panel.state.memory
         assert panel.state.n_past == rounds[-1].n_past
-        assert "Smollm2" in app.screen.sub_title
+        assert app.screen.sub_title == "replay of SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"
 
 
 @sync

@@ -138,3 +138,12 @@ async def replay_ab(pilot) -> None:
 
 def test_ab_screen_recorded_run(snap_compare, session, setup):
     assert snap_compare(SpecApp(setup, session=session), terminal_size=(140, 40), run_before=replay_ab)
+
+
+def test_saved_chat_narrow_80x24(snap_compare, session, setup):
+    """Below 100 columns the panel is a status line; nothing is cut off."""
+    assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=(80, 24), run_before=steady)
+
+
+def test_settings_screen(snap_compare, session, setup):
+    assert snap_compare(SpecApp(setup, session=session), press=["f10"], terminal_size=SIZE, run_before=steady)

@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     from spectui.config import history, paths
     from spectui.config.embedded import resolve_model
-    from spectui.config.launch import resolve
+    from spectui.config.launch import resolve, restored
+    from spectui.config.setup import kept_across_presets
     from spectui.engine.model import configure_logging
     from spectui.tui.app import SpecApp
 
@@ -38,14 +39,21 @@ def main(args) -> int:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         err.print(f"note: llama.cpp's log goes to {log_file}", style="dim", highlight=False)
     configure_logging(args.verbose, log_file)
+    chat = history.latest_chat() if args.resume else None
+    if args.resume and chat is None:
+        err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
+    elif chat is not None and chat.setup:  # format 1 chats have none
+        # The chat's models and settings, as it last ran; a flag given now wins, and a
+        # model given now replaces the chat's models and the speculation that went with them.
+        saved = kept_across_presets(chat.setup) if {"model", "model_draft"} & overrides.keys() else chat.setup
+        setup, why = restored(saved | overrides, setup)
+        if why:
+            err.print(f"note: {why}", style="dim", highlight=False, soft_wrap=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     for name in () if setup.server else (setup.model, setup.model_draft):
         if name:
             resolve_model(name, err)
-    chat = history.latest_chat() if args.resume else None
-    if args.resume and chat is None:
-        err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
     app = SpecApp(setup, chat=chat, overrides=overrides)
     app.run()
     return app.return_code or 0  # 1 when the app ended on an error, so the shell sees it

@@ -25,11 +25,11 @@ from spectui.config.paths import chats_dir, write_atomic
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
 
-FORMAT = 1  # the "format" field of chat files; bump when the layout changes
+FORMAT = 2  # the "format" field of chat files; bump when the layout changes (2: `setup`)
 TITLE_CHARS = 60
 ROLES = ("system", "user", "assistant")
 _ID = re.compile(r"[A-Za-z0-9_-]+")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 
 @dataclass
@@ -50,6 +50,7 @@ class Chat:
     updated: float
     messages: list[Message]
     preset: str = ""
+    setup: dict = field(default_factory=dict)  # Setup.values() it last ran with: resume restores them
 
     def to_markdown(self) -> str:
         """Markdown export: a heading per message, the content as written. Rejected
@@ -61,7 +62,7 @@ class Chat:
             if m.config:
                 heading += f" ({m.config})"
             body = m.content.rstrip("\n")
-            if sum(1 for line in body.splitlines() if _FENCE.match(line)) % 2:
+            if sum(1 for line in body.splitlines() if FENCE.match(line)) % 2:
                 body += "\n```"
             out += [heading, "", body, ""]
             if m.stopped:
@@ -211,8 +212,10 @@ def _read(path: Path) -> Chat:
         chat = Chat(
             id=str(doc["id"]), title=str(doc["title"]), created=_time(doc["created"]),
             updated=_time(doc["updated"]), messages=[_message(m) for m in doc["messages"]],
-            preset=str(doc.get("preset", "")),
+            preset=str(doc.get("preset", "")), setup=doc.get("setup", {}),  # format 1 has none
         )
+        if not isinstance(chat.setup, dict):
+            raise ValueError(f"setup must be an object, got {chat.setup!r}")
     except OSError as e:
         raise UserError(f"cannot read chat {path}: {e.strerror or e}") from e
     except (ValueError, KeyError, TypeError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError too
@@ -254,3 +257,24 @@ def latest_chat() -> Chat | None:
 def export_markdown(chat: Chat, path: Path) -> Path:
     """Write chat.to_markdown() to `path` atomically."""
     return write_atomic(Path(path).expanduser(), chat.to_markdown())
+
+
+def rename_chat(chat_id: str, title: str) -> Chat:
+    """Give a saved chat a title of its own (kept from then on); the chat as saved."""
+    title = " ".join(title.split())
+    if not title:
+        raise UserError("a chat's name cannot be empty")
+    chat = load_chat(chat_id)
+    chat.title = title
+    save_chat(chat)
+    return chat
+
+
+def delete_chat(chat_id: str) -> None:
+    path = _path(chat_id)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        raise UserError(f"no chat '{chat_id}' in {chats_dir()}") from None
+    except OSError as e:
+        raise UserError(f"cannot delete {path}: {e.strerror or e}") from e

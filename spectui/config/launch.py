@@ -6,14 +6,16 @@ Precedence: an override (a flag given on the command line) > the preset > the de
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
 from spectui.config import presets
-from spectui.config.embedded import CATALOG, resolve_model, user_path
-from spectui.config.setup import OPTIONS, Setup
+from spectui.config.embedded import CATALOG, model_path, resolve_model, user_path
+from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.engine import draft_fit
+from spectui.engine.spec_config import available_types
 from spectui.errors import UserError
 
 
@@ -69,6 +71,7 @@ def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, c
     """Assemble embedded models if needed, load target and draft, build the Session; or,
     with `server`, connect to that llama-server (it runs the models and the speculation).
     `types`: every spec type the session will be asked to run (default: the setup's)."""
+    from spectui.engine.compat import check_compatible
     from spectui.engine.model import Model
     from spectui.engine.session import Session
 
@@ -80,15 +83,82 @@ def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, c
 
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
-    # before the slow loads: does the draft fit the target and the spec types?
-    draft_fit.check(draft_fit.read_header(target_path),
-                    draft_fit.read_header(draft_path) if draft_path else None, types or setup.spec().types)
-    status(f"loading target {target_path.name}")
-    target = Model(target_path, n_gpu_layers=setup.n_gpu_layers)
+    # before the slow loads: does the draft fit the target and the spec types, and does a
+    # plain draft share the target's vocabulary (read without the weights)?
+    draft_header = draft_fit.read_header(draft_path) if draft_path else None
+    draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec().types)
+    if draft_header is not None and draft_header.draft_type == "draft-simple":
+        vocabs = [Model(p, vocab_only=True) for p in (target_path, draft_path)]
+        try:
+            check_compatible(*vocabs)
+        finally:
+            for m in vocabs:
+                m.close()
+
+    def loading(what: str, path: Path):
+        """status() at each tenth of the load llama.cpp reports."""
+        status(f"loading {what} {path.name}")
+        shown = [0]
+
+        def progress(fraction: float) -> None:
+            if int(fraction * 10) > shown[0]:
+                shown[0] = int(fraction * 10)
+                status(f"loading {what} {path.name} {shown[0] * 10}%")
+        return progress
+
+    target = Model(target_path, n_gpu_layers=setup.n_gpu_layers, progress=loading("target", target_path))
     draft = None
     if draft_path is not None:
-        status(f"loading draft {draft_path.name}")
-        draft = Model(draft_path, n_gpu_layers=setup.n_gpu_layers_draft)
+        draft = Model(draft_path, n_gpu_layers=setup.n_gpu_layers_draft, progress=loading("draft", draft_path))
     status("creating contexts")
     return Session(target, draft, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec(), setup.sampling(),
                    owns_models=True)
+
+
+def with_models(setup: Setup, target: str, draft: str | None, console=None) -> Setup:
+    """`setup` on another target and draft (the in-app model picker): the other settings are
+    kept, and so is the speculation where the new pair allows it; a type the pair cannot run
+    gives way to the one it can (the draft file's type, else ngram-mod), and the note says so.
+    Resolving assembles an embedded model on first use (progress on `console`)."""
+    target_header = draft_fit.read_header(resolve_model(target, console))
+    draft_header = draft_fit.read_header(resolve_model(draft, console)) if draft else None
+    allowed = available_types(draft_header.draft_type if draft_header else None, target_header.has_nextn)
+    types = setup.spec().types
+    kept = [t for t in types if t in allowed]
+    notes = ()
+    if not kept:
+        kept = [draft_header.draft_type if draft_header else "ngram-mod"]
+        notes = (f"{','.join(types)} needs another draft: speculating with {kept[0]}",)
+    return replace(setup, model=target, model_draft=draft, spec_type=",".join(kept), notes=notes)
+
+
+def restored(saved: dict, current: Setup) -> tuple[Setup, str | None]:
+    """The setup a saved chat ran with (its `setup` values over `current`), and None; or,
+    when its model files are gone or its values are no longer valid, `current` and why."""
+    if not saved:
+        return current, None
+    gone = [v for key in ("model", "model_draft") if (v := saved.get(key)) and v not in CATALOG
+            and not Path(v).expanduser().is_file()]
+    if gone:
+        return current, f"this chat ran on {', '.join(gone)}, which is gone; keeping {model_label(current.model)}"
+    try:
+        values = {k: v for k, v in saved.items() if k in OPTIONS}
+        setup = replace(current, **{k: check_value(k, v, "the chat file") if v is not None else None
+                                    for k, v in values.items()}, notes=())
+        setup.spec(), setup.ctx_params()
+    except UserError as e:
+        return current, f"this chat's settings are not usable ({e}); keeping the current ones"
+    return setup, None
+
+
+@functools.lru_cache(maxsize=16)
+def model_name(path: str) -> str:
+    """How the UI names a loaded model file: its embedded name, else the file's stem (GGUF
+    stems carry the quantisation; a header's general.name often does not, or names another)."""
+    for name in CATALOG:
+        try:
+            if model_path(name) == Path(path):
+                return name
+        except UserError:  # an embedded model whose package is not installed
+            continue
+    return Path(path).stem

@@ -116,13 +116,18 @@ def check_gguf_file(path: Path) -> None:
 class Model:
     """A loaded GGUF model: vocabulary, metadata and chat template."""
 
-    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = -1, vocab_only: bool = False):
+    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = -1, vocab_only: bool = False,
+                 progress: Callable[[float], None] | None = None):
+        """`progress(fraction)`: called as llama.cpp loads the weights (a UI's progress bar)."""
         self.path = Path(path)
         check_gguf_file(self.path)
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers
         params.vocab_only = vocab_only  # enough for the tokenizer and the compatibility check
         params.load_mtp = True  # a target's NextN layers, if it has any, for draft-mtp
+        if progress is not None:  # kept in a local until the load returns: ctypes must not free it
+            on_progress = llama_cpp.llama_progress_callback(lambda fraction, _data: progress(fraction) or True)
+            params.progress_callback = on_progress
         _recent_errors.clear()
         ptr = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
         if not ptr:

@@ -161,6 +161,10 @@ class ServerSession:
                              draft="on the server" if drafting else None, n_ctx=self.info.n_ctx, n_past=self._n_past,
                              greedy=self.sampling.temp <= 0, spec=self._spec, types=self.available_types())
 
+    def set_sampling(self, sampling: SamplingParams) -> None:
+        """Sampling goes with every request: from the next answer."""
+        self.sampling = sampling
+
     def memory_text(self) -> str:
         if self.host in LOCAL_HOSTS:
             return f"{resources.describe_gpu()}\n(the server's machine)"
@@ -346,6 +350,10 @@ class ServerPool:
 
     def status(self) -> SessionStatus:
         return replace(self.active.status(), types=self.available_types())
+
+    def set_sampling(self, sampling: SamplingParams) -> None:
+        for s in self.servers:
+            s.set_sampling(sampling)
 
     def memory_text(self) -> str:
         return self.active.memory_text()

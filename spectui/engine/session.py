@@ -68,6 +68,7 @@ class SessionStatus:
     greedy: bool  # temperature 0: verification keeps the target's argmax
     spec: SpecConfig
     types: tuple[str, ...]  # the spec types the loaded models allow
+    draft_path: str | None = None  # the draft's file, None without one
 
     @property
     def verify(self) -> str:
@@ -121,6 +122,7 @@ class Session:
         self.mtp_ctx = Context(target, dparams, other=self.ctx, mtp=True) if mtp else None
         self._types = available_types(self.draft_type, mtp)
         self.sampling = sampling
+        self._next_sampling: SamplingParams | None = None  # set_sampling(): for the next turn
         self._spec = spec
         self._lock = threading.Lock()
         self._cancel = threading.Event()
@@ -165,11 +167,29 @@ class Session:
         """The panel's Memory section: this machine's VRAM and this process's RSS."""
         return resources.memory_text()
 
+    def set_sampling(self, sampling: SamplingParams) -> None:
+        """Takes effect at the next turn: a turn samples (and seeds its generator) with one
+        setting from start to end. Any thread."""
+        with self._lock:
+            self._next_sampling = sampling
+
+    def _take_sampling(self) -> None:
+        """At turn start: put a pending set_sampling() in force; the draft model's drafter
+        samples with it too, so it is built again (its state is the shared draft context)."""
+        with self._lock:
+            pending, self._next_sampling = self._next_sampling, None
+        if pending is not None and pending != self.sampling:
+            self.sampling = pending
+            self._drafters.pop("draft-simple", None)
+
     def status(self) -> SessionStatus:
+        with self._lock:
+            sampling = self._next_sampling or self.sampling
         return SessionStatus(
             target=self.target.name, target_path=str(self.target.path),
             draft=self.draft.name if self.draft else None, n_ctx=self.ctx.n_ctx, n_past=self.ctx.n_past,
-            greedy=self.sampling.greedy, spec=self.spec, types=self.available_types(),
+            greedy=sampling.greedy, spec=self.spec, types=self.available_types(),
+            draft_path=str(self.draft.path) if self.draft else None,
         )
 
     def available_types(self) -> tuple[str, ...]:
@@ -271,6 +291,7 @@ class Session:
     ) -> Iterator[Event]:
         """One assistant turn from chat messages (template applied) or raw prompt tokens."""
         self._cancel.clear()
+        self._take_sampling()
         t0 = time.perf_counter()
         prompt = list(tokens) if tokens is not None else self.target.tokenize_chat(messages or [])
         if not prompt:

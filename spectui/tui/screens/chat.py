@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
+from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import reactive
@@ -19,27 +21,35 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spectui.config import history, paths
+from spectui.config.launch import model_name
 from spectui.config.setup import Setup
 from spectui.engine.session import GenerationLimits, Session, SessionStatus, chat_messages
 from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.errors import UserError
 from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
-from spectui.tui.commands import bindings, chat_entries
+from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.streaming import stream_turn
 from spectui.tui.turn import LiveTurn, baseline_tok_s
+from spectui.tui.screens.chats import ChatsScreen, Picked
+from spectui.tui.screens.composing import Composing
+from spectui.tui.screens.rounds import RoundsScreen
 from spectui.tui.widgets.chat_input import ChatInput
-from spectui.tui.widgets.message import AssistantMessage, UserMessage
-from spectui.tui.widgets.stats_panel import PanelState, StatsPanel
+from spectui.tui.widgets.markdown import last_code_block
+from spectui.tui.widgets.message import AssistantMessage
+from spectui.tui.widgets.queue import Outbox
+from spectui.tui.widgets.stats_panel import PanelState, StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this long quits
 PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
 BASELINES_KEPT = 5  # recent `none` turns remembered per target model
+NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
-class ChatScreen(Screen):
+class ChatScreen(Composing, Screen):
     BINDINGS = bindings(chat=True)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: app.tcss swaps the panel
 
     session: reactive[Session | None] = reactive(None, init=False)
     memory = reactive("", init=False)
@@ -55,6 +65,7 @@ class ChatScreen(Screen):
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.baselines: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
         self._answer: AssistantMessage | None = None
+        self._header: tuple[str, str] | None = None  # (configuration, models) for the header
         self.trace_header: dict = {}  # set by the app with the session: a trace's first line
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
         self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
@@ -69,6 +80,8 @@ class ChatScreen(Screen):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield Static(id="status")
+                yield StatusStrip(id="compact")
+                yield Outbox(id="outbox")
                 yield ChatInput(id="input", placeholder="Ask anything · enter sends · ctrl+j new line · ? help")
             yield StatsPanel(id="panel")
         yield Footer()
@@ -83,7 +96,7 @@ class ChatScreen(Screen):
 
     async def on_mount(self) -> None:
         self._shown = True
-        self.panel.display = self.settings["show_panel"]
+        self.set_class(not self.settings["show_panel"], "-no-panel")
         await self.transcript.show(self.chat, self.settings["show_overlay"], self.settings["show_rejected"])
         self.query_one(ChatInput).focus()
         self.refresh_panel()
@@ -99,6 +112,7 @@ class ChatScreen(Screen):
         if session is not None and self._shown:
             self.status_line = ""
             self.config_changed()
+            self.call_later(self.send_queued)
 
     def available_types(self) -> tuple[str, ...]:
         return self.session.available_types() if self.session else ()
@@ -143,9 +157,35 @@ class ChatScreen(Screen):
         if self.generating:
             self._changes.append(ConfigChange(time.perf_counter(), spec.as_dict()))
         n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
-        self.title = f"{spec.label} · {n_max}verify {status.verify}"
-        self.sub_title = status.target + (f" ⇠ draft {status.draft}" if status.draft else " (no draft model)")
+        draft = f" ⇠ draft {model_name(status.draft_path)}" if status.draft_path else " (no draft model)"
+        self._header = (f"{spec.label} · {n_max}verify {status.verify}", model_name(status.target_path) + draft)
+        self._show_header()
         self.refresh_panel()
+
+    def _show_header(self) -> None:
+        """The configuration and the models; on a narrow terminal the models only (the
+        status line shows the configuration) and a compact footer, so neither is cut."""
+        narrow = self.size.width < NARROW
+        if self._header:
+            models = self._header[1].replace(" ⇠ draft ", " ⇠ ")
+            self.title, self.sub_title = (models, "") if narrow else self._header
+        footer = self.query_one(Footer)
+        if footer.compact != narrow:
+            footer.compact = narrow
+            self.refresh_bindings()
+
+    def on_resize(self) -> None:
+        self._show_header()
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """What the footer shows: on a narrow terminal, without the keys it has no room for
+        (they still work)."""
+        active = super().active_bindings
+        if self.size.width >= NARROW:
+            return active
+        return {key: a._replace(binding=replace(a.binding, show=False)) if a.binding.action in WIDE_FOOTER else a
+                for key, a in active.items()}
 
     # --- chat and generation ------------------------------------------------------
 
@@ -158,16 +198,9 @@ class ChatScreen(Screen):
             self.notify(f"Stop the answer first (esc), then {doing}.", severity="warning")
         elif self.app.comparing:
             self.notify(f"Close the A/B view first (esc), then {doing}.", severity="warning")
-        return not (self.generating or self.app.comparing)
-
-    @on(ChatInput.Submitted)
-    async def _ask(self, event: ChatInput.Submitted) -> None:
-        if not self.need_session() or not self.idle("send"):
-            return
-        user = history.Message(role="user", content=event.text)
-        self.chat.messages.append(user)
-        await self.transcript.add(UserMessage(user))
-        await self._start_turn()
+        elif self.app.loading:
+            self.notify(f"The models are loading: {doing} when they are ready.", severity="warning")
+        return not (self.generating or self.app.comparing or self.app.loading)
 
     async def _start_turn(self) -> None:
         session = self.session
@@ -218,6 +251,7 @@ class ChatScreen(Screen):
             await self._answer.finish()
         self.save()
         self.status_line = ""
+        await self.send_queued()
 
     async def _finish_turn(self) -> None:
         turn = self.turn
@@ -231,6 +265,7 @@ class ChatScreen(Screen):
         self._trace(turn)
         self.refresh_panel()
         self.status_line = ""
+        await self.send_queued()
 
     def _trace(self, turn: LiveTurn) -> None:
         """Keep the finished turn for the chat's trace, and append it to the chat's trace
@@ -262,6 +297,8 @@ class ChatScreen(Screen):
             self.turn.sync_stats()
         if not self.chat.messages:
             return
+        if self.session is not None:  # what resuming the chat restores
+            self.chat.setup = self.setup.with_spec(self.session.spec).values()
         try:
             history.save_chat(self.chat)
         except UserError as e:
@@ -277,6 +314,8 @@ class ChatScreen(Screen):
         if self.generating:
             self.stop()
             self.status_line = Content.styled("stopping at the end of this round…", "$warning")
+        elif self.editing is not None:
+            self.cancel_edit()
 
     async def action_interrupt(self) -> None:
         """ctrl+c: copy a selection in the input, else stop the answer, else quit if the
@@ -295,7 +334,7 @@ class ChatScreen(Screen):
     async def action_new_chat(self) -> None:
         if self.idle("start a new chat"):
             self.chat = history.new_chat(self.setup.preset)
-            self.turn, self.traced = None, []
+            self.turn, self.traced, self.editing = None, [], None
             await self._show_chat()
 
     async def _show_chat(self) -> None:
@@ -325,19 +364,27 @@ class ChatScreen(Screen):
         except UserError as e:
             self.notify(str(e), severity="error")
             return
-        self.turn, self.traced = None, []
+        self.turn, self.traced, self.editing = None, [], None
         await self._show_chat()
         self.notify(f"Opened “{self.chat.title or self.chat.id}”", timeout=3)
+        self.app.restore_setup(self.chat)
 
     def show_problem(self, message: str) -> None:
         self.notify(message, title="Unreadable chat", severity="error", timeout=10)
 
     def action_chats(self) -> None:
-        entries = chat_entries(self.open_chat, self.show_problem)
-        if not entries:
-            self.notify("No saved chats yet.")
-            return
-        self.app.search_commands(entries, placeholder="Open a saved chat…")
+        self.app.push_screen(ChatsScreen(self.chat.id), self._chats_closed)
+
+    async def _chats_closed(self, picked: Picked) -> None:
+        """The picker closed: open the chosen chat; if it deleted the open one, start anew."""
+        if self.chat.id in picked.renamed:
+            self.chat.title = picked.renamed[self.chat.id]  # so its next save keeps the name
+        if picked.open is not None:
+            self.open_chat(picked.open)
+        elif self.chat.id in picked.deleted:
+            self.chat = history.new_chat(self.setup.preset)
+            self.turn, self.traced, self.editing = None, [], None
+            await self._show_chat()
 
     def action_export(self) -> None:
         if not self.chat.messages:
@@ -370,13 +417,27 @@ class ChatScreen(Screen):
         self.notify(f"Every answer is now appended to {where}/<chat id>.jsonl" if self.settings["record_traces"]
                     else "Chats are no longer recorded (f3 still saves this chat's trace)", timeout=5)
 
-    def action_copy_answer(self) -> None:
+    def action_copy_answer(self, code: bool = False) -> None:
+        """Copy the last answer's text (never rejected tokens), or its last code block."""
         answer = next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)
         if answer is None or not answer.content:
             self.notify("No answer to copy yet.", severity="warning")
             return
-        self.app.copy_to_clipboard(answer.content)
-        self.notify(f"Copied the last answer ({len(answer.content)} characters).", timeout=3)
+        text, what = answer.content, "the last answer"
+        if code:
+            text, what = last_code_block(answer.content), "its last code block"
+            if text is None:
+                self.notify("The last answer has no code block.", severity="warning")
+                return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({len(text)} characters).", timeout=3)
+
+    def action_rounds(self) -> None:
+        if self.turn is None or not self.turn.rounds:
+            self.notify("No rounds yet: the round details show the last answer given in this session.",
+                        severity="warning")
+            return
+        self.app.push_screen(RoundsScreen(self.turn.rounds, self.turn.message.config))
 
     # --- view toggles -------------------------------------------------------------
 
@@ -399,10 +460,12 @@ class ChatScreen(Screen):
         self.notify(f"Rejected tokens {'shown' if shown else 'hidden'}{note}", timeout=2)
 
     def action_toggle_panel(self) -> None:
-        self.panel.display = not self.panel.display
-        self.app.remember("show_panel", self.panel.display)
+        self.app.remember("show_panel", not self.settings["show_panel"])
+        self.set_class(not self.settings["show_panel"], "-no-panel")
         self.refresh_panel()
 
+    def on_screen_resume(self) -> None:
+        self.refresh_panel()  # back from the A/B view, which ran the session
     # --- panel and status ---------------------------------------------------------
 
     def watch_status_line(self, content: Content | str) -> None:
@@ -420,12 +483,19 @@ class ChatScreen(Screen):
         self._last_panel = time.monotonic()
         status = self.status()
         events = self.turn.events if self.turn else []
-        rounds = self.turn.rounds if self.generating else []
         if status is None:  # loading: what the setup asks for
             spec = self.setup.spec()
             state = PanelState(spec=spec, verify=spec.verify, events=events, memory=self.memory)
         else:
             state = PanelState(spec=status.spec, verify=status.verify, events=events, baseline=self.baseline(),
-                               n_ctx=status.n_ctx, n_past=rounds[-1].n_past if rounds else status.n_past,
-                               memory=self.memory)
+                               n_ctx=status.n_ctx, n_past=self._context_used(), memory=self.memory)
         self.panel.state = state
+        self.query_one(StatusStrip).state = state
+
+    def _context_used(self) -> int | None:
+        """This chat's tokens in the context (not the session's cache, which a new chat or
+        the A/B view leaves holding other text); None: not counted until the next answer."""
+        rounds = self.turn.rounds if self.turn else []
+        if rounds:
+            return rounds[-1].n_past
+        return None if self.chat.messages else 0

@@ -1,4 +1,4 @@
-"""A one-line question in a modal (the name of a preset to save)."""
+"""A one-line question in a modal (the name of a preset to save, a chat's new name, a file)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ class NameScreen(ModalScreen[str | None]):
     }
     #ask {
         width: 60;
+        max-width: 100%;
         height: auto;
         padding: 1 2;
         background: $panel;
@@ -27,15 +28,16 @@ class NameScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "cancel")]
 
-    def __init__(self, question: str, placeholder: str = ""):
+    def __init__(self, question: str, placeholder: str = "", value: str = ""):
         super().__init__()
         self.question = question
         self.placeholder = placeholder
+        self.value = value
 
     def compose(self) -> ComposeResult:
         with Vertical(id="ask"):
             yield Label(self.question)
-            yield Input(placeholder=self.placeholder)
+            yield Input(self.value, placeholder=self.placeholder)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

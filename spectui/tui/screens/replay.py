@@ -10,6 +10,7 @@ the recording machine measured and which machine that was, never this one's.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -52,6 +53,14 @@ def finished(turn: TraceTurn) -> LiveTurn:
     return live
 
 
+
+def recorded_name(model: dict | None) -> str | None:
+    """A recorded model as the chat names it: its file's stem (the quantisation included),
+    not the header's general.name, which often names something else."""
+    if not model:
+        return None
+    return Path(model["file"]).stem if isinstance(model.get("file"), str) else model.get("name")
+
 class ReplayScreen(Screen):
     """The timeline, its keys and its status line; subclasses draw a step."""
 
@@ -77,7 +86,7 @@ class ReplayScreen(Screen):
 
     async def on_mount(self) -> None:
         models = self.trace.header.get("environment", {}).get("models", {})
-        target, draft = models.get("target", {}).get("name", "?"), models.get("draft", {}).get("name")
+        target, draft = recorded_name(models.get("target")) or "?", recorded_name(models.get("draft"))
         self.sub_title = f"replay of {target}" + (f" ⇠ draft {draft}" if draft else "")
         self.query_one("#status").display = True  # the chat hides its status line when idle; a replay never is
         await self.show_step(self.playhead.step, rebuild=True)

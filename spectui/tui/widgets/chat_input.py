@@ -1,5 +1,9 @@
 """The message box: a TextArea where Enter sends and ctrl+j adds a line.
 
+Enter posts the text and leaves it in the box: the screen clears it once the message is
+sent or queued, so text typed at a moment the chat cannot take it is never lost. ↑ in the
+empty box asks to edit the previous message (as in most chat apps).
+
 Most terminals report Shift+Enter as plain Enter, so the newline key must be one they
 do tell apart: ctrl+j (a line feed). Shift+Enter still works where the terminal speaks
 the kitty keyboard protocol.
@@ -34,6 +38,9 @@ class ChatInput(TextArea):
     class Submitted(Message):
         text: str
 
+    class EditPrevious(Message):
+        """↑ in the empty box: edit the last queued or sent message."""
+
     def __init__(self, **kwargs):
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
 
@@ -43,7 +50,10 @@ class ChatInput(TextArea):
             event.prevent_default()
             if self.text.strip():
                 self.post_message(self.Submitted(self.text))
-                self.clear()
+        elif event.key == "up" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.EditPrevious())
         elif event.character == "?" and not self.text:
             # "?" on an empty box opens the help instead of starting a message with it.
             event.stop()

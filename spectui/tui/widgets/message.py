@@ -13,7 +13,9 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from spectui.config.history import Message
-from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
+from spectui.engine.overlay import REJECTED
+from spectui.tui.widgets.markdown import ends_in_code, render_markdown
+from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
 
 CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
 GROW_LINES = 8  # a streaming chunk grows this many lines at a time (fewer layout passes)
@@ -45,15 +47,19 @@ class AnswerChunk(Widget):
     previous last line on are repainted (text is only appended, and wrapping earlier
     lines does not depend on later text); and while streaming the chunk grows
     GROW_LINES at a time, so a layout pass (a whole-screen repaint) is rare.
+    Markdown blocks are rendered over the colours; `in_code`: the chunk starts inside a
+    code block that an earlier chunk opened.
     """
 
     DEFAULT_CSS = "AnswerChunk { height: auto; }"
 
-    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False):
+    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False,
+                 in_code: bool = False):
         super().__init__(classes="chunk")
         self.segments = segments
         self.show_rejected = show_rejected
         self.streaming = streaming
+        self.in_code = in_code
         self._content = Content("")
         self._lines = 0  # wrapped lines of the content last drawn
 
@@ -67,7 +73,7 @@ class AnswerChunk(Widget):
         self.redraw()
 
     def redraw(self) -> None:
-        old, self._content = self._content, overlay_content(self.segments, self.show_rejected)
+        old, self._content = self._content, render_markdown(self.segments, self.show_rejected, self.in_code)
         width = self.size.width
         if not width:
             self.refresh(layout=True)
@@ -172,7 +178,8 @@ class AssistantMessage(Vertical):
             await self._set_last_chunk(slice_segments(tail, 0, cut))
             self._chunks.children[-1].settle()
             self._frozen += cut + 1
-            await self._chunks.mount(AnswerChunk([], self.show_rejected, self.streaming))
+            answer = "".join(t for t, k in slice_segments(self.message.segments, 0, self._frozen) if k != REJECTED)
+            await self._chunks.mount(AnswerChunk([], self.show_rejected, self.streaming, ends_in_code(answer)))
             tail = slice_segments(tail, cut + 1)
         await self._set_last_chunk(tail)
 

@@ -1,5 +1,5 @@
-"""The stats panel (chat) and the compact stats (each A/B side): pure functions from a
-turn's events to Content, and the two widgets that show them.
+"""The stats panel (chat), its one-line form for narrow terminals, and the compact stats
+(each A/B side): pure functions from a turn's events to Content, and the widgets that show them.
 
 Everything is derived from the events with engine.stats, so the panel agrees with
 `spectui run` and the benchmark. The widgets take their data as an attribute set by the
@@ -38,7 +38,7 @@ class PanelState:
     events: list[Event] = field(default_factory=list)  # the current or the last turn
     baseline: float | None = None  # best recent `none` tok/s for this target model
     n_ctx: int = 0
-    n_past: int = 0
+    n_past: int | None = 0  # the chat's tokens in the context; None: counted at the next answer
     memory: str = ""
     width: int = 34  # usable columns
 
@@ -130,7 +130,7 @@ def render(state: PanelState) -> Content:
         lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
         n_acc, n_dr, rate = stats.rolling_acceptance(rounds, WINDOW) if rounds else (0, 0, None)
         lines += [
-            _row(f"{WINDOW} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
+            _row(f"last {min(len(rounds), WINDOW)} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
             _row("turn", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
         ]
         lines += [Content(" ") + line for line in sparkline(rounds, w - 1)]
@@ -144,7 +144,10 @@ def render(state: PanelState) -> Content:
         lines += _speed(state, summary, events) + [Content("")]
 
     lines += [_section("Context")]
-    if state.n_ctx:
+    if state.n_ctx and state.n_past is None:
+        lines.append(_row("tokens", f"- / {state.n_ctx}"))
+        lines.append(Content.styled(" counted at the next answer", MUTED))
+    elif state.n_ctx:
         used = state.n_past / state.n_ctx
         lines.append(Content.assemble(" ", bar(used, w - 8), f" {used:4.0%}"))
         lines.append(_row("tokens", f"{state.n_past} / {state.n_ctx}"))
@@ -158,7 +161,7 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
     tm = summary.timing
     lines = [
         _row("tok/s turn", _num(tm.tok_per_s)),
-        _row(f"tok/s last {WINDOW}", _num(rolling_tok_per_s(events))),
+        _row(f"tok/s last {min(len(stats.rounds_of(events)), WINDOW)}", _num(rolling_tok_per_s(events))),
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
         _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
@@ -181,6 +184,24 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         lines.append(_row("speedup", Content.styled("-", MUTED)))
         lines.append(Content.styled(" to measure: spec type none\n (ctrl+t), ask, switch back", MUTED))
     return lines
+
+
+def status_strip(state: PanelState) -> Content:
+    """The panel in one line, for terminals too narrow for it: configuration, this turn's
+    acceptance and speed, the context used."""
+    spec, events = state.spec, state.events
+    parts: list[Content | str] = [Content.styled(spec.label, "bold")]
+    if spec.uses_n_max:
+        parts.append(f"n-max {spec.draft_n_max}")
+    parts.append(state.verify)
+    if events:
+        summary = stats.summarize(events)
+        parts.append(Content.assemble(("acc ", MUTED), _pct(summary.acceptance_rate).strip()))
+        parts.append(Content.assemble(_num(summary.timing.tok_per_s), (" tok/s", MUTED)))
+    if state.n_ctx:
+        used = "-" if state.n_past is None else f"{state.n_past / state.n_ctx:.0%}"
+        parts.append(Content.assemble(("ctx ", MUTED), used))
+    return Content(" · ").join(parts)
 
 
 def compact(events: list[Event]) -> Content:
@@ -226,6 +247,33 @@ class StatsPanel(VerticalScroll):
     def watch_state(self, state: PanelState | None) -> None:
         if state is not None and self.display:
             update_in_place(self._stats, render(state))
+
+    def on_show(self) -> None:
+        self.watch_state(self.state)  # it was not drawn while hidden
+
+
+class StatusStrip(Static):
+    """The panel as one line under the transcript, shown instead of it on narrow terminals
+    (app.tcss); set `state` to redraw."""
+
+    DEFAULT_CSS = """
+    StatusStrip {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    state: reactive[PanelState | None] = reactive(None, always_update=True, layout=False)
+
+    def watch_state(self, state: PanelState | None) -> None:
+        if state is not None and self.display:
+            self.update(status_strip(state), layout=False)
+
+    def on_show(self) -> None:
+        self.watch_state(self.state)
 
 
 class CompactStats(Static):

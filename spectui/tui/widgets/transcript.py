@@ -61,6 +61,10 @@ class Transcript(VerticalScroll):
         await self.mount(widget)
         self.follow()
 
+    async def remove_messages(self, ids: set[int]) -> None:
+        """Remove the widgets of these history messages (by id(), as an edit cuts them)."""
+        await self.remove_children([w for w in self.children if id(getattr(w, "message", None)) in ids])
+
     def follow(self) -> None:
         self.scroll_end(animate=False)
         self.anchor()

@@ -1,0 +1,148 @@
+"""The saved chats (ctrl+l): open, rename or delete one.
+
+A modal list rather than the command palette, because a row takes more than one action.
+It dismisses with what the chat screen must do: the chat to open, and the chats deleted
+(the open one among them means a new chat).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+from spectui.config import history
+from spectui.errors import UserError
+from spectui.tui.screens.name import NameScreen
+
+CONFIRM_S = 3.0  # a second d within this many seconds deletes
+
+
+@dataclass
+class Picked:
+    open: str | None = None  # the chat to open
+    deleted: set[str] = field(default_factory=set)
+    renamed: dict[str, str] = field(default_factory=dict)  # chat id -> its new title
+
+
+def when(chat: history.Chat) -> str:
+    n = sum(m.role == "assistant" for m in chat.messages)
+    return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
+
+
+def row(chat: history.Chat, current: bool) -> Content:
+    return Content.assemble((chat.title or chat.id, "bold" if current else ""), ("  " + when(chat), "$text-muted"),
+                            ("  (open now)" if current else "", "$accent"))
+
+
+class ChatsScreen(ModalScreen[Picked]):
+    DEFAULT_CSS = """
+    ChatsScreen {
+        align: center middle;
+    }
+    #chats {
+        width: 100;
+        max-width: 100%;
+        height: 80%;
+        padding: 0 1;
+        background: $panel;
+        border: round $primary;
+    }
+    #chats OptionList {
+        height: 1fr;
+        border: none;
+        background: $panel;
+    }
+    #chats .hint {
+        color: $text-muted;
+    }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "close"),
+        Binding("r,f2", "rename", "rename"),
+        Binding("d,delete", "delete", "delete"),
+    ]
+
+    def __init__(self, current: str):
+        super().__init__()
+        self.current = current
+        self.picked = Picked()
+        self._armed: tuple[str, float] | None = None  # (chat id, when d was pressed)
+        self._titles: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="chats"):
+            yield Label(Content.styled("Saved chats", "bold $primary"))
+            yield OptionList()
+            yield Label("enter opens · r renames · d twice deletes · esc closes", classes="hint")
+
+    def on_mount(self) -> None:
+        self._fill()
+
+    def _fill(self, highlight: str | None = None) -> None:
+        chats, problems = history.list_chats()
+        self._titles = {c.id: c.title for c in chats}
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(row(c, c.id == self.current), id=c.id) for c in chats])
+        options.add_options([Option(Content.styled(f"unreadable: {p}", "$error"), disabled=True) for p in problems])
+        if not chats and not problems:
+            options.add_option(Option(Content.styled("No saved chats yet.", "$text-muted"), disabled=True))
+        if chats:  # the given chat, else the open one, else the newest
+            options.highlighted = next((i for i, c in enumerate(chats) if c.id == (highlight or self.current)), 0)
+        options.focus()
+
+    def _chosen(self) -> str | None:
+        option = self.query_one(OptionList).highlighted_option
+        return option.id if option is not None and not option.disabled else None
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.picked.open = event.option.id
+            self.dismiss(self.picked)
+
+    def action_close(self) -> None:
+        self.dismiss(self.picked)
+
+    def action_rename(self) -> None:
+        chat_id = self._chosen()
+        if chat_id is None:
+            return
+        self.app.push_screen(NameScreen("Rename the chat to:", value=self._titles[chat_id]),
+                             lambda name: self._rename(chat_id, name))
+
+    def _rename(self, chat_id: str, name: str | None) -> None:
+        if not name:
+            return
+        try:
+            chat = history.rename_chat(chat_id, name)
+        except UserError as e:
+            self.notify(str(e), severity="error")
+            return
+        self.picked.renamed[chat_id] = chat.title
+        self._fill(highlight=chat_id)
+
+    def action_delete(self) -> None:
+        chat_id = self._chosen()
+        if chat_id is None:
+            return
+        if self._armed is None or self._armed[0] != chat_id or time.monotonic() - self._armed[1] > CONFIRM_S:
+            self._armed = (chat_id, time.monotonic())
+            self.notify("Press d again to delete this chat.", severity="warning", timeout=CONFIRM_S)
+            return
+        self._armed = None
+        try:
+            history.delete_chat(chat_id)
+        except UserError as e:
+            self.notify(str(e), severity="error")
+            return
+        self.picked.deleted.add(chat_id)
+        self.notify("Chat deleted.", timeout=3)
+        self._fill()

@@ -1,0 +1,64 @@
+"""Round details: the last answer's rounds, one row each: what drafted and why (auto's
+note), drafted / accepted / rejected, the timings. What the overlay colours summarise."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Label
+
+from spectui.engine.events import Round
+
+SHOWN = 500  # the last rounds listed; a long answer's first rounds are summarised away
+
+COLUMNS = ("#", "drafted by", "drafted", "accepted", "rejected", "draft ms", "verify ms", "tokens", "note")
+
+
+def cells(r: Round) -> tuple:
+    return (r.index + 1, r.spec_type or "-", r.n_drafted, r.n_accepted, r.rejected_text.replace("\n", "⏎") or "",
+            f"{1000 * r.t_draft:.1f}", f"{1000 * r.t_verify:.1f}", len(r.tokens), r.note)
+
+
+class RoundsScreen(ModalScreen):
+    DEFAULT_CSS = """
+    RoundsScreen {
+        align: center middle;
+    }
+    #rounds {
+        width: 95%;
+        height: 85%;
+        padding: 0 1;
+        background: $panel;
+        border: round $primary;
+    }
+    #rounds DataTable {
+        height: 1fr;
+    }
+    #rounds .hint {
+        color: $text-muted;
+    }
+    """
+    BINDINGS = [Binding("escape,q,f11", "dismiss", "close")]
+
+    def __init__(self, rounds: list[Round], config: str):
+        super().__init__()
+        self.rounds = rounds[-SHOWN:]
+        self.skipped = len(rounds) - len(self.rounds)
+        self.config = config
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="rounds"):
+            yield Label(Content.assemble(("Rounds of the last answer", "bold $primary"), ("  " + self.config, "$text-muted")))
+            yield DataTable(cursor_type="row", zebra_stripes=True)
+            first = f"the first {self.skipped} rounds are not listed · " if self.skipped else ""
+            yield Label(f"{first}auto's note says why it chose each draft · esc closes", classes="hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(*COLUMNS)
+        table.add_rows(cells(r) for r in self.rounds)
+        table.move_cursor(row=len(self.rounds) - 1)
+        table.focus()

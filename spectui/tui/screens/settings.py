@@ -1,0 +1,186 @@
+"""The settings screen (f10): sampling, the system prompt, the answer limit and the draft
+settings, on the loaded models. Speculation changes apply from the next round, the others
+from the next answer; f4 saves them all into a preset.
+
+The form dismisses with the changed values only (Setup option names), checked here so a
+bad value is one line under the form and nothing is applied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
+
+from spectui.config.setup import Setup
+from spectui.engine.spec_config import N_MAX_LIMIT, VERIFY_MODES
+from spectui.errors import UserError
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # the Setup option
+    label: str
+    kind: type  # int, float or str
+    about: str
+    low: float | None = None
+    high: float | None = None
+    blank: bool = False  # an empty value means None (no seed, no system prompt)
+    choices: tuple[str, ...] = ()
+
+
+FIELDS = (
+    Field("temp", "temperature", float, "0 is greedy: the target's most likely token", 0),
+    Field("top_k", "top-k", int, "keep the k most likely tokens; 0 turns it off", 0),
+    Field("top_p", "top-p", float, "keep the smallest set this likely; 1 turns it off", 0, 1),
+    Field("min_p", "min-p", float, "drop tokens below this share of the top one; 0: off", 0, 1),
+    Field("seed", "seed", int, "the same seed and text give the same answer; blank: random", 0, blank=True),
+    Field("n_predict", "n-predict", int, "the most tokens an answer may have; -1: no limit", -1),
+    Field("spec_draft_n_max", "draft n-max", int, "the most tokens a draft model drafts per round", 1, N_MAX_LIMIT),
+    Field("spec_draft_n_min", "draft n-min", int, "a shorter draft is dropped", 0, N_MAX_LIMIT),
+    Field("spec_draft_p_min", "draft p-min", float, "the draft stops at a token it is less sure of", 0, 1),
+    Field("spec_verify", "verify", str, "at temperature > 0: sample-and-match, or rejection sampling",
+          choices=VERIFY_MODES),
+    Field("system", "system prompt", str, "sent before the chat with every answer", blank=True),
+)
+BY_NAME = {f.name: f for f in FIELDS}
+
+
+def parse(field: Field, text: str):
+    """The typed value of a field's text, or a UserError that says what it must be."""
+    text = text.strip() if field.name != "system" else text
+    if field.blank and not text.strip():
+        return None
+    if field.kind is str:
+        return text
+    try:
+        value = field.kind(text)
+    except ValueError:
+        raise UserError(f"{field.label} must be {'a whole number' if field.kind is int else 'a number'}, "
+                        f"not '{text}'") from None
+    if value != value or (field.low is not None and value < field.low) or (field.high is not None and value > field.high):
+        bounds = (f"from {field.low} to {field.high}" if field.high is not None else f"at least {field.low}")
+        raise UserError(f"{field.label} must be {bounds}, not {text}")
+    return value
+
+
+def shown(value) -> str:
+    return "" if value is None else str(value)
+
+
+class SettingsScreen(ModalScreen[dict | None]):
+    DEFAULT_CSS = """
+    SettingsScreen {
+        align: center middle;
+    }
+    #settings {
+        width: 100;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        padding: 0 1;
+        background: $panel;
+        border: round $primary;
+    }
+    #settings .heading {
+        text-style: bold;
+        color: $primary;
+    }
+    #fields {
+        grid-size: 3;
+        grid-columns: 15 16 1fr;
+        grid-rows: 1;
+        grid-gutter: 0 1;
+        height: auto;
+        margin: 1 0;
+    }
+    #fields .about {
+        color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        width: 1fr;
+    }
+    #fields Input, #fields Select {
+        width: 16;
+    }
+    #system {
+        height: 4;
+        background: $boost;
+    }
+    #error {
+        color: $error;
+        height: auto;
+    }
+    #buttons {
+        height: auto;
+        margin: 1 0 0 0;
+        align-horizontal: right;
+    }
+    #buttons Button {
+        margin: 0 0 0 2;
+    }
+    """
+    BINDINGS = [Binding("escape", "dismiss(None)", "cancel"), Binding("ctrl+s", "apply", "apply")]
+
+    def __init__(self, current: Setup, focus: str | None = None):
+        """`current`: the settings in force (the speculation as the session runs it);
+        `focus`: the field to start in (a palette command names one)."""
+        super().__init__()
+        self.current = current
+        self.start = focus
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="settings"):
+            yield Static(Content.assemble(("Settings", "bold $primary"),
+                                          ("  speculation from the next round, the rest from the next answer",
+                                           "$text-muted")))
+            with Grid(id="fields"):
+                for f in FIELDS[:-1]:
+                    yield Label(f.label)
+                    value = getattr(self.current, f.name)
+                    if f.choices:
+                        yield Select([(c, c) for c in f.choices], value=value, allow_blank=False, id=f.name,
+                                     compact=True)
+                    else:
+                        yield Input(shown(value), id=f.name, compact=True)
+                    yield Label(f.about, classes="about")
+            yield Label(BY_NAME["system"].label.capitalize() + " (" + BY_NAME["system"].about + ")", classes="heading")
+            yield TextArea(shown(self.current.system), id="system", soft_wrap=True, compact=True)
+            yield Static(id="error")
+            with Horizontal(id="buttons"):
+                yield Button("Apply (ctrl+s)", variant="primary", id="apply", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(f"#{self.start or FIELDS[0].name}").focus()
+
+    def values(self) -> dict:
+        """Every field's value; a UserError names the first bad one."""
+        out = {}
+        for f in FIELDS:
+            widget = self.query_one(f"#{f.name}")
+            text = widget.text if isinstance(widget, TextArea) else str(widget.value)
+            out[f.name] = parse(f, text)
+        return out
+
+    def action_apply(self) -> None:
+        try:
+            values = self.values()
+        except UserError as e:
+            self.query_one("#error", Static).update(str(e))
+            return
+        self.dismiss({k: v for k, v in values.items() if v != getattr(self.current, k)})
+
+    def on_input_submitted(self) -> None:
+        self.action_apply()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "apply":
+            self.action_apply()
+        else:
+            self.dismiss(None)

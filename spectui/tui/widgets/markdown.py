@@ -1,0 +1,106 @@
+"""Markdown in the overlay view: headings, list items, code fences and inline code are
+rendered line by line on top of the token colours, so both show at once.
+
+Character for character: a marker is restyled or swapped for one glyph of the same width
+(`-` becomes `•`, a fence's backticks a rule), never removed, so offsets into the shown
+text stay offsets into the answer (a selection copies the answer's own Markdown) and a
+streaming redraw still only appends.
+"""
+
+from __future__ import annotations
+
+import re
+
+from textual.content import Content, Span
+
+from spectui.config.history import FENCE
+from spectui.engine.overlay import REJECTED
+from spectui.tui.widgets.overlay import overlay_content, visible
+
+HEADING = re.compile(r" {0,3}(#{1,6})\s")
+BULLET = re.compile(r"\s*([-*+])\s")
+NUMBERED = re.compile(r"\s*(\d{1,9}[.)])\s")
+INLINE = re.compile(r"(`)[^`\n]+(`)|(\*\*)[^*\n]+(\*\*)")
+MARK = "$text-muted"
+CODE = "on $boost"
+HEADING_STYLE = {1: "bold underline", 2: "bold"}  # deeper levels: bold italic
+
+
+def ends_in_code(text: str) -> bool:
+    """Whether Markdown `text` ends inside a fenced code block (an odd number of fences)."""
+    return sum(1 for line in text.split("\n") if FENCE.match(line)) % 2 == 1
+
+
+def last_code_block(text: str) -> str | None:
+    """The body of the last fenced code block (an unclosed one runs to the end), or None."""
+    blocks, body = [], None
+    for line in text.split("\n"):
+        if FENCE.match(line):
+            if body is None:
+                body = []
+            else:
+                blocks.append(body)
+                body = None
+        elif body is not None:
+            body.append(line)
+    if body:
+        blocks.append(body)
+    return "\n".join(blocks[-1]) if blocks else None
+
+
+def render_markdown(segments, show_rejected: bool = True, in_code: bool = False) -> Content:
+    """The overlay of `segments` with the answer's Markdown blocks rendered; `in_code`: it
+    starts inside a code block opened earlier in the answer. Blocks are found in the
+    answer's own text (a rejected draft before a fence does not hide the fence) and drawn
+    where that text is shown."""
+    content = overlay_content(segments, show_rejected)
+    where: list[int] = []  # the shown position of each character of the answer
+    pos = 0
+    for text, kind in visible(segments, show_rejected):
+        if kind != REJECTED:
+            where.extend(range(pos, pos + len(text)))
+        pos += len(text)
+    answer = "".join(t for t, k in segments if k != REJECTED)
+    swaps: dict[int, str] = {}  # answer position -> the glyph shown instead
+    spans: list[Span] = []
+    start = 0
+    for line in answer.split("\n"):
+        end = start + len(line)
+        fence = FENCE.match(line)
+        if fence:
+            rest = line[fence.start(1):]
+            run = len(rest) - len(rest.lstrip(rest[0]))
+            swaps.update({start + fence.start(1) + i: ("╰" if in_code else "╭") if i == 0 else "─" for i in range(run)})
+            spans.append(Span(start, end, MARK))
+            in_code = not in_code
+        elif in_code:
+            spans.append(Span(start, end, CODE))
+        else:
+            spans += _line_spans(line, start, swaps)
+        start = end + 1
+    chars = list(content.plain)
+    for i, glyph in swaps.items():
+        chars[where[i]] = glyph
+    shown = [Span(where[s.start], where[s.end - 1] + 1, s.style) for s in spans if s.end > s.start]
+    return Content("".join(chars), spans=list(content.spans) + shown)
+
+
+def _line_spans(line: str, pos: int, swaps: dict[int, str]) -> list[Span]:
+    """A line outside code: heading, list marker, inline code and bold."""
+    spans = []
+    if m := HEADING.match(line):
+        level = len(m.group(1))
+        spans += [Span(pos + m.start(1), pos + m.end(1), MARK),
+                  Span(pos + m.end(), pos + len(line), HEADING_STYLE.get(level, "bold italic"))]
+    elif m := BULLET.match(line):
+        swaps[pos + m.start(1)] = "•"
+        spans.append(Span(pos + m.start(1), pos + m.end(1), "$accent"))
+    elif m := NUMBERED.match(line):
+        spans.append(Span(pos + m.start(1), pos + m.end(1), "$accent"))
+    for m in INLINE.finditer(line):
+        a, b = pos + m.start(), pos + m.end()
+        if m.group(1):  # `code`
+            spans += [Span(a, a + 1, MARK), Span(a + 1, b - 1, CODE), Span(b - 1, b, MARK)]
+        else:  # **bold**
+            spans += [Span(a, a + 2, MARK), Span(a + 2, b - 2, "bold"), Span(b - 2, b, MARK)]
+    return spans

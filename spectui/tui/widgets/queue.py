@@ -1,0 +1,42 @@
+"""The outbox: messages typed while an answer streams (or the models load), shown above
+the box until the chat sends them, oldest first, when it is free."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+
+class Outbox(Static):
+    DEFAULT_CSS = """
+    Outbox {
+        height: auto;
+        max-height: 5;
+        padding: 0 1;
+        margin: 0 0 0 8;
+        color: $text-muted;
+        border-left: dashed $primary 60%;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        display: none;
+    }
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.texts: list[str] = []
+
+    def add(self, text: str) -> None:
+        self.texts.append(text)
+        self._show()
+
+    def pop(self, index: int) -> str:
+        text = self.texts.pop(index)
+        self._show()
+        return text
+
+    def _show(self) -> None:
+        self.display = bool(self.texts)
+        lines = [Content.assemble(("queued ", "$accent"), " ".join(t.split())) for t in self.texts]
+        lines.append(Content.styled("sent when the answer ends · ↑ takes the last one back", "italic"))
+        self.update(Content("\n").join(lines))

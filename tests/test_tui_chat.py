@@ -1,0 +1,452 @@
+"""The chat as a daily user drives it, with Pilot: type-ahead, editing and resending, the
+settings screen, switching models, the saved-chats picker, copying, resuming a chat with
+its models and settings, Markdown in the overlay, narrow terminals and round details.
+
+Most run on a FakeSession (a recorded answer); switching models and the engine's live
+sampling change run on SmolLM2 (and Gemma 3 for the pair that does not fit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from textual.widgets import DataTable, Input, Select, TextArea
+
+from spectui.config import history, presets
+from spectui.config.embedded import model_path
+from spectui.config.recent import recent_models
+from spectui.engine.events import Round
+from spectui.engine.sampling import SamplingParams
+from spectui.tui.app import SpecApp
+from spectui.tui.screens.chats import ChatsScreen
+from spectui.tui.screens.name import NameScreen
+from spectui.tui.screens.rounds import RoundsScreen
+from spectui.tui.screens.settings import SettingsScreen
+from spectui.tui.widgets.chat_input import ChatInput
+from spectui.tui.widgets.markdown import last_code_block, render_markdown
+from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, UserMessage
+from spectui.tui.widgets.overlay import overlay_content, selected_answer
+from spectui.tui.widgets.queue import Outbox
+from tests.fake_session import NAME, FakeSession, load_recording
+from tests.test_tui import (  # noqa: F401  (fixtures)
+    LONG, SHORT, answered, chat_args, dirs, fake, fixed_chat, fresh, resolved, send, session, setup, slow_fake,
+    sync, until,
+)
+
+SMOL = "smollm2-135m-instruct-q4_1"
+
+
+def box(app: SpecApp) -> ChatInput:
+    return app.query_one(ChatInput)
+
+
+def roles(app: SpecApp) -> list[str]:
+    return [m.role for m in app.chat_screen.chat.messages]
+
+
+# --- type-ahead and editing -----------------------------------------------------------
+
+
+@sync
+async def test_enter_while_streaming_queues_the_message_and_sends_it_after(slow_fake, setup):
+    app = SpecApp(setup, session=slow_fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, LONG)
+        await until(pilot, lambda: app.chat_screen.generating)
+        await send(pilot, app, "Second question")
+        await send(pilot, app, "Third, to take back")
+        outbox = app.query_one(Outbox)
+        assert outbox.display and outbox.texts == ["Second question", "Third, to take back"]
+        assert "queued" in outbox.visual.plain and box(app).text == ""
+        assert roles(app) == ["user", "assistant"]  # not sent yet
+        await pilot.press("up")  # the last queued message comes back to be changed
+        assert box(app).text == "Third, to take back" and outbox.texts == ["Second question"]
+        box(app).clear()
+
+        await until(pilot, lambda: len(slow_fake.prompts) == 2)  # sent when the first answer ended
+        assert slow_fake.prompts[1][-1] == {"role": "user", "content": "Second question"}
+        await answered(pilot, app)
+        assert roles(app) == ["user", "assistant"] * 2 and not outbox.display
+        assert [w.message.content for w in app.query(UserMessage)] == [LONG, "Second question"]
+
+
+@sync
+async def test_text_is_kept_while_the_models_load_and_sent_once_they_are_ready(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.loading = True  # as while a model switch runs
+        await send(pilot, app, SHORT)
+        assert app.query_one(Outbox).texts == [SHORT] and not fake.prompts
+        app.loading = False
+        await app.chat_screen.send_queued()
+        await answered(pilot, app)
+        assert fake.prompts[0][-1]["content"] == SHORT
+
+
+@sync
+async def test_edit_the_last_message_and_resend_replaces_what_followed(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "first")
+        await answered(pilot, app)
+        await send(pilot, app, "second")
+        await answered(pilot, app)
+        await pilot.press("up")
+        assert box(app).text == "second" and "editing" in app.query_one("#status").visual.plain
+        box(app).clear()
+        box(app).insert("second, edited")
+        await pilot.press("enter")
+        await answered(pilot, app)
+        messages = app.chat_screen.chat.messages
+        assert [m.content for m in messages if m.role == "user"] == ["first", "second, edited"]
+        assert roles(app) == ["user", "assistant"] * 2
+        assert len(app.query(UserMessage)) == 2 and len(app.query(AssistantMessage)) == 2
+        assert fake.prompts[-1][-1]["content"] == "second, edited"
+        assert [m.content for m in history.load_chat(app.chat_screen.chat.id).messages if m.role == "user"] == \
+            ["first", "second, edited"]
+
+        # an earlier message (the palette's "Edit an earlier message…"): the rest is replaced
+        app.chat_screen.edit_message(messages[0])
+        await pilot.press("escape")  # cancels
+        assert app.chat_screen.editing is None and box(app).text == ""
+        app.chat_screen.edit_message(messages[0])
+        await pilot.press("x", "enter")
+        await answered(pilot, app)
+        assert [m.content for m in app.chat_screen.chat.messages if m.role == "user"] == ["firstx"]
+        assert len(app.query(AssistantMessage)) == 1
+
+
+# --- settings -------------------------------------------------------------------------
+
+
+async def fill(pilot, screen: SettingsScreen, values: dict[str, str]) -> None:
+    for name, text in values.items():
+        widget = screen.query_one(f"#{name}")
+        if isinstance(widget, Select):
+            widget.value = text
+        elif isinstance(widget, TextArea):
+            widget.text = text
+        else:
+            widget.value = text
+    await pilot.pause()
+
+
+@sync
+async def test_settings_screen_applies_from_the_next_turn_and_saves_into_a_preset(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f10")
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen) and screen.query_one("#temp", Input).value == "0.0"
+        await fill(pilot, screen, {"top_k": "many"})
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SettingsScreen)  # refused, with the reason, nothing applied
+        assert "top-k must be a whole number, not 'many'" in screen.query_one("#error").visual.plain
+        await fill(pilot, screen, {"top_k": "20", "temp": "0.7", "seed": "7", "n_predict": "12",
+                                   "spec_draft_n_max": "5", "spec_draft_p_min": "0.5", "spec_verify": "rejection",
+                                   "system": "Be brief."})
+        await pilot.press("ctrl+s")
+        assert not isinstance(app.screen, SettingsScreen)
+        assert fake.sampling == SamplingParams(temp=0.7, top_k=20, top_p=setup.top_p, min_p=setup.min_p, seed=7)
+        assert (fake.spec.draft_n_max, fake.spec.draft_p_min, fake.spec.verify) == (5, 0.5, "rejection")
+        assert app.chat_screen.title == "draft-simple · n-max 5 · verify rejection"
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        assert fake.prompts[-1][0] == {"role": "system", "content": "Be brief."}
+
+        await pilot.press("f4")
+        await pilot.pause()
+        await pilot.press(*"tuned", "enter")
+        await pilot.pause()
+    saved = presets.load("tuned").values
+    assert (saved["temp"], saved["top_k"], saved["seed"], saved["n_predict"], saved["system"]) == \
+        (0.7, 20, 7, 12, "Be brief.")
+    assert (saved["spec_draft_n_max"], saved["spec_draft_p_min"], saved["spec_verify"]) == (5, 0.5, "rejection")
+
+
+@sync
+async def test_palette_opens_the_settings_at_one_setting(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Setting: min-p")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.pause()
+        assert app.focused is app.screen.query_one("#min_p")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, SettingsScreen) and fake.sampling.min_p == setup.min_p
+
+
+# --- switching models -------------------------------------------------------------------
+
+
+@sync
+async def test_opening_a_model_reports_its_load_progress(setup):
+    from spectui.config.launch import open_session
+
+    seen: list[str] = []
+    session = open_session(replace(setup, model_draft=None, spec_type="ngram-mod"), status=seen.append)
+    session.close()
+    assert seen[0] == "loading target SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert seen[-2:] == ["loading target SmolLM2-135M-Instruct.Q4_1.gguf 100%", "creating contexts"]
+
+
+@sync
+async def test_a_pair_that_does_not_fit_is_refused_and_the_old_pair_keeps_answering(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.switch_models(SMOL, "gemma-3-270m-q4_k_m")
+        assert app.loading
+        await until(pilot, lambda: not app.loading, timeout=120)
+        assert app.session is fresh
+        assert any("cannot draft for target" in n.message for n in app._notifications)
+        assert app.chat_screen.sub_title == f"{SMOL} ⇠ draft {SMOL}"
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        assert app.chat_screen.chat.messages[-1].content
+
+
+@sync
+async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setup):
+    app = SpecApp(setup, session=fresh)
+    gguf = str(model_path(SMOL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.run_action("switch_models")
+        await pilot.press(*"Another GGUF")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, NameScreen))
+        app.screen.query_one(Input).value = gguf
+        await pilot.press("enter")  # the target; then the draft picker
+        await pilot.pause(0.3)
+        await pilot.press(*"No draft model")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not fresh and app.session is not None, timeout=120)
+        status = app.session.status()
+        assert status.draft is None and app.setup.model == gguf and app.setup.model_draft is None
+        assert app.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
+        assert any("speculating with ngram-mod" in n.message for n in app._notifications)
+        assert app.chat_screen.sub_title == f"{SMOL} (no draft model)"
+        assert recent_models() == [gguf]
+        app._close_session()
+
+
+# --- saved chats: picker, resume, copy ------------------------------------------------------
+
+
+@sync
+async def test_rename_and_delete_chats_in_the_picker(fake, setup):
+    other = fixed_chat()
+    current = fixed_chat()
+    app = SpecApp(setup, session=fake, chat=history.load_chat(current.id))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, NameScreen))
+        app.screen.query_one(Input).value = "Renamed"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert history.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
+        assert history.load_chat(other.id).title != "Renamed"
+        await pilot.press("d")
+        assert len(history.list_chats()[0]) == 2  # one d only asks
+        await pilot.press("d")
+        await pilot.pause()
+        assert [c.id for c in history.list_chats()[0]] == [other.id]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.chat_screen.chat.id != current.id and not app.chat_screen.chat.messages  # a new chat
+
+
+@sync
+async def test_renaming_the_open_chat_survives_its_next_save(fake, setup):
+    chat = fixed_chat()
+    app = SpecApp(setup, session=fake, chat=history.load_chat(chat.id))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, NameScreen))
+        app.screen.query_one(Input).value = "My name"
+        await pilot.press("enter", "escape")
+        await pilot.pause()
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+    assert history.load_chat(chat.id).title == "My name"
+
+
+@sync
+async def test_copy_the_last_answer_or_its_code_block(fake, setup):
+    chat = fixed_chat()
+    app = SpecApp(setup, session=fake, chat=history.load_chat(chat.id))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("shift+f12")
+        assert app.clipboard == "print('hello')"
+        await pilot.press("f12")
+        assert app.clipboard == chat.messages[-1].content and "ZZREJECTEDZZ" not in app.clipboard
+
+
+def saved_with_setup(**setup_values) -> history.Chat:
+    chat = fixed_chat()
+    chat.setup = resolved(chat_args()).values() | setup_values
+    history.save_chat(chat)
+    return chat
+
+
+def test_resume_restores_the_chats_models_and_settings(monkeypatch, capsys):
+    from spectui.cli import chat as chat_command
+
+    saved_with_setup(spec_type="ngram-mod", spec_draft_n_max=6, system="Be terse.", temp=0.9)
+    started = []
+    monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
+    assert chat_command.main(chat_args("--resume")) == 0
+    setup = started[0].setup
+    assert (setup.spec_type, setup.spec_draft_n_max, setup.system, setup.model) == ("ngram-mod", 6, "Be terse.", SMOL)
+    assert setup.temp == 0  # a flag given now wins over the chat's
+
+    saved_with_setup(model="/gone/model.gguf", model_draft=None, temp=0.9)
+    assert chat_command.main(chat_args("--resume")) == 0
+    assert started[1].setup.model == SMOL
+    assert "/gone/model.gguf, which is gone; keeping smollm2" in capsys.readouterr().err
+
+
+def test_old_chat_files_still_load(dirs):
+    chat = fixed_chat()
+    path = history.chats_dir() / f"{chat.id}.json"
+    import json
+
+    doc = json.loads(path.read_text())
+    del doc["setup"]
+    doc["format"] = 1
+    path.write_text(json.dumps(doc))
+    assert history.load_chat(chat.id).setup == {}
+
+
+@sync
+async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(fake, setup):
+    chat = saved_with_setup(spec_type="ngram-mod", temp=0.5, n_predict=9)
+    gone = saved_with_setup(model="/gone/model.gguf")
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.chat_screen.open_chat(chat.id)
+        await until(pilot, lambda: fake.spec.label == "ngram-mod")
+        assert fake.sampling.temp == 0.5 and app.setup.n_predict == 9 and not app.loading
+        app.chat_screen.open_chat(gone.id)
+        await until(pilot, lambda: app.chat_screen.chat.id == gone.id)
+        await until(pilot, lambda: any("which is gone" in n.message for n in app._notifications))
+        assert app.session is fake and not app.loading
+
+
+# --- the overlay, narrow terminals, the header, the panel, round details ------------------
+
+
+def test_markdown_in_the_overlay_keeps_the_colours_and_the_text():
+    segments = [("## Steps\n", "draft"), ("- one **two**\n", "target"), ("ZZ", "rejected"), ("```py\n", "ngram"),
+                ("x = 1\n", "draft"), ("```\n", "target"), ("Use `x`.", "draft")]
+    overlay = overlay_content(segments)
+    shown = render_markdown(segments)
+    # the fence is found in the answer's text, though a rejected draft precedes it on screen
+    assert shown.plain.split("\n") == ["## Steps", "• one **two**", "ZZ╭──py", "x = 1", "╰──", "Use `x`."]
+    assert len(shown.plain) == len(overlay.plain)  # character for character
+    assert "ZZ" not in render_markdown(segments, show_rejected=False).plain
+
+    def styles_at(i: int) -> set[str]:
+        return {str(s.style) for s in shown.spans if s.start <= i < s.end}
+
+    code = shown.plain.index("x = 1")
+    assert {"$spec-draft", "on $boost"} <= styles_at(code)  # the token colour and the code block
+    title = shown.plain.index("Steps")
+    assert {"$spec-draft", "bold"} <= styles_at(title)
+    assert "bold" in styles_at(shown.plain.index("two"))
+    assert last_code_block("".join(t for t, k in segments if k != "rejected")) == "x = 1"
+    # a chunk that starts inside a code block opened by an earlier one
+    assert "on $boost" in {str(s.style) for s in render_markdown([("y = 2", "draft")], in_code=True).spans}
+
+
+@sync
+async def test_the_overlay_renders_code_fences_in_the_app(fake, setup):
+    fixed_chat()
+    app = SpecApp(setup, session=fake, chat=history.latest_chat())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        chunk = app.query_one(AnswerChunk)
+        rendered = chunk.render()
+        assert "```" not in rendered.plain and "╭──python" in rendered.plain
+        from textual.selection import Selection
+
+        assert selected_answer(chunk.segments, True, Selection(None, None)).count("```") == 2
+
+
+@sync
+async def test_narrow_terminal_shows_the_panel_as_a_status_line(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        await pilot.pause()
+        panel, strip = app.query_one("#panel"), app.query_one("#compact")
+        assert not panel.display and strip.display
+        text = strip.visual.plain
+        assert "draft-simple" in text and "tok/s" in text and "acc" in text and "ctx" in text
+        await pilot.press("ctrl+b")
+        assert not strip.display
+        await pilot.press("ctrl+b")
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert panel.display and not strip.display
+        assert "This turn" in app.query_one("#stats").visual.plain
+
+
+@sync
+async def test_header_names_models_cleanly_and_context_follows_the_chat(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert NAME not in app.chat_screen.sub_title
+        assert app.chat_screen.sub_title == "SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        used = app.chat_screen.turn.rounds[-1].n_past
+        assert f"{used} / 4096" in app.query_one("#stats").visual.plain
+        fake._n_past = 3  # what the A/B view leaves in the cache
+        await pilot.press("f1", "escape")
+        assert f"{used} / 4096" in app.query_one("#stats").visual.plain
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert " 0 / 4096" in app.query_one("#stats").visual.plain
+
+
+@sync
+async def test_round_details_show_each_round_and_autos_reason(setup):
+    events = load_recording()
+    last = max(i for i, e in enumerate(events) if isinstance(e, Round))
+    events[last] = replace(events[last], note="auto: ngram-mod k=4, cheap and accepted")
+    app = SpecApp(setup, session=FakeSession(events, spec=setup.spec()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f11")
+        assert not isinstance(app.screen, RoundsScreen)  # no answer yet: said so
+        await send(pilot, app, SHORT)
+        await answered(pilot, app)
+        rounds = app.chat_screen.turn.rounds
+        await pilot.press("f11")
+        assert isinstance(app.screen, RoundsScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == len(rounds)
+        last = table.get_row_at(table.row_count - 1)
+        assert last[-1] == "auto: ngram-mod k=4, cheap and accepted" and last[2] == rounds[-1].n_drafted
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RoundsScreen)
+
+
+@pytest.mark.parametrize("field", ["temp", "spec_draft_n_max"])
+def test_settings_fields_refuse_out_of_range_values(field):
+    from spectui.errors import UserError
+    from spectui.tui.screens.settings import BY_NAME, parse
+
+    with pytest.raises(UserError, match=BY_NAME[field].label):
+        parse(BY_NAME[field], "-5")
+    assert parse(BY_NAME["seed"], " ") is None
