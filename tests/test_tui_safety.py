@@ -15,6 +15,7 @@ from spectui.config import history
 from spectui.config.launch import resolve
 from spectui.engine.events import StopReason
 from spectui.tui.app import SpecApp
+from textual.widgets import OptionList
 from tests.fake_session import FakeSession
 from tests.test_tui import LONG, answered, dirs, send, sync, until  # noqa: F401  (dirs: autouse fixture)
 
@@ -57,9 +58,9 @@ async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+l")
         await pilot.pause()
-        await pilot.press("enter")  # the only entry: the unreadable file
-        await until(pilot, lambda: any("bad.json" in n.message and "not a time" in n.message
-                                       for n in app._notifications))
+        [row] = app.screen.query_one(OptionList).options  # the only entry: the unreadable file, and why
+        assert row.disabled and "unreadable: bad.json" in str(row.prompt) and "not a time" in str(row.prompt)
+        await pilot.press("enter")
         assert not app._exit
 
 

@@ -157,9 +157,10 @@ class ServerSession:
 
     def status(self) -> SessionStatus:
         drafting = self._spec.label != "none"
-        return SessionStatus(target=f"{self.info.model} on {self.host}", target_path=f"{self.url}/{self.info.model_path}",
+        return SessionStatus(target=f"{self.info.model} on {self.host}", target_path=self.info.model_path,
                              draft="on the server" if drafting else None, n_ctx=self.info.n_ctx, n_past=self._n_past,
-                             greedy=self.sampling.temp <= 0, spec=self._spec, types=self.available_types())
+                             greedy=self.sampling.temp <= 0, spec=self._spec, types=self.available_types(),
+                             draft_path="on the server" if drafting else None)
 
     def set_sampling(self, sampling: SamplingParams) -> None:
         """Sampling goes with every request: from the next answer."""

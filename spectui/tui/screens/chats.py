@@ -92,7 +92,8 @@ class ChatsScreen(ModalScreen[Picked]):
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options([Option(row(c, c.id == self.current), id=c.id) for c in chats])
-        options.add_options([Option(Content.styled(f"unreadable: {p}", "$error"), disabled=True) for p in problems])
+        options.add_options([Option(Content.assemble((f"unreadable: {path.name}", "$error"), (f"  {why}", "$text-muted")),
+                                    disabled=True) for path, why in problems])
         if not chats and not problems:
             options.add_option(Option(Content.styled("No saved chats yet.", "$text-muted"), disabled=True))
         if chats:  # the given chat, else the open one, else the newest
