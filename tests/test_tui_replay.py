@@ -69,6 +69,8 @@ async def test_stepping_moves_one_round_at_a_time_both_ways():
         assert "paused" in status and f"round 2/{len(rounds)}" in status
         await pilot.press("end")
         assert shown_text(app) == trace.turns[0].end.text and not app.replay.live.running
+        # the recorded answer stopped at -n 48: its line says so
+        assert "cut off at the answer limit" in app.screen.query_one(AssistantMessage)._meta.visual.plain
         panel = app.screen.query_one(StatsPanel)
         assert panel.state.events == trace.turns[0].events
         assert "recorded on AMD EPYC" in panel.state.memory or "recorded on" in panel.state.memory
