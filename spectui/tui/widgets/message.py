@@ -236,7 +236,7 @@ def meta_line(m: Message, streaming: bool) -> Content:
         if s.get("tok_per_s") is not None:
             parts.append(f"{s['tok_per_s']:.1f} tok/s")
     if not streaming and s.get("stop_reason") == "n-predict":
-        parts.append(Content.styled("cut off at the answer limit (n-predict, f10)", "$warning"))
+        parts.append(Content.styled("cut off at the answer limit (n-predict)", "$warning"))
     if m.stopped and not streaming:
         reason = s.get("stop_reason") if s else None
         parts.append(Content.styled("stopped" + (f" ({reason})" if reason and reason != "cancelled" else ""), "$warning"))
