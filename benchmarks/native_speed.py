@@ -78,8 +78,10 @@ async def main():
     async with app.run_test(size=(120, 40)) as pilot:
         app.query_one(ChatInput).insert(text)
         await pilot.press("enter")
+        # Look rarely: each look makes the app process its queue and repaint, work the real
+        # chat does not do (the figures come from the events' own times, not from this loop).
         while app.chat_screen.turn is None or app.chat_screen.generating:
-            await pilot.pause(0.02)
+            await pilot.pause(0.5)
         print(json.dumps(summarize(app.chat_screen.turn.events).as_dict()))
 
 asyncio.run(main())
