@@ -103,4 +103,4 @@ def test_an_answer_cut_off_says_why_and_a_prompt_past_the_context_fails():
     assert "[answer cut off: -n/--n-predict 4 tokens reached]" in r.stderr
     r = spectui("run", "--preset", "smollm2", "-c", "256", "--json", "word " * 400)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.startswith("error: the prompt has") and "the context holds 256; give a larger -c" in r.stderr
+    assert r.stderr.startswith("error: the prompt has") and "the context holds 256: give a larger -c (the model allows up to" in r.stderr

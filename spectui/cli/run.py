@@ -129,9 +129,7 @@ def main(args) -> int:
 
         save_trace(trace_path, "spectui run", session, setup, [TraceTurn(prompt, events, memory=session.memory_text())])
     if end.stop_reason is StopReason.CONTEXT_FULL and not end.n_generated:
-        target = getattr(session, "target", None)  # a llama-server's context is its own
-        raise UserError(f"{end.error}; give a larger -c" + (f" (the model allows up to {target.n_ctx_train})"
-                                                            if target else " to the server"))
+        raise UserError(end.error)
     summary = summarize(events)
     if args.json:
         print(json.dumps({

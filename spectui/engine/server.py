@@ -255,9 +255,9 @@ class _Rounds:
                 yield from self._chunk(chunk)
                 if chunk.get("stop"):
                     stop = STOPS.get(chunk.get("stop_type"), StopReason.EOS)
-                    if chunk.get("truncated"):
-                        stop = StopReason.CONTEXT_FULL
-                    yield from self._end(stop, "", chunk.get("timings") or {})
+                    full = bool(chunk.get("truncated"))
+                    why = f"the server's context of {self.s.info.n_ctx} tokens is full (its -c)" if full else ""
+                    yield from self._end(StopReason.CONTEXT_FULL if full else stop, why, chunk.get("timings") or {})
                     return
                 if self.s._cancel.is_set():
                     yield from self._end(StopReason.CANCELLED, "")

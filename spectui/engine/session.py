@@ -306,7 +306,8 @@ class Session:
                         n_ctx=self.ctx.n_ctx, config=spec.as_dict())
         if len(prompt) >= self.ctx.n_ctx:
             yield TurnEnd(t=time.perf_counter(), stop_reason=StopReason.CONTEXT_FULL, text="", n_generated=0,
-                          error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}")
+                          error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}: give a "
+                                f"larger -c (the model allows up to {self.target.n_ctx_train})")
             return
         self.ctx.truncate(n_keep)
         t_decode = time.perf_counter()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spectui.engine.events import Round
+from spectui.errors import UserError
 from spectui.trace.format import Trace
 
 INTER_TURN_S = 1.0  # the pause before each prompt (the trace does not record reading time)
@@ -43,8 +44,6 @@ def steps(trace: Trace) -> list[Step]:
 
 
 def check_speed(speed: float) -> float:
-    from spectui.errors import UserError
-
     if not SPEEDS[0] <= speed <= SPEEDS[-1]:
         raise UserError(f"--speed must be between {SPEEDS[0]:g} and {SPEEDS[-1]:g} (1 = as recorded), got {speed:g}")
     return speed
