@@ -30,17 +30,7 @@ if [[ -z "$llama_dir" ]]; then
     if [[ -z "$py" ]]; then
         if [[ -x "$repo/.venv/bin/python" ]]; then py="$repo/.venv/bin/python"; else py="python3"; fi
     fi
-    version="$("$py" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')"
-    src="$cache/src/llama_cpp_python-$version"
-    llama_dir="$src/vendor/llama.cpp"
-    if [[ ! -f "$llama_dir/CMakeLists.txt" ]]; then
-        mkdir -p "$cache/sdist" "$cache/src"
-        log "downloading the llama-cpp-python $version sdist into $cache/sdist"
-        "$py" -m pip download --no-deps --no-binary :all: \
-            -d "$cache/sdist" "llama-cpp-python==$version" >&2
-        tarball="$(ls "$cache/sdist"/llama_cpp_python-"$version".tar.gz)"
-        tar -xzf "$tarball" -C "$cache/src"
-    fi
+    llama_dir="$("$here/../llama_src.sh" "$cache" "$py")"
 fi
 
 llama_dir="$(cd "$llama_dir" && pwd)"

@@ -36,15 +36,9 @@ if [[ "${1:-}" == "--cached" ]]; then
     exit 1
 fi
 
-src="$cache/src/llama_cpp_python-$version"
-if [[ ! -f "$src/vendor/llama.cpp/CMakeLists.txt" ]]; then
-    mkdir -p "$cache/sdist" "$cache/src"
-    log "downloading the llama-cpp-python $version sdist into $cache/sdist"
-    "$py" -m pip download -q --no-deps --no-binary :all: -d "$cache/sdist" "llama-cpp-python==$version" >&2
-    tar -xzf "$cache/sdist/llama_cpp_python-$version.tar.gz" -C "$cache/src"
-fi
+llama_dir="$("$here/../llama_src.sh" "$cache" "$py")"
 log "building llama-server $version in $build (-j$jobs; about 20 minutes on 2 cores)"
-cmake -S "$src/vendor/llama.cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+cmake -S "$llama_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
     -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON >&2
 cmake --build "$build" --target llama-server -j "$jobs" >&2
