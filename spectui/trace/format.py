@@ -234,6 +234,8 @@ def read(path: Path) -> Trace:
             d = json.loads(line)
         except json.JSONDecodeError as e:
             cut = n == len(lines) and not text.endswith("\n")
+            if n == 1:
+                raise _fail(path, n, f"not a spectui trace (its first line is not JSON: {e.msg})") from e
             raise _fail(path, n, "cut off: the trace is truncated" if cut else f"not JSON ({e.msg})") from e
         if not isinstance(d, dict) or not isinstance(d.get("kind"), str):
             raise _fail(path, n, "not a trace record (a JSON object with a 'kind')")
