@@ -624,12 +624,12 @@ def test_mod_drafts_followers_of_their_context(config, prompt, truth, later, n_m
         ([1, 7, 2, 1, 7, 3, 1, 8, 4, 1], [7]),  # 1-gram: 2 of 3 = 67% >= 66%, 3 samples >= 2
         ([1, 7, 2, 1, 7, 3, 1, 8, 5, 1, 9, 4, 1], []),  # 1-gram: 2 of 4 = 50% < 66%
         ([1, 7, 4, 1], []),  # 1-gram: 1 sample < 2
-        ([1, 2, 7, 1, 2, 8, 4, 1, 2], [7]),  # 2-gram: 1 of 2 = 50% >= 50%; a tie goes to the first seen
+        ([1, 2, 7, 1, 2, 8, 4, 1, 2], [8]),  # 2-gram: 1 of 2 = 50% >= 50%; a tie goes to the one first seen last
         ([1, 2, 7, 1, 2, 8, 1, 2, 9, 4, 1, 2], []),  # 2-gram 33% and 1-gram 33% both fail
         ([1, 2, 7, 5, 1, 2], []),  # 2-gram: 1 sample < 2 (and the 1-gram too)
         ([1, 2, 3, 9, 4, 1, 2, 3], [9]),  # 3-gram: 1 sample is enough
-        ([1, 2, 3, 7, 1, 2, 3, 8, 9, 2, 3, 6, 5, 1, 2, 3], [7]),  # 3-gram: 50% (shorter ones 33%)
-        ([1, 2, 3, 4, 7, 1, 2, 3, 4, 8, 9, 2, 3, 4, 6, 5, 1, 2, 3, 4], [7]),  # 4-gram: 50%
+        ([1, 2, 3, 7, 1, 2, 3, 8, 9, 2, 3, 6, 5, 1, 2, 3], [8]),  # 3-gram: 50% (shorter ones 33%)
+        ([1, 2, 3, 4, 7, 1, 2, 3, 4, 8, 9, 2, 3, 4, 6, 5, 1, 2, 3, 4], [8]),  # 4-gram: 50%
         ([1, 2, 3, 4, 7, 9, 2, 3, 4, 8, 6, 2, 3, 4, 8, 5, 1, 2, 3, 4], [7]),  # 4-gram: 1 sample beats 3-gram's 8
         ([3, 5, 3, 5, 3, 5, 1, 2, 3, 9, 4, 1, 2, 3], [9]),  # the longest n-gram wins over the 1-gram's 5
     ],

@@ -66,6 +66,19 @@ CODE_PROMPT = (
     "<|im_start|>assistant\n"
 )
 
+# benchmarks/vs_speculative_simple.py's prompt, templated: ngram-cache meets ties there
+# (two followers at 50%), which CODE_PROMPT does not.
+COPY_PROMPT = (
+    "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+    "<|im_start|>user\nCopy this function exactly, renaming it to welcome:\n\n"
+    "def greet(name, times):\n"
+    '    message = "Hello, " + name + "!"\n'
+    "    for i in range(times):\n"
+    "        print(message)\n"
+    "    return message\n"
+    "<|im_end|>\n<|im_start|>assistant\n"
+)
+
 # For the synthetic checkpoints: plain ASCII with repeats.
 SYNTH_PROMPT = "the quick brown fox jumps over the lazy dog. the quick brown fox"
 
@@ -105,6 +118,7 @@ CASES: list[Case] = [
     _ngram("ngram-mod", ["--spec-ngram-mod-n-match", "2", "--spec-ngram-mod-n-min", "2",
                          "--spec-ngram-mod-n-max", "8"]),
     _ngram("ngram-cache", []),
+    Case("ngram-cache-ties", "ngram-cache", 8, SMOL, None, COPY_PROMPT, 128),
     Case("draft-simple", "draft-simple", 4, SMOL, SMOL, CODE_PROMPT, 64,
          ["--spec-draft-n-max", "4"]),
     # llama.cpp's defaults (n-max 3, ngram size-n 12 / size-m 48): the n-gram drafts run past
