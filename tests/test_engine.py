@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from spectui.engine.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
-from spectui.engine.model import Context, ContextParams, Model
+from spectui.engine.model import Context, ContextParams, Model, usable_cores
 from spectui.engine.sampling import SamplingParams
 from spectui.engine.session import GenerationLimits, Session
 from spectui.engine.spec_config import SpecConfig, parse_types
@@ -71,6 +71,21 @@ def fresh_logits(model: Model, tokens: list[int]) -> np.ndarray:
 @pytest.fixture(scope="module")
 def baseline(session):
     return run(session, SpecConfig())
+
+
+def test_status_says_whether_llama_cpp_takes_every_core(smol):
+    """What the chat slows its redraws for (tui/streaming.py)."""
+    every = Session(smol, None, ContextParams(n_ctx=256, n_threads=usable_cores()), sampling=GREEDY)
+    try:
+        assert every.status().cpu_bound
+    finally:
+        every.close()
+    if usable_cores() > 1:
+        one = Session(smol, None, ContextParams(n_ctx=256, n_threads=1), sampling=GREEDY)
+        try:
+            assert not one.status().cpu_bound
+        finally:
+            one.close()
 
 
 def test_baseline_event_sequence(baseline):

@@ -34,7 +34,7 @@ from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.screens.help import HelpScreen
-from spectui.tui.streaming import EventBatcher
+from spectui.tui.streaming import RATE, RATE_CPU_BOUND, EventBatcher, update_interval
 from spectui.tui.turn import LiveTurn
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS
@@ -502,6 +502,12 @@ def test_event_batcher_coalesces_rounds_but_not_turn_boundaries():
     b.add(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
     assert sum(len(p) for p in posted) == 12
     assert 2 <= len(posted) <= 5 and isinstance(posted[-1][-1], TurnEnd)
+
+
+def test_the_answer_redraws_less_often_when_llama_cpp_takes_every_core():
+    status = FakeSession().status()
+    assert update_interval(status) == 1 / RATE
+    assert update_interval(replace(status, cpu_bound=True)) == 1 / RATE_CPU_BOUND > 1 / RATE
 
 
 def test_segments_slice_and_split_at_newlines():

@@ -89,9 +89,14 @@ def _note(text: str) -> None:
         _log_sink.write(f"spectui: {text}\n")
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def default_threads() -> int:
     """llama.cpp uses the physical cores; on small machines that is every CPU we have."""
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = usable_cores()
     return n if n <= 4 else n // 2
 
 

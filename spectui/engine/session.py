@@ -25,7 +25,8 @@ from spectui.engine import auto, draft_fit, llama_ext, resources
 from spectui.engine import sampling as smp
 from spectui.engine.compat import check_compatible
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.model import Context, ContextFull, ContextParams, Detokenizer, Model
+from spectui.engine.model import (Context, ContextFull, ContextParams, Detokenizer, Model, default_threads,
+                                  usable_cores)
 from spectui.engine.sampling import SamplingParams
 from spectui.engine.spec_config import HIDDEN_STATE_TYPES, NGRAM_TYPES, SpecConfig, available_types
 from spectui.errors import UserError
@@ -69,6 +70,7 @@ class SessionStatus:
     spec: SpecConfig
     types: tuple[str, ...]  # the spec types the loaded models allow
     draft_path: str | None = None  # the draft's file, None without one
+    cpu_bound: bool = False  # llama.cpp's threads take every core: other work in this process slows it
 
     @property
     def verify(self) -> str:
@@ -190,6 +192,7 @@ class Session:
             draft=self.draft.name if self.draft else None, n_ctx=self.ctx.n_ctx, n_past=self.ctx.n_past,
             greedy=sampling.greedy, spec=self.spec, types=self.available_types(),
             draft_path=str(self.draft.path) if self.draft else None,
+            cpu_bound=(self.ctx.params.n_threads or default_threads()) >= usable_cores(),
         )
 
     def available_types(self) -> tuple[str, ...]:
