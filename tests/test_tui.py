@@ -34,7 +34,8 @@ from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.screens.help import HelpScreen
-from spectui.tui.streaming import RATE, RATE_CPU_BOUND, EventBatcher, update_interval
+from spectui.engine.batching import EventBatcher
+from spectui.tui.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.tui.turn import LiveTurn
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS

@@ -24,6 +24,11 @@ from spectui.errors import UserError
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 
+# llama_get_logits as a bare address: llama_cpp's binding returns a POINTER(c_float), and
+# numpy's as_array makes a new ctypes type from it on every call, a quarter of a greedy
+# round's Python time (py-spy) once a weight pass has emptied the caches.
+_logits_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("llama_get_logits", llama_cpp.llama_cpp._lib))
+
 # KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
 KV_CACHE_TYPES = {
     "f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8,
@@ -351,6 +356,8 @@ class Context:
         self.on_batch: Callable[[Sequence[int], int], None] | None = None
         self._mem = llama_cpp.llama_get_memory(self.ptr)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self._views: dict[int, np.ndarray] = {}  # rows -> a view of the logits buffer at _views_at
+        self._views_at = 0
 
     def close(self) -> None:
         if getattr(self, "ptr", None):
@@ -419,11 +426,22 @@ class Context:
                 raise RuntimeError(f"llama_decode failed with status {rc}")
             self.tokens.extend(chunk)
             if n_out:
-                ptr = llama_cpp.llama_get_logits(self.ptr)
-                kept.append(take(np.ctypeslib.as_array(ptr, shape=(n_out, self.n_vocab))))
+                kept.append(take(self._logits(n_out)))
             if self.on_batch is not None:
                 self.on_batch(chunk, n0 + start)
         return kept
+
+    def _logits(self, n_out: int) -> np.ndarray:
+        """The last batch's n_out logits rows, a view into llama.cpp's buffer. Views are
+        kept while the buffer stays where it is (llama.cpp moves it only to grow it)."""
+        at = _logits_address(self.ptr)
+        if at != self._views_at:
+            self._views, self._views_at = {}, at
+        view = self._views.get(n_out)
+        if view is None:
+            buf = (ctypes.c_float * (n_out * self.n_vocab)).from_address(at)
+            view = self._views[n_out] = np.frombuffer(buf, dtype=np.float32).reshape(n_out, self.n_vocab)
+        return view
 
     # Position-driven use: a hidden-state draft's context holds (token, hidden row) pairs
     # that no token list describes, so its drafter places them itself (llama_ext.ExtBatch)

@@ -380,7 +380,8 @@ class Session:
                 self._auto.observe(dr.decision, len(draft), n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
                                    dr.candidate, draft[:n_acc] + [nxt], *synced)
             # The cache holds id_last + the whole draft: drop the rejected tail.
-            self.ctx.truncate(len(seq) + n_acc)
+            if n_acc < len(draft):
+                self.ctx.truncate(len(seq) + n_acc)
 
             accepted = draft[:n_acc]
             draft_src = Source.NGRAM if spec_type and spec_type.startswith("ngram") else Source.DRAFT

@@ -1,9 +1,5 @@
-"""Generation in a worker thread, handed up to the app in batches.
-
-A round can take a millisecond on a small model; posting one message per round would
-flood the app's queue and re-render the answer for every token, which slows the very
-generation being measured. Rounds are coalesced to at most RATE posts a second; turn
-boundaries (start, prompt done, end) go up at once.
+"""Generation in a worker thread, handed up to the app in batches (engine/batching.py):
+at most RATE posts a second, so the answer is not re-rendered for every token.
 
 Where llama.cpp's threads take every core, every millisecond the UI thread runs is taken
 from them (a lower priority for the UI thread did not help): an update costs Textual
@@ -16,12 +12,11 @@ a second; with a core to spare (a bigger machine, a GPU), RATE times.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Callable
 
 from textual.message import Message
 
-from spectui.engine.events import Event, Round
+from spectui.engine.batching import EventBatcher
 from spectui.engine.session import GenerationLimits, Session, SessionStatus
 from spectui.tui.messages import TurnEvents, TurnFailed
 
@@ -32,28 +27,6 @@ RATE_CPU_BOUND = 2  # ... when llama.cpp's threads take every core
 def update_interval(status: SessionStatus) -> float:
     """Seconds between the UI's updates while an answer of this session streams."""
     return 1 / (RATE_CPU_BOUND if status.cpu_bound else RATE)
-
-
-class EventBatcher:
-    def __init__(self, post: Callable[[list[Event]], None], interval: float = 1 / RATE,
-                 clock: Callable[[], float] = time.perf_counter):
-        self._post = post
-        self._interval = interval
-        self._clock = clock
-        self._pending: list[Event] = []
-        self._last = float("-inf")
-
-    def add(self, event: Event) -> None:
-        self._pending.append(event)
-        now = self._clock()
-        if not isinstance(event, Round) or now - self._last >= self._interval:
-            self.flush(now)
-
-    def flush(self, now: float | None = None) -> None:
-        if self._pending:
-            self._post(self._pending)
-            self._pending = []
-            self._last = self._clock() if now is None else now
 
 
 def stream_turn(session: Session, messages: list[dict], limits: GenerationLimits,

@@ -1,0 +1,36 @@
+"""Events handed to another thread in batches.
+
+A round can take a millisecond on a small model. Handing each one over wakes the
+consumer's thread, which then competes for the GIL and the cores with the generation it
+is showing. So rounds are coalesced to one hand-over per `interval`; turn boundaries
+(start, prompt done, end) go at once. The chat and `spectui run` both consume this way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from spectui.engine.events import Event, Round
+
+
+class EventBatcher:
+    def __init__(self, post: Callable[[list[Event]], None], interval: float,
+                 clock: Callable[[], float] = time.perf_counter):
+        self._post = post
+        self._interval = interval
+        self._clock = clock
+        self._pending: list[Event] = []
+        self._last = float("-inf")
+
+    def add(self, event: Event) -> None:
+        self._pending.append(event)
+        now = self._clock()
+        if not isinstance(event, Round) or now - self._last >= self._interval:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if self._pending:
+            self._post(self._pending)
+            self._pending = []
+            self._last = self._clock() if now is None else now
