@@ -146,6 +146,7 @@ def test_verification_stays_exact_at_temperature_with_a_hidden_state_draft(synth
             drafted += bool(first.drafted)
             counts[first.tokens[0].id] = counts.get(first.tokens[0].id, 0) + 1
         s.reset()
+        s.keep_logits = True
         list(s.generate(tokens=prompt, limits=GenerationLimits(n_predict=1, ignore_eos=True)))
         p = probs(s.last_logits[0], sampling).astype(np.float64)
     finally:

@@ -11,6 +11,7 @@ import pytest
 
 from spectui.engine.sampling import (
     SamplingParams,
+    _top_k,
     dist,
     draft_dist,
     make_rng,
@@ -176,6 +177,16 @@ def test_matches_literal_chain_on_a_large_vocab(sp):
     assert got.sum() == pytest.approx(1.0)
     if sp.top_k > 0:
         assert np.count_nonzero(got) <= sp.top_k
+
+
+@pytest.mark.parametrize("size", [5, 63, 64, 65, 1_000, 49_155, 151_936])
+@pytest.mark.parametrize("k", [1, 10, 40, 64, 200])
+def test_top_k_finds_the_k_largest_whatever_the_vocabulary_size(size, k):
+    """Only the blocks whose maximum reaches the threshold are searched; the last block is
+    short unless the size is a multiple of BLOCK."""
+    z = np.random.default_rng(size + k).permutation(size).astype(np.float32)  # distinct values
+    expected = np.arange(size) if k >= size else np.sort(np.argsort(z)[-k:])
+    np.testing.assert_array_equal(_top_k(z, k), expected)
 
 
 def test_probs_rejects_a_batch():

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from spectui.cli.export import export
 from spectui.cli.main import main
+from spectui.cli.replay import with_text
 from spectui.engine import model as model_module
 from spectui.engine.events import Round
 from spectui.engine.stats import summarize
@@ -292,7 +293,7 @@ def test_any_damage_is_refused_cleanly_or_replays(recorded, tmp_path, data):
     path = tmp_path / "fuzz.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     try:
-        trace = trace_format.read(path)
+        trace = with_text(trace_format.read(path), None)  # as `spectui replay` reads it, without -m
     except UserError as e:
         assert "\n" not in str(e)
         return

@@ -16,13 +16,15 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import Callable, Sequence, TextIO, TypeVar
 
 import numpy as np
 
 from spectui.errors import UserError
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
+
+T = TypeVar("T")
 
 # llama_get_logits as a bare address: llama_cpp's binding returns a POINTER(c_float), and
 # numpy's as_array makes a new ctypes type from it on every call, a quarter of a greedy
@@ -393,6 +395,10 @@ class Context:
         """As decode(), but only each wanted row's argmax: all greedy decoding needs, read
         in place, so no row of the vocabulary is copied."""
         return [int(i) for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part]
+
+    def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T]) -> list[T]:
+        """As decode(), but `take` of each wanted row, read in place (no row is copied)."""
+        return [x for part in self._decode(tokens, want, lambda rows: [take(row) for row in rows]) for x in part]
 
     def _decode(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], np.ndarray]) -> list:
         """Decode in n_batch chunks; `take` gets each chunk's wanted rows as a view into

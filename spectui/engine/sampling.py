@@ -77,23 +77,33 @@ class Dist:
         return self.dense() if dtype is None else self.dense().astype(dtype)
 
 
-BLOCK = 64  # logits per block when looking for a threshold that at least k of them reach
+BLOCK = 64  # logits per group when looking for a threshold that at least k of them reach
 
 
 def _top_k(z: np.ndarray, k: int) -> np.ndarray:
-    """Ids of the k largest logits, ascending, without partitioning the whole vocabulary:
-    the k-th largest of the blocks' maxima is k distinct logits, so at least k logits reach
-    it; one comparison pass then leaves a few candidates to partition."""
+    """Ids of the k largest logits, ascending, without partitioning the whole vocabulary.
+
+    The logits fall into groups of BLOCK; the k-th largest of the groups' maxima is k
+    distinct logits, so at least k logits reach it, all in the groups whose maximum does;
+    comparing those few groups leaves a few candidates to partition. A group is a column
+    of the vocabulary seen as BLOCK rows (ids j, j + g, j + 2g, ...): numpy takes the
+    maxima of contiguous rows 8x faster than those of 64-logit runs (150 -> 18 us at 151k).
+    The logits past the last full row are one more group."""
     if not 0 < k < z.size:
         return np.arange(z.size)
-    n = z.size // BLOCK * BLOCK
-    maxima = z[:n].reshape(-1, BLOCK).max(axis=1)
+    g = z.size // BLOCK
+    n = g * BLOCK
+    maxima = z[:n].reshape(BLOCK, g).max(axis=0)
     if n < z.size:
         maxima = np.append(maxima, z[n:].max())
     if maxima.size <= k:
         ids = np.arange(z.size)
     else:
-        ids = np.flatnonzero(z >= np.partition(maxima, maxima.size - k)[maxima.size - k])
+        threshold = np.partition(maxima, maxima.size - k)[maxima.size - k]
+        ids = (np.arange(BLOCK)[:, None] * g + np.flatnonzero(maxima[:g] >= threshold)).ravel()
+        if n < z.size and maxima[g] >= threshold:
+            ids = np.concatenate([ids, np.arange(n, z.size)])
+        ids = np.sort(ids[z[ids] >= threshold])  # ascending, as ties in argpartition need
     if ids.size > k:
         ids = ids[np.argpartition(z[ids], ids.size - k)[ids.size - k:]]
     return np.sort(ids)

@@ -133,8 +133,9 @@ class Session:
         # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
         self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
         self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
-        # Keep each verify batch's logits in last_logits (tests, debugging): greedy then takes
-        # the reference path (probs and verify_match) instead of reading argmaxes in place.
+        # Keep a copy of each verify batch's logits in last_logits (tests, debugging): greedy
+        # then takes the reference path (probs and verify_match) instead of reading argmaxes
+        # in place, and sampling reads a copy instead of llama.cpp's buffer.
         self.keep_logits = False
         self.last_logits: np.ndarray | None = None
         # Hidden-state drafters see every target batch from the start, whatever drafts.
@@ -355,7 +356,12 @@ class Session:
             t_v = time.perf_counter()
             try:
                 # greedy needs each row's argmax only: read in place, none copied out
-                rows = self.ctx.decode_argmax(batch, want) if fast else self.ctx.decode(batch, want)
+                if fast:
+                    rows = self.ctx.decode_argmax(batch, want)
+                elif self.keep_logits:
+                    rows = self.last_logits = self.ctx.decode(batch, want)
+                else:  # each row's distribution, read in place
+                    rows = self.ctx.decode_each(batch, want, lambda row: smp.dist(row, self.sampling))
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
@@ -365,8 +371,7 @@ class Session:
                 n_acc = next((i for i, (x, t) in enumerate(zip(draft, rows)) if x != t), len(draft))
                 nxt = rows[n_acc]
             else:
-                self.last_logits = rows
-                p_rows = [smp.dist(row, self.sampling) for row in rows]
+                p_rows = [smp.dist(row, self.sampling) for row in rows] if self.keep_logits else rows
                 if verify == "rejection":
                     n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
                 else:
