@@ -24,6 +24,7 @@ from spectui.config import history, settings
 from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup
+from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.model import Model
 from spectui.engine.overlay import REJECTED
@@ -34,7 +35,6 @@ from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.screens.help import HelpScreen
-from spectui.engine.batching import EventBatcher
 from spectui.tui.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.tui.turn import LiveTurn
 from spectui.tui.widgets.chat_input import ChatInput

@@ -86,9 +86,9 @@ def _top_k(z: np.ndarray, k: int) -> np.ndarray:
     The logits fall into groups of BLOCK; the k-th largest of the groups' maxima is k
     distinct logits, so at least k logits reach it, all in the groups whose maximum does;
     comparing those few groups leaves a few candidates to partition. A group is a column
-    of the vocabulary seen as BLOCK rows (ids j, j + g, j + 2g, ...): numpy takes the
-    maxima of contiguous rows 8x faster than those of 64-logit runs (150 -> 18 us at 151k).
-    The logits past the last full row are one more group."""
+    of the vocabulary seen as BLOCK rows (ids j, j + g, j + 2g, ...): numpy reduces
+    contiguous rows far faster than 64-logit runs (top-k of 151k logits, caches cold:
+    184 -> 49 us). The logits past the last full row are one more group."""
     if not 0 < k < z.size:
         return np.arange(z.size)
     g = z.size // BLOCK
