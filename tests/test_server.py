@@ -249,10 +249,9 @@ def test_a_dropped_connection_keeps_the_text_and_marks_the_answer_cut(server_bin
 
 
 def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
-    from tests.test_tui import chat_args, resolved, send, sync, until
+    from tests.test_tui import answered, chat_args, resolved, run_ab, send, sync, until
     from spectui.tui.app import SpecApp
     from spectui.tui.screens.ab import ABScreen
-    from textual.widgets import Input
 
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
@@ -265,7 +264,7 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
         app = SpecApp(setup, session=session)
         async with app.run_test(size=(120, 40)) as pilot:
             await send(pilot, app, PROMPT)
-            await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
+            await answered(pilot, app)
             message = app.chat_screen.chat.messages[-1]
             assert message.content == app.chat_screen.turn.end.text != ""
             assert "draft" in {kind for _, kind in message.segments}
@@ -276,8 +275,7 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
             await pilot.press("f2")
             screen = app.screen
             assert isinstance(screen, ABScreen)
-            screen.query_one("#ab-prompt", Input).value = "Say hi."
-            await pilot.press("enter")
+            await run_ab(pilot, screen, "Say hi.")
             await until(pilot, lambda: screen.verdict is not None)
             assert all(p.turn.end.text for p in screen.panes)
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 from textual.geometry import Offset
 from textual.selection import Selection
-from textual.widgets import Markdown
+from textual.widgets import Input, Markdown
 
 from spectui.cli.chat import add_parser
 from spectui.config import history, settings
@@ -34,6 +34,7 @@ from spectui.engine.stats import config_changes
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
+from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.help import HelpScreen
 from spectui.tui.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.tui.turn import LiveTurn
@@ -118,6 +119,12 @@ async def until(pilot, condition, timeout: float = 90) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting for the app"
         await pilot.pause(0.02)
+
+
+async def run_ab(pilot, screen: ABScreen, prompt: str) -> None:
+    screen.query_one("#ab-prompt", Input).value = prompt
+    await pilot.press("enter")
+    assert screen.running or screen.panes[0].turn is not None  # started (a short run may be over already)
 
 
 async def answered(pilot, app: SpecApp) -> None:

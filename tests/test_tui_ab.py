@@ -17,7 +17,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.screens.ab import ABScreen, SidePane
 from spectui.tui.widgets.message import AnswerChunk
 from tests.fake_session import FakeSession
-from tests.test_tui import LONG, SHORT, chat_args, resolved, send, sync, until
+from tests.test_tui import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
 from tests.test_tui import dirs, fresh, session, slow_fake  # noqa: F401 - fixtures, bound to this module's setup
 
 
@@ -28,12 +28,6 @@ def setup():
 
 def styles(pane: SidePane) -> set[str]:
     return {str(span.style) for chunk in pane.query(AnswerChunk) for span in chunk.render().spans}
-
-
-async def run_ab(pilot, screen: ABScreen, prompt: str) -> None:
-    screen.query_one("#ab-prompt", Input).value = prompt
-    await pilot.press("enter")
-    assert screen.running or screen.panes[0].turn is not None  # started (a short run may be over already)
 
 
 # --- the screen on the real model -------------------------------------------------------

@@ -7,7 +7,6 @@ import json
 from dataclasses import replace
 
 import pytest
-from textual.widgets import Input
 
 from spectui.engine.events import Round
 from spectui.engine.spec_config import SpecConfig
@@ -20,7 +19,7 @@ from spectui.tui.screens.replay import ABReplayScreen, ChatReplayScreen
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.fake_session import FakeSession, load_trace
-from tests.test_tui import chat_args, resolved, send, sync, until
+from tests.test_tui import chat_args, resolved, run_ab, send, sync, until
 from tests.test_tui import dirs  # noqa: F401 - a fixture
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
 
@@ -229,8 +228,7 @@ async def test_the_ab_view_saves_both_sides_in_one_trace(app_for, dirs):
         await pilot.press("f2")
         screen = app.screen
         assert isinstance(screen, ABScreen)
-        screen.query_one("#ab-prompt", Input).value = "Add two numbers."
-        await pilot.press("enter")
+        await run_ab(pilot, screen, "Add two numbers.")
         await until(pilot, lambda: screen.verdict is not None)
         await pilot.press("ctrl+s")
         await until(pilot, lambda: list(dirs.glob("spectui-ab-*.jsonl")), timeout=5)
