@@ -6,7 +6,8 @@ For draft-simple and each n-gram type, greedy, interleaved run by run, medians o
 `spectui run --json` and `llama-speculative-simple` (built from the llama.cpp that
 llama-cpp-python vendors: `tests/oracle/build.sh` builds it beside the oracle), each in its
 own process with the same threads and the same OpenMP environment. Both rates count the
-generation only (llama.cpp's "decoded N tokens in S seconds"). Without a binary it says so
+generation only (llama.cpp's "decoded N tokens in S seconds", less the end-of-generation
+token it counts and spectui does not emit). Without a binary it says so
 and compares nothing. Prints numbers; asserts nothing. Run it on a quiet machine.
 """
 
@@ -26,9 +27,23 @@ from spectui.config.embedded import resolve_model
 from spectui.engine.model import default_threads
 
 SMOL = "smollm2-135m-instruct-q4_1"
-PROMPT = ("Copy this function exactly, renaming it to welcome:\n\ndef greet(name, times):\n"
-          "    message = \"Hello, \" + name + \"!\"\n    for i in range(times):\n        print(message)\n"
-          "    return message\n")
+# A rewrite of code in the prompt: every n-gram type finds drafts in it (a copy task that
+# renames a word, as before, left the n-gram types drafting nothing).
+CODE = """def merge(a, b):
+    result = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            result.append(a[i])
+            i += 1
+        else:
+            result.append(b[j])
+            j += 1
+    result.extend(a[i:])
+    result.extend(b[j:])
+    return result
+"""
+PROMPT = "Rename the function merge to merge_sorted in this code and show the whole code:\n```python\n" + CODE + "```"
 # (spec type, target, draft, n-max): SmolLM2 drafting for itself keeps the runs short
 CASES = [("draft-simple", SMOL, SMOL, 3)] + [(t, SMOL, None, 3) for t in (
     "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")]
@@ -63,7 +78,10 @@ def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max:
     m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", out.stderr + out.stdout)
     if not m:
         raise RuntimeError(f"no timing line from {binary.name}")
-    return int(m.group(1)) / float(m.group(2))
+    decoded = int(m.group(1))
+    # Its count includes the end-of-generation token when it stops on one (fewer than n);
+    # spectui's counts the answer's tokens only: drop it, so both rates are of the same tokens.
+    return (decoded - (decoded < n)) / float(m.group(2))
 
 
 def _openmp() -> dict[str, str]:

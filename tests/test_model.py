@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -72,6 +73,30 @@ def test_rollback_then_redecode_reproduces_logits(smol):
     assert ctx.tokens == tokens[:k]
     again = ctx.decode(tokens[k:], want=[len(tokens) - k - 1])[0]
     assert np.max(np.abs(first - again)) < 1e-3
+
+
+def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch):
+    """The overhead per round is the rest, so each call a round makes must count: decode,
+    the logits read (on a GPU it waits for the computation) and the KV removal."""
+    import spectui.engine.model as model
+
+    ctx = Context(smol, ContextParams(n_ctx=64))
+
+    def slow(fn):
+        def call(*args):
+            time.sleep(0.02)
+            return fn(*args)
+        return call
+
+    for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_logits_ith"):
+        monkeypatch.setattr(model.llama_cpp, name, slow(getattr(model.llama_cpp, name)))
+    monkeypatch.setattr(model, "_logits_address", slow(model._logits_address))
+    for step, expected in [(lambda: ctx.decode([1, 2, 3]), 0.02), (lambda: ctx.decode([4], want=[0]), 0.04),
+                           (lambda: ctx.logits_at(0), 0.02), (lambda: ctx.truncate(2), 0.02),
+                           (lambda: ctx.forget_from(1), 0.02)]:
+        before = ctx.t_llama
+        step()
+        assert ctx.t_llama - before >= expected
 
 
 def test_common_prefix(smol):

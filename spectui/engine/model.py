@@ -352,7 +352,9 @@ class Context:
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []
-        self.t_llama = 0.0  # seconds spent inside llama.cpp's decode calls, all told
+        # Seconds spent inside llama.cpp's calls, all told: decode, and the reads and removals
+        # after it (llama_get_logits waits for a GPU's computation to finish)
+        self.t_llama = 0.0
         # Called with (tokens, first position) after each decoded batch: hidden-state
         # drafters read the target's layer rows of that batch before the next decode.
         self.on_batch: Callable[[Sequence[int], int], None] | None = None
@@ -379,7 +381,10 @@ class Context:
 
     def truncate(self, n: int) -> None:
         """Forget KV positions n.. (rollback of rejected drafts, or a changed history)."""
-        if not llama_cpp.llama_memory_seq_rm(self._mem, 0, n, -1):
+        t0 = time.perf_counter()
+        removed = llama_cpp.llama_memory_seq_rm(self._mem, 0, n, -1)
+        self.t_llama += time.perf_counter() - t0
+        if not removed:
             raise RuntimeError(f"llama.cpp could not remove KV positions {n}..")
         del self.tokens[n:]
 
@@ -440,7 +445,9 @@ class Context:
     def _logits(self, n_out: int) -> np.ndarray:
         """The last batch's n_out logits rows, a view into llama.cpp's buffer. Views are
         kept while the buffer stays where it is (llama.cpp moves it only to grow it)."""
+        t0 = time.perf_counter()
         at = _logits_address(self.ptr)
+        self.t_llama += time.perf_counter() - t0
         if at != self._views_at:
             self._views, self._views_at = {}, at
         view = self._views.get(n_out)
@@ -455,7 +462,9 @@ class Context:
 
     def forget_from(self, pos: int) -> None:
         """Drop KV positions pos.. (llama_memory_seq_rm)."""
+        t0 = time.perf_counter()
         llama_cpp.llama_memory_seq_rm(self._mem, 0, pos, -1)
+        self.t_llama += time.perf_counter() - t0
 
     def pos_max(self) -> int:
         """The highest position in the KV cache, -1 when empty."""
@@ -463,7 +472,9 @@ class Context:
 
     def logits_at(self, i: int) -> np.ndarray:
         """The logits of output row i of the last batch (a view: copy to keep)."""
+        t0 = time.perf_counter()
         ptr = llama_cpp.llama_get_logits_ith(self.ptr, i)
+        self.t_llama += time.perf_counter() - t0
         if not ptr:
             raise RuntimeError(f"no logits for batch row {i}")
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.random  # noqa: F401  numpy loads it on first use: 12 ms in a turn's first round, not at startup
+
 
 @dataclass(frozen=True)
 class SamplingParams:
