@@ -1,12 +1,13 @@
 """spectui against the library it is built on, each in its own process, side by side.
 
     python benchmarks/native_speed.py [--runs 5] [-n 128] [--models smollm2-135m-instruct-q4_1,...]
-                                      [--env OMP_WAIT_POLICY=ACTIVE ...]
+                                      [--env OMP_WAIT_POLICY=ACTIVE ...] [--temp 0.8] [--chat]
 
 For each model, interleaved run by run (so a machine that slows down slows every case
 alike), medians of --runs:
 - `spectui run --spec-type none --json` with the default environment (and once per --env
-  variant), greedy: generation tok/s and the overhead per round outside llama.cpp;
+  variant), greedy or at --temp (llama.cpp's default chain, seeded by run): generation
+  tok/s and the overhead per round outside llama.cpp;
 - with --chat, the chat app answering the same prompt (headless, panel updating);
 - llama-cpp-python's `Llama.generate` in a fresh process, default environment: the decode
   rate from its first token to its last (spectui's generation rate starts after the prompt
@@ -26,35 +27,36 @@ import sys
 PROMPT = "Write a Python function that parses a CSV line with quoted fields, and explain it."
 
 
-def _llama_generate(path: str, n: int) -> float:
+def _llama_generate(path: str, n: int, temp: float = 0.0) -> float:
     """Llama.generate's decode rate in a fresh process: (n - 1) tokens over first -> n-th.
     With spectui's thread count (Llama's own default is half the CPUs), computed here as
     spectui's default_threads() does: importing spectui would set its OpenMP choice."""
     code = (
         "import os, sys, time\n"
         "from llama_cpp import Llama\n"
-        "path, n, text = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
+        "path, n, text, temp = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])\n"
         "cpus = len(os.sched_getaffinity(0))\n"
         "threads = cpus if cpus <= 4 else cpus // 2\n"
         "llm = Llama(path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, verbose=False)\n"
         "prompt = llm.tokenize(text.encode(), add_bos=True, special=True)\n"
         "stamps = []\n"
-        "for _ in llm.generate(prompt, temp=0.0, top_k=1, reset=True):\n"
+        "for _ in llm.generate(prompt, temp=temp, top_k=40 if temp > 0 else 1, reset=True):\n"
         "    stamps.append(time.perf_counter())\n"
         "    if len(stamps) == n:\n"
         "        break\n"
         "print((n - 1) / (stamps[-1] - stamps[0]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT, str(temp)], capture_output=True, text=True,
                          check=True, env=_clean_env())
     return float(out.stdout.strip().splitlines()[-1])
 
 
 def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("--spec-type", "none"),
-             prompt: str = PROMPT) -> tuple[float, float]:
+             prompt: str = PROMPT, temp: float = 0.0, seed: int = 0) -> tuple[float, float]:
     """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round)."""
     out = subprocess.run(
-        [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", "0", "-n", str(n), "--json", prompt],
+        [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", str(temp), "--seed", str(seed),
+         "-n", str(n), "--json", prompt],
         capture_output=True, text=True, check=True, env=_clean_env() | env)
     stats = json.loads(out.stdout)["stats"]
     if stats["n_generated"] != n:
@@ -69,8 +71,9 @@ from spectui.tui.app import SpecApp
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.engine.stats import summarize
 
-model, n, text, spec_type, draft = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] or None
-setup = resolve(None, {"model": model, "model_draft": draft, "spec_type": spec_type, "temp": 0.0, "n_predict": n})
+model, n, text, spec_type, draft, temp = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+setup = resolve(None, {"model": model, "model_draft": draft or None, "spec_type": spec_type, "temp": float(temp),
+                       "seed": 0, "n_predict": n})
 session = open_session(setup)
 
 async def main():
@@ -89,9 +92,11 @@ asyncio.run(main())
 """
 
 
-def _chat(model: str, n: int, env: dict[str, str], spec_type: str = "none", draft: str = "") -> tuple[float, float]:
+def _chat(model: str, n: int, env: dict[str, str], spec_type: str = "none", draft: str = "",
+          temp: float = 0.0) -> tuple[float, float]:
     """The chat app (headless, the side panel updating) answering the same prompt."""
-    out = subprocess.run([sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft, str(temp)],
+                         capture_output=True,
                          text=True, check=True, env=_clean_env() | env)
     stats = json.loads(out.stdout.strip().splitlines()[-1])
     return stats["tok_per_s"], stats["overhead_ms_per_round"]
@@ -109,6 +114,7 @@ def main() -> None:
     ap.add_argument("--models", default="smollm2-135m-instruct-q4_1,qwen2.5-coder-1.5b-instruct-q4_k_m")
     ap.add_argument("--env", action="append", default=[], help="an extra spectui variant, e.g. OMP_WAIT_POLICY=ACTIVE")
     ap.add_argument("--chat", action="store_true", help="also the chat app, headless, per variant")
+    ap.add_argument("--temp", type=float, default=0.0, help="sampling temperature (default 0: greedy)")
     args = ap.parse_args()
     from spectui.config.embedded import resolve_model
 
@@ -119,14 +125,17 @@ def main() -> None:
     for model in args.models.split(","):
         path = str(resolve_model(model))
         results: dict[str, list] = {}
-        for _ in range(args.runs):
+        for run in range(args.runs):
             for name, env in variants.items():
-                results.setdefault(f"spectui run{name or ' (default env)'}", []).append(_spectui(model, args.n, env))
+                results.setdefault(f"spectui run{name or ' (default env)'}", []).append(
+                    _spectui(model, args.n, env, temp=args.temp, seed=run))
                 if args.chat:
-                    results.setdefault(f"chat{name or ' (default env)'}", []).append(_chat(model, args.n, env))
-            results.setdefault("Llama.generate", []).append((_llama_generate(path, args.n), None))
+                    results.setdefault(f"chat{name or ' (default env)'}", []).append(
+                        _chat(model, args.n, env, temp=args.temp))
+            results.setdefault("Llama.generate", []).append((_llama_generate(path, args.n, args.temp), None))
         base = statistics.median(r[0] for r in results["Llama.generate"])
-        print(f"\n{model}: {args.n} tokens, greedy, median of {args.runs} interleaved runs")
+        how = f"temperature {args.temp}" if args.temp > 0 else "greedy"
+        print(f"\n{model}: {args.n} tokens, {how}, median of {args.runs} interleaved runs")
         for name, rs in results.items():
             tps = statistics.median(r[0] for r in rs)
             over = [r[1] for r in rs if r[1] is not None]

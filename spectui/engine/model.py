@@ -399,7 +399,7 @@ class Context:
     def decode_argmax(self, tokens: Sequence[int], want: Sequence[int]) -> list[int]:
         """As decode(), but only each wanted row's argmax: all greedy decoding needs, read
         in place, so no row of the vocabulary is copied."""
-        return [int(i) for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part]
+        return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
 
     def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T]) -> list[T]:
         """As decode(), but `take` of each wanted row, read in place (no row is copied)."""

@@ -86,11 +86,13 @@ def _top_k(z: np.ndarray, k: int) -> np.ndarray:
     """Ids of the k largest logits, ascending, without partitioning the whole vocabulary.
 
     The logits fall into groups of BLOCK; the k-th largest of the groups' maxima is k
-    distinct logits, so at least k logits reach it, all in the groups whose maximum does;
-    comparing those few groups leaves a few candidates to partition. A group is a column
-    of the vocabulary seen as BLOCK rows (ids j, j + g, j + 2g, ...): numpy reduces
-    contiguous rows far faster than 64-logit runs (top-k of 151k logits, caches cold:
-    184 -> 49 us). The logits past the last full row are one more group."""
+    distinct logits, so at least k logits reach it: one comparison over the vocabulary
+    leaves a few candidates to partition. A group is a column of the vocabulary seen as
+    BLOCK rows (ids j, j + g, j + 2g, ...): numpy reduces contiguous rows far faster than
+    64-logit runs. Every numpy call here runs with the caches cold (a CPU decode streams the
+    weights through them), where a call costs 10-30x what it costs warm, so fewer calls win
+    over less data: 151k logits, 215 -> 172 us when the candidates were gathered group by
+    group instead of compared all at once. The logits past the last full row are one more group."""
     if not 0 < k < z.size:
         return np.arange(z.size)
     g = z.size // BLOCK
@@ -101,14 +103,13 @@ def _top_k(z: np.ndarray, k: int) -> np.ndarray:
     if maxima.size <= k:
         ids = np.arange(z.size)
     else:
-        threshold = np.partition(maxima, maxima.size - k)[maxima.size - k]
-        ids = (np.arange(BLOCK)[:, None] * g + np.flatnonzero(maxima[:g] >= threshold)).ravel()
-        if n < z.size and maxima[g] >= threshold:
-            ids = np.concatenate([ids, np.arange(n, z.size)])
-        ids = np.sort(ids[z[ids] >= threshold])  # ascending, as ties in argpartition need
+        maxima.partition(maxima.size - k)
+        threshold = maxima[maxima.size - k]
+        ids = (z >= threshold).nonzero()[0]  # ascending, as ties in argpartition need
     if ids.size > k:
-        ids = ids[np.argpartition(z[ids], ids.size - k)[ids.size - k:]]
-    return np.sort(ids)
+        ids = ids[z[ids].argpartition(ids.size - k)[ids.size - k:]]
+        ids.sort()
+    return ids
 
 
 def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
@@ -130,7 +131,7 @@ def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
     cand = _top_k(z, params.top_k)
     zc = z[cand].astype(np.float64)
     z_max = zc.max()
-    if not np.isfinite(z_max):
+    if not math.isfinite(z_max):
         raise ValueError("logits have no finite maximum")
     # Softmax weights at temperature 1 over the top-k set: what llama.cpp's top-p accumulates.
     w = np.exp(zc - z_max)
@@ -140,11 +141,12 @@ def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
         keep = zc >= z_max + math.log(params.min_p)
         cand, zc, w = cand[keep], zc[keep], w[keep]
     if params.top_p < 1:
-        order = np.argsort(-zc, kind="stable")
-        cum = np.cumsum(w[order]) / w_total
+        order = (-zc).argsort(kind="stable")
+        cum = w[order].cumsum() / w_total
         # Smallest prefix whose mass reaches top_p (the token that crosses it is kept).
-        n_keep = min(int(np.searchsorted(cum, params.top_p, side="left")) + 1, order.size)
-        kept = np.sort(order[:n_keep])
+        n_keep = min(int(cum.searchsorted(params.top_p, side="left")) + 1, order.size)
+        kept = order[:n_keep]
+        kept.sort()
         cand, zc = cand[kept], zc[kept]
 
     e = np.exp((zc - z_max) / params.temp)
@@ -173,11 +175,11 @@ def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     Never returns an index whose weight is zero. A Dist gives the same token as its dense
     vector for the same draw (the cumulative sums agree: adding zeros changes nothing)."""
     weights, ids = (p.p, p.ids) if isinstance(p, Dist) else (p, None)
-    c = np.cumsum(weights, dtype=np.float64)
-    total = c[-1]
-    if not (np.isfinite(total) and total > 0):
+    c = np.asarray(weights).cumsum(dtype=np.float64)
+    total = float(c[-1])
+    if not (math.isfinite(total) and total > 0):
         raise ValueError("cannot sample: weights sum to zero or are not finite")
-    i = int(np.searchsorted(c, rng.random() * total, side="right"))
+    i = int(c.searchsorted(rng.random() * total, side="right"))
     if i == c.size:  # u * total rounded up to total: take the last token with weight
         i = int(np.flatnonzero(np.asarray(weights) > 0)[-1])
     return i if ids is None else int(ids[i])
