@@ -413,6 +413,26 @@ def test_map_k_index_keeps_its_first_writer():
     assert NgramSimple(2, 3).draft(t, 10) == [8, 8, 8]
 
 
+def test_map_index_one_by_one_matches_the_vectorised_index(monkeypatch):
+    """A round's few new positions are hashed in Python, a prompt's at once with numpy: the
+    same key map either way, first writers included (a small alphabet repeats n-grams)."""
+    import spectui.drafters.ngram_map as ngram_map
+
+    rng = np.random.default_rng(7)
+    for case in range(40):
+        toks = rng.integers(0, 3, 120).tolist()
+        spans = sorted(rng.choice(np.arange(1, 100), 4, replace=False).tolist())
+        maps = []
+        for few in (ngram_map.FEW_POSITIONS, 0):
+            monkeypatch.setattr(ngram_map, "FEW_POSITIONS", few)
+            k = NgramMapK(3, 4)
+            for lo, hi in [(0, spans[0]), (spans[0], spans[1]), (spans[2], spans[3])]:
+                k._index(toks, lo, min(hi, lo + 32))
+            maps.append(k._key_map.copy())
+        assert np.count_nonzero(maps[0]) > 0
+        np.testing.assert_array_equal(maps[0], maps[1])
+
+
 def test_map_k_minimum_history_and_position_zero():
     assert NgramMapK(2, 3).draft([0, 1, 2, 5, 6, 7, 1, 2], 10) == [5, 6, 7]  # history 7 = 2n+m
     assert NgramMapK(2, 3).draft([0, 1, 2, 5, 6, 7, 1], 10) == []  # history 6 < 2n+m

@@ -19,6 +19,7 @@ LCG_FACTOR = 2654435761
 KEY_MAP_SIZE = 1 << 18  # COMMON_NGRAM_HASH_MAP_SIZE
 MAX_VALUES = 4  # COMMON_NGRAM_MAX_VALUES
 MAX_VALUE_COUNT = 16380  # COMMON_NGRAM_MAX_VALUE_COUNT
+FEW_POSITIONS = 32  # up to this many new positions are indexed without numpy
 
 
 def lcg_hash(tokens: Sequence[int]) -> int:
@@ -125,8 +126,19 @@ class _NgramMap(Drafter):
         self._last_value = None
 
     def _index(self, tokens: list[int], lo: int, hi: int) -> None:
-        """Offer positions hi down to lo+1 to the key map; a slot keeps its first writer."""
+        """Offer positions hi down to lo+1 to the key map; a slot keeps its first writer.
+
+        A round adds a few positions: hashed one by one, as the ~30 numpy calls of the
+        vectorised path cost more than the work (0.2 ms a round, caches cold after a decode);
+        a prompt's many positions are hashed at once."""
         if hi <= lo:
+            return
+        if hi - lo <= FEW_POSITIONS:
+            key_map, n = self._key_map, self.size_n
+            for pos in range(hi, lo, -1):
+                slot = lcg_hash(tokens[pos:pos + n]) & (KEY_MAP_SIZE - 1)
+                if key_map[slot] == 0:
+                    key_map[slot] = pos
             return
         slots = _lcg_hashes(tokens, lo + 1, hi, self.size_n)[::-1] & (KEY_MAP_SIZE - 1)
         positions = np.arange(hi, lo, -1, dtype=np.uint32)
