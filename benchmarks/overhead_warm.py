@@ -1,0 +1,51 @@
+"""The engine's own cost per round with warm caches: llama_decode replaced by a no-op.
+
+    python benchmarks/overhead_warm.py [-m MODEL] [-n 2000] [--temp 0.8] [--spec-type none]
+
+On a CPU, a decode streams the weights through the caches, so the Python between two
+decodes runs with them cold: `spectui run` reports that overhead. On a GPU the weights stay
+in its memory and the CPU's caches stay warm. This measures that case without a GPU: after
+one real decode, every llama_decode returns at once and leaves the last logits in place,
+and the rounds (sampling, verification, events) run back to back. Prints the median of
+--repeat turns of -n rounds; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import llama_cpp
+
+from spectui.config.embedded import DEFAULT_TARGET
+from spectui.config.launch import open_session, resolve
+from spectui.engine.session import GenerationLimits, chat_messages
+from spectui.engine.stats import summarize
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-m", "--model", default=DEFAULT_TARGET)
+    ap.add_argument("-n", type=int, default=2000, help="rounds per turn")
+    ap.add_argument("--temp", type=float, default=0.0)
+    ap.add_argument("--spec-type", default="none")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    setup = resolve(None, {"model": args.model, "spec_type": args.spec_type, "temp": args.temp, "seed": 0})
+    session = open_session(setup)
+    messages = chat_messages([("user", "Write a Python function that parses a CSV line.")], None)
+    list(session.generate(messages=messages, limits=GenerationLimits(n_predict=2)))  # real logits in place
+    llama_cpp.llama_decode = lambda ctx, batch: 0
+    limits = GenerationLimits(n_predict=args.n, ignore_eos=True)
+    results = []
+    for _ in range(args.repeat):
+        session.ctx.truncate(0)
+        results.append(summarize(list(session.generate(tokens=list(range(100, 140)), limits=limits))))
+    over = statistics.median(s.as_dict()["overhead_ms_per_round"] for s in results)
+    how = f"temperature {args.temp}" if args.temp > 0 else "greedy"
+    print(f"{args.model}, {args.spec_type}, {how}: {over:.3f} ms per round outside llama.cpp, caches warm "
+          f"(median of {args.repeat} turns of {args.n} rounds)")
+
+
+if __name__ == "__main__":
+    main()
