@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -51,9 +51,11 @@ class ChatScreen(Composing, Screen):
     BINDINGS = bindings(chat=True)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: app.tcss swaps the panel
 
-    session: reactive[Session | None] = reactive(None, init=False)
-    memory = reactive("", init=False)
-    status_line: reactive[Content | str] = reactive("", init=False)  # under the transcript; "" hides it
+    # vars, not reactives: their watchers update the widgets that show them, and a reactive
+    # would also repaint the whole screen (a full update, ~10 ms, every 2 s for memory)
+    session: var[Session | None] = var(None, init=False)
+    memory = var("", init=False)
+    status_line: var[Content | str] = var("", init=False)  # under the transcript; "" hides it
 
     def __init__(self, chat: history.Chat, settings: dict, setup: Setup):
         """`settings`: the app's settings dict (the app saves changes); `setup`: the one the
