@@ -5,8 +5,8 @@
 On a CPU, a decode streams the weights through the caches, so the Python between two
 decodes runs with them cold: `spectui run` reports that overhead. On a GPU the weights stay
 in its memory and the CPU's caches stay warm. This measures that case without a GPU: after
-one real decode, every llama_decode returns at once and leaves the last logits in place,
-and the rounds (sampling, verification, events) run back to back. Prints the median of
+a real decode of 65 rows, every llama_decode returns at once and leaves those logits in
+place, and the rounds (drafting, sampling, verification, events) run back to back. Prints the median of
 --repeat turns of -n rounds; asserts nothing.
 """
 
@@ -22,6 +22,8 @@ from spectui.config.launch import open_session, resolve
 from spectui.engine.session import GenerationLimits, chat_messages
 from spectui.engine.stats import summarize
 
+ROWS = 65  # id_last and the longest n-gram draft (ngram-mod's n-max)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,7 +36,10 @@ def main() -> None:
     setup = resolve(None, {"model": args.model, "spec_type": args.spec_type, "temp": args.temp, "seed": 0})
     session = open_session(setup)
     messages = chat_messages([("user", "Write a Python function that parses a CSV line.")], None)
-    list(session.generate(messages=messages, limits=GenerationLimits(n_predict=2)))  # real logits in place
+    list(session.generate(messages=messages, limits=GenerationLimits(n_predict=2)))
+    # Real logits in every row a verification batch can read (a draft of up to 64 tokens):
+    # the no-op decode leaves them in place, and the buffer where it is.
+    session.ctx.decode(list(range(1000, 1000 + ROWS)), want=range(ROWS))
     llama_cpp.llama_decode = lambda ctx, batch: 0
     limits = GenerationLimits(n_predict=args.n, ignore_eos=True)
     results = []
