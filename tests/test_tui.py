@@ -504,12 +504,17 @@ def test_event_batcher_coalesces_rounds_but_not_turn_boundaries():
     posted, now = [], [0.0]
     b = EventBatcher(posted.append, interval=0.05, clock=lambda: now[0])
     b.add(TurnStart(t=0, n_prompt=1, n_prompt_decoded=1, n_ctx=10, config={}))
+    assert len(posted) == 1
+    now[0] = 0.2  # the prompt took longer than an interval: still not handed over alone
+    b.add(PromptDone(t=0.2, t_prompt=0.2))
+    assert len(posted) == 1
     for i in range(10):
         now[0] += 0.01
         b.add(rnd(i, 1, 1, now[0]))
     b.add(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
-    assert sum(len(p) for p in posted) == 12
-    assert 2 <= len(posted) <= 5 and isinstance(posted[-1][-1], TurnEnd)
+    assert sum(len(p) for p in posted) == 13
+    assert isinstance(posted[1][0], PromptDone) and isinstance(posted[1][1], Round)  # with the first rounds
+    assert 3 <= len(posted) <= 5 and isinstance(posted[-1][-1], TurnEnd)
 
 
 def test_the_answer_redraws_less_often_when_llama_cpp_takes_every_core():

@@ -2,8 +2,10 @@
 
 A round can take a millisecond on a small model. Handing each one over wakes the
 consumer's thread, which then competes for the GIL and the cores with the generation it
-is showing. So rounds are coalesced to one hand-over per `interval`; turn boundaries
-(start, prompt done, end) go at once. The chat and `spectui run` both consume this way.
+is showing. So rounds are coalesced to one hand-over per `interval`; a turn's start and
+end go at once. The end of the prompt goes with the first rounds, an interval later: at
+once, the chat redrew for it just as generation began, with nothing new to show. The chat
+and `spectui run` both consume this way.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from spectui.engine.events import Event, Round
+from spectui.engine.events import Event, PromptDone, Round
 
 
 class EventBatcher:
@@ -26,7 +28,9 @@ class EventBatcher:
     def add(self, event: Event) -> None:
         self._pending.append(event)
         now = self._clock()
-        if not isinstance(event, Round) or now - self._last >= self._interval:
+        if isinstance(event, PromptDone):
+            self._last = now
+        elif not isinstance(event, Round) or now - self._last >= self._interval:
             self.flush(now)
 
     def flush(self, now: float | None = None) -> None:
