@@ -71,7 +71,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.engine.stats import summarize
 
-model, n, text, spec_type, draft, temp = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+model, n, text, spec_type, draft, temp = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
 setup = resolve(None, {"model": model, "model_draft": draft or None, "spec_type": spec_type, "temp": float(temp),
                        "seed": 0, "n_predict": n})
 session = open_session(setup)
@@ -102,8 +102,7 @@ def _chat(model: str, n: int, env: dict[str, str], spec_type: str = "none", draf
           temp: float = 0.0) -> tuple[float, float]:
     """The chat app (headless, the side panel updating) answering the same prompt."""
     out = subprocess.run([sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft, str(temp)],
-                         capture_output=True,
-                         text=True, check=True, env=_clean_env() | env)
+                         capture_output=True, text=True, check=True, env=_clean_env() | env)
     stats = json.loads(out.stdout.strip().splitlines()[-1])
     return stats["tok_per_s"], stats["overhead_ms_per_round"]
 
