@@ -212,6 +212,22 @@ async def test_escape_stops_and_the_next_message_works(slow_fake):
 
 
 @sync
+async def test_a_memory_reading_mid_answer_waits_for_the_answers_own_panel_redraw(slow_fake, setup, monkeypatch):
+    """Redrawn at once, the panel cost a screen update in the middle of the answer."""
+    monkeypatch.setattr(SpecApp, "_measure_memory", lambda self: None)  # only the readings below
+    app = SpecApp(setup, session=slow_fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, SHORT)
+        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        app.chat_screen.memory = "GPU: none (CPU)\nRSS 7 MiB"
+        assert "RSS 7 MiB" not in app.chat_screen.panel.state.memory
+        await answered(pilot, app)
+        assert app.chat_screen.panel.state.memory.endswith("RSS 7 MiB")
+        app.chat_screen.memory = "GPU: none (CPU)\nRSS 8 MiB"  # idle: at once
+        assert app.chat_screen.panel.state.memory.endswith("RSS 8 MiB")
+
+
+@sync
 async def test_regenerate_export_and_new_chat(fake, setup, dirs):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -477,7 +477,8 @@ class ChatScreen(Composing, Screen):
             status.display = bool(content)
 
     def watch_memory(self) -> None:
-        self.refresh_panel()
+        if not self.generating:  # while an answer streams, its next panel redraw shows it
+            self.refresh_panel()
 
     def refresh_panel(self) -> None:
         if not self._shown:
