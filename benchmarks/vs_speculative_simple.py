@@ -23,27 +23,14 @@ from pathlib import Path
 
 from native_speed import _clean_env, _spectui
 
+from spectui.bench.prompts import shipped
 from spectui.config.embedded import resolve_model
 from spectui.engine.model import default_threads
 
 SMOL = "smollm2-135m-instruct-q4_1"
-# A rewrite of code in the prompt: every n-gram type finds drafts in it (a copy task that
-# renames a word, as before, left the n-gram types drafting nothing).
-CODE = """def merge(a, b):
-    result = []
-    i = j = 0
-    while i < len(a) and j < len(b):
-        if a[i] <= b[j]:
-            result.append(a[i])
-            i += 1
-        else:
-            result.append(b[j])
-            j += 1
-    result.extend(a[i:])
-    result.extend(b[j:])
-    return result
-"""
-PROMPT = "Rename the function merge to merge_sorted in this code and show the whole code:\n```python\n" + CODE + "```"
+# A rewrite of code given in the prompt, from the bench's shipped set: every n-gram type
+# finds drafts in it (a copy task that renamed a word left them drafting nothing).
+PROMPT = next(p.text for p in shipped() if p.id == "en-code-01")
 # (spec type, target, draft, n-max): SmolLM2 drafting for itself keeps the runs short
 CASES = [("draft-simple", SMOL, SMOL, 3)] + [(t, SMOL, None, 3) for t in (
     "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")]
