@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from spectui.engine.stats import (
     acceptance,
     config_changes,
     mean_acceptance_length,
+    p50_p95,
     per_position_acceptance,
     per_type,
     rolling_acceptance,
@@ -219,3 +221,11 @@ def test_itl_samples_account_for_all_generation_time(specs):
     assert len(samples) == sum(len(r.tokens) for r in rounds)
     last_arrival = max((r.t for r in rounds if r.tokens), default=10.5)
     assert math.isclose(sum(samples), last_arrival - 10.5, abs_tol=1e-9)
+
+
+@given(st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=300))
+def test_p50_p95_are_numpys_linear_percentiles(samples):
+    """The pure-Python percentiles (no numpy.ma import mid-answer) give numpy's figures."""
+    want = np.percentile(samples, [50, 95], method="linear")
+    assert p50_p95(samples) == pytest.approx(tuple(want), rel=1e-12, abs=1e-12)
+    assert p50_p95([]) == (None, None)

@@ -24,11 +24,10 @@ import statistics
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
-
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.bench.verdict import verdicts
-from spectui.engine.stats import acceptance, first_divergence, mean_acceptance_length, per_position_acceptance, speedup
+from spectui.engine.stats import (acceptance, first_divergence, mean_acceptance_length, p50_p95, per_position_acceptance,
+                                  speedup)
 from spectui.errors import UserError
 
 SCHEMA = "spectui-bench/1"
@@ -96,7 +95,7 @@ def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) 
     rounds = [rd for r in runs for rd in r.rounds]
     n_acc, n_drafted, rate = acceptance(rounds)
     latencies = [r.latency_s for r in runs]
-    p50, p95 = (float(x) for x in np.percentile(latencies, [50, 95], method="linear"))
+    p50, p95 = p50_p95(latencies)
     peak = max(runs, key=lambda r: r.memory.used).memory
     fractions = [r.memory.gpu_fraction for r in runs if r.memory.gpu_fraction is not None]
     lang, category = group.split("/", 1)
