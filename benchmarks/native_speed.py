@@ -52,11 +52,12 @@ def _llama_generate(path: str, n: int, temp: float = 0.0) -> float:
 
 
 def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("--spec-type", "none"),
-             prompt: str = PROMPT, temp: float = 0.0, seed: int = 0) -> tuple[float, float]:
+             prompt: str = PROMPT, temp: float = 0.0, seed: int = 0,
+             extra: tuple[str, ...] = ()) -> tuple[float, float]:
     """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round)."""
     out = subprocess.run(
         [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", str(temp), "--seed", str(seed),
-         "-n", str(n), "--json", prompt],
+         "-n", str(n), *extra, "--json", prompt],
         capture_output=True, text=True, check=True, env=_clean_env() | env)
     stats = json.loads(out.stdout)["stats"]
     if stats["n_generated"] != n:

@@ -1,14 +1,18 @@
 """spectui against llama.cpp's own llama-speculative-simple, same pair, prompt and settings.
 
-    python benchmarks/vs_speculative_simple.py [--binary PATH] [--runs 5] [-n 128]
+    python benchmarks/vs_speculative_simple.py [--binary PATH] [--runs 9] [-n 256] [--respect-eos]
 
-For draft-simple and each n-gram type, greedy, interleaved run by run, medians of --runs:
-`spectui run --json` and `llama-speculative-simple` (built from the llama.cpp that
-llama-cpp-python vendors: `tests/oracle/build.sh` builds it beside the oracle), each in its
-own process with the same threads and the same OpenMP environment. Both rates count the
-generation only (llama.cpp's "decoded N tokens in S seconds", less the end-of-generation
-token it counts and spectui does not emit). Without a binary it says so
-and compares nothing. Prints numbers; asserts nothing. Run it on a quiet machine.
+For draft-simple and each n-gram type, greedy: `spectui run --json` and
+`llama-speculative-simple` (built from the llama.cpp that llama-cpp-python vendors:
+`tests/oracle/build.sh` builds it beside the oracle), each in its own process with the same
+threads and the same OpenMP environment. Both go on to -n tokens past the end of generation
+(--ignore-eos on both sides, so a run lasts seconds, not the answer's half second), unless
+--respect-eos. Each run takes every case once, both tools back to back in alternating order,
+so a machine that slows down slows every case alike; printed are the medians of --runs and
+the median of the per-run ratios. Both rates count the generation only (llama.cpp's
+"decoded N tokens in S seconds", less the end-of-generation token it counts and spectui does
+not emit). Without a binary it says so and compares nothing. Prints numbers; asserts
+nothing. Run it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -57,10 +61,11 @@ def _templated(target: str) -> str:
         model.close()
 
 
-def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max: int, n: int) -> float:
+def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max: int, n: int,
+            eos: tuple[str, ...]) -> float:
     args = [str(binary), "-m", target, *(["-md", draft] if draft else []), "--spec-type", spec_type,
             "--spec-draft-n-max", str(n_max), "-p", _templated(target), "-n", str(n), "--temp", "0",
-            "-t", str(default_threads()), "-c", "4096"]
+            "-t", str(default_threads()), "-c", "4096", *eos]
     out = subprocess.run(args, capture_output=True, text=True, check=True, env=_clean_env() | _openmp())
     m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", out.stderr + out.stdout)
     if not m:
@@ -81,26 +86,34 @@ def _openmp() -> dict[str, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", help="llama-speculative-simple (default: $LLAMA_SPECULATIVE_SIMPLE or the oracle build)")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("-n", type=int, default=128)
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("-n", type=int, default=256)
+    ap.add_argument("--respect-eos", action="store_true", help="stop at the end of generation (a ~100-token answer)")
     args = ap.parse_args()
     binary = _find_binary(args.binary)
     if binary is None or not binary.exists():
         print("no llama-speculative-simple build found: build one with tests/oracle/build.sh "
               "(or pass --binary); nothing compared")
         return
-    print(f"{binary}\n{args.n} tokens, greedy, {default_threads()} threads, median of {args.runs} interleaved runs")
-    for spec_type, target, draft, n_max in CASES:
-        t_path = str(resolve_model(target))
-        d_path = str(resolve_model(draft)) if draft else None
-        spec = ("--spec-type", spec_type, "--spec-draft-n-max", str(n_max)) + (("-md", draft) if draft else ())
-        ours, theirs = [], []
-        for _ in range(args.runs):
-            ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT)[0])
-            theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n))
+    eos = () if args.respect_eos else ("--ignore-eos",)
+    print(f"{binary}\n{args.n} tokens{'' if eos else ' or fewer (EOS respected)'}, greedy, {default_threads()} "
+          f"threads, median of {args.runs} interleaved runs")
+    rates: dict[str, tuple[list[float], list[float]]] = {case[0]: ([], []) for case in CASES}
+    for run in range(args.runs):
+        for spec_type, target, draft, n_max in CASES:
+            t_path = str(resolve_model(target))
+            d_path = str(resolve_model(draft)) if draft else None
+            spec = ("--spec-type", spec_type, "--spec-draft-n-max", str(n_max), *(("-md", draft) if draft else ()))
+            ours, theirs = rates[spec_type]
+            sides = [lambda: ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT, extra=eos)[0]),
+                     lambda: theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n, eos))]
+            for side in sides[::1 if run % 2 == 0 else -1]:
+                side()
+    for spec_type, (ours, theirs) in rates.items():
         a, b = statistics.median(ours), statistics.median(theirs)
-        print(f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x",
-              flush=True)
+        ratios = [x / y for x, y in zip(ours, theirs)]
+        print(f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
+              f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
 
 
 if __name__ == "__main__":

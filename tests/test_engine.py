@@ -219,6 +219,29 @@ def test_cancel_then_new_turn_reuses_prefix_and_is_correct(session, baseline):
     assert end(again).tokens[:32] == end(baseline).tokens[:32]
 
 
+def test_ignore_eos_bans_end_of_generation_as_llama_cpp_does(smol):
+    """--ignore-eos as llama.cpp means it: where the answer would end, the target takes its
+    best token that does not end it (logit -inf for every end-of-generation token)."""
+    s = Session(smol, None, ContextParams(n_ctx=512), spec=SpecConfig(types=("ngram-simple",)), sampling=GREEDY)
+    ctx = Context(smol, ContextParams(n_ctx=512))
+    ask = [{"role": "user", "content": "Reply with one word: yes or no. Is water wet?"}]
+    try:
+        short = end(list(s.generate(messages=ask)))
+        long = end(list(s.generate(messages=ask, limits=GenerationLimits(n_predict=20, ignore_eos=True))))
+        k = len(short.tokens)
+        prompt = smol.tokenize_chat(ask)
+        row = ctx.decode(prompt + list(short.tokens), [len(prompt) + k - 1])[0]
+    finally:
+        s.close()
+        ctx.close()
+    assert short.stop_reason == StopReason.EOS and k < 10 and smol.is_eog(int(row.argmax()))
+    assert long.stop_reason == StopReason.N_PREDICT and long.n_generated == 20
+    assert not any(smol.is_eog(t) for t in long.tokens)
+    assert long.tokens[:k] == short.tokens
+    row[smol.eog_tokens] = -np.inf
+    assert long.tokens[k] == int(row.argmax())
+
+
 def test_context_full_stops_cleanly(smol):
     s = Session(smol, None, ContextParams(n_ctx=256), sampling=GREEDY)
     try:

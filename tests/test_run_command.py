@@ -44,6 +44,16 @@ def test_json_output_is_one_object_with_the_documented_keys():
     assert data["stop_reason"] in ("eos", "n-predict")
 
 
+def test_ignore_eos_goes_on_to_n_tokens_as_llama_cpp_does():
+    """A one-word answer ends at the end of generation; with --ignore-eos it runs to -n."""
+    args = ("run", "--preset", "smollm2", "--spec-type", "ngram-simple", "--temp", "0", "-n", "60", "--json",
+            "Reply with one word: yes or no. Is water wet?")
+    short, long = (json.loads(spectui(*args, *extra).stdout) for extra in ((), ("--ignore-eos",)))
+    assert short["stop_reason"] == "eos" and short["stats"]["n_generated"] < 10
+    assert long["stop_reason"] == "n-predict" and long["stats"]["n_generated"] == 60
+    assert long["text"].startswith(short["text"])
+
+
 def test_stdin_and_file_input_and_plain_output(tmp_path):
     f = tmp_path / "prompt.txt"
     f.write_text(PROMPT, encoding="utf-8")

@@ -11,8 +11,9 @@ every prompt is run with every configuration, one after the other, in an order t
 rotates from prompt to prompt. Interleaved so, a configuration is never measured minutes
 apart from the baseline it is compared with: on a shared or throttling machine, speed
 drifts by more than the differences measured.
-Every run starts cold (Session.reset()) and generates exactly `n_predict` tokens, end of
-generation ignored, unless the protocol respects EOS.
+Every run starts cold (Session.reset()) and generates exactly `n_predict` tokens: as with
+llama.cpp's --ignore-eos, the target never chooses an end-of-generation token, unless the
+protocol respects EOS.
 
 Ctrl+C (KeyboardInterrupt, wherever it lands) ends the measurement: the completed runs are
 kept, the run in progress is dropped and the measurement is marked partial. The engine is

@@ -36,8 +36,8 @@ at a time. First one warm-up run per configuration (the first prompt, not counte
 --repeat passes; a pass runs each prompt with every configuration in turn (the order
 rotating from prompt to prompt), so drift on a busy or throttling machine hits all
 configurations alike. Every run starts cold and generates exactly -n tokens (end of
-generation ignored unless --respect-eos). Temperature 0 (greedy) and seed 0 unless
---temp/--seed are given.
+generation banned, as llama.cpp's --ignore-eos, unless --respect-eos). Temperature 0
+(greedy) and seed 0 unless --temp/--seed are given.
 
 medians: {results.MEDIAN_NOTE}. Speedup: a configuration's median tok/s over the
 baseline's, same group, same run. Greedy agreement: each prompt's first measured run

@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-color", action="store_true", help="plain text (for pipes); hides rejected tokens")
     p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
     p.add_argument("--trace", metavar="FILE", help="record the run as a trace (JSON Lines) for spectui replay")
+    p.add_argument("--ignore-eos", action="store_true",
+                   help="go on past the end of generation up to -n tokens, as llama.cpp's --ignore-eos "
+                        "(a fixed length for timing)")
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -129,7 +132,7 @@ def main(args) -> int:
             out.print(round_text(ev, show_rejected, styled=show_rejected), end="")
 
     events = generate_in_thread(session, show, messages=chat_messages([("user", prompt)], setup.system),
-                      limits=GenerationLimits(n_predict=setup.n_predict))
+                      limits=GenerationLimits(n_predict=setup.n_predict, ignore_eos=args.ignore_eos))
     end = events[-1]
     assert isinstance(end, TurnEnd)
     if trace_path is not None:

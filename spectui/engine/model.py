@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import ctypes
+import functools
 import os
 import sys
 import time
@@ -211,6 +212,13 @@ class Model:
             r = self._eog[token] = bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
         return r
 
+    @functools.cached_property
+    def eog_tokens(self) -> np.ndarray:
+        """Every end-of-generation token, found as llama.cpp finds them for --ignore-eos (a
+        scan of the vocabulary, once)."""
+        is_eog, vocab = llama_cpp.llama_vocab_is_eog, self.vocab
+        return np.array([t for t in range(self.n_vocab) if is_eog(vocab, t)], dtype=np.intp)
+
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
         data = text.encode("utf-8")
         n_max = len(data) + 8
@@ -362,6 +370,9 @@ class Context:
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._views: dict[int, np.ndarray] = {}  # rows -> a view of the logits buffer at _views_at
         self._views_at = 0
+        # Tokens no row may choose: their logits read -inf, as llama.cpp's logit bias -INFINITY
+        # makes them (the target's end-of-generation tokens under --ignore-eos)
+        self.banned: np.ndarray | None = None
 
     def close(self) -> None:
         if getattr(self, "ptr", None):
@@ -437,7 +448,10 @@ class Context:
                 raise RuntimeError(f"llama_decode failed with status {rc}")
             self.tokens.extend(chunk)
             if n_out:
-                kept.append(take(self._logits(n_out)))
+                rows = self._logits(n_out)
+                if self.banned is not None:
+                    rows[:, self.banned] = -np.inf
+                kept.append(take(rows))
             if self.on_batch is not None:
                 self.on_batch(chunk, n0 + start)
         return kept

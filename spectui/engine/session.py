@@ -87,7 +87,9 @@ def chat_messages(turns: Sequence[tuple[str, str]], system: str | None = None) -
 @dataclass(frozen=True)
 class GenerationLimits:
     n_predict: int = -1  # -1: until end of generation or context full
-    ignore_eos: bool = False  # the benchmark's fixed output length
+    # The benchmark's fixed output length: as llama.cpp's --ignore-eos, the target never
+    # chooses an end-of-generation token (logit -inf), and the answer goes on
+    ignore_eos: bool = False
 
 
 class Session:
@@ -314,6 +316,7 @@ class Session:
                                 f"larger -c (the model allows up to {self.target.n_ctx_train})")
             return
         self.ctx.truncate(n_keep)
+        self.ctx.banned = self.target.eog_tokens if limits.ignore_eos else None
         t_decode = time.perf_counter()
         self.ctx.decode(prompt[n_keep:-1])
         self._auto.observe_prefill(len(prompt) - 1 - n_keep, time.perf_counter() - t_decode)
