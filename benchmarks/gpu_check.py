@@ -2,10 +2,10 @@
 
     bash benchmarks/gpu_check.sh      # installs a CUDA build first, then runs this
 
-Runs `none`, `draft-simple` and `ngram-simple` with `spectui run` and plain decoding with
-`Llama.generate`, each in its own process, interleaved, medians of --runs; prints tok/s,
-the overhead per round outside llama.cpp, and the peak GPU memory in use while each ran
-(NVML, whole device). Prints numbers; asserts nothing.
+Runs `none`, `draft-simple` and `ngram-simple` with `spectui run --ignore-eos` and plain
+decoding with `Llama.generate` (-n tokens each), each in its own process, interleaved,
+medians of --runs; prints tok/s, the overhead per round outside llama.cpp, and the peak GPU
+memory in use while each ran (NVML, whole device). Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from spectui.engine.resources import gpu_memory
 REWRITE = ("Rename every variable called `total` to `sum_` in this function and show the whole function:\n"
            "def mean(values):\n    total = 0\n    for v in values:\n        total += v\n"
            "    return total / len(values) if values else 0.0\n")
+FIXED = ("--ignore-eos",)  # every run -n tokens long, as Llama.generate's are
 
 
 def peak_gpu_while(fn: Callable[[], tuple]) -> tuple[tuple, int | None]:
@@ -53,9 +54,11 @@ def main() -> None:
     target, draft = str(resolve_model(DEFAULT_TARGET)), str(resolve_model(DEFAULT_DRAFT))
     print(f"GPU: {', '.join(g.name for g in gpu_memory() or []) or 'none found by NVML'}")
     cases = {
-        "spectui none": lambda: _spectui(target, args.n, {}),
-        "spectui draft-simple": lambda: _spectui(target, args.n, {}, ("-md", draft, "--spec-type", "draft-simple")),
-        "spectui ngram-simple": lambda: _spectui(target, args.n, {}, ("--spec-type", "ngram-simple"), REWRITE),
+        "spectui none": lambda: _spectui(target, args.n, {}, extra=FIXED),
+        "spectui draft-simple": lambda: _spectui(target, args.n, {}, ("-md", draft, "--spec-type", "draft-simple"),
+                                                 extra=FIXED),
+        "spectui ngram-simple": lambda: _spectui(target, args.n, {}, ("--spec-type", "ngram-simple"), REWRITE,
+                                                 extra=FIXED),
         "Llama.generate": lambda: (_llama_generate(target, args.n), None),
     }
     results: dict[str, list] = {name: [] for name in cases}
