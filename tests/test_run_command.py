@@ -51,6 +51,7 @@ def test_ignore_eos_goes_on_to_n_tokens_as_llama_cpp_does():
     short, long = (json.loads(spectui(*args, *extra).stdout) for extra in ((), ("--ignore-eos",)))
     assert short["stop_reason"] == "eos" and short["stats"]["n_generated"] < 10
     assert long["stop_reason"] == "n-predict" and long["stats"]["n_generated"] == 60
+    assert (short["config"]["ignore_eos"], long["config"]["ignore_eos"]) == (False, True)
     assert long["text"].startswith(short["text"])
 
 
