@@ -26,8 +26,8 @@ from pathlib import Path
 
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.bench.verdict import verdicts
-from spectui.engine.stats import (acceptance, first_divergence, mean_acceptance_length, p50_p95, per_position_acceptance,
-                                  speedup)
+from spectui.engine.stats import (acceptance, first_divergence, mean_acceptance_length, p50_p95,
+                                  per_position_acceptance, speedup)
 from spectui.errors import UserError
 
 SCHEMA = "spectui-bench/1"
