@@ -5,17 +5,20 @@
 Runs `none`, `draft-simple` and `ngram-simple` with `spectui run --ignore-eos` and plain
 decoding with `Llama.generate` (-n tokens each), each in its own process, interleaved,
 medians of --runs; prints tok/s, the overhead per round outside llama.cpp, and the peak GPU
-memory in use while each ran (NVML, whole device). Prints numbers; asserts nothing.
+memory in use while each ran (NVML, whole device). Each spectui case runs with greedy's
+argmax on the GPU (-bs on, what auto chooses there) and in numpy (-bs off), to show what
+copying the logits rows to the host costs. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import threading
 from collections.abc import Callable
 
-from native_speed import _llama_generate, _spectui
+from native_speed import PROMPT, _llama_generate, _spectui
 
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET, resolve_model
 from spectui.engine.resources import gpu_memory
@@ -53,14 +56,14 @@ def main() -> None:
     args = ap.parse_args()
     target, draft = str(resolve_model(DEFAULT_TARGET)), str(resolve_model(DEFAULT_DRAFT))
     print(f"GPU: {', '.join(g.name for g in gpu_memory() or []) or 'none found by NVML'}")
-    cases = {
-        "spectui none": lambda: _spectui(target, args.n, {}, extra=FIXED),
-        "spectui draft-simple": lambda: _spectui(target, args.n, {}, ("-md", draft, "--spec-type", "draft-simple"),
-                                                 extra=FIXED),
-        "spectui ngram-simple": lambda: _spectui(target, args.n, {}, ("--spec-type", "ngram-simple"), REWRITE,
-                                                 extra=FIXED),
-        "Llama.generate": lambda: (_llama_generate(target, args.n), None),
-    }
+    specs = {"none": (("--spec-type", "none"), PROMPT),
+             "draft-simple": (("-md", draft, "--spec-type", "draft-simple"), PROMPT),
+             "ngram-simple": (("--spec-type", "ngram-simple"), REWRITE)}
+    cases: dict[str, Callable[[], tuple]] = {
+        f"spectui {name} -bs {bs}": functools.partial(_spectui, target, args.n, {}, spec, prompt,
+                                                      extra=(*FIXED, "-bs", bs))
+        for name, (spec, prompt) in specs.items() for bs in ("on", "off")}
+    cases["Llama.generate"] = lambda: (_llama_generate(target, args.n), None)
     results: dict[str, list] = {name: [] for name in cases}
     for _ in range(args.runs):
         for name, fn in cases.items():
@@ -69,7 +72,7 @@ def main() -> None:
         tps = statistics.median(r[0][0] for r in rs)
         over = [r[0][1] for r in rs if r[0][1] is not None]
         peaks = [r[1] for r in rs if r[1] is not None]
-        print(f"  {name:22} {tps:8.1f} tok/s"
+        print(f"  {name:28} {tps:8.1f} tok/s"
               + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
               + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""), flush=True)
 

@@ -242,6 +242,25 @@ def test_ignore_eos_bans_end_of_generation_as_llama_cpp_does(smol):
     assert long.tokens[k] == int(row.argmax())
 
 
+@pytest.mark.parametrize("types", [("none",), ("ngram-simple",), ("draft-simple",)])
+def test_greedy_on_the_backend_gives_the_same_answer(smol, types):
+    """-bs on (llama.cpp's greedy chain in the graph, for target and draft): the same tokens,
+    drafts and acceptances as numpy's argmax, past the end of the answer too."""
+    answers = []
+    for bs in ("on", "off"):
+        params = ContextParams(n_ctx=1024, backend_sampling=bs)
+        s = Session(smol, smol, params, spec=SpecConfig(types=types), sampling=GREEDY)
+        try:
+            events = run(s, SpecConfig(types=types), n=96, ignore_eos=True)
+            assert s.ctx.sample_on_backend == (bs == "on") == s.draft_ctx.sample_on_backend
+        finally:
+            s.close()
+        answers.append((end(events).tokens, [(r.drafted, r.n_accepted) for r in rounds(events)]))
+    assert answers[0] == answers[1]
+    assert len(answers[0][0]) == 96
+    assert types == ("none",) or sum(n for _, n in answers[0][1]) > 10
+
+
 def test_context_full_stops_cleanly(smol):
     s = Session(smol, None, ContextParams(n_ctx=256), sampling=GREEDY)
     try:

@@ -63,6 +63,48 @@ def test_batch_logits_at_selected_positions_match_single_decodes(smol):
     assert np.max(np.abs(batched[0] - singles[3])) > 1.0
 
 
+def test_greedy_on_the_backend_takes_the_argmax_numpy_takes(smol):
+    """-bs on: llama.cpp's greedy chain picks each wanted row's token in the graph; it must be
+    numpy's argmax of the same rows, honour the bans, and leave full rows readable after."""
+    tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", add_special=True)
+    on, off = (Context(smol, ContextParams(n_ctx=256, backend_sampling=bs)) for bs in ("on", "off"))
+    assert on.sample_on_backend and not off.sample_on_backend
+    try:
+        for ctx in (on, off):
+            ctx.decode(tokens[:10])
+        batch, want = tokens[10:17], [0, 2, 3, 6]
+        rows = off.decode(batch, want)
+        assert on.decode_argmax(batch, want) == [int(r.argmax()) for r in rows]
+        # the bans: each row's best token is banned, so the chain must take the second best
+        for ctx in (on, off):
+            ctx.truncate(10)
+            ctx.banned = np.array(sorted({int(r.argmax()) for r in rows}))
+        rows[:, on.banned] = -np.inf
+        second = [int(r.argmax()) for r in rows]
+        assert on.decode_argmax(batch, want) == off.decode_argmax(batch, want) == second
+        # full rows after greedy: llama.cpp copies logits out only once the chain is detached
+        for ctx in (on, off):
+            ctx.truncate(12)
+            ctx.banned = None
+        assert np.array_equal(on.decode([tokens[12]], [0]), off.decode([tokens[12]], [0]))
+        assert on.decode_argmax(tokens[13:15], [1]) == off.decode_argmax(tokens[13:15], [1])
+    finally:
+        on.close()
+        off.close()
+
+
+def test_greedy_stays_in_numpy_where_the_output_layer_is_on_the_cpu(smol_path):
+    """-bs auto: ggml's argmax on a CPU is one thread's scalar loop, slower than numpy's."""
+    cpu_only = Model(smol_path, n_gpu_layers=0)
+    try:
+        assert not cpu_only.output_on_gpu
+        ctx = Context(cpu_only, ContextParams(n_ctx=256))
+        assert not ctx.sample_on_backend
+        ctx.close()
+    finally:
+        cpu_only.close()
+
+
 def test_rollback_then_redecode_reproduces_logits(smol):
     ctx = Context(smol, ContextParams(n_ctx=256))
     tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)", add_special=True)
@@ -77,10 +119,11 @@ def test_rollback_then_redecode_reproduces_logits(smol):
 
 def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch):
     """The overhead per round is the rest, so each call a round makes must count: decode,
-    the logits read (on a GPU it waits for the computation) and the KV removal."""
+    the logits or sampled tokens read (on a GPU they wait for the computation) and the KV removal."""
     import spectui.engine.model as model
 
     ctx = Context(smol, ContextParams(n_ctx=64))
+    on_backend = Context(smol, ContextParams(n_ctx=64, backend_sampling="on"))
 
     def slow(fn):
         def call(*args):
@@ -88,15 +131,17 @@ def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch
             return fn(*args)
         return call
 
-    for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_logits_ith"):
+    for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_logits_ith", "llama_get_sampled_token_ith"):
         monkeypatch.setattr(model.llama_cpp, name, slow(getattr(model.llama_cpp, name)))
     monkeypatch.setattr(model, "_logits_address", slow(model._logits_address))
-    for step, expected in [(lambda: ctx.decode([1, 2, 3]), 0.02), (lambda: ctx.decode([4], want=[0]), 0.04),
-                           (lambda: ctx.logits_at(0), 0.02), (lambda: ctx.truncate(2), 0.02),
-                           (lambda: ctx.forget_from(1), 0.02)]:
-        before = ctx.t_llama
+    for c, step, expected in [(ctx, lambda: ctx.decode([1, 2, 3]), 0.02),
+                              (ctx, lambda: ctx.decode([4], want=[0]), 0.04),
+                              (ctx, lambda: ctx.logits_at(0), 0.02), (ctx, lambda: ctx.truncate(2), 0.02),
+                              (ctx, lambda: ctx.forget_from(1), 0.02),
+                              (on_backend, lambda: on_backend.decode_argmax([1, 2], [0, 1]), 0.06)]:
+        before = c.t_llama
         step()
-        assert ctx.t_llama - before >= expected
+        assert c.t_llama - before >= expected
 
 
 def test_common_prefix(smol):

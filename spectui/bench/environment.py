@@ -146,6 +146,10 @@ def collect(session, setup, hash_files: bool = True) -> dict:
         "n_gpu_layers": setup.n_gpu_layers,
         "n_gpu_layers_draft": setup.n_gpu_layers_draft,
         "flash_attn": ctx.flash_attn,
+        # -bs as given, and where greedy's argmax was taken: "backend" or "numpy", per context
+        "backend_sampling": {"given": ctx.backend_sampling, **{
+            name: "backend" if c.sample_on_backend else "numpy"
+            for name, c in (("target", session.ctx), ("draft", session.draft_ctx)) if c is not None}},
         "cache_type_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft],
         "gpus": resources.gpu_info(),
         **_client(),

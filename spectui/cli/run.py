@@ -150,7 +150,8 @@ def main(args) -> int:
             "error": end.error or None,
             "config": {**session.spec.as_dict(), "temp": setup.temp, "seed": setup.seed,
                        "model": model_label(setup.model), "model_draft": model_label(setup.model_draft),
-                       "n_predict": setup.n_predict, "ignore_eos": args.ignore_eos, "ctx_size": setup.ctx_size},
+                       "n_predict": setup.n_predict, "ignore_eos": args.ignore_eos, "ctx_size": setup.ctx_size,
+                       "backend_sampling": setup.backend_sampling},
             "stats": summary.as_dict(),
         }, ensure_ascii=False))
         return 0

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from spectui.engine.model import KV_CACHE_TYPES, MIN_CTX, ContextParams
+from spectui.engine.model import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import ALL_TYPES, AUTO, DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig, parse_types
+from spectui.engine.spec_config import (ALL_TYPES, AUTO, DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig,
+                                        parse_types)
 from spectui.errors import UserError
 
 FLASH_ATTN = ("on", "off", "auto")
@@ -53,6 +54,9 @@ class Setup:
     batch_size: int = _model(512, "-b", "--batch-size", help="logical batch size (default 512)")
     threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
     flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
+    backend_sampling: str = _model("auto", "-bs", "--backend-sampling", choices=BACKEND_SAMPLING,
+                                   help="greedy argmax in llama.cpp's graph, so no logits row is copied out "
+                                        "(default auto: where the output layer is on a GPU)")
     cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft", choices=tuple(KV_CACHE_TYPES),
                                      help="draft KV cache type for K (default f16)", owned=True)
     cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft", choices=tuple(KV_CACHE_TYPES),
@@ -132,6 +136,7 @@ class Setup:
         return ContextParams(
             n_ctx=self.ctx_size, n_batch=self.batch_size, n_threads=self.threads or 0, flash_attn=self.flash_attn,
             type_k=self.cache_type_k_draft if draft else "f16", type_v=self.cache_type_v_draft if draft else "f16",
+            backend_sampling=self.backend_sampling,
         )
 
 

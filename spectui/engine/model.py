@@ -38,6 +38,7 @@ KV_CACHE_TYPES = {
     "iq4_nl": 20, "bf16": 30,
 }
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+BACKEND_SAMPLING = ("auto", "on", "off")
 # llama.cpp pads a context to a multiple of 256 cells: a smaller one would silently be 256.
 MIN_CTX = 256
 
@@ -156,6 +157,9 @@ class Model:
         self.n_embd = llama_cpp.llama_model_n_embd(ptr)
         self.n_layer = llama_cpp.llama_model_n_layer(ptr)
         self.n_params = llama_cpp.llama_model_n_params(ptr)
+        # llama.cpp offloads the output layer last: only when more layers than the repeating ones go
+        self.output_on_gpu = bool(llama_cpp.llama_supports_gpu_offload()) and (
+            n_gpu_layers < 0 or n_gpu_layers > self.n_layer)
         self._pieces: dict[int, bytes] = {}
         self._eog: dict[int, bool] = {}
 
@@ -306,6 +310,7 @@ class ContextParams:
     flash_attn: str = "auto"
     type_k: str = "f16"
     type_v: str = "f16"
+    backend_sampling: str = "auto"  # greedy argmax in llama.cpp's graph; auto: where the logits are on a GPU
 
 
 class Context:
@@ -331,6 +336,8 @@ class Context:
                 )
         if params.flash_attn not in FLASH_ATTN:
             raise UserError(f"-fa must be one of {', '.join(FLASH_ATTN)}, got '{params.flash_attn}'")
+        if params.backend_sampling not in BACKEND_SAMPLING:
+            raise UserError(f"-bs must be one of {', '.join(BACKEND_SAMPLING)}, got '{params.backend_sampling}'")
         self.model = model
         self.params = params
         cp = llama_cpp.llama_context_default_params()
@@ -341,6 +348,7 @@ class Context:
         cp.type_k = KV_CACHE_TYPES[params.type_k]
         cp.type_v = KV_CACHE_TYPES[params.type_v]
         cp.no_perf = True
+        cp.n_outputs_max_per_seq = 0  # up to n_batch: greedy on the backend samples a whole verified batch
         if other is not None:
             cp.ctx_other = other.ptr
         if mtp:
@@ -357,6 +365,12 @@ class Context:
         _note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
               f"({'-t' if params.n_threads else 'default: the physical cores'}), "
               f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})")
+        # On a GPU the argmax in the graph saves copying each row of the vocabulary to the host;
+        # on a CPU ggml's scalar argmax is slower than numpy's, so greedy stays in numpy there.
+        self.sample_on_backend = params.backend_sampling == "on" or (
+            params.backend_sampling == "auto" and model.output_on_gpu)
+        _note(f"{model.path.name}: greedy's argmax {'on the backend' if self.sample_on_backend else 'in numpy'} "
+              f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})")
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []
@@ -373,9 +387,15 @@ class Context:
         # Tokens no row may choose: their logits read -inf, as llama.cpp's logit bias -INFINITY
         # makes them (the target's end-of-generation tokens under --ignore-eos)
         self.banned: np.ndarray | None = None
+        # llama.cpp's greedy sampler chain on the backend, attached while decode_argmax is in use
+        # (for the ban list `_chain_banned`); None when detached
+        self._chain = None
+        self._chain_banned: np.ndarray | None = None
+        self._backend_refused = False
 
     def close(self) -> None:
         if getattr(self, "ptr", None):
+            self._detach_chain()
             llama_cpp.llama_batch_free(self._batch)
             llama_cpp.llama_free(self.ptr)
             self.ptr = None
@@ -408,26 +428,34 @@ class Context:
         return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
     def decode_argmax(self, tokens: Sequence[int], want: Sequence[int]) -> list[int]:
-        """As decode(), but only each wanted row's argmax: all greedy decoding needs, read
-        in place, so no row of the vocabulary is copied."""
+        """As decode(), but only each wanted row's argmax: all greedy decoding needs. With
+        sample_on_backend, llama.cpp's greedy sampler takes it in the graph, so no row of the
+        vocabulary leaves a GPU; otherwise (or where the backend cannot sample) numpy takes it
+        from the rows read in place, none copied."""
+        if self.sample_on_backend and self._attach_chain():
+            return [t for part in self._decode(tokens, want, None) for t in part]
         return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
 
     def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T]) -> list[T]:
         """As decode(), but `take` of each wanted row, read in place (no row is copied)."""
         return [x for part in self._decode(tokens, want, lambda rows: [take(row) for row in rows]) for x in part]
 
-    def _decode(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], np.ndarray]) -> list:
+    def _decode(self, tokens: Sequence[int], want: Sequence[int],
+                take: Callable[[np.ndarray], np.ndarray] | None) -> list:
         """Decode in n_batch chunks; `take` gets each chunk's wanted rows as a view into
-        llama.cpp's buffer (valid until the next decode) and returns what to keep."""
+        llama.cpp's buffer (valid until the next decode) and returns what to keep. With
+        take None, each chunk keeps the tokens the attached chain sampled at its wanted rows."""
         n0 = len(self.tokens)
         if n0 + len(tokens) > self.n_ctx:
             raise ContextFull(f"{n0 + len(tokens)} > {self.n_ctx}")
+        if take is not None and want:
+            self._detach_chain()  # with a chain attached, llama.cpp copies out no logits
         want_set = set(want)
         kept: list = []
         b = self._batch
         for start in range(0, len(tokens), self.n_batch):
             chunk = tokens[start:start + self.n_batch]
-            n_out = 0
+            outs = []
             for i, tok in enumerate(chunk):
                 b.token[i] = tok
                 b.pos[i] = n0 + start + i
@@ -435,7 +463,8 @@ class Context:
                 b.seq_id[i][0] = 0
                 out = (start + i) in want_set
                 b.logits[i] = out
-                n_out += out
+                if out:
+                    outs.append(i)
             b.n_tokens = len(chunk)
             t0 = time.perf_counter()
             rc = llama_cpp.llama_decode(self.ptr, b)
@@ -447,14 +476,47 @@ class Context:
                 self.truncate(n0 + start)
                 raise RuntimeError(f"llama_decode failed with status {rc}")
             self.tokens.extend(chunk)
-            if n_out:
-                rows = self._logits(n_out)
+            if outs and take is None:
+                t0 = time.perf_counter()
+                kept.append([llama_cpp.llama_get_sampled_token_ith(self.ptr, i) for i in outs])
+                self.t_llama += time.perf_counter() - t0
+            elif outs:
+                rows = self._logits(len(outs))
                 if self.banned is not None:
                     rows[:, self.banned] = -np.inf
                 kept.append(take(rows))
             if self.on_batch is not None:
                 self.on_batch(chunk, n0 + start)
         return kept
+
+    def _attach_chain(self) -> bool:
+        """Attach llama.cpp's greedy chain (after a logit bias of -inf on the banned tokens) to
+        sequence 0, or keep the one attached for the same bans. False where the backend cannot
+        sample (llama.cpp then warns once in its log)."""
+        if self._chain is not None and self._chain_banned is self.banned:
+            return True
+        self._detach_chain()
+        if self._backend_refused:
+            return False
+        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        if self.banned is not None and len(self.banned):
+            biases = (llama_cpp.llama_logit_bias * len(self.banned))(
+                *(llama_cpp.llama_logit_bias(int(t), -np.inf) for t in self.banned))
+            llama_cpp.llama_sampler_chain_add(
+                chain, llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(self.banned), biases))
+        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
+        if not llama_cpp.llama_set_sampler(self.ptr, 0, chain):
+            llama_cpp.llama_sampler_free(chain)
+            self._backend_refused = True
+            return False
+        self._chain, self._chain_banned = chain, self.banned
+        return True
+
+    def _detach_chain(self) -> None:
+        if self._chain is not None:
+            llama_cpp.llama_set_sampler(self.ptr, 0, None)
+            llama_cpp.llama_sampler_free(self._chain)
+            self._chain = self._chain_banned = None
 
     def _logits(self, n_out: int) -> np.ndarray:
         """The last batch's n_out logits rows, a view into llama.cpp's buffer. Views are
