@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from spectui.engine import draft_fit
 from spectui.engine.compat import check_compatible, incompatibility
 from spectui.engine.model import Context, ContextParams, Detokenizer, Model
 from spectui.errors import UserError
@@ -103,6 +104,14 @@ def test_greedy_stays_in_numpy_where_the_output_layer_is_on_the_cpu(smol_path):
         ctx.close()
     finally:
         cpu_only.close()
+
+
+def test_gguf_header_read_before_loading_agrees_with_llama_cpp(smol, smol_path):
+    """draft_fit steps over the vocabulary's strings without decoding them; what follows them
+    (every tensor name) must still be read where llama.cpp reads it."""
+    header = draft_fit.read_header(smol_path)
+    assert (header.arch, header.n_layer, header.n_embd) == (smol.arch, smol.n_layer, smol.n_embd)
+    assert len(header.tensors) == 272 and "output_norm.weight" in header.tensors
 
 
 def test_rollback_then_redecode_reproduces_logits(smol):
@@ -203,20 +212,21 @@ def _run_cli(*args):
                           env=env, timeout=120, stdin=subprocess.DEVNULL)
 
 
-@pytest.mark.parametrize("kind", ["empty", "random", "truncated"])
+@pytest.mark.parametrize("kind", ["empty", "random", "truncated", "header-cut"])
 def test_bad_model_files_give_one_clear_line(tmp_path, smol_path, kind):
     bad = tmp_path / f"{kind}.gguf"
     if kind == "empty":
         bad.write_bytes(b"")
     elif kind == "random":
         bad.write_bytes(np.random.default_rng(0).bytes(4096))
-    else:
+    else:  # a third of the weights, or cut inside the header's vocabulary
         with open(smol_path, "rb") as f:
-            bad.write_bytes(f.read(smol_path.stat().st_size // 3))
+            bad.write_bytes(f.read(smol_path.stat().st_size // 3 if kind == "truncated" else 200_000))
     r = _run_cli("run", "-m", str(bad), "--spec-type", "none", "hello")
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and str(bad.name) in lines[0]
-    expected = {"empty": "empty", "random": "not a GGUF", "truncated": "cannot load model"}[kind]
+    expected = {"empty": "empty", "random": "not a GGUF", "truncated": "cannot load model",
+                "header-cut": "header is cut short"}[kind]
     assert expected in lines[0]

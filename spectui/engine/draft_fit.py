@@ -79,7 +79,11 @@ def _parse(buf) -> tuple[dict, list[str]]:
                 size = struct.calcsize(_SCALARS[etype])
                 off += size * count
                 return list(struct.unpack_from(f"<{count}{_SCALARS[etype]}", buf, off - size * count)) if count < 4096 else None
-            for _ in range(count):  # a vocabulary: walked, not kept
+            if etype == 8:  # a vocabulary: stepped over, string by string, not decoded
+                for _ in range(count):
+                    off += 8 + struct.unpack_from("<Q", buf, off)[0]
+                return None
+            for _ in range(count):  # an array of arrays: walked, not kept
                 value(etype)
             return None
         return take(_SCALARS[vtype])
