@@ -13,7 +13,7 @@ import pytest
 
 from spectui.engine import draft_fit
 from spectui.engine.compat import check_compatible, incompatibility
-from spectui.engine.model import Context, ContextParams, Detokenizer, Model
+from spectui.engine.model import Context, ContextParams, Detokenizer, Model, until_rejection
 from spectui.errors import UserError
 from tests.conftest import model_file
 
@@ -92,6 +92,33 @@ def test_greedy_on_the_backend_takes_the_argmax_numpy_takes(smol):
     finally:
         on.close()
         off.close()
+
+
+@pytest.mark.parametrize("bs", ["on", "off"])
+def test_greedy_verification_stops_at_the_first_rejection(smol, bs):
+    """decode_argmax(match=True): the picks up to the first that rejects the draft, the same
+    as every row's argmax cut there (numpy reads no row after it)."""
+    tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", add_special=True)
+    ctx = Context(smol, ContextParams(n_ctx=256, backend_sampling=bs))
+    try:
+        ctx.decode(tokens[:6])
+        batch = tokens[6:20]
+        every = ctx.decode_argmax(batch, range(len(batch)))
+        ctx.truncate(6)
+        matched = ctx.decode_argmax(batch, range(len(batch)), match=True)
+        n_acc = next(i for i, t in enumerate(every) if t != batch[i + 1])
+        assert matched == every[:n_acc + 1] == until_rejection(every, batch)
+        assert len(matched) < len(batch) and ctx.tokens == tokens[:20]  # the whole batch is in the cache
+        ctx.truncate(6)  # a draft the target accepts: its own greedy continuation
+        own = [batch[0]]
+        for _ in range(3):
+            own += ctx.decode_argmax(own[-1:], [0])
+        ctx.truncate(6)
+        all_rows = ctx.decode_argmax(own, range(4))
+        ctx.truncate(6)
+        assert ctx.decode_argmax(own, range(4), match=True) == all_rows == own[1:] + all_rows[3:]
+    finally:
+        ctx.close()
 
 
 def test_greedy_stays_in_numpy_where_the_output_layer_is_on_the_cpu(smol_path):

@@ -302,6 +302,15 @@ class Detokenizer:
 # --- context -------------------------------------------------------------------------
 
 
+def until_rejection(picks: list[int], tokens: Sequence[int]) -> list[int]:
+    """The target's greedy picks for `tokens` (the last sampled token, then a draft) up to
+    and with the first that is not the next token: the accepted draft, then the target's own."""
+    for i, t in enumerate(picks[:-1]):
+        if t != tokens[i + 1]:
+            return picks[:i + 1]
+    return picks
+
+
 @dataclass(frozen=True)
 class ContextParams:
     n_ctx: int = 4096
@@ -427,14 +436,31 @@ class Context:
             return np.empty((0, self.n_vocab), dtype=np.float32)
         return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
-    def decode_argmax(self, tokens: Sequence[int], want: Sequence[int]) -> list[int]:
+    def decode_argmax(self, tokens: Sequence[int], want: Sequence[int], match: bool = False) -> list[int]:
         """As decode(), but only each wanted row's argmax: all greedy decoding needs. With
         sample_on_backend, llama.cpp's greedy sampler takes it in the graph, so no row of the
         vocabulary leaves a GPU; otherwise (or where the backend cannot sample) numpy takes it
-        from the rows read in place, none copied."""
+        from the rows read in place, none copied.
+
+        `match`: `tokens` are the last sampled token and a draft, every row wanted, and only
+        the rows up to the first whose argmax is not the next token count (greedy
+        verification): numpy reads no row after it, which for a long n-gram draft rejected
+        early is most of them."""
         if self.sample_on_backend and self._attach_chain():
-            return [t for part in self._decode(tokens, want, None) for t in part]
-        return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
+            picks = [t for part in self._decode(tokens, want, None) for t in part]
+            return until_rejection(picks, tokens) if match else picks
+        if not match:
+            return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
+        picks: list[int] = []
+
+        def take(rows: np.ndarray) -> None:  # each chunk's rows in order; rows after a mismatch are not read
+            for row in rows:
+                if picks and picks[-1] != tokens[len(picks)]:
+                    return
+                picks.append(int(row.argmax()))
+
+        self._decode(tokens, want, take)
+        return picks
 
     def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T]) -> list[T]:
         """As decode(), but `take` of each wanted row, read in place (no row is copied)."""

@@ -358,9 +358,9 @@ class Session:
             batch, want = [seq[-1]] + draft, range(len(draft) + 1)
             t_v = time.perf_counter()
             try:
-                # greedy needs each row's argmax only: read in place, none copied out
+                # greedy needs each row's argmax only, up to the first rejection: read in place, none copied out
                 if fast:
-                    rows = self.ctx.decode_argmax(batch, want)
+                    rows = self.ctx.decode_argmax(batch, want, match=True)
                 elif self.keep_logits:
                     rows = self.last_logits = self.ctx.decode(batch, want)
                 else:  # each row's distribution, read in place
@@ -371,7 +371,7 @@ class Session:
 
             resampled = False
             if fast:  # what verify_match does with one-hot rows, which the tests check
-                n_acc = next((i for i, (x, t) in enumerate(zip(draft, rows)) if x != t), len(draft))
+                n_acc = len(rows) - 1  # the target's choices up to (and with) its first rejection
                 nxt = rows[n_acc]
             else:
                 p_rows = [smp.dist(row, self.sampling) for row in rows] if self.keep_logits else rows
