@@ -121,6 +121,31 @@ def test_greedy_verification_stops_at_the_first_rejection(smol, bs):
         ctx.close()
 
 
+def test_lazy_rows_are_taken_only_when_indexed(smol):
+    """decode_each(lazy=True): a verifier that stops at the first rejection takes no row after
+    it, and what it takes is what the eager call gives; a batch of several chunks is eager."""
+    tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", add_special=True)
+    for n_batch in (512, 4):
+        ctx = Context(smol, ContextParams(n_ctx=256, n_batch=n_batch))
+        taken = []
+
+        def take(row):
+            taken.append(1)
+            return float(row.max()), int(row.argmax())
+
+        try:
+            ctx.decode(tokens[:6])
+            eager = ctx.decode_each(tokens[6:16], range(10), take)
+            ctx.truncate(6)
+            taken.clear()
+            lazy = ctx.decode_each(tokens[6:16], range(10), take, lazy=True)
+            assert len(lazy) == 10 and len(taken) == (0 if n_batch == 512 else 10)
+            assert [lazy[0], lazy[3]] == [eager[0], eager[3]] and lazy[3] == lazy[3]
+            assert len(taken) == (2 if n_batch == 512 else 10)
+        finally:
+            ctx.close()
+
+
 def test_greedy_stays_in_numpy_where_the_output_layer_is_on_the_cpu(smol_path):
     """-bs auto: ggml's argmax on a CPU is one thread's scalar loop, slower than numpy's."""
     cpu_only = Model(smol_path, n_gpu_layers=0)

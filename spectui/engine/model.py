@@ -15,9 +15,10 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence, TextIO, TypeVar
+from typing import Callable, TextIO, TypeVar
 
 import numpy as np
 
@@ -311,6 +312,21 @@ def until_rejection(picks: list[int], tokens: Sequence[int]) -> list[int]:
     return picks
 
 
+class _LazyRows(Sequence):
+    """take(row) of each row of a logits view, computed when first indexed."""
+
+    def __init__(self, rows: np.ndarray, take: Callable[[np.ndarray], T]):
+        self._rows, self._take, self._taken = rows, take, {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i: int):
+        if i not in self._taken:
+            self._taken[i] = self._take(self._rows[i])
+        return self._taken[i]
+
+
 @dataclass(frozen=True)
 class ContextParams:
     n_ctx: int = 4096
@@ -462,8 +478,17 @@ class Context:
         self._decode(tokens, want, take)
         return picks
 
-    def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T]) -> list[T]:
-        """As decode(), but `take` of each wanted row, read in place (no row is copied)."""
+    def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T],
+                    lazy: bool = False) -> Sequence[T]:
+        """As decode(), but `take` of each wanted row, read in place (no row is copied).
+
+        `lazy`: each row is taken when first indexed, so a verifier that stops at the first
+        rejection never takes the rows after it (a distribution costs a pass over the
+        vocabulary). Index it before the next decode: the rows are views into llama.cpp's
+        buffer. A batch of more than one chunk is taken eagerly."""
+        if lazy and len(tokens) <= self.n_batch:
+            parts = self._decode(tokens, want, lambda rows: _LazyRows(rows, take))
+            return parts[0] if parts else []
         return [x for part in self._decode(tokens, want, lambda rows: [take(row) for row in rows]) for x in part]
 
     def _decode(self, tokens: Sequence[int], want: Sequence[int],
