@@ -71,6 +71,23 @@ def test_bench_measures_a_hidden_state_draft_against_none(synthetic, tmp_path):
 
 
 @pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])
+def test_greedy_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_type, target, draft):
+    """-bs on beside a hidden-state draft: the target's chain must leave the hidden rows the
+    draft reads as they were, so the same drafts are accepted and the same tokens come out."""
+    answers = []
+    for bs in ("on", "off"):
+        s = Session(Model(synthetic(target)), Model(synthetic(draft)) if draft else None,
+                    ContextParams(n_ctx=512, backend_sampling=bs), spec=SpecConfig(types=(spec_type,)),
+                    sampling=SamplingParams(temp=0.0), owns_models=True)
+        try:
+            events = list(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=32)))
+        finally:
+            s.close()
+        answers.append([(r.drafted, r.n_accepted, r.tokens) for r in rounds(events)])
+    assert answers[0] == answers[1] and sum(n for _, n, _ in answers[0]) > 0
+
+
+@pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])
 def test_the_session_offers_exactly_what_the_models_allow(synthetic, spec_type, target, draft):
     s = open_pair(synthetic, target, draft)
     try:
