@@ -303,13 +303,16 @@ class Detokenizer:
 # --- context -------------------------------------------------------------------------
 
 
-def until_rejection(picks: list[int], tokens: Sequence[int]) -> list[int]:
+def until_rejection(picks: Sequence[int], tokens: Sequence[int]) -> list[int]:
     """The target's greedy picks for `tokens` (the last sampled token, then a draft) up to
-    and with the first that is not the next token: the accepted draft, then the target's own."""
-    for i, t in enumerate(picks[:-1]):
-        if t != tokens[i + 1]:
-            return picks[:i + 1]
-    return picks
+    and with the first that is not the next token: the accepted draft, then the target's own.
+    Picks are read in order and none after that one (lazy rows are never taken)."""
+    out: list[int] = []
+    for i in range(len(picks)):
+        out.append(picks[i])
+        if i + 1 < len(tokens) and out[-1] != tokens[i + 1]:
+            break
+    return out
 
 
 class _LazyRows(Sequence):
@@ -416,7 +419,6 @@ class Context:
         # (for the ban list `_chain_banned`); None when detached
         self._chain = None
         self._chain_banned: np.ndarray | None = None
-        self._backend_refused = False
 
     def close(self) -> None:
         if getattr(self, "ptr", None):
@@ -460,23 +462,14 @@ class Context:
 
         `match`: `tokens` are the last sampled token and a draft, every row wanted, and only
         the rows up to the first whose argmax is not the next token count (greedy
-        verification): numpy reads no row after it, which for a long n-gram draft rejected
-        early is most of them."""
+        verification, until_rejection): numpy reads no row after it (lazy rows), which for a
+        long n-gram draft rejected early is most of them."""
         if self.sample_on_backend and self._attach_chain():
             picks = [t for part in self._decode(tokens, want, None) for t in part]
             return until_rejection(picks, tokens) if match else picks
-        if not match:
-            return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
-        picks: list[int] = []
-
-        def take(rows: np.ndarray) -> None:  # each chunk's rows in order; rows after a mismatch are not read
-            for row in rows:
-                if picks and picks[-1] != tokens[len(picks)]:
-                    return
-                picks.append(int(row.argmax()))
-
-        self._decode(tokens, want, take)
-        return picks
+        if match and len(tokens) > 1:  # (no draft: nothing to reject, the plain path is cheaper)
+            return until_rejection(self.decode_each(tokens, want, lambda row: int(row.argmax()), lazy=True), tokens)
+        return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
 
     def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T],
                     lazy: bool = False) -> Sequence[T]:
@@ -543,12 +536,10 @@ class Context:
     def _attach_chain(self) -> bool:
         """Attach llama.cpp's greedy chain (after a logit bias of -inf on the banned tokens) to
         sequence 0, or keep the one attached for the same bans. False where the backend cannot
-        sample (llama.cpp then warns once in its log)."""
+        sample (llama.cpp then warns once in its log): greedy stays in numpy from then on."""
         if self._chain is not None and self._chain_banned is self.banned:
             return True
         self._detach_chain()
-        if self._backend_refused:
-            return False
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         if self.banned is not None and len(self.banned):
             biases = (llama_cpp.llama_logit_bias * len(self.banned))(
@@ -558,7 +549,7 @@ class Context:
         llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
         if not llama_cpp.llama_set_sampler(self.ptr, 0, chain):
             llama_cpp.llama_sampler_free(chain)
-            self._backend_refused = True
+            self.sample_on_backend = False
             return False
         self._chain, self._chain_banned = chain, self.banned
         return True
