@@ -216,13 +216,14 @@ def _read(path: Path) -> Chat:
         )
         if not isinstance(chat.setup, dict):
             raise ValueError(f"setup must be an object, got {chat.setup!r}")
+        if not _ID.fullmatch(chat.id):  # it could be neither listed by name nor opened
+            raise ValueError(f"invalid id {chat.id!r}")
     except OSError as e:
         raise UserError(f"cannot read chat {path}: {e.strerror or e}") from e
     except (ValueError, KeyError, TypeError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError too
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise UserError(f"{path}: not a valid chat file ({what}); move or delete it") from e
-    if _ID.fullmatch(chat.id):
-        _replay(chat)
+    _replay(chat)
     return chat
 
 
