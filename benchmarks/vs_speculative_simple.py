@@ -1,6 +1,7 @@
 """spectui against llama.cpp's own llama-speculative-simple, same pair, prompt and settings.
 
     python benchmarks/vs_speculative_simple.py [--binary PATH] [--runs 9] [-n 256] [--respect-eos]
+                                               [-m MODEL] [--types ngram-simple,ngram-mod]
 
 For draft-simple and each n-gram type, greedy: `spectui run --json` and
 `llama-speculative-simple` (built from the llama.cpp that llama-cpp-python vendors:
@@ -11,8 +12,12 @@ threads and the same OpenMP environment. Both go on to -n tokens past the end of
 so a machine that slows down slows every case alike; printed are the medians of --runs and
 the median of the per-run ratios. Both rates count the generation only (llama.cpp's
 "decoded N tokens in S seconds", less the end-of-generation token it counts and spectui does
-not emit). Without a binary it says so and compares nothing. Prints numbers; asserts
-nothing. Run it on a quiet machine.
+not emit). For the n-gram types it also prints each side's time per round outside the decode
+call (drafting, sampling, bookkeeping): spectui's overhead per round, and for the binary the
+gaps between its decode calls, timed by decode_timer.c (compiled here with `cc` and
+preloaded; skipped without a compiler). Without a binary it says so and compares nothing.
+-m runs every case on another model (the 1.5B target: a 151k vocabulary, each verified row
+a 600 KB read). Prints numbers; asserts nothing. Run it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from native_speed import _clean_env, _spectui
@@ -35,9 +42,12 @@ SMOL = "smollm2-135m-instruct-q4_1"
 # A rewrite of code given in the prompt, from the bench's shipped set: every n-gram type
 # finds drafts in it (a copy task that renamed a word left them drafting nothing).
 PROMPT = next(p.text for p in shipped() if p.id == "en-code-01")
-# (spec type, target, draft, n-max): SmolLM2 drafting for itself keeps the runs short
-CASES = [("draft-simple", SMOL, SMOL, 3)] + [(t, SMOL, None, 3) for t in (
-    "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")]
+NGRAM_TYPES = ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+
+
+def _cases(model: str) -> list[tuple[str, str, str | None, int]]:
+    """(spec type, target, draft, n-max): the model drafting for itself keeps the runs short."""
+    return [("draft-simple", model, model, 3)] + [(t, model, None, 3) for t in NGRAM_TYPES]
 
 
 def _find_binary(given: str | None) -> Path | None:
@@ -62,18 +72,43 @@ def _templated(target: str) -> str:
 
 
 def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max: int, n: int,
-            eos: tuple[str, ...]) -> float:
+            eos: tuple[str, ...], timer: Path | None) -> tuple[float, float | None]:
+    """(tok/s, ms per round outside the decode call, or None without the timer or with a draft)."""
     args = [str(binary), "-m", target, *(["-md", draft] if draft else []), "--spec-type", spec_type,
             "--spec-draft-n-max", str(n_max), "-p", _templated(target), "-n", str(n), "--temp", "0",
             "-t", str(default_threads()), "-c", "4096", *eos]
-    out = subprocess.run(args, capture_output=True, text=True, check=True, env=_clean_env() | _openmp())
-    m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", out.stderr + out.stdout)
-    if not m:
-        raise RuntimeError(f"no timing line from {binary.name}")
-    decoded = int(m.group(1))
+    with tempfile.TemporaryDirectory() as tmp:
+        calls = Path(tmp) / "calls.txt"
+        timing = {"LD_PRELOAD": str(timer), "DECODE_TIMER_OUT": str(calls)} if timer and not draft else {}
+        out = subprocess.run(args, capture_output=True, text=True, check=True,
+                             env=_clean_env() | _openmp() | timing)
+        text = out.stderr + out.stdout
+        m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", text)
+        if not m:
+            raise RuntimeError(f"no timing line from {binary.name}")
+        decoded = int(m.group(1))
+        outside = None
+        if timing:
+            # Each round decodes once and yields its accepted drafts and one token more; the
+            # rounds are the last decode calls (before them: a warm-up and the prompt).
+            rounds = decoded - int(re.search(r"n_accept\s*=\s*(\d+)", text).group(1))
+            spans = [tuple(map(float, line.split())) for line in calls.read_text().splitlines()][-rounds:]
+            outside = sum(b[0] - a[1] for a, b in zip(spans, spans[1:])) / (len(spans) - 1) * 1e3
     # Its count includes the end-of-generation token when it stops on one (fewer than n);
     # spectui's counts the answer's tokens only: drop it, so both rates are of the same tokens.
-    return (decoded - (decoded < n)) / float(m.group(2))
+    return (decoded - (decoded < n)) / float(m.group(2)), outside
+
+
+def _timer(folder: str) -> Path | None:
+    """decode_timer.c built into `folder`, or None (with a message) without a C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        print("no C compiler: the binary's time outside its decode calls is not measured")
+        return None
+    lib = Path(folder) / "decode_timer.so"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib), str(Path(__file__).with_name("decode_timer.c")),
+                    "-ldl"], check=True)
+    return lib
 
 
 def _openmp() -> dict[str, str]:
@@ -89,6 +124,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("-n", type=int, default=256)
     ap.add_argument("--respect-eos", action="store_true", help="stop at the end of generation (a ~100-token answer)")
+    ap.add_argument("-m", "--model", default=SMOL, help=f"the target (default {SMOL})")
+    ap.add_argument("--types", help="the spec types to compare (default: draft-simple and every n-gram type)")
     args = ap.parse_args()
     binary = _find_binary(args.binary)
     if binary is None or not binary.exists():
@@ -96,24 +133,31 @@ def main() -> None:
               "(or pass --binary); nothing compared")
         return
     eos = () if args.respect_eos else ("--ignore-eos",)
-    print(f"{binary}\n{args.n} tokens{'' if eos else ' or fewer (EOS respected)'}, greedy, {default_threads()} "
-          f"threads, median of {args.runs} interleaved runs")
-    rates: dict[str, tuple[list[float], list[float]]] = {case[0]: ([], []) for case in CASES}
-    for run in range(args.runs):
-        for spec_type, target, draft, n_max in CASES:
-            t_path = str(resolve_model(target))
-            d_path = str(resolve_model(draft)) if draft else None
-            spec = ("--spec-type", spec_type, "--spec-draft-n-max", str(n_max), *(("-md", draft) if draft else ()))
-            ours, theirs = rates[spec_type]
-            sides = [lambda: ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT, extra=eos)[0]),
-                     lambda: theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n, eos))]
-            for side in sides[::1 if run % 2 == 0 else -1]:
-                side()
-    for spec_type, (ours, theirs) in rates.items():
-        a, b = statistics.median(ours), statistics.median(theirs)
-        ratios = [x / y for x, y in zip(ours, theirs)]
-        print(f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
-              f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
+    print(f"{binary}\n{args.model}, {args.n} tokens{'' if eos else ' or fewer (EOS respected)'}, greedy, "
+          f"{default_threads()} threads, median of {args.runs} interleaved runs")
+    cases = [c for c in _cases(args.model) if not args.types or c[0] in args.types.split(",")]
+    results: dict[str, tuple[list, list]] = {case[0]: ([], []) for case in cases}
+    with tempfile.TemporaryDirectory() as tmp:
+        timer = _timer(tmp)
+        for run in range(args.runs):
+            for spec_type, target, draft, n_max in cases:
+                t_path = str(resolve_model(target))
+                d_path = str(resolve_model(draft)) if draft else None
+                spec = ("--spec-type", spec_type, "--spec-draft-n-max", str(n_max), *(("-md", draft) if draft else ()))
+                ours, theirs = results[spec_type]
+                sides = [lambda: ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT, extra=eos)),
+                         lambda: theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n, eos, timer))]
+                for side in sides[::1 if run % 2 == 0 else -1]:
+                    side()
+    for spec_type, (ours, theirs) in results.items():
+        a, b = (statistics.median(r[0] for r in side) for side in (ours, theirs))
+        ratios = [x[0] / y[0] for x, y in zip(ours, theirs)]
+        line = (f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
+                f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
+        if theirs[0][1] is not None:
+            line += (f"\n  {'':14} outside the decode, ms per round: spectui {statistics.median(r[1] for r in ours):.3f}"
+                     f", llama-speculative-simple {statistics.median(r[1] for r in theirs):.3f}")
+        print(line)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import threading
 import time
 from dataclasses import replace
 
@@ -20,6 +21,7 @@ from textual.selection import Selection
 from textual.widgets import Input, Markdown
 
 from spectui.cli.chat import add_parser
+from spectui.cli.run import generate_in_thread
 from spectui.config import history, settings
 from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
@@ -250,6 +252,35 @@ async def test_regenerate_export_and_new_chat(fake, setup, dirs):
         assert app.chat_screen.chat.id != first_id and not app.chat_screen.chat.messages
         assert not app.query(AssistantMessage) and app.query("#welcome")
         assert first_id in [c.id for c in history.list_chats()[0]]
+
+
+@sync
+async def test_every_answer_is_generated_on_one_thread(fake, setup, monkeypatch):
+    """Once two threads have run llama.cpp's OpenMP work, libgomp throttles every wait of
+    both (engine/llama_thread.py): chat answers, a regenerate, the A/B view and `spectui run`
+    all generate on the same thread, whatever Textual worker thread asked for it."""
+    threads = []
+    generate = fake.generate
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread())
+        yield from generate(*args, **kwargs)
+
+    monkeypatch.setattr(fake, "generate", recording)
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(140, 44)) as pilot:
+        for _ in range(2):
+            await send(pilot, app, SHORT)
+            await answered(pilot, app)
+        await pilot.press("ctrl+r")
+        await answered(pilot, app)
+        await pilot.press("f2")
+        screen = app.screen
+        await run_ab(pilot, screen, SHORT)
+        await until(pilot, lambda: screen.panes[1].turn is not None and not screen.running)
+    generate_in_thread(fake, lambda event: None, messages=[{"role": "user", "content": SHORT}])
+    assert len(threads) == 6 and len(set(threads)) == 1
+    assert threads[0] is not threading.main_thread() and threads[0].is_alive()
 
 
 # --- saved chats, views, copy, export -------------------------------------------------

@@ -1,6 +1,6 @@
 """`spectui run`: one answer in the terminal with the speculation overlay, or `--json`.
 
-Generation runs in a thread so that Ctrl+C only asks the session to stop between
+Generation runs on the llama thread (engine/llama_thread.py) so that Ctrl+C only asks the session to stop between
 rounds: the caches stay consistent and the summary is still printed.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import queue
 import sys
-import threading
 from pathlib import Path
 
 from rich.console import Console
@@ -19,6 +18,7 @@ from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
 from spectui.config.launch import model_label, open_session, resolve
 from spectui.config.options import add_setup_flags, overrides_from
+from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.stats import summarize
@@ -79,7 +79,7 @@ def save_trace(path: Path, recorded_by: str, session, setup, turns: list) -> Pat
 
 
 def generate_in_thread(session, on_event, **kwargs) -> list:
-    """Generate in a worker thread, handing each event to `on_event` here, rounds in batches
+    """Generate on the llama thread, handing each event to `on_event` here, rounds in batches
     of HAND_OVER_S (a hand-over per round cost 0.05 ms a round); Ctrl+C, wherever it lands,
     asks the session to stop after the current round. Returns all events."""
     q: queue.Queue = queue.Queue()
@@ -95,7 +95,7 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
         batcher.flush()
         q.put(None)
 
-    threading.Thread(target=work, daemon=True).start()
+    llama_thread.submit(work)
     events = []
     while True:
         try:

@@ -16,6 +16,7 @@ from typing import Callable
 
 from textual.message import Message
 
+from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.session import GenerationLimits, Session, SessionStatus
 from spectui.tui.messages import TurnEvents, TurnFailed
@@ -31,8 +32,14 @@ def update_interval(status: SessionStatus) -> float:
 
 def stream_turn(session: Session, messages: list[dict], limits: GenerationLimits,
              post: Callable[[Message], object], stop: threading.Event) -> None:
-    """Run one turn in the calling (worker) thread; `stop` asks it to end between rounds,
-    even when set before the engine started (the engine clears its own flag on start)."""
+    """Run one turn on the llama thread, the calling (worker) thread waiting for its end;
+    `stop` asks it to end between rounds, even when set before the engine started (the
+    engine clears its own flag on start)."""
+    llama_thread.submit(_stream, session, messages, limits, post, stop).result()
+
+
+def _stream(session: Session, messages: list[dict], limits: GenerationLimits,
+            post: Callable[[Message], object], stop: threading.Event) -> None:
     batcher = EventBatcher(lambda events: post(TurnEvents(events)), update_interval(session.status()))
     try:
         for event in session.generate(messages=messages, limits=limits):
