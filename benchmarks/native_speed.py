@@ -8,8 +8,8 @@ alike), medians of --runs:
 - `spectui run --spec-type none --json` with the default environment (and once per --env
   variant), greedy or at --temp (llama.cpp's default chain, seeded by run): generation
   tok/s and the overhead per round outside llama.cpp;
-- with --chat, the chat app answering the same prompt three times (headless, panel
-  updating; the second answer was once 35% slower than the first);
+- with --chat, the chat app answering three times (headless, panel updating; the second
+  answer was once 35% slower than the first);
 - llama-cpp-python's `Llama.generate` in a fresh process, default environment: the decode
   rate from its first token to its last (spectui's generation rate starts after the prompt
   but before the prompt's last token is decoded, so both count one decode per token).
@@ -88,11 +88,13 @@ async def main():
         await asyncio.sleep(1.0)
         answers = []
         for i in range(TURNS):
-            if i:  # the same question in a new chat: each answer runs in its own worker
+            if i:  # a new chat: each answer runs in its own worker
                 await app.chat_screen.action_new_chat()
                 await asyncio.sleep(1.0)
             box = app.query_one(ChatInput)
-            box.insert(text)
+            # A question the context has not seen, as a user's next one: its prompt is decoded
+            # (the screen's start of an answer overlaps that); the same text again is cached.
+            box.insert(text if i == 0 else f"Question {i + 1}. {text}")
             # What Enter does, without pilot.press(): that then waits for every widget to process
             # its queue, as pilot.pause() does (15-25 ms of the UI thread's CPU each time, polled
             # all through the answer), work the real chat does not do. So sleep, and take the
@@ -110,8 +112,8 @@ asyncio.run(main())
 
 def _chat(model: str, n: int, env: dict[str, str], spec_type: str = "none", draft: str = "",
           temp: float = 0.0) -> tuple[float, float]:
-    """The chat app (headless, the side panel updating) answering the same prompt three
-    times, a new chat each time, as a user asks one question after another: the medians."""
+    """The chat app (headless, the side panel updating) answering three times, a new chat
+    each time, as a user asks one question after another: the medians."""
     out = subprocess.run([sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft, str(temp)],
                          capture_output=True, text=True, check=True, env=_clean_env() | env)
     answers = json.loads(out.stdout.strip().splitlines()[-1])

@@ -609,6 +609,28 @@ def test_panel_text_and_sparkline_marks_config_changes():
     assert "to measure" in hint
 
 
+@pytest.mark.parametrize("types", [("none",), ("draft-simple",)])
+def test_a_live_turns_panel_keeps_its_height_from_the_start(types):
+    """Each change of the panel's height is a layout pass of the screen while the model needs
+    the CPU: a live turn's panel has its first rounds' lines from its TurnStart on."""
+    from spectui.engine.spec_config import SpecConfig
+
+    spec = SpecConfig(types=types)
+    drafted = 3 if types != ("none",) else 0
+
+    def one(i: int) -> Round:
+        r = rnd(i, drafted, min(i, drafted), 0.6 + 0.1 * i, configured=types[0])
+        return r if drafted else replace(r, spec_type=None)
+
+    events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={})]
+    heights = []
+    for more in ([], [PromptDone(t=0.5, t_prompt=0.5)], [one(0)], [one(i) for i in range(1, 9)]):
+        events += more
+        state = PanelState(spec=spec, verify="greedy", events=list(events), n_ctx=100, n_past=20, memory="RSS 1 MiB")
+        heights.append(len(render(state).plain.splitlines()))
+    assert len(set(heights)) == 1, heights
+
+
 def test_chunking_bounds_the_streaming_redraw():
     long_answer = [(f"line {i}\n", "draft" if i % 2 else "target") for i in range(400)]
 

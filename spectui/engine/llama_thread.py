@@ -12,37 +12,16 @@ generate on this thread (the bench generates on its calling thread, the only one
 
 from __future__ import annotations
 
-import queue
-import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
 
-_jobs: queue.SimpleQueue = queue.SimpleQueue()
-_lock = threading.Lock()
-_thread: threading.Thread | None = None
+# One worker, started at the first submit and kept. At exit Python lets the work in
+# progress finish (a turn asked to stop ends after its round) before the models are freed.
+_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spectui-llama")
 
 
 def submit(fn: Callable[..., T], *args) -> Future[T]:
     """Run fn(*args) on the llama thread, after the work queued before it."""
-    global _thread
-    future: Future[T] = Future()
-    _jobs.put((future, fn, args))
-    with _lock:
-        if _thread is None:
-            # A daemon: a user who quits mid-answer is not kept waiting for the answer's end.
-            _thread = threading.Thread(target=_serve, name="spectui-llama", daemon=True)
-            _thread.start()
-    return future
-
-
-def _serve() -> None:
-    while True:
-        future, fn, args = _jobs.get()
-        if not future.set_running_or_notify_cancel():
-            continue
-        try:
-            future.set_result(fn(*args))
-        except BaseException as e:  # handed to the waiting thread, which raises it
-            future.set_exception(e)
+    return _executor.submit(fn, *args)

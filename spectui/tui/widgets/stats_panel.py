@@ -133,11 +133,16 @@ def render(state: PanelState) -> Content:
             _row(f"last {min(len(rounds), WINDOW)} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
             _row("turn", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
         ]
-        lines += [Content(" ") + line for line in sparkline(rounds, w - 1)]
+        # A live turn keeps its first rounds' lines from the start, so that updates while
+        # the answer streams need no layout pass (streaming.py: the model's CPU time).
+        lines += [Content(" ") + line for line in sparkline(rounds, w - 1)] or [Content("")]
         lines.append(_row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")))
         per_pos = summary.per_position
         for i, p in enumerate(per_pos[:MAX_POSITIONS]):
             lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(p, w - 10, "$spec-draft"), f" {p:4.0%}"))
+        expected = min(spec.draft_n_max, MAX_POSITIONS) if end is None and spec.uses_n_max else 0
+        for i in range(len(per_pos), expected):
+            lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(0, w - 10), ("    -", MUTED)))
         if len(per_pos) > MAX_POSITIONS:
             rest = per_pos[MAX_POSITIONS:]
             lines.append(Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED))
@@ -174,7 +179,11 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         split = Content.assemble(("█" * nd, "$spec-draft"), ("█" * nv, "$primary"), ("░" * (width - nd - nv), MUTED))
         lines.append(_row("draft/verify", split))
         lines.append(Content.styled(f" draft {d:.0%}, verify {v:.0%}, other {1 - d - v:.0%}", MUTED))
-    baseline_turn = summary.spec_types == () and all(r.configured in ("", "none") for r in stats.rounds_of(events))
+    else:  # no round yet
+        lines += [_row("draft/verify", Content.styled("-", MUTED)), Content("")]
+    rounds = stats.rounds_of(events)
+    baseline_turn = (summary.spec_types == () and all(r.configured in ("", "none") for r in rounds) if rounds
+                     else state.spec.label == "none")
     if baseline_turn:
         lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
     elif state.baseline is not None and tm.tok_per_s is not None:
