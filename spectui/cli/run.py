@@ -1,7 +1,7 @@
 """`spectui run`: one answer in the terminal with the speculation overlay, or `--json`.
 
-Generation runs on the llama thread (engine/llama_thread.py) so that Ctrl+C only asks the session to stop between
-rounds: the caches stay consistent and the summary is still printed.
+Generation runs on the llama thread (engine/llama_thread.py), so that Ctrl+C only asks the
+session to stop between rounds: the caches stay consistent and the summary is still printed.
 """
 
 from __future__ import annotations
