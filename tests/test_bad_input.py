@@ -251,7 +251,7 @@ CHAT = {"id": "c1", "title": "t", "created": 1.0, "updated": 2.0, "messages": [{
 
 @pytest.mark.parametrize("change", [{"updated": "NaN"}, {"created": "inf"}, {"updated": 1e300}, {"messages": "abc"},
                                     {"messages": [{"role": "user", "content": 5}]}, {"format": "x"},
-                                    {"id": ""}, {"id": "../x"}])
+                                    {"id": ""}, {"id": "../x"}, {"id": "c2"}])
 def test_a_corrupt_chat_is_listed_as_unreadable_by_its_name(dirs, change):
     folder = dirs / "data" / "chats"
     folder.mkdir(parents=True)

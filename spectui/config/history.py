@@ -218,6 +218,8 @@ def _read(path: Path) -> Chat:
             raise ValueError(f"setup must be an object, got {chat.setup!r}")
         if not _ID.fullmatch(chat.id):  # it could be neither listed by name nor opened
             raise ValueError(f"invalid id {chat.id!r}")
+        if chat.id != path.stem:  # opening it by its id would read another file
+            raise ValueError(f"its id {chat.id!r} is not its file name: name the file {chat.id}.json or fix the id")
     except OSError as e:
         raise UserError(f"cannot read chat {path}: {e.strerror or e}") from e
     except (ValueError, KeyError, TypeError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError too
