@@ -26,6 +26,7 @@ from spectui.config import history, settings
 from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup
+from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.model import Model
@@ -281,6 +282,19 @@ async def test_every_answer_is_generated_on_one_thread(fake, setup, monkeypatch)
     generate_in_thread(fake, lambda event: None, messages=[{"role": "user", "content": SHORT}])
     assert len(threads) == 6 and len(set(threads)) == 1
     assert threads[0] is not threading.main_thread() and threads[0].is_alive()
+
+
+def test_a_failing_caller_stops_the_answer_on_the_llama_thread(slow_fake):
+    """When `spectui run`'s printing fails (a closed pipe), the answer stops after its round
+    instead of going on to its end on the llama thread, which the exit then waits for."""
+    def broken(event):
+        raise BrokenPipeError
+
+    with pytest.raises(BrokenPipeError):
+        generate_in_thread(slow_fake, broken, messages=[{"role": "user", "content": SHORT}])
+    t0 = time.monotonic()
+    llama_thread.submit(lambda: None).result(timeout=30)
+    assert time.monotonic() - t0 < 0.5  # a round is 0.1 s; the whole recording, seconds
 
 
 # --- saved chats, views, copy, export -------------------------------------------------

@@ -109,6 +109,9 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
                 on_event(ev)
         except KeyboardInterrupt:
             session.cancel()
+        except BaseException:  # the caller fails (a closed pipe): the answer stops after its round
+            session.cancel()
+            raise
 
 
 def main(args) -> int:

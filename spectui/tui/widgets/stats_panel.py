@@ -164,9 +164,10 @@ def render(state: PanelState) -> Content:
 
 def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -> list[Content]:
     tm = summary.timing
+    rounds = stats.rounds_of(events)
     lines = [
         _row("tok/s turn", _num(tm.tok_per_s)),
-        _row(f"tok/s last {min(len(stats.rounds_of(events)), WINDOW)}", _num(rolling_tok_per_s(events))),
+        _row(f"tok/s last {min(len(rounds), WINDOW)}", _num(rolling_tok_per_s(events))),
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
         _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
@@ -181,7 +182,6 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -
         lines.append(Content.styled(f" draft {d:.0%}, verify {v:.0%}, other {1 - d - v:.0%}", MUTED))
     else:  # no round yet
         lines += [_row("draft/verify", Content.styled("-", MUTED)), Content("")]
-    rounds = stats.rounds_of(events)
     baseline_turn = (summary.spec_types == () and all(r.configured in ("", "none") for r in rounds) if rounds
                      else state.spec.label == "none")
     if baseline_turn:
