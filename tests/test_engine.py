@@ -7,6 +7,9 @@ logits differ by less than 0.5 (see the reference doc).
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -217,6 +220,36 @@ def test_cancel_then_new_turn_reuses_prefix_and_is_correct(session, baseline):
     start = again[0]
     assert start.n_prompt_decoded < start.n_prompt / 4  # the prompt stayed in the cache
     assert end(again).tokens[:32] == end(baseline).tokens[:32]
+
+
+def test_a_turn_runs_with_the_heap_frozen(session):
+    """engine/heap.py: a full collection during a turn skips what existed before it (here a
+    garbage cycle stays uncollected), and the heap is handed back when the turn ends or its
+    consumer stops early."""
+    class Node:
+        pass
+
+    gc.disable()  # no automatic collection between making the cycle and the turn's start
+    try:
+        node = Node()
+        node.self = node
+        ref = weakref.ref(node)
+        del node
+        alive = []
+        for _ in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=4)):
+            gc.collect()
+            alive.append(ref() is not None)
+        assert alive and all(alive)
+        assert gc.get_freeze_count() == 0
+        gc.collect()
+        assert ref() is None
+        turn = session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=4))
+        next(turn)
+        assert gc.get_freeze_count() > 0
+        turn.close()
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
 
 
 def test_ignore_eos_bans_end_of_generation_as_llama_cpp_does(smol):

@@ -231,6 +231,29 @@ async def test_a_memory_reading_mid_answer_waits_for_the_answers_own_panel_redra
 
 
 @sync
+async def test_the_panel_takes_its_live_layout_before_the_first_round(slow_fake, setup):
+    """The live panel is taller than the idle one, and a change of height is a layout pass of
+    the screen while the model needs the CPU: the turn's start redraws the panel at once,
+    even when it was redrawn a moment before (a new chat, then a quick question)."""
+    app = SpecApp(setup, session=slow_fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.chat_screen
+        redraws = []
+        refresh_panel = screen.refresh_panel
+
+        def recording():
+            refresh_panel()
+            events = screen.turn.events if screen.turn else []
+            redraws.append((any(isinstance(e, TurnStart) for e in events), len(screen.turn.rounds) if screen.turn else 0))
+
+        screen.refresh_panel = recording
+        screen.refresh_panel()
+        await send(pilot, app, SHORT)
+        await until(pilot, lambda: screen.turn is not None and len(screen.turn.rounds) >= 3)
+        assert (True, 0) in redraws, redraws
+
+
+@sync
 async def test_regenerate_export_and_new_chat(fake, setup, dirs):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -21,7 +21,7 @@ import numpy as np
 
 from spectui.drafters import registry
 from spectui.drafters.base import Drafter
-from spectui.engine import auto, draft_fit, llama_ext, resources
+from spectui.engine import auto, draft_fit, heap, llama_ext, resources
 from spectui.engine import sampling as smp
 from spectui.engine.compat import check_compatible
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -295,7 +295,13 @@ class Session:
         tokens: Sequence[int] | None = None,
         limits: GenerationLimits = GenerationLimits(),
     ) -> Iterator[Event]:
-        """One assistant turn from chat messages (template applied) or raw prompt tokens."""
+        """One assistant turn from chat messages (template applied) or raw prompt tokens,
+        run with the heap frozen (heap.py)."""
+        with heap.frozen():
+            yield from self._generate(messages, tokens, limits)
+
+    def _generate(self, messages: list[dict] | None, tokens: Sequence[int] | None,
+                  limits: GenerationLimits) -> Iterator[Event]:
         self._cancel.clear()
         self._take_sampling()
         t0 = time.perf_counter()

@@ -23,6 +23,7 @@ from textual.widgets import Footer, Header, Static
 from spectui.config import history, paths
 from spectui.config.launch import model_name
 from spectui.config.setup import Setup
+from spectui.engine.events import TurnStart
 from spectui.engine.session import GenerationLimits, Session, SessionStatus, chat_messages
 from spectui.engine.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.errors import UserError
@@ -235,7 +236,9 @@ class ChatScreen(Composing, Screen):
         if not turn.running:
             await self._finish_turn()
             return
-        if now - self._last_panel >= PANEL_EVERY_S:
+        # The turn's start takes the panel to its live layout at once, before the model's
+        # rounds (stats_panel.render: later updates then need no layout pass).
+        if now - self._last_panel >= PANEL_EVERY_S or isinstance(msg.events[0], TurnStart):
             self.refresh_panel()
         try:
             self._journal.append()
