@@ -244,7 +244,7 @@ class StatsPanel(VerticalScroll):
     }
     """
 
-    state: reactive[PanelState | None] = reactive(None, always_update=True, layout=False)
+    state: reactive[PanelState | None] = reactive(None, always_update=True, layout=False, repaint=False)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -275,7 +275,7 @@ class StatusStrip(Static):
     }
     """
 
-    state: reactive[PanelState | None] = reactive(None, always_update=True, layout=False)
+    state: reactive[PanelState | None] = reactive(None, always_update=True, layout=False, repaint=False)
 
     def watch_state(self, state: PanelState | None) -> None:
         if state is not None and self.display:
@@ -295,7 +295,7 @@ class CompactStats(Static):
     }
     """
 
-    events: reactive[list[Event]] = reactive(list, always_update=True, layout=False)
+    events: reactive[list[Event]] = reactive(list, always_update=True, layout=False, repaint=False)
 
     def watch_events(self, events: list[Event]) -> None:
         update_in_place(self, compact(events))
