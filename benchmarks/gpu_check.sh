@@ -1,17 +1,74 @@
 #!/usr/bin/env bash
-# GPU readiness check, from a clean copy of the repo on a CUDA machine (nvcc on the PATH):
-# a virtual environment with a CUDA build of llama-cpp-python, then benchmarks/gpu_check.py.
-# A wheel built elsewhere for the same GPU can be given as $LLAMA_CPP_WHEEL to skip the build.
+# GPU readiness check (benchmarks/gpu_check.py), for a CUDA machine that may have no network.
+#
+#   bash benchmarks/gpu_check.sh prepare   # here: a network and nvcc (CUDA_ARCH, default 90)
+#   bash benchmarks/gpu_check.sh [ARGS]    # there, with .gpu/ copied along; ARGS go to gpu_check.py
+#
+# prepare fills .gpu/ (ignored by git), about 40 MB:
+#   wheels/  a CUDA build of llama-cpp-python, compiled here (hours on 2 cores; flash
+#            attention's kernels left out), and the pure-Python packages spectui needs that
+#            a CUDA image with PyTorch lacks, for Python 3.12;
+#   models/  the synthetic checkpoints (tests/synthetic_models.py): the default pair is 1.5 GB,
+#            more than such a machine takes along.
+# The run installs those wheels offline into /tmp/site, finds cuBLAS and the CUDA runtime
+# (CUDA's lib64, or the nvidia-* packages of the machine's Python), and runs gpu_check.py on
+# the synthetic models. With network, `pip install` a CUDA build and run gpu_check.py itself
+# for the default pair (see the README's GPU section).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv-gpu
-. .venv-gpu/bin/activate
-python -m pip install -q --upgrade pip
-if [[ -n "${LLAMA_CPP_WHEEL:-}" ]]; then
-    python -m pip install -q "$LLAMA_CPP_WHEEL"
-else
-    CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90}" \
-        CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" python -m pip install -q --no-cache-dir 'llama-cpp-python>=0.3.36,<0.4'
+GPU=.gpu
+LLAMA_CPP=llama-cpp-python==0.3.36  # what pyproject.toml pins, and tests/oracle builds
+
+if [[ "${1:-}" == prepare ]]; then
+    mkdir -p "$GPU/wheels" "$GPU/models"
+    if ! ls "$GPU"/wheels/llama_cpp_python-*.whl >/dev/null 2>&1; then
+        # Sources, cuBLAS (ggml-cuda links it; the nvidia-cublas wheel has its headers and
+        # libraries) and the build directory stay in $cache, so a prepare that is stopped
+        # goes on where it left off when run again.
+        cache=${SPECTUI_GPU_CACHE:-$HOME/.cache/spectui-gpu}
+        mkdir -p "$cache"
+        if [[ ! -d "$cache/src" ]]; then
+            python -m pip download -q --no-deps --no-binary :all: "$LLAMA_CPP" -d "$cache"
+            mkdir "$cache/src" && tar -xzf "$cache"/llama_cpp_python-*.tar.gz -C "$cache/src" --strip-components=1
+        fi
+        if [[ ! -d "$cache/cublas" ]]; then
+            python -m pip download -q --no-deps 'nvidia-cublas>=13,<14' -d "$cache"
+            python -m zipfile -e "$cache"/nvidia_cublas-*.whl "$cache/cublas"
+        fi
+        cu="$cache/cublas/nvidia/cu13"
+        ln -sf libcublas.so.13 "$cu/lib/libcublas.so"
+        ln -sf libcublasLt.so.13 "$cu/lib/libcublasLt.so"
+        CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} -DGGML_NATIVE=OFF -DGGML_CUDA_FA=OFF \
+-DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_NO_VMM=ON -DCUDA_cublas_LIBRARY=$cu/lib/libcublas.so \
+-DCUDA_cublasLt_LIBRARY=$cu/lib/libcublasLt.so -DCMAKE_CUDA_FLAGS=-I$cu/include -DCMAKE_CXX_FLAGS=-I$cu/include" \
+            CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+            python -m pip wheel --no-deps -C build-dir="$cache/build" -w "$GPU/wheels" "$cache/src"  # py3-none: ctypes
+    fi
+    python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d "$GPU/wheels" \
+        textual mdit-py-plugins rich platformdirs tomli-w diskcache
+    python tests/synthetic_models.py "$GPU/models"
+    du -sh "$GPU"
+    exit 0
 fi
-python -m pip install -q '.[test]'
-cd benchmarks && python gpu_check.py "$@"
+
+[[ -d "$GPU/wheels" && -d "$GPU/models" ]] || { echo "no $GPU/: run 'bash $0 prepare' first, then copy $GPU along" >&2; exit 2; }
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$GPU"/wheels/*.whl
+export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+libs=$(python3 - <<'EOF'
+import glob, os, site, sys
+roots = site.getsitepackages() + ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
+dirs = []
+for name in ("libcublas.so.13", "libcublasLt.so.13", "libcudart.so.13"):
+    for root in roots:
+        hits = glob.glob(os.path.join(root, name)) + glob.glob(os.path.join(root, "nvidia", "*", "lib", name))
+        if hits:
+            dirs.append(os.path.dirname(hits[0]))
+            break
+    else:
+        sys.exit(f"{name} not found under {roots}")
+print(":".join(dict.fromkeys(dirs)))
+EOF
+)
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cd benchmarks && python3 gpu_check.py --synthetic "../$GPU/models" "$@"

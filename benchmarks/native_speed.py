@@ -28,17 +28,18 @@ import sys
 PROMPT = "Write a Python function that parses a CSV line with quoted fields, and explain it."
 
 
-def _llama_generate(path: str, n: int, temp: float = 0.0) -> float:
+def _llama_generate(path: str, n: int, temp: float = 0.0, gpu_layers: int = 0) -> float:
     """Llama.generate's decode rate in a fresh process: (n - 1) tokens over first -> n-th.
     With spectui's thread count (Llama's own default is half the CPUs), computed here as
-    spectui's default_threads() does: importing spectui would set its OpenMP choice."""
+    spectui's default_threads() does: importing spectui would set its OpenMP choice.
+    `gpu_layers`: Llama's n_gpu_layers (-1: all; its own default is none)."""
     code = (
         "import os, sys, time\n"
         "from llama_cpp import Llama\n"
-        "path, n, text, temp = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])\n"
+        "path, n, text, temp, ngl = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), int(sys.argv[5])\n"
         "cpus = len(os.sched_getaffinity(0))\n"
         "threads = cpus if cpus <= 4 else cpus // 2\n"
-        "llm = Llama(path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, verbose=False)\n"
+        "llm = Llama(path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, n_gpu_layers=ngl, verbose=False)\n"
         "prompt = llm.tokenize(text.encode(), add_bos=True, special=True)\n"
         "stamps = []\n"
         "for _ in llm.generate(prompt, temp=temp, top_k=40 if temp > 0 else 1, reset=True):\n"
@@ -47,8 +48,8 @@ def _llama_generate(path: str, n: int, temp: float = 0.0) -> float:
         "        break\n"
         "print((n - 1) / (stamps[-1] - stamps[0]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT, str(temp)], capture_output=True, text=True,
-                         check=True, env=_clean_env())
+    out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT, str(temp), str(gpu_layers)],
+                         capture_output=True, text=True, check=True, env=_clean_env())
     return float(out.stdout.strip().splitlines()[-1])
 
 
