@@ -92,7 +92,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("-n", type=int, default=256)
-    ap.add_argument("--synthetic", type=Path, metavar="DIR", help="the synthetic checkpoints instead of the default pair")
+    ap.add_argument("--synthetic", type=Path, metavar="DIR",
+                    help="the synthetic checkpoints in DIR instead of the default pair")
     args = ap.parse_args()
     target, specs = synthetic(args.synthetic) if args.synthetic else default_pair()
     print(f"GPU: {', '.join(g.name for g in gpu_memory() or []) or 'none found by NVML'}; target {Path(target).name}")
@@ -128,6 +129,7 @@ def report(title: str, results: dict[str, list], failed: dict[str, str]) -> None
         print(f"  {name:28} {tps:8.1f} tok/s"
               + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
               + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""), flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -52,8 +52,12 @@ if [[ "${1:-}" == prepare ]]; then
     exit 0
 fi
 
-[[ -d "$GPU/wheels" && -d "$GPU/models" ]] || { echo "no $GPU/: run 'bash $0 prepare' first, then copy $GPU along" >&2; exit 2; }
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$GPU"/wheels/*.whl
+if [[ ! -d "$GPU/wheels" || ! -d "$GPU/models" ]]; then
+    echo "no $GPU/: run 'bash $0 prepare' first, then copy $GPU along" >&2
+    exit 2
+fi
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "$GPU"/wheels/*.whl
 export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 libs=$(python3 - <<'EOF'
 import glob, os, site, sys

@@ -243,8 +243,9 @@ async def test_the_panel_takes_its_live_layout_before_the_first_round(slow_fake,
 
         def recording():
             refresh_panel()
-            events = screen.turn.events if screen.turn else []
-            redraws.append((any(isinstance(e, TurnStart) for e in events), len(screen.turn.rounds) if screen.turn else 0))
+            turn = screen.turn
+            started = turn is not None and any(isinstance(e, TurnStart) for e in turn.events)
+            redraws.append((started, len(turn.rounds) if turn else 0))
 
         screen.refresh_panel = recording
         screen.refresh_panel()
