@@ -4,13 +4,14 @@
 #   bash benchmarks/gpu_check.sh prepare   # here: a network and nvcc (CUDA_ARCH, default 90)
 #   bash benchmarks/gpu_check.sh [ARGS]    # there, with .gpu/ copied along; ARGS go to gpu_check.py
 #
-# prepare fills .gpu/ (ignored by git), about 40 MB:
-#   wheels/  a CUDA build of llama-cpp-python, compiled here (hours on 2 cores; flash
-#            attention's kernels left out), and the pure-Python packages spectui needs that
-#            a CUDA image with PyTorch lacks, for Python 3.12;
+# prepare fills .gpu/ (ignored by git), 51 MiB:
+#   llama_cpp.tar.xz  a CUDA build of llama-cpp-python, compiled here (25 minutes on 2 cores;
+#            flash attention's kernels left out);
+#   wheels/  the pure-Python packages spectui needs that a CUDA image with PyTorch lacks,
+#            for Python 3.12;
 #   models/  the synthetic checkpoints (tests/synthetic_models.py): the default pair is 1.5 GB,
 #            more than such a machine takes along.
-# The run installs those wheels offline into /tmp/site, finds cuBLAS and the CUDA runtime
+# The run installs those offline into /tmp/site, finds cuBLAS and the CUDA runtime
 # (CUDA's lib64, or the nvidia-* packages of the machine's Python), and runs gpu_check.py on
 # the synthetic models. With network, `pip install` a CUDA build and run gpu_check.py itself
 # for the default pair (see the README's GPU section).
@@ -21,12 +22,12 @@ LLAMA_CPP=llama-cpp-python==0.3.36  # what pyproject.toml pins, and tests/oracle
 
 if [[ "${1:-}" == prepare ]]; then
     mkdir -p "$GPU/wheels" "$GPU/models"
-    if ! ls "$GPU"/wheels/llama_cpp_python-*.whl >/dev/null 2>&1; then
-        # Sources, cuBLAS (ggml-cuda links it; the nvidia-cublas wheel has its headers and
-        # libraries) and the build directory stay in $cache, so a prepare that is stopped
-        # goes on where it left off when run again.
-        cache=${SPECTUI_GPU_CACHE:-$HOME/.cache/spectui-gpu}
-        mkdir -p "$cache"
+    # Sources, cuBLAS (ggml-cuda links it; the nvidia-cublas wheel has its headers and
+    # libraries), the build directory and the wheel stay in $cache: a prepare that is
+    # stopped goes on where it left off when run again.
+    cache=${SPECTUI_GPU_CACHE:-$HOME/.cache/spectui-gpu}
+    mkdir -p "$cache"
+    if ! ls "$cache"/dist/llama_cpp_python-*.whl >/dev/null 2>&1; then
         if [[ ! -d "$cache/src" ]]; then
             python -m pip download -q --no-deps --no-binary :all: "$LLAMA_CPP" -d "$cache"
             mkdir "$cache/src" && tar -xzf "$cache"/llama_cpp_python-*.tar.gz -C "$cache/src" --strip-components=1
@@ -42,8 +43,25 @@ if [[ "${1:-}" == prepare ]]; then
 -DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_NO_VMM=ON -DCUDA_cublas_LIBRARY=$cu/lib/libcublas.so \
 -DCUDA_cublasLt_LIBRARY=$cu/lib/libcublasLt.so -DCMAKE_CUDA_FLAGS=-I$cu/include -DCMAKE_CXX_FLAGS=-I$cu/include" \
             CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-            python -m pip wheel --no-deps -C build-dir="$cache/build" -w "$GPU/wheels" "$cache/src"  # py3-none: ctypes
+            python -m pip wheel --no-deps -C build-dir="$cache/build" -w "$cache/dist" "$cache/src"
     fi
+    # The wheel (190 MB) holds each library three times (.so, .so.0, .so.0.x.y), and again
+    # under lib/. Taken along: the package with each library once, under its soname (what
+    # the others link to), the plain name (what Python loads) a link to it; xz: about 28 MB.
+    slim=$(mktemp -d)
+    python -m zipfile -e "$cache"/dist/llama_cpp_python-*.whl "$slim"
+    python - "$slim/llama_cpp/lib" <<'EOF'
+import pathlib, re, sys
+lib = pathlib.Path(sys.argv[1])
+for f in lib.glob("lib*.so.*"):
+    if re.search(r"\.so\.\d+\.", f.name):
+        f.unlink()
+for f in lib.glob("lib*.so"):
+    f.unlink()
+    f.symlink_to(next(lib.glob(f.name + ".[0-9]*")).name)
+EOF
+    tar -cJf "$GPU/llama_cpp.tar.xz" -C "$slim" llama_cpp llama_cpp_python-0.3.36.dist-info
+    rm -rf "$slim"
     python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d "$GPU/wheels" \
         textual mdit-py-plugins rich platformdirs tomli-w diskcache
@@ -52,12 +70,13 @@ if [[ "${1:-}" == prepare ]]; then
     exit 0
 fi
 
-if [[ ! -d "$GPU/wheels" || ! -d "$GPU/models" ]]; then
+if [[ ! -f "$GPU/llama_cpp.tar.xz" || ! -d "$GPU/wheels" || ! -d "$GPU/models" ]]; then
     echo "no $GPU/: run 'bash $0 prepare' first, then copy $GPU along" >&2
     exit 2
 fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     "$GPU"/wheels/*.whl
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall("/tmp/site", filter="data")' "$GPU/llama_cpp.tar.xz"
 export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 libs=$(python3 - <<'EOF'
 import glob, os, site, sys
