@@ -44,7 +44,7 @@ from spectui.tui.turn import LiveTurn
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS
 from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
-from spectui.tui.widgets.stats_panel import PanelState, render, rolling_tok_per_s, sparkline
+from spectui.tui.widgets.stats_panel import PanelState, StatusStrip, render, rolling_tok_per_s, sparkline
 from tests.fake_session import FakeSession
 
 LONG = "Count from 1 to 100, separated by commas."
@@ -252,6 +252,20 @@ async def test_the_panel_takes_its_live_layout_before_the_first_round(slow_fake,
         await send(pilot, app, SHORT)
         await until(pilot, lambda: screen.turn is not None and len(screen.turn.rounds) >= 3)
         assert (True, 0) in redraws, redraws
+
+
+@sync
+async def test_a_late_memory_reading_or_status_while_the_app_closes_is_ignored(fake, setup):
+    """The app's widgets go before the messages still queued for it: a memory reading (every
+    2 s) or a loading status arriving then raised NoMatches, a traceback on quitting."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.chat_screen
+        for widget in (screen.panel, screen.query_one(StatusStrip), screen.query_one("#status")):
+            await widget.remove()
+        screen.memory = "GPU: none (CPU)\nRSS 9 MiB"
+        screen.status_line = "loading"
+        await pilot.pause()
 
 
 @sync

@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
@@ -475,7 +476,10 @@ class ChatScreen(Composing, Screen):
 
     def watch_status_line(self, content: Content | str) -> None:
         if self._shown:
-            status = self.query_one("#status", Static)
+            try:
+                status = self.query_one("#status", Static)
+            except NoMatches:  # the app is closing: its widgets go before a late message
+                return
             status.update(content)
             status.display = bool(content)
 
@@ -495,8 +499,12 @@ class ChatScreen(Composing, Screen):
         else:
             state = PanelState(spec=status.spec, verify=status.verify, events=events, baseline=self.baseline(),
                                n_ctx=status.n_ctx, n_past=self._context_used(), memory=self.memory)
-        self.panel.state = state
-        self.query_one(StatusStrip).state = state
+        try:
+            panel, strip = self.panel, self.query_one(StatusStrip)
+        except NoMatches:  # the app is closing: its widgets go before a late memory reading
+            return
+        panel.state = state
+        strip.state = state
 
     def _context_used(self) -> int | None:
         """This chat's tokens in the context (not the session's cache, which a new chat or
