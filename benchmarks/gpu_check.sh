@@ -76,7 +76,8 @@ if [[ ! -f "$GPU/llama_cpp.tar.xz" || ! -d "$GPU/wheels" || ! -d "$GPU/models" ]
 fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     "$GPU"/wheels/*.whl
-python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall("/tmp/site", filter="data")' "$GPU/llama_cpp.tar.xz"
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall("/tmp/site", filter="data")' \
+    "$GPU/llama_cpp.tar.xz"
 export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 libs=$(python3 - <<'EOF'
 import glob, os, site, sys

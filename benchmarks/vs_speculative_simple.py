@@ -155,8 +155,9 @@ def main() -> None:
         line = (f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
                 f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
         if theirs[0][1] is not None:
-            line += (f"\n  {'':14} outside the decode, ms per round: spectui {statistics.median(r[1] for r in ours):.3f}"
-                     f", llama-speculative-simple {statistics.median(r[1] for r in theirs):.3f}")
+            line += (f"\n  {'':14} outside the decode, ms per round: "
+                     f"spectui {statistics.median(r[1] for r in ours):.3f}, "
+                     f"llama-speculative-simple {statistics.median(r[1] for r in theirs):.3f}")
         print(line)
 
 

@@ -146,7 +146,7 @@ def render(state: PanelState) -> Content:
         if len(per_pos) > MAX_POSITIONS:
             rest = per_pos[MAX_POSITIONS:]
             lines.append(Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED))
-        lines += _speed(state, summary, events) + [Content("")]
+        lines += _speed(state, summary, events, rounds) + [Content("")]
 
     lines += [_section("Context")]
     if state.n_ctx and state.n_past is None:
@@ -162,9 +162,8 @@ def render(state: PanelState) -> Content:
     return Content("\n").join(lines)
 
 
-def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event]) -> list[Content]:
+def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], rounds: list[Round]) -> list[Content]:
     tm = summary.timing
-    rounds = stats.rounds_of(events)
     lines = [
         _row("tok/s turn", _num(tm.tok_per_s)),
         _row(f"tok/s last {min(len(rounds), WINDOW)}", _num(rolling_tok_per_s(events))),
