@@ -15,8 +15,8 @@ Runs each spec type with `spectui run --ignore-eos` and plain decoding with
 interleaved, medians of --runs; prints tok/s, the overhead per round outside llama.cpp,
 and the peak GPU memory in use while each ran (NVML, whole device). `none` and
 `ngram-simple` run with greedy's argmax on the GPU (-bs on, what auto chooses there) and
-in numpy (-bs off), to show what copying the logits rows to the host costs. Prints
-numbers; asserts nothing.
+in numpy (-bs off), to show what copying the logits rows to the host costs; `none` at
+temperature 0.8 too, with the top-k on the GPU and in numpy. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ def main() -> None:
             # -m in spec (draft-mtp's own target) comes after this one: argparse keeps the last
             cases[f"spectui {name}" + (f" -bs {bs}" if bs != "auto" else "")] = functools.partial(
                 _spectui, target, args.n, {}, spec, prompt, extra=(*FIXED, "-bs", bs))
+    for bs in ("on", "off"):
+        cases[f"spectui none --temp 0.8 -bs {bs}"] = functools.partial(
+            _spectui, target, args.n, {}, specs["none"][0], PROMPT, temp=0.8, extra=(*FIXED, "-bs", bs))
     cases["Llama.generate"] = lambda: (_llama_generate(target, args.n, gpu_layers=-1), None)
     results: dict[str, list] = {name: [] for name in cases}
     failed: dict[str, str] = {}
@@ -121,12 +124,12 @@ def report(title: str, results: dict[str, list], failed: dict[str, str]) -> None
     print(title, flush=True)
     for name, rs in results.items():
         if name in failed:
-            print(f"  {name:28} failed: {failed[name]}", flush=True)
+            print(f"  {name:32} failed: {failed[name]}", flush=True)
             continue
         tps = statistics.median(r[0][0] for r in rs)
         over = [r[0][1] for r in rs if r[0][1] is not None]
         peaks = [r[1] for r in rs if r[1] is not None]
-        print(f"  {name:28} {tps:8.1f} tok/s"
+        print(f"  {name:32} {tps:8.1f} tok/s"
               + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
               + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""), flush=True)
 

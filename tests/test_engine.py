@@ -294,6 +294,24 @@ def test_greedy_on_the_backend_gives_the_same_answer(smol, types):
     assert types == ("none",) or sum(n for _, n in answers[0][1]) > 10
 
 
+@pytest.mark.parametrize("spec, temp", [(SpecConfig(types=("ngram-simple",)), 0.3),
+                                        (SpecConfig(types=("draft-simple",), verify="rejection"), 0.8)])
+def test_sampling_on_the_backend_gives_the_same_answer(smol, spec, temp):
+    """-bs on at temperature > 0 (llama.cpp's top-k in the graph for the verified rows): with
+    the same seed, the same tokens, drafts and acceptances as numpy's distributions."""
+    answers = []
+    for bs in ("on", "off"):
+        s = Session(smol, smol, ContextParams(n_ctx=1024, backend_sampling=bs), spec=spec,
+                    sampling=SamplingParams(temp=temp, seed=7))
+        try:
+            events = run(s, spec, n=96, ignore_eos=True)
+        finally:
+            s.close()
+        answers.append((end(events).tokens, [(r.drafted, r.n_accepted) for r in rounds(events)]))
+    assert answers[0] == answers[1]
+    assert len(answers[0][0]) == 96 and sum(n for _, n in answers[0][1]) > 5
+
+
 def test_context_full_stops_cleanly(smol):
     s = Session(smol, None, ContextParams(n_ctx=256), sampling=GREEDY)
     try:

@@ -14,6 +14,7 @@ import pytest
 from spectui.engine import draft_fit
 from spectui.engine.compat import check_compatible, incompatibility
 from spectui.engine.model import Context, ContextParams, Detokenizer, Model, until_rejection
+from spectui.engine.sampling import SamplingParams, dist
 from spectui.errors import UserError
 from tests.conftest import model_file
 
@@ -89,6 +90,43 @@ def test_greedy_on_the_backend_takes_the_argmax_numpy_takes(smol):
             ctx.banned = None
         assert np.array_equal(on.decode([tokens[12]], [0]), off.decode([tokens[12]], [0]))
         assert on.decode_argmax(tokens[13:15], [1]) == off.decode_argmax(tokens[13:15], [1])
+    finally:
+        on.close()
+        off.close()
+
+
+def test_top_k_on_the_backend_gives_the_distributions_numpy_gives(smol):
+    """-bs on at temperature > 0: llama.cpp's top-k chain finds each wanted row's candidates in
+    the graph; the distributions built from them must be numpy's from the full rows, under
+    the bans, and greedy, full rows and another k must work after it."""
+    tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n", add_special=True)
+    on, off = (Context(smol, ContextParams(n_ctx=256, backend_sampling=bs)) for bs in ("on", "off"))
+    params = SamplingParams(temp=0.8, top_k=40, top_p=0.95, min_p=0.05)
+    try:
+        for ctx in (on, off):
+            ctx.decode(tokens[:10])
+        batch, want = tokens[10:17], [0, 2, 3, 6]
+        rows = off.decode(batch, want)
+        got = on.decode_dists(batch, want, params)
+        assert len(got) == 4
+        for d, row in zip(got, rows):
+            expected = dist(row, params)
+            assert np.array_equal(d.ids, expected.ids) and np.array_equal(d.p, expected.p)
+        assert max(d.ids.size for d in got) > 1  # real distributions, not one-hot
+        for ctx in (on, off):  # each row's best token banned: gone from the candidates
+            ctx.truncate(10)
+            ctx.banned = np.array(sorted({int(r.argmax()) for r in rows}))
+        rows[:, on.banned] = -np.inf
+        for a, b, row in zip(on.decode_dists(batch, want, params), off.decode_dists(batch, want, params), rows):
+            assert np.array_equal(a.ids, b.ids) and np.array_equal(a.p, b.p)
+            assert not np.isin(a.ids, on.banned).any() and a.ids.size == dist(row, params).ids.size
+        wide = SamplingParams(temp=1.5, top_k=100, top_p=1.0, min_p=0.0)
+        for ctx in (on, off):
+            ctx.truncate(12)
+            ctx.banned = None
+        assert on.decode_dists([tokens[12]], [0], wide)[0].ids.size == 100
+        assert on.decode_argmax([tokens[13]], [0]) == off.decode_argmax([tokens[12], tokens[13]], [1])
+        assert np.array_equal(on.decode([tokens[14]], [0]), off.decode([tokens[14]], [0]))
     finally:
         on.close()
         off.close()
@@ -180,7 +218,8 @@ def test_rollback_then_redecode_reproduces_logits(smol):
 
 def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch):
     """The overhead per round is the rest, so each call a round makes must count: decode,
-    the logits or sampled tokens read (on a GPU they wait for the computation) and the KV removal."""
+    the logits, sampled tokens or top-k candidates read (on a GPU they wait for the computation)
+    and the KV removal."""
     import spectui.engine.model as model
 
     ctx = Context(smol, ContextParams(n_ctx=64))
@@ -194,12 +233,15 @@ def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch
 
     for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_logits_ith", "llama_get_sampled_token_ith"):
         monkeypatch.setattr(model.llama_cpp, name, slow(getattr(model.llama_cpp, name)))
-    monkeypatch.setattr(model, "_logits_address", slow(model._logits_address))
+    for name in ("_logits_address", "_candidates_address", "_candidate_logits_address"):
+        monkeypatch.setattr(model, name, slow(getattr(model, name)))
+    temp = SamplingParams(temp=0.8)
     for c, step, expected in [(ctx, lambda: ctx.decode([1, 2, 3]), 0.02),
                               (ctx, lambda: ctx.decode([4], want=[0]), 0.04),
                               (ctx, lambda: ctx.logits_at(0), 0.02), (ctx, lambda: ctx.truncate(2), 0.02),
                               (ctx, lambda: ctx.forget_from(1), 0.02),
-                              (on_backend, lambda: on_backend.decode_argmax([1, 2], [0, 1]), 0.06)]:
+                              (on_backend, lambda: on_backend.decode_argmax([1, 2], [0, 1]), 0.06),
+                              (on_backend, lambda: on_backend.decode_dists([3, 4], [0, 1], temp), 0.10)]:
         before = c.t_llama
         step()
         assert c.t_llama - before >= expected

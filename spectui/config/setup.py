@@ -55,8 +55,8 @@ class Setup:
     threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
     flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
     backend_sampling: str = _model("auto", "-bs", "--backend-sampling", choices=BACKEND_SAMPLING,
-                                   help="greedy argmax in llama.cpp's graph, so no logits row is copied out "
-                                        "(default auto: where the output layer is on a GPU)")
+                                   help="greedy's argmax or sampling's top-k in llama.cpp's graph, so no "
+                                        "logits row is copied out (default auto: where the output layer is on a GPU)")
     cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft", choices=tuple(KV_CACHE_TYPES),
                                      help="draft KV cache type for K (default f16)", owned=True)
     cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft", choices=tuple(KV_CACHE_TYPES),

@@ -22,6 +22,7 @@ from typing import Callable, TextIO, TypeVar
 
 import numpy as np
 
+from spectui.engine import sampling as smp
 from spectui.errors import UserError
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
@@ -32,6 +33,10 @@ T = TypeVar("T")
 # numpy's as_array makes a new ctypes type from it on every call, a quarter of a greedy
 # round's Python time (py-spy) once a weight pass has emptied the caches.
 _logits_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("llama_get_logits", llama_cpp.llama_cpp._lib))
+# The same for a backend top-k's candidates and their logits in row i (llama_get_sampled_*_ith).
+_candidates_address, _candidate_logits_address = (
+    ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)((name, llama_cpp.llama_cpp._lib))
+    for name in ("llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith"))
 
 # KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
 KV_CACHE_TYPES = {
@@ -338,7 +343,8 @@ class ContextParams:
     flash_attn: str = "auto"
     type_k: str = "f16"
     type_v: str = "f16"
-    backend_sampling: str = "auto"  # greedy argmax in llama.cpp's graph; auto: where the logits are on a GPU
+    # greedy's argmax, or top-k's candidates, in llama.cpp's graph; auto: where the logits are on a GPU
+    backend_sampling: str = "auto"
 
 
 class Context:
@@ -393,11 +399,12 @@ class Context:
         _note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
               f"({'-t' if params.n_threads else 'default: the physical cores'}), "
               f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})")
-        # On a GPU the argmax in the graph saves copying each row of the vocabulary to the host;
-        # on a CPU ggml's scalar argmax is slower than numpy's, so greedy stays in numpy there.
+        # On a GPU the argmax or top-k in the graph saves copying each row of the vocabulary to the
+        # host; on a CPU ggml's one-thread argmax and partial sort are no faster than numpy, so the
+        # rows stay in numpy there.
         self.sample_on_backend = params.backend_sampling == "on" or (
             params.backend_sampling == "auto" and model.output_on_gpu)
-        _note(f"{model.path.name}: greedy's argmax {'on the backend' if self.sample_on_backend else 'in numpy'} "
+        _note(f"{model.path.name}: greedy's argmax and top-k {'on the backend' if self.sample_on_backend else 'in numpy'} "
               f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})")
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
@@ -415,10 +422,11 @@ class Context:
         # Tokens no row may choose: their logits read -inf, as llama.cpp's logit bias -INFINITY
         # makes them (the target's end-of-generation tokens under --ignore-eos)
         self.banned: np.ndarray | None = None
-        # llama.cpp's greedy sampler chain on the backend, attached while decode_argmax is in use
-        # (for the ban list `_chain_banned`); None when detached
+        # llama.cpp's sampler chain on the backend, attached while decode_argmax (top-k 0: greedy)
+        # or decode_dists (top-k k) is in use, for the ban list `_chain_banned`; None when detached
         self._chain = None
         self._chain_banned: np.ndarray | None = None
+        self._chain_top_k = 0
 
     def close(self) -> None:
         if getattr(self, "ptr", None):
@@ -464,12 +472,23 @@ class Context:
         the rows up to the first whose argmax is not the next token count (greedy
         verification, until_rejection): numpy reads no row after it (lazy rows), which for a
         long n-gram draft rejected early is most of them."""
-        if self.sample_on_backend and self._attach_chain():
+        if self.sample_on_backend and self._attach_chain(0):
             picks = [t for part in self._decode(tokens, want, None) for t in part]
             return until_rejection(picks, tokens) if match else picks
         if match and len(tokens) > 1:  # (no draft: nothing to reject, the plain path is cheaper)
             return until_rejection(self.decode_each(tokens, want, lambda row: int(row.argmax()), lazy=True), tokens)
         return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
+
+    def decode_dists(self, tokens: Sequence[int], want: Sequence[int], params: smp.SamplingParams) -> Sequence[smp.Dist]:
+        """As decode(), but each wanted row's sampling.dist under `params` (temperature > 0),
+        computed when first indexed: a verifier that stops at the first rejection takes no
+        more. With sample_on_backend, llama.cpp's top-k sampler picks each row's k candidates
+        in the graph, and only their ids and logits come back, not a row of the vocabulary;
+        the rest of the chain runs on those k (dist_of_candidates)."""
+        if self.sample_on_backend and 0 < params.top_k < self.n_vocab and self._attach_chain(params.top_k):
+            found = [c for part in self._decode(tokens, want, None) for c in part]
+            return _LazyRows(found, lambda c: smp.dist_of_candidates(*c, params, self.n_vocab))
+        return self.decode_each(tokens, want, lambda row: smp.dist(row, params), lazy=True)
 
     def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T],
                     lazy: bool = False) -> Sequence[T]:
@@ -488,7 +507,8 @@ class Context:
                 take: Callable[[np.ndarray], np.ndarray] | None) -> list:
         """Decode in n_batch chunks; `take` gets each chunk's wanted rows as a view into
         llama.cpp's buffer (valid until the next decode) and returns what to keep. With
-        take None, each chunk keeps the tokens the attached chain sampled at its wanted rows."""
+        take None, each chunk keeps what the attached chain found at its wanted rows: the greedy
+        chain's tokens, or the top-k chain's (candidate ids ascending, their logits)."""
         n0 = len(self.tokens)
         if n0 + len(tokens) > self.n_ctx:
             raise ContextFull(f"{n0 + len(tokens)} > {self.n_ctx}")
@@ -521,9 +541,7 @@ class Context:
                 raise RuntimeError(f"llama_decode failed with status {rc}")
             self.tokens.extend(chunk)
             if outs and take is None:
-                t0 = time.perf_counter()
-                kept.append([llama_cpp.llama_get_sampled_token_ith(self.ptr, i) for i in outs])
-                self.t_llama += time.perf_counter() - t0
+                kept.append([self._sampled(i) for i in outs] if self._chain_top_k else self._sampled_tokens(outs))
             elif outs:
                 rows = self._logits(len(outs))
                 if self.banned is not None:
@@ -533,11 +551,31 @@ class Context:
                 self.on_batch(chunk, n0 + start)
         return kept
 
-    def _attach_chain(self) -> bool:
-        """Attach llama.cpp's greedy chain (after a logit bias of -inf on the banned tokens) to
-        sequence 0, or keep the one attached for the same bans. False where the backend cannot
-        sample (llama.cpp then warns once in its log): greedy stays in numpy from then on."""
-        if self._chain is not None and self._chain_banned is self.banned:
+    def _sampled_tokens(self, outs: list[int]) -> list[int]:
+        t0 = time.perf_counter()
+        picks = [llama_cpp.llama_get_sampled_token_ith(self.ptr, i) for i in outs]
+        self.t_llama += time.perf_counter() - t0
+        return picks
+
+    def _sampled(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Output row i's top-k candidates (ids ascending, int64) and their logits, copied."""
+        k = self._chain_top_k
+        t0 = time.perf_counter()
+        at_ids, at_logits = _candidates_address(self.ptr, i), _candidate_logits_address(self.ptr, i)
+        self.t_llama += time.perf_counter() - t0
+        if not (at_ids and at_logits):
+            raise RuntimeError(f"llama.cpp's top-k chain gave no candidates for batch row {i}")
+        ids = np.frombuffer((ctypes.c_int32 * k).from_address(at_ids), dtype=np.int32)
+        logits = np.frombuffer((ctypes.c_float * k).from_address(at_logits), dtype=np.float32)
+        order = ids.argsort()
+        return ids[order].astype(np.int64), logits[order]
+
+    def _attach_chain(self, top_k: int) -> bool:
+        """Attach llama.cpp's greedy chain (top_k 0) or top-k chain, after a logit bias of -inf
+        on the banned tokens, to sequence 0, or keep the one attached for the same settings.
+        False where the backend cannot sample (llama.cpp then warns once in its log): the
+        rows stay in numpy from then on."""
+        if self._chain is not None and self._chain_banned is self.banned and self._chain_top_k == top_k:
             return True
         self._detach_chain()
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
@@ -546,12 +584,13 @@ class Context:
                 *(llama_cpp.llama_logit_bias(int(t), -np.inf) for t in self.banned))
             llama_cpp.llama_sampler_chain_add(
                 chain, llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(self.banned), biases))
-        llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
+        llama_cpp.llama_sampler_chain_add(
+            chain, llama_cpp.llama_sampler_init_top_k(top_k) if top_k else llama_cpp.llama_sampler_init_greedy())
         if not llama_cpp.llama_set_sampler(self.ptr, 0, chain):
             llama_cpp.llama_sampler_free(chain)
             self.sample_on_backend = False
             return False
-        self._chain, self._chain_banned = chain, self.banned
+        self._chain, self._chain_banned, self._chain_top_k = chain, self.banned, top_k
         return True
 
     def _detach_chain(self) -> None:
@@ -559,6 +598,7 @@ class Context:
             llama_cpp.llama_set_sampler(self.ptr, 0, None)
             llama_cpp.llama_sampler_free(self._chain)
             self._chain = self._chain_banned = None
+            self._chain_top_k = 0
 
     def _logits(self, n_out: int) -> np.ndarray:
         """The last batch's n_out logits rows, a view into llama.cpp's buffer. Views are

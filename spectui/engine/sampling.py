@@ -129,7 +129,13 @@ def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
     if params.greedy:
         return Dist(np.array([int(np.argmax(z))]), np.ones(1), z.size)
     cand = _top_k(z, params.top_k)
-    zc = z[cand].astype(np.float64)
+    return dist_of_candidates(cand, z[cand], params, z.size)
+
+
+def dist_of_candidates(cand: np.ndarray, logits: np.ndarray, params: SamplingParams, n_vocab: int) -> Dist:
+    """dist() from the top-k candidates alone (ids ascending, their logits): what is left
+    to do when llama.cpp's graph has taken the top k on the backend (Context.decode_top_k)."""
+    zc = logits.astype(np.float64)
     z_max = zc.max()
     if not math.isfinite(z_max):
         raise ValueError("logits have no finite maximum")
@@ -150,7 +156,7 @@ def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
         cand, zc = cand[kept], zc[kept]
 
     e = np.exp((zc - z_max) / params.temp)
-    return Dist(cand, e / e.sum(), z.size)
+    return Dist(cand, e / e.sum(), n_vocab)
 
 
 def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:

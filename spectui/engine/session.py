@@ -369,8 +369,8 @@ class Session:
                     rows = self.ctx.decode_argmax(batch, want, match=True)
                 elif self.keep_logits:
                     rows = self.last_logits = self.ctx.decode(batch, want)
-                else:  # each row's distribution, read in place, up to the row where verification stops
-                    rows = self.ctx.decode_each(batch, want, lambda row: smp.dist(row, self.sampling), lazy=True)
+                else:  # each row's distribution (the row read in place, or its top k from the backend), lazily
+                    rows = self.ctx.decode_dists(batch, want, self.sampling)
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
