@@ -8,6 +8,7 @@ That they draft what llama.cpp drafts is test_oracle_parity's job.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -85,6 +86,32 @@ def test_greedy_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_type,
             s.close()
         answers.append([(r.drafted, r.n_accepted, r.tokens) for r in rounds(events)])
     assert answers[0] == answers[1] and sum(n for _, n, _ in answers[0]) > 0
+
+
+@pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])
+def test_reading_hidden_rows_counts_as_llama_time(synthetic, monkeypatch, spec_type, target, draft):
+    """The getters of hidden rows wait for the computation (on a GPU the decode runs on after
+    llama_process returns): slowed down, their time must land in llama time, not in the
+    overhead per round (dspark reads its confidences only under --spec-draft-p-min)."""
+    s = open_pair(synthetic, target, draft, types=(spec_type,), draft_n_max=3, draft_p_min=0.01)
+    calls = []
+
+    def slow(name, fn):
+        def call(*args):
+            calls.append(name)
+            time.sleep(0.03)
+            return fn(*args)
+        return call
+
+    for name in ("llama_get_embeddings_layer_inp", "llama_get_embeddings_nextn", "llama_get_embeddings_nextn_ith"):
+        monkeypatch.setitem(llama_ext._fns, name, slow(name, llama_ext.fn(name)))
+    try:
+        rs = rounds(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=12)))
+    finally:
+        s.close()
+    assert len(calls) > len(rs) and sum(r.n_accepted for r in rs) > 0
+    for r in rs:
+        assert r.t_draft + r.t_verify + r.t_other - r.t_llama < 0.03
 
 
 @pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])

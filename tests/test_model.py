@@ -231,9 +231,9 @@ def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch
             return fn(*args)
         return call
 
-    for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_logits_ith", "llama_get_sampled_token_ith"):
+    for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_sampled_token_ith"):
         monkeypatch.setattr(model.llama_cpp, name, slow(getattr(model.llama_cpp, name)))
-    for name in ("_logits_address", "_candidates_address", "_candidate_logits_address"):
+    for name in ("_logits_address", "_logits_ith_address", "_candidates_address", "_candidate_logits_address"):
         monkeypatch.setattr(model, name, slow(getattr(model, name)))
     temp = SamplingParams(temp=0.8)
     for c, step, expected in [(ctx, lambda: ctx.decode([1, 2, 3]), 0.02),

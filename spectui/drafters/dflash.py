@@ -71,8 +71,8 @@ class DFlash(HiddenStateDrafter):
         b.process(self.dft)
         result: list[int] = []
         if self.is_dspark:
-            conf = (llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn")(self.dft.ptr), n_block,
-                                   self.n_embd_dec) if self.p_min > 0 else None)
+            conf = (llama_ext.rows(self.dft, "llama_get_embeddings_nextn", n_block, self.n_embd_dec)
+                    if self.p_min > 0 else None)
             for i in range(0 if self.sample_from_anchor else 1, n_block):
                 if conf is not None and conf[i, 0] < self.p_min:
                     break

@@ -54,8 +54,7 @@ class Eagle3(HiddenStateDrafter):
             for j, row in enumerate(chunk):
                 self.enc.add(None, pos + j, True, row)
             self.enc.process(self.dft, encode=True)
-            g[i:i + len(chunk)] = llama_ext.rows(
-                llama_ext.fn("llama_get_embeddings_nextn")(self.dft.ptr), len(chunk), self.n_embd_dec)
+            g[i:i + len(chunk)] = llama_ext.rows(self.dft, "llama_get_embeddings_nextn", len(chunk), self.n_embd_dec)
         return g
 
     def _process(self, tokens: Sequence[int], pos0: int) -> None:

@@ -92,9 +92,9 @@ class HiddenStateDrafter(Drafter):
             result.append(tok)
             if len(result) >= n_max:
                 break
-            out = llama_ext.fn("llama_get_embeddings_nextn_ith")(self.dft.ptr, 0)
+            out = llama_ext.rows(self.dft, "llama_get_embeddings_nextn_ith", 1, len(row), 0)[0]
             b.clear()
-            b.add(tok, pos + len(result), True, llama_ext.rows(out, 1, len(row))[0])
+            b.add(tok, pos + len(result), True, out)
             b.process(self.dft)
         return self._finish(result)
 
@@ -105,9 +105,8 @@ def layer_features(tgt: Context, layer_ids: Sequence[int], n_tokens: int, n_laye
     n_embd = tgt.model.n_embd
     parts = []
     for lid in layer_ids:
-        ptr = (llama_ext.fn("llama_get_embeddings_layer_inp")(tgt.ptr, lid) if lid < n_layer_tgt
-               else llama_ext.fn("llama_get_embeddings_nextn")(tgt.ptr))
-        parts.append(llama_ext.rows(ptr, n_tokens, n_embd))
+        parts.append(llama_ext.rows(tgt, "llama_get_embeddings_layer_inp", n_tokens, n_embd, lid) if lid < n_layer_tgt
+                     else llama_ext.rows(tgt, "llama_get_embeddings_nextn", n_tokens, n_embd))
     return np.concatenate(parts, axis=1)
 
 

@@ -38,7 +38,7 @@ class Mtp(HiddenStateDrafter):
 
     def _process(self, tokens: Sequence[int], pos0: int) -> None:
         n = len(tokens)
-        h = llama_ext.rows(llama_ext.fn("llama_get_embeddings_nextn")(self.tgt.ptr), n, self.n_embd).copy()
+        h = llama_ext.rows(self.tgt, "llama_get_embeddings_nextn", n, self.n_embd).copy()
         b = self.batch
         b.clear()
         for k, tok in enumerate(tokens):

@@ -24,19 +24,23 @@ from spectui.errors import UserError
 
 _ctx = llama_cpp.llama_context_p_ctypes
 _model = llama_cpp.llama_model_p_ctypes
-_f32p = ctypes.POINTER(ctypes.c_float)
+
+
+def _data_field(embd: "llama_cpp.llama_embd") -> ctypes.c_void_p:
+    """llama_embd's data pointer as a c_void_p over the struct's own memory."""
+    return ctypes.c_void_p.from_buffer(embd, llama_cpp.llama_embd.data.offset)
 
 # name -> (mangled Itanium name, argtypes, restype): the staging API of src/llama-ext.h.
 _EXT = {
     "llama_set_embeddings_layer_inp": ("_Z30llama_set_embeddings_layer_inpP13llama_contextjb",
                                        [_ctx, ctypes.c_uint32, ctypes.c_bool], None),
     "llama_get_embeddings_layer_inp": ("_Z30llama_get_embeddings_layer_inpP13llama_contextj",
-                                       [_ctx, ctypes.c_uint32], _f32p),
+                                       [_ctx, ctypes.c_uint32], ctypes.c_void_p),
     "llama_set_embeddings_nextn": ("_Z26llama_set_embeddings_nextnP13llama_contextbb",
                                    [_ctx, ctypes.c_bool, ctypes.c_bool], None),
-    "llama_get_embeddings_nextn": ("_Z26llama_get_embeddings_nextnP13llama_context", [_ctx], _f32p),
+    "llama_get_embeddings_nextn": ("_Z26llama_get_embeddings_nextnP13llama_context", [_ctx], ctypes.c_void_p),
     "llama_get_embeddings_nextn_ith": ("_Z30llama_get_embeddings_nextn_ithP13llama_contexti",
-                                       [_ctx, ctypes.c_int32], _f32p),
+                                       [_ctx, ctypes.c_int32], ctypes.c_void_p),
     "llama_set_nextn_layer_offset": ("_Z28llama_set_nextn_layer_offsetP13llama_contexti",
                                      [_ctx, ctypes.c_int32], None),
     "llama_get_ctx_other": ("_Z19llama_get_ctx_otherP13llama_context", [_ctx], ctypes.c_void_p),
@@ -110,11 +114,18 @@ def fn(name: str):
 # --- reading rows ----------------------------------------------------------------
 
 
-def rows(ptr, n_rows: int, n_embd: int) -> np.ndarray:
-    """A float32 view of n_rows x n_embd values at ptr (valid until the next llama.cpp call)."""
-    if not ptr:
-        raise RuntimeError("llama.cpp returned no hidden-state rows")
-    return np.ctypeslib.as_array(ptr, shape=(n_rows, n_embd))
+def rows(ctx, getter: str, n_rows: int, n_embd: int, *args) -> np.ndarray:
+    """A float32 view of the n_rows x n_embd values that `getter` (one of the
+    llama_get_embeddings_* above, called with ctx.ptr and args) returns, valid until the next
+    llama.cpp call. The getter waits for the computation (on a GPU, the decode runs on after
+    llama_process returns), so its time counts in ctx.t_llama, as a logits read does."""
+    t0 = time.perf_counter()
+    at = fn(getter)(ctx.ptr, *args)
+    ctx.t_llama += time.perf_counter() - t0
+    if not at:
+        raise RuntimeError(f"llama.cpp returned no hidden-state rows ({getter})")
+    values = (ctypes.c_float * (n_rows * n_embd)).from_address(at)
+    return np.frombuffer(values, dtype=np.float32).reshape(n_rows, n_embd)
 
 
 def target_layer_ids(model_ptr) -> list[int]:
@@ -134,38 +145,45 @@ def is_mrope(model_ptr) -> bool:
 class ExtBatch:
     """llama.cpp's llama_batch_ext, as common_batch fills it: entries are a token, a token
     with an embedding row, or an embedding row alone. The rows are kept alive until the
-    batch is cleared, since llama.cpp only keeps a view of them."""
+    batch is cleared, since llama.cpp only keeps a view of them. An entry is 3-4 calls into
+    llama.cpp, made every round for each verified and drafted token, so the functions are
+    bound once and the position buffer is reused (llama_batch_ext_set_pos copies it)."""
 
     def __init__(self, ctx_ptr):
         self.ptr = fn("llama_batch_ext_init")(ctx_ptr)
         self._keep: list[np.ndarray] = []
         self.size = 0
+        self._pos = (llama_cpp.llama_pos * 4)()
+        self._add_token, self._add_embd, self._set_pos, self._set_embd, self._set_output = (
+            fn(f"llama_batch_ext_{name}") for name in ("add_token", "add_embd", "set_pos", "set_embd_token",
+                                                      "set_output_logits"))
 
     def clear(self) -> None:
         fn("llama_batch_ext_clear")(self.ptr)
         self._keep.clear()
         self.size = 0
 
-    def _embd(self, row: np.ndarray):
+    def _embd(self, row: np.ndarray) -> llama_cpp.llama_embd:
         row = np.ascontiguousarray(row, dtype=np.float32)
         self._keep.append(row)
-        return llama_cpp.llama_embd(row.ctypes.data_as(_f32p), 1, row.shape[-1])
+        embd = llama_cpp.llama_embd(n_rows=1, n_embd=row.shape[-1])
+        _data_field(embd).value = row.ctypes.data  # half the cost of building a POINTER(c_float)
+        return embd
 
     def add(self, token: int | None, pos: int, output: bool, embd: np.ndarray | None = None,
             n_pos: int = 1) -> int:
         """Append one entry at position `pos` (n_pos copies for M-RoPE); its batch index."""
-        if token is None:
-            idx = fn("llama_batch_ext_add_embd")(self.ptr, 0, self._embd(embd))
-        else:
-            idx = fn("llama_batch_ext_add_token")(self.ptr, 0, token)
+        idx = self._add_embd(self.ptr, 0, self._embd(embd)) if token is None else self._add_token(self.ptr, 0, token)
         if idx < 0:
             raise RuntimeError(f"llama_batch_ext refused an entry (error {idx})")
-        positions = (llama_cpp.llama_pos * 4)(*([pos] * min(n_pos, 3) + [0] * (4 - min(n_pos, 3))))
-        fn("llama_batch_ext_set_pos")(self.ptr, idx, positions)
+        positions = self._pos
+        for i in range(4):
+            positions[i] = pos if i < n_pos and i < 3 else 0
+        self._set_pos(self.ptr, idx, positions)
         if token is not None and embd is not None:
-            fn("llama_batch_ext_set_embd_token")(self.ptr, idx, self._embd(embd))
+            self._set_embd(self.ptr, idx, self._embd(embd))
         if output:
-            fn("llama_batch_ext_set_output_logits")(self.ptr, idx, True)
+            self._set_output(self.ptr, idx, True)
         self.size += 1
         return idx
 

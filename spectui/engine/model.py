@@ -33,10 +33,10 @@ T = TypeVar("T")
 # numpy's as_array makes a new ctypes type from it on every call, a quarter of a greedy
 # round's Python time (py-spy) once a weight pass has emptied the caches.
 _logits_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("llama_get_logits", llama_cpp.llama_cpp._lib))
-# The same for a backend top-k's candidates and their logits in row i (llama_get_sampled_*_ith).
-_candidates_address, _candidate_logits_address = (
+# The same for output row i's logits, and a backend top-k's candidates and their logits.
+_logits_ith_address, _candidates_address, _candidate_logits_address = (
     ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)((name, llama_cpp.llama_cpp._lib))
-    for name in ("llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith"))
+    for name in ("llama_get_logits_ith", "llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith"))
 
 # KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
 KV_CACHE_TYPES = {
@@ -631,8 +631,8 @@ class Context:
     def logits_at(self, i: int) -> np.ndarray:
         """The logits of output row i of the last batch (a view: copy to keep)."""
         t0 = time.perf_counter()
-        ptr = llama_cpp.llama_get_logits_ith(self.ptr, i)
+        at = _logits_ith_address(self.ptr, i)
         self.t_llama += time.perf_counter() - t0
-        if not ptr:
+        if not at:
             raise RuntimeError(f"no logits for batch row {i}")
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        return np.frombuffer((ctypes.c_float * self.n_vocab).from_address(at), dtype=np.float32)
