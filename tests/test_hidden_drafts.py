@@ -71,16 +71,21 @@ def test_bench_measures_a_hidden_state_draft_against_none(synthetic, tmp_path):
     assert any(row["spec_type"] == "none" for row in rows)
 
 
+@pytest.mark.parametrize("p_min", [0.0, 0.5])
 @pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])
-def test_greedy_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_type, target, draft):
-    """-bs on beside a hidden-state draft: the target's chain must leave the hidden rows the
-    draft reads as they were, so the same drafts are accepted and the same tokens come out."""
+def test_sampling_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_type, target, draft, p_min):
+    """-bs on with a hidden-state draft: the target's greedy chain must leave the hidden rows
+    the draft reads as they were, and the draft's top 10 taken in the graph (llama.cpp's
+    --spec-draft-backend-sampling) must give the draft the rows gave, --spec-draft-p-min
+    included: the same drafts, acceptances and tokens."""
     answers = []
     for bs in ("on", "off"):
         s = Session(Model(synthetic(target)), Model(synthetic(draft)) if draft else None,
-                    ContextParams(n_ctx=512, backend_sampling=bs), spec=SpecConfig(types=(spec_type,)),
+                    ContextParams(n_ctx=512, backend_sampling=bs),
+                    spec=SpecConfig(types=(spec_type,), draft_p_min=p_min),
                     sampling=SamplingParams(temp=0.0), owns_models=True)
         try:
+            assert s._followers[0].top_on_backend == (bs == "on")
             events = list(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=32)))
         finally:
             s.close()

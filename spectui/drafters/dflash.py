@@ -76,10 +76,10 @@ class DFlash(HiddenStateDrafter):
             for i in range(0 if self.sample_from_anchor else 1, n_block):
                 if conf is not None and conf[i, 0] < self.p_min:
                     break
-                result.append(int(self.dft.logits_at(i).argmax()))
+                result.append(self._pick(i, p_min=0))
         else:
             for i in range(1, n_block):
-                tok = self._pick(self.dft.logits_at(i))
+                tok = self._pick(i)
                 if tok is None:
                     break
                 result.append(tok)

@@ -20,7 +20,7 @@ import numpy as np
 from spectui.drafters.base import Drafter
 from spectui.engine import llama_ext
 from spectui.engine.model import Context
-from spectui.engine.sampling import draft_dist
+from spectui.engine.sampling import LLAMA_DRAFT_SAMPLER, dist_of_candidates, draft_dist
 from spectui.engine.spec_config import SpecConfig
 
 
@@ -31,6 +31,8 @@ class HiddenStateDrafter(Drafter):
         llama_ext.require()
         self.tgt, self.dft = target, draft
         self.batch = llama_ext.ExtBatch(draft.ptr)
+        # the draft sampler's top 10 in llama.cpp's graph where -bs puts sampling on the backend
+        self.top_on_backend = draft.sample_top_k(LLAMA_DRAFT_SAMPLER.top_k)
         self.covered = 0  # target positions this drafter has seen (its state is for tokens[:covered])
         self.configure(spec)
 
@@ -69,10 +71,20 @@ class HiddenStateDrafter(Drafter):
     def _accept(self, n_accepted: int) -> None:
         """Move the deferred state to the last accepted row (llama.cpp's accept())."""
 
-    def _pick(self, logits: np.ndarray) -> int | None:
-        """llama.cpp's draft sampler (top-k 10): its top token, or None below --spec-draft-p-min."""
-        tok = int(np.argmax(logits))
-        if self.p_min > 0 and draft_dist(logits)[tok] < self.p_min:
+    def _pick(self, i: int, p_min: float | None = None) -> int | None:
+        """llama.cpp's draft sampler (top-k 10) on the draft's batch row i: its top token, or
+        None below p_min (default --spec-draft-p-min). With its top 10 taken on the backend,
+        only those come back, not the row of the vocabulary."""
+        p_min = self.p_min if p_min is None else p_min
+        if self.top_on_backend:
+            ids, logits = self.dft.candidates(i)
+            tok = int(ids[logits.argmax()])  # ids ascending: the lowest of tied ids, as numpy's argmax
+            if p_min > 0 and dist_of_candidates(ids, logits, LLAMA_DRAFT_SAMPLER, self.dft.n_vocab)[tok] < p_min:
+                return None
+            return tok
+        row = self.dft.logits_at(i)
+        tok = int(np.argmax(row))
+        if p_min > 0 and draft_dist(row)[tok] < p_min:
             return None
         return tok
 
@@ -88,7 +100,7 @@ class HiddenStateDrafter(Drafter):
         b.add(first, pos, True, row)
         b.process(self.dft)
         result: list[int] = []
-        while (tok := self._pick(self.dft.logits_at(0))) is not None:
+        while (tok := self._pick(0)) is not None:
             result.append(tok)
             if len(result) >= n_max:
                 break

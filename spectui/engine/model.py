@@ -541,7 +541,7 @@ class Context:
                 raise RuntimeError(f"llama_decode failed with status {rc}")
             self.tokens.extend(chunk)
             if outs and take is None:
-                kept.append([self._sampled(i) for i in outs] if self._chain_top_k else self._sampled_tokens(outs))
+                kept.append([self.candidates(i) for i in outs] if self._chain_top_k else self._sampled_tokens(outs))
             elif outs:
                 rows = self._logits(len(outs))
                 if self.banned is not None:
@@ -557,8 +557,15 @@ class Context:
         self.t_llama += time.perf_counter() - t0
         return picks
 
-    def _sampled(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Output row i's top-k candidates (ids ascending, int64) and their logits, copied."""
+    def sample_top_k(self, k: int) -> bool:
+        """With sample_on_backend, attach llama.cpp's top-k sampler for good: a hidden-state
+        draft's sampler, which llama.cpp's drafts offload so (--spec-draft-backend-sampling).
+        Each output row then gives only candidates(i), not logits. False where it is not."""
+        return self.sample_on_backend and self._attach_chain(k)
+
+    def candidates(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Batch row i's top-k candidates from the attached chain (ids ascending, int64) and
+        their logits, copied."""
         k = self._chain_top_k
         t0 = time.perf_counter()
         at_ids, at_logits = _candidates_address(self.ptr, i), _candidate_logits_address(self.ptr, i)
