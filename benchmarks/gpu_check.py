@@ -16,7 +16,8 @@ interleaved, medians of --runs; prints tok/s, the overhead per round outside lla
 and the peak GPU memory in use while each ran (NVML, whole device). `none` and
 `ngram-simple` run with greedy's argmax on the GPU (-bs on, what auto chooses there) and
 in numpy (-bs off), to show what copying the logits rows to the host costs; `none` at
-temperature 0.8 too, with the top-k on the GPU and in numpy. Prints numbers; asserts nothing.
+temperature 0.8 too, with the top-k on the GPU and in numpy. Each such pair must give the
+same tokens (the same seed); the report says whether it did. Prints numbers; asserts nothing.
 """
 
 from __future__ import annotations
@@ -132,6 +133,12 @@ def report(title: str, results: dict[str, list], failed: dict[str, str]) -> None
         print(f"  {name:32} {tps:8.1f} tok/s"
               + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
               + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""), flush=True)
+    for name, rs in results.items():
+        off = name.removesuffix(" -bs on") + " -bs off"
+        if name.endswith(" -bs on") and off in results and name not in failed and off not in failed:
+            same = [a[0][2] == b[0][2] for a, b in zip(rs, results[off])]
+            print(f"  {name.removesuffix(' -bs on')}: the same tokens with -bs on and off in "
+                  f"{sum(same)} of {len(same)} runs{'' if all(same) else '  <-- DIFFERENT'}", flush=True)
 
 
 if __name__ == "__main__":

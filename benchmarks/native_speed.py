@@ -55,16 +55,18 @@ def _llama_generate(path: str, n: int, temp: float = 0.0, gpu_layers: int = 0) -
 
 def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("--spec-type", "none"),
              prompt: str = PROMPT, temp: float = 0.0, seed: int = 0,
-             extra: tuple[str, ...] = ()) -> tuple[float, float]:
-    """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round)."""
+             extra: tuple[str, ...] = ()) -> tuple[float, float, tuple[int, ...]]:
+    """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round,
+    the tokens generated)."""
     out = subprocess.run(
         [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", str(temp), "--seed", str(seed),
          "-n", str(n), *extra, "--json", prompt],
         capture_output=True, text=True, check=True, env=_clean_env() | env)
-    stats = json.loads(out.stdout)["stats"]
+    data = json.loads(out.stdout)
+    stats = data["stats"]
     if stats["n_generated"] != n:
         print(f"  (warning: spectui stopped at {stats['n_generated']} tokens, not {n})", file=sys.stderr)
-    return stats["tok_per_s"], stats["overhead_ms_per_round"]
+    return stats["tok_per_s"], stats["overhead_ms_per_round"], tuple(data["tokens"])
 
 
 CHAT = r"""
