@@ -294,11 +294,13 @@ def test_greedy_on_the_backend_gives_the_same_answer(smol, types):
     assert types == ("none",) or sum(n for _, n in answers[0][1]) > 10
 
 
-@pytest.mark.parametrize("spec, temp", [(SpecConfig(types=("ngram-simple",)), 0.3),
-                                        (SpecConfig(types=("draft-simple",), verify="rejection"), 0.8)])
+@pytest.mark.parametrize("spec, temp", [
+    (SpecConfig(types=("ngram-simple",)), 0.3), (SpecConfig(types=("draft-simple",), verify="rejection"), 0.8),
+    (SpecConfig(types=("draft-simple",), verify="rejection", draft_sampling="probabilistic"), 0.8)])
 def test_sampling_on_the_backend_gives_the_same_answer(smol, spec, temp):
-    """-bs on at temperature > 0 (llama.cpp's top-k in the graph for the verified rows): with
-    the same seed, the same tokens, drafts and acceptances as numpy's distributions."""
+    """-bs on at temperature > 0 (llama.cpp's top-k in the graph for the verified rows, and for
+    a probabilistic draft's own rows): with the same seed, the same tokens, drafts and
+    acceptances as numpy's distributions."""
     answers = []
     for bs in ("on", "off"):
         s = Session(smol, smol, ContextParams(n_ctx=1024, backend_sampling=bs), spec=spec,

@@ -50,10 +50,13 @@ class DraftModel(Drafter):
         """History tokens the next draft(tokens) must decode before it can draft."""
         return len(tokens) - 1 - self.ctx.common_prefix(tokens[:-1])
 
-    def _decode_one(self, token: int, argmax_only: bool):
-        """Decode one token: its logits row, or with argmax_only just the row's argmax."""
-        if argmax_only:
+    def _decode_one(self, token: int, take: str):
+        """Decode one token and take its row's argmax, its distribution under the target's
+        settings (read in place, or its top k from the backend), or the row itself."""
+        if take == "argmax":
             return self.ctx.decode_argmax([token], [0])[0]
+        if take == "dist":
+            return self.ctx.decode_dists([token], [0], self.sampling)[0]
         return self.ctx.decode([token], want=[0])[0]
 
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
@@ -66,19 +69,20 @@ class DraftModel(Drafter):
         if n_max <= 0:
             return []
         self._sync(tokens[:-1])
-        # plain greedy needs only each row's argmax, read in place (see Context.decode_argmax)
-        argmax_only = not self.probabilistic and self.p_min <= 0
+        # plain greedy needs only each row's argmax, and sampling without p-min only q: neither
+        # needs the row (see Context.decode_argmax, decode_dists)
+        take = "row" if self.p_min > 0 else "dist" if self.probabilistic else "argmax"
         try:
-            out = self._decode_one(tokens[-1], argmax_only)
+            out = self._decode_one(tokens[-1], take)
         except ContextFull:
             return []
         result: list[int] = []
         qs: list = []  # the Dist each token was drawn from
         while True:
-            if argmax_only:
+            if take == "argmax":
                 tok = out
             elif self.probabilistic:  # q with the target's own settings (same filters as p)
-                q = dist(out, self.sampling)
+                q = out if take == "dist" else dist(out, self.sampling)
                 tok = sample(q, self.rng)
                 qs.append(q)
             else:
@@ -89,7 +93,7 @@ class DraftModel(Drafter):
             result.append(tok)
             if len(result) >= n_max:
                 break
-            out = self._decode_one(tok, argmax_only)
+            out = self._decode_one(tok, take)
         if len(result) < self.n_min:
             return []
         if self.probabilistic:

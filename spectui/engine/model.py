@@ -480,12 +480,13 @@ class Context:
         return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
 
     def decode_dists(self, tokens: Sequence[int], want: Sequence[int], params: smp.SamplingParams) -> Sequence[smp.Dist]:
-        """As decode(), but each wanted row's sampling.dist under `params` (temperature > 0),
-        computed when first indexed: a verifier that stops at the first rejection takes no
+        """As decode(), but each wanted row's sampling.dist under `params`, computed when first
+        indexed: a verifier that stops at the first rejection takes no
         more. With sample_on_backend, llama.cpp's top-k sampler picks each row's k candidates
         in the graph, and only their ids and logits come back, not a row of the vocabulary;
         the rest of the chain runs on those k (dist_of_candidates)."""
-        if self.sample_on_backend and 0 < params.top_k < self.n_vocab and self._attach_chain(params.top_k):
+        if (self.sample_on_backend and not params.greedy and 0 < params.top_k < self.n_vocab
+                and self._attach_chain(params.top_k)):
             found = [c for part in self._decode(tokens, want, None) for c in part]
             return _LazyRows(found, lambda c: smp.dist_of_candidates(*c, params, self.n_vocab))
         return self.decode_each(tokens, want, lambda row: smp.dist(row, params), lazy=True)
