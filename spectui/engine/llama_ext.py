@@ -30,6 +30,7 @@ def _data_field(embd: "llama_cpp.llama_embd") -> ctypes.c_void_p:
     """llama_embd's data pointer as a c_void_p over the struct's own memory."""
     return ctypes.c_void_p.from_buffer(embd, llama_cpp.llama_embd.data.offset)
 
+
 # name -> (mangled Itanium name, argtypes, restype): the staging API of src/llama-ext.h.
 _EXT = {
     "llama_set_embeddings_layer_inp": ("_Z30llama_set_embeddings_layer_inpP13llama_contextjb",

@@ -404,7 +404,8 @@ class Context:
         # rows stay in numpy there.
         self.sample_on_backend = params.backend_sampling == "on" or (
             params.backend_sampling == "auto" and model.output_on_gpu)
-        _note(f"{model.path.name}: greedy's argmax and top-k {'on the backend' if self.sample_on_backend else 'in numpy'} "
+        where = "on the backend" if self.sample_on_backend else "in numpy"
+        _note(f"{model.path.name}: greedy's argmax and top-k {where} "
               f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})")
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
@@ -479,12 +480,13 @@ class Context:
             return until_rejection(self.decode_each(tokens, want, lambda row: int(row.argmax()), lazy=True), tokens)
         return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
 
-    def decode_dists(self, tokens: Sequence[int], want: Sequence[int], params: smp.SamplingParams) -> Sequence[smp.Dist]:
+    def decode_dists(self, tokens: Sequence[int], want: Sequence[int],
+                     params: smp.SamplingParams) -> Sequence[smp.Dist]:
         """As decode(), but each wanted row's sampling.dist under `params`, computed when first
-        indexed: a verifier that stops at the first rejection takes no
-        more. With sample_on_backend, llama.cpp's top-k sampler picks each row's k candidates
-        in the graph, and only their ids and logits come back, not a row of the vocabulary;
-        the rest of the chain runs on those k (dist_of_candidates)."""
+        indexed: a verifier that stops at the first rejection takes no more. With
+        sample_on_backend (and temperature > 0), llama.cpp's top-k sampler picks each row's k
+        candidates in the graph, and only their ids and logits come back, not a row of the
+        vocabulary; the rest of the chain runs on those k (dist_of_candidates)."""
         if (self.sample_on_backend and not params.greedy and 0 < params.top_k < self.n_vocab
                 and self._attach_chain(params.top_k)):
             found = [c for part in self._decode(tokens, want, None) for c in part]
@@ -560,7 +562,7 @@ class Context:
 
     def sample_top_k(self, k: int) -> bool:
         """With sample_on_backend, attach llama.cpp's top-k sampler for good: a hidden-state
-        draft's sampler, which llama.cpp's drafts offload so (--spec-draft-backend-sampling).
+        draft's own sampler, as llama.cpp's drafts offload theirs (--spec-draft-backend-sampling).
         Each output row then gives only candidates(i), not logits. False where it is not."""
         return self.sample_on_backend and self._attach_chain(k)
 
