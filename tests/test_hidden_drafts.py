@@ -96,7 +96,7 @@ def test_sampling_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_typ
 @pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])
 def test_reading_hidden_rows_counts_as_llama_time(synthetic, monkeypatch, spec_type, target, draft):
     """The getters of hidden rows wait for the computation (on a GPU the decode runs on after
-    llama_process returns): slowed down, their time must land in llama time, not in the
+    llama_process returns): slowed down by 60 ms, their time must land in llama time, not in the
     overhead per round (dspark reads its confidences only under --spec-draft-p-min)."""
     s = open_pair(synthetic, target, draft, types=(spec_type,), draft_n_max=3, draft_p_min=0.01)
     calls = []
@@ -104,7 +104,7 @@ def test_reading_hidden_rows_counts_as_llama_time(synthetic, monkeypatch, spec_t
     def slow(name, fn):
         def call(*args):
             calls.append(name)
-            time.sleep(0.03)
+            time.sleep(0.06)
             return fn(*args)
         return call
 
@@ -116,7 +116,7 @@ def test_reading_hidden_rows_counts_as_llama_time(synthetic, monkeypatch, spec_t
         s.close()
     assert len(calls) > len(rs) and sum(r.n_accepted for r in rs) > 0
     for r in rs:
-        assert r.t_draft + r.t_verify + r.t_other - r.t_llama < 0.03
+        assert r.t_draft + r.t_verify + r.t_other - r.t_llama < 0.06
 
 
 @pytest.mark.parametrize("spec_type,target,draft", PAIRS, ids=[p[0] for p in PAIRS])
