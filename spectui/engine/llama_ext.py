@@ -20,6 +20,7 @@ import numpy as np
 
 import llama_cpp
 
+from spectui.engine.model import array_at
 from spectui.errors import UserError
 
 _ctx = llama_cpp.llama_context_p_ctypes
@@ -125,8 +126,7 @@ def rows(ctx, getter: str, n_rows: int, n_embd: int, *args) -> np.ndarray:
     ctx.t_llama += time.perf_counter() - t0
     if not at:
         raise RuntimeError(f"llama.cpp returned no hidden-state rows ({getter})")
-    values = (ctypes.c_float * (n_rows * n_embd)).from_address(at)
-    return np.frombuffer(values, dtype=np.float32).reshape(n_rows, n_embd)
+    return array_at(at, ctypes.c_float, n_rows * n_embd).reshape(n_rows, n_embd)
 
 
 def target_layer_ids(model_ptr) -> list[int]:

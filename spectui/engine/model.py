@@ -38,6 +38,12 @@ _logits_ith_address, _candidates_address, _candidate_logits_address = (
     ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)((name, llama_cpp.llama_cpp._lib))
     for name in ("llama_get_logits_ith", "llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith"))
 
+
+def array_at(at: int, ctype, count: int) -> np.ndarray:
+    """`count` values of a ctypes type at address `at`, as a numpy view (no copy)."""
+    return np.frombuffer((ctype * count).from_address(at), dtype=ctype)
+
+
 # KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
 KV_CACHE_TYPES = {
     "f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8,
@@ -575,8 +581,7 @@ class Context:
         self.t_llama += time.perf_counter() - t0
         if not (at_ids and at_logits):
             raise RuntimeError(f"llama.cpp's top-k chain gave no candidates for batch row {i}")
-        ids = np.frombuffer((ctypes.c_int32 * k).from_address(at_ids), dtype=np.int32)
-        logits = np.frombuffer((ctypes.c_float * k).from_address(at_logits), dtype=np.float32)
+        ids, logits = array_at(at_ids, ctypes.c_int32, k), array_at(at_logits, ctypes.c_float, k)
         order = ids.argsort()
         return ids[order].astype(np.int64), logits[order]
 
@@ -620,8 +625,7 @@ class Context:
             self._views, self._views_at = {}, at
         view = self._views.get(n_out)
         if view is None:
-            buf = (ctypes.c_float * (n_out * self.n_vocab)).from_address(at)
-            view = self._views[n_out] = np.frombuffer(buf, dtype=np.float32).reshape(n_out, self.n_vocab)
+            view = self._views[n_out] = array_at(at, ctypes.c_float, n_out * self.n_vocab).reshape(n_out, self.n_vocab)
         return view
 
     # Position-driven use: a hidden-state draft's context holds (token, hidden row) pairs
@@ -645,4 +649,4 @@ class Context:
         self.t_llama += time.perf_counter() - t0
         if not at:
             raise RuntimeError(f"no logits for batch row {i}")
-        return np.frombuffer((ctypes.c_float * self.n_vocab).from_address(at), dtype=np.float32)
+        return array_at(at, ctypes.c_float, self.n_vocab)
