@@ -1,5 +1,5 @@
 """The chat app driven with Textual's Pilot, plus the app's pure helpers (overlay chunks,
-panel text, event batching).
+panel text, the hand-over of events).
 
 Tests of the UI alone run on a FakeSession (a recorded answer, no model); those where the
 engine and the UI meet (streaming, live reconfiguration, baselines, loading, presets) run
@@ -27,8 +27,8 @@ from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup
 from spectui.engine import llama_thread
-from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.handover import Handover
 from spectui.engine.model import Model
 from spectui.engine.overlay import REJECTED
 from spectui.engine.session import Session
@@ -599,21 +599,30 @@ def test_live_turn_builds_the_message():
     assert m.stats["n_generated"] == 6
 
 
-def test_event_batcher_coalesces_rounds_but_not_turn_boundaries():
-    posted, now = [], [0.0]
-    b = EventBatcher(posted.append, interval=0.05, clock=lambda: now[0])
-    b.add(TurnStart(t=0, n_prompt=1, n_prompt_decoded=1, n_ctx=10, config={}))
-    assert len(posted) == 1
-    now[0] = 0.2  # the prompt took longer than an interval: still not handed over alone
-    b.add(PromptDone(t=0.2, t_prompt=0.2))
-    assert len(posted) == 1
+def test_the_handover_batches_rounds_but_not_turn_boundaries():
+    """Rounds wait for the consumer's interval; a turn's start and end wake it at once; the
+    end of the prompt waits for the first rounds; after the close, the rest, then None."""
+    h = Handover()
+    t0 = time.monotonic()
+    h.put(TurnStart(t=0, n_prompt=1, n_prompt_decoded=1, n_ctx=10, config={}))
+    assert [type(e) for e in h.take(30)] == [TurnStart]
+    assert time.monotonic() - t0 < 10  # woken, not after the interval
+    h.put(PromptDone(t=0.2, t_prompt=0.2))
+    t1 = time.monotonic()
+    assert [type(e) for e in h.take(0.2)] == [PromptDone]
+    assert time.monotonic() - t1 >= 0.35  # alone, it waited a second interval for the first rounds
     for i in range(10):
-        now[0] += 0.01
-        b.add(rnd(i, 1, 1, now[0]))
-    b.add(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
-    assert sum(len(p) for p in posted) == 13
-    assert isinstance(posted[1][0], PromptDone) and isinstance(posted[1][1], Round)  # with the first rounds
-    assert 3 <= len(posted) <= 5 and isinstance(posted[-1][-1], TurnEnd)
+        h.put(rnd(i, 1, 1, i))
+    t1 = time.monotonic()
+    assert [type(e) for e in h.take(0.2)] == [Round] * 10
+    assert time.monotonic() - t1 >= 0.15  # rounds did not wake it
+    h.put(rnd(11, 1, 1, 11))
+    h.put(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
+    h.close()
+    t2 = time.monotonic()
+    assert [type(e) for e in h.take(30)] == [Round, TurnEnd]
+    assert h.take(30) is None and h.take(30) is None
+    assert time.monotonic() - t2 < 10
 
 
 def test_the_answer_redraws_less_often_when_llama_cpp_takes_every_core():

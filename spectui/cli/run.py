@@ -7,7 +7,6 @@ session to stop between rounds: the caches stay consistent and the summary is st
 from __future__ import annotations
 
 import json
-import queue
 import sys
 from pathlib import Path
 
@@ -19,8 +18,8 @@ from spectui.config import text as user_text
 from spectui.config.launch import model_label, open_session, resolve
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine import llama_thread
-from spectui.engine.batching import EventBatcher
 from spectui.engine.events import Round, StopReason, TurnEnd
+from spectui.engine.handover import Handover
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 
@@ -80,30 +79,24 @@ def save_trace(path: Path, recorded_by: str, session, setup, turns: list) -> Pat
 
 def generate_in_thread(session, on_event, **kwargs) -> list:
     """Generate on the llama thread, handing each event to `on_event` here, rounds in batches
-    of HAND_OVER_S (a hand-over per round cost 0.05 ms a round); Ctrl+C, wherever it lands,
-    asks the session to stop after the current round. Returns all events."""
-    q: queue.Queue = queue.Queue()
+    once every HAND_OVER_S (engine/handover.py); Ctrl+C, wherever it lands, asks the session
+    to stop after the current round. Returns all events."""
+    handover = Handover()
 
     def work():
-        batcher = EventBatcher(q.put, HAND_OVER_S)
         try:
             for ev in session.generate(**kwargs):
-                batcher.add(ev)
-        except BaseException as e:  # re-raised in the caller's thread
-            batcher.flush()
-            q.put(e)
-        batcher.flush()
-        q.put(None)
+                handover.put(ev)
+        finally:
+            handover.close()
 
-    llama_thread.submit(work)
+    done = llama_thread.submit(work)
     events = []
     while True:
         try:
-            batch = q.get()
+            batch = handover.take(HAND_OVER_S)
             if batch is None:
-                return events
-            if isinstance(batch, BaseException):
-                raise batch
+                break
             events.extend(batch)
             for ev in batch:
                 on_event(ev)
@@ -112,6 +105,8 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
         except BaseException:  # the caller fails (a closed pipe): the answer stops after its round
             session.cancel()
             raise
+    done.result()  # the generation's own exception, if it raised one
+    return events
 
 
 def main(args) -> int:
