@@ -3,12 +3,12 @@
 A round can take a millisecond on a small model. Handing each one over wakes the
 consumer's thread, which then competes for the GIL and the cores with the generation it
 is showing; even one wake-up every 50 ms, signalled from the generating thread, cost it
-0.05-0.06 ms a round (1.5B target, 2 cores, `spectui run`'s loop in one process; 0.02-0.04
-across processes, interleaved). So a round is only appended
-here, and the consumer takes what has come at its own pace, once an interval; a turn's
-start and end (and the generation's close) wake it at once. The end of the prompt goes
-with the first rounds, an interval later: alone, the chat redrew for it just as generation
-began, with nothing new to show. The chat and `spectui run` both consume this way.
+0.05-0.06 ms a round (1.5B target, 2 cores, `spectui run`'s loop in one process;
+0.02-0.04 across processes, interleaved). So a round is only appended here, and the
+consumer takes what has come at its own pace, once an interval; a turn's start and end
+(and the generation's close) wake it at once. The end of the prompt goes with the first
+rounds, an interval later: alone, the chat redrew for it just as generation began, with
+nothing new to show. The chat and `spectui run` both consume this way.
 """
 
 from __future__ import annotations
