@@ -623,6 +623,9 @@ def test_the_handover_batches_rounds_but_not_turn_boundaries():
     assert [type(e) for e in h.take(30)] == [Round, TurnEnd]
     assert h.take(30) is None and h.take(30) is None
     assert time.monotonic() - t2 < 10
+    h, t3 = Handover(), time.monotonic()
+    threading.Timer(0.1, h.close).start()  # a generation that failed before its end
+    assert h.take(30) is None and time.monotonic() - t3 < 10
 
 
 def test_the_answer_redraws_less_often_when_llama_cpp_takes_every_core():
