@@ -27,6 +27,7 @@ from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup
 from spectui.engine import llama_thread
+from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.handover import Handover
 from spectui.engine.model import Model
@@ -597,6 +598,23 @@ def test_live_turn_builds_the_message():
     assert m.segments == [("he", "draft"), ("xx", REJECTED), ("llo", "target"), (" worl", "draft"), ("d!", "target")]
     assert m.config == "draft-simple n-max 3 → ngram-mod"
     assert m.stats["n_generated"] == 6
+
+
+def test_event_batcher_coalesces_rounds_but_not_turn_boundaries():
+    posted, now = [], [0.0]
+    b = EventBatcher(posted.append, interval=0.05, clock=lambda: now[0])
+    b.add(TurnStart(t=0, n_prompt=1, n_prompt_decoded=1, n_ctx=10, config={}))
+    assert len(posted) == 1
+    now[0] = 0.2  # the prompt took longer than an interval: still not handed over alone
+    b.add(PromptDone(t=0.2, t_prompt=0.2))
+    assert len(posted) == 1
+    for i in range(10):
+        now[0] += 0.01
+        b.add(rnd(i, 1, 1, now[0]))
+    b.add(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
+    assert sum(len(p) for p in posted) == 13
+    assert isinstance(posted[1][0], PromptDone) and isinstance(posted[1][1], Round)  # with the first rounds
+    assert 3 <= len(posted) <= 5 and isinstance(posted[-1][-1], TurnEnd)
 
 
 def test_the_handover_batches_rounds_but_not_turn_boundaries():

@@ -1,6 +1,5 @@
-"""Generation on the llama thread, handed up to the app in batches (engine/handover.py) by
-the worker thread that waits for it: at most RATE posts a second, so the answer is not
-re-rendered for every token.
+"""Generation in a worker thread, handed up to the app in batches (engine/batching.py):
+at most RATE posts a second, so the answer is not re-rendered for every token.
 
 Where llama.cpp's threads take every core, every millisecond the UI thread runs is taken
 from them (a lower priority for the UI thread did not help): an update costs Textual
@@ -18,7 +17,7 @@ from typing import Callable
 from textual.message import Message
 
 from spectui.engine import llama_thread
-from spectui.engine.handover import Handover
+from spectui.engine.batching import EventBatcher
 from spectui.engine.session import GenerationLimits, Session, SessionStatus
 from spectui.tui.messages import TurnEvents, TurnFailed
 
@@ -33,28 +32,22 @@ def update_interval(status: SessionStatus) -> float:
 
 def stream_turn(session: Session, messages: list[dict], limits: GenerationLimits,
              post: Callable[[Message], object], stop: threading.Event) -> None:
-    """Run one turn on the llama thread and post its events from the calling (worker)
-    thread until its end; `stop` asks it to end between rounds, even when set before the
-    engine started (the engine clears its own flag on start)."""
-    interval, handover = update_interval(session.status()), Handover()
-    done = llama_thread.submit(_stream, session, messages, limits, handover, stop)
-    while (batch := handover.take(interval)) is not None:
-        if batch:
-            post(TurnEvents(batch))
-    if error := done.result():
-        post(TurnFailed(error))
+    """Run one turn on the llama thread, the calling (worker) thread waiting for its end;
+    `stop` asks it to end between rounds, even when set before the engine started (the
+    engine clears its own flag on start)."""
+    llama_thread.submit(_stream, session, messages, limits, post, stop).result()
 
 
-def _stream(session: Session, messages: list[dict], limits: GenerationLimits, handover: Handover,
-            stop: threading.Event) -> str | None:
-    """The turn's events into `handover`; what went wrong, if the engine raised."""
+def _stream(session: Session, messages: list[dict], limits: GenerationLimits,
+            post: Callable[[Message], object], stop: threading.Event) -> None:
+    batcher = EventBatcher(lambda events: post(TurnEvents(events)), update_interval(session.status()))
     try:
         for event in session.generate(messages=messages, limits=limits):
             if stop.is_set():
                 session.cancel()
-            handover.put(event)
+            batcher.add(event)
     except Exception as e:  # the engine raised before or between events: end the turn, not the app
-        return f"{type(e).__name__}: {e}" if not str(e) else str(e)
-    finally:
-        handover.close()
-    return None
+        batcher.flush()
+        post(TurnFailed(f"{type(e).__name__}: {e}" if not str(e) else str(e)))
+        return
+    batcher.flush()
