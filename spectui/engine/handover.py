@@ -4,12 +4,11 @@ A round can take a millisecond on a small model. Handing each one over wakes the
 consumer's thread, which then competes for the GIL and the cores with the generation it
 is showing; even one wake-up every 50 ms, signalled from the generating thread, cost it
 0.05-0.06 ms a round (1.5B target, 2 cores, `spectui run`'s loop in one process;
-0.02-0.04 across processes, interleaved). So a round is only appended here, and the
-consumer takes what has come at its own pace, once an interval; a turn's start and end
-(and the generation's close) wake it at once. The end of the prompt goes with the first
-rounds, an interval later: alone, a redraw for it would come just as generation began,
-with nothing new to show. `spectui run` consumes this way; the chat is pushed its events
-(engine/batching.py), which measured faster there.
+0.02-0.05 across processes, interleaved sets of 5-10). So a round (or the end of the
+prompt) is only appended here, and the consumer takes what has come at its own pace,
+once an interval; a turn's start and end (and the generation's close) wake it at once.
+`spectui run` consumes this way; the chat is pushed its events (engine/batching.py),
+which measured faster there.
 """
 
 from __future__ import annotations
@@ -27,7 +26,8 @@ class Handover:
         self._closed = False
 
     def put(self, event: Event) -> None:
-        """From the generating thread: rounds wait for the consumer; anything else wakes it."""
+        """From the generating thread: rounds and the end of the prompt wait for the consumer;
+        a turn's start or end wakes it."""
         self._pending.append(event)
         if not isinstance(event, (Round, PromptDone)):
             self._wake.set()
@@ -43,9 +43,6 @@ class Handover:
         if not self._closed:
             self._wake.wait(interval)
             self._wake.clear()
-            if len(self._pending) == 1 and isinstance(self._pending[0], PromptDone):  # the first rounds are near
-                self._wake.wait(interval)
-                self._wake.clear()
         closed = self._closed  # read before draining: whatever came before the close is taken now
         batch = [self._pending.popleft() for _ in range(len(self._pending))]
         return None if closed and not batch else batch
