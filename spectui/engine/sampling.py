@@ -134,7 +134,7 @@ def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
 
 def dist_of_candidates(cand: np.ndarray, logits: np.ndarray, params: SamplingParams, n_vocab: int) -> Dist:
     """dist() from the top-k candidates alone (ids ascending, their logits): what is left
-    to do when llama.cpp's graph has taken the top k on the backend (Context.decode_top_k)."""
+    to do when llama.cpp's graph has taken the top k on the backend (Context.decode_dists)."""
     zc = logits.astype(np.float64)
     z_max = zc.max()
     if not math.isfinite(z_max):
