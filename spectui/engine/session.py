@@ -239,11 +239,12 @@ class Session:
         d.configure(spec)
         return d
 
-    def _ready(self, spec_type: str, spec: SpecConfig, context: Sequence[int]):
-        """The drafter for `spec_type`, begun on this turn's context (once per turn)."""
+    def _ready(self, spec_type: str, spec: SpecConfig, seq: list[int]):
+        """The drafter for `spec_type`, begun on this turn's context, `seq` without its last
+        token (once per turn: a copy of the context every round grew with the chat's length)."""
         d = self._drafter(spec_type, spec)
         if spec_type not in self._begun:
-            d.begin(context)
+            d.begin(seq[:-1])
             self._begun.add(spec_type)
         return d
 
@@ -262,7 +263,7 @@ class Session:
         if spec.types == ("auto",):
             return self._auto_draft(spec, seq, n_max, left, done)
         for spec_type in self._types_in_use(spec):
-            d = self._ready(spec_type, spec, seq[:-1])
+            d = self._ready(spec_type, spec, seq)
             k = limit if spec_type in NGRAM_TYPES else n_max  # n-gram types have their own sizes
             tokens = d.draft(seq, k)[:k]
             if tokens:
@@ -271,7 +272,7 @@ class Session:
 
     def _auto_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
         t0 = time.perf_counter()
-        ngram = self._ready(auto.NGRAM, spec, seq[:-1])
+        ngram = self._ready(auto.NGRAM, spec, seq)
         candidate = ngram.draft(seq, n_max)
         t_lookup = time.perf_counter() - t0
         model = self._drafter(self.model_type, spec) if self.model_type else None  # syncs itself in draft()
@@ -328,7 +329,7 @@ class Session:
         self._auto.observe_prefill(len(prompt) - 1 - n_keep, time.perf_counter() - t_decode)
         self._begun.clear()
         for spec_type in self._types_in_use(spec):
-            self._ready(spec_type, spec, prompt[:-1])
+            self._ready(spec_type, spec, prompt)
         yield PromptDone(t=time.perf_counter(), t_prompt=time.perf_counter() - t0)
 
         state = _Turn(seq=prompt[:], detok=Detokenizer(self.target), rng=smp.make_rng(self.sampling))
