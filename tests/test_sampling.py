@@ -9,10 +9,12 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from spectui.engine import sampling
 from spectui.engine.sampling import (
     SamplingParams,
     _top_k,
     dist,
+    dist_of_candidates,
     draft_dist,
     make_rng,
     probs,
@@ -177,6 +179,41 @@ def test_matches_literal_chain_on_a_large_vocab(sp):
     assert got.sum() == pytest.approx(1.0)
     if sp.top_k > 0:
         assert np.count_nonzero(got) <= sp.top_k
+
+
+@pytest.mark.parametrize(
+    "sp",
+    [
+        SamplingParams(),
+        SamplingParams(top_p=1.0),
+        SamplingParams(min_p=0.0, top_p=0.5, temp=1.5),
+        SamplingParams(top_p=0.99, min_p=0.2, temp=0.3),
+        SamplingParams(top_p=1.0, min_p=0.0, temp=1.0),
+    ],
+)
+def test_few_candidates_on_python_floats_agree_with_numpy(sp, monkeypatch):
+    """A top-k's few candidates take the chain on Python floats; the numpy path is the
+    reference: the same ids, the same probabilities to rounding. Integer logits make ties,
+    whose order top-p must keep (ids ascending), and equal ones put top-p's sums exactly on
+    top_p (the token that reaches it is kept); -inf is a banned token."""
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        k = int(rng.integers(1, sampling.FEW + 1))
+        cand = np.sort(rng.choice(151_936, size=k, replace=False)).astype(np.int64)
+        if trial % 7 == 0:
+            logits = np.zeros(k, dtype=np.float32)
+        elif trial % 3 == 0:
+            logits = rng.integers(-4, 4, size=k).astype(np.float32)
+        else:
+            logits = rng.normal(scale=3.0, size=k).astype(np.float32)
+        if trial % 5 == 0 and k > 1:
+            logits[rng.integers(k)] = -np.inf
+        few = dist_of_candidates(cand, logits, sp, 151_936)
+        with monkeypatch.context() as m:
+            m.setattr(sampling, "FEW", 0)
+            ref = dist_of_candidates(cand, logits, sp, 151_936)
+        np.testing.assert_array_equal(few.ids, ref.ids)
+        np.testing.assert_allclose(few.p, ref.p, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("size", [5, 63, 64, 65, 1_000, 49_155, 151_936])

@@ -132,9 +132,14 @@ def dist(logits: np.ndarray, params: SamplingParams) -> Dist:
     return dist_of_candidates(cand, z[cand], params, z.size)
 
 
+FEW = 64  # candidates up to which the chain runs on Python floats (_dist_of_few); numpy beyond
+
+
 def dist_of_candidates(cand: np.ndarray, logits: np.ndarray, params: SamplingParams, n_vocab: int) -> Dist:
     """dist() from the top-k candidates alone (ids ascending, their logits): what is left
     to do when llama.cpp's graph has taken the top k on the backend (Context.decode_dists)."""
+    if cand.size <= FEW:
+        return _dist_of_few(cand, logits, params, n_vocab)
     zc = logits.astype(np.float64)
     z_max = zc.max()
     if not math.isfinite(z_max):
@@ -157,6 +162,37 @@ def dist_of_candidates(cand: np.ndarray, logits: np.ndarray, params: SamplingPar
 
     e = np.exp((zc - z_max) / params.temp)
     return Dist(cand, e / e.sum(), n_vocab)
+
+
+def _dist_of_few(cand: np.ndarray, logits: np.ndarray, params: SamplingParams, n_vocab: int) -> Dist:
+    """dist_of_candidates for a top-k's few dozen candidates, the same chain on Python floats.
+    A CPU decode leaves the caches cold, where each numpy call costs microseconds whatever
+    its size: with llama.cpp's default top-k 40, generating on the 1.5B target at temperature
+    0.8 (the two paths alternating answer by answer, 6 answers in one process), a call took
+    108 us as the ~25 numpy calls above and 76 us here; warm, 23.5 and 16.5 us. The results
+    agree with the numpy path to rounding (the tests compare them)."""
+    z = logits.tolist()
+    z_max = max(z)
+    if not math.isfinite(z_max):
+        raise ValueError("logits have no finite maximum")
+    keep = range(len(z))
+    if params.min_p > 0:
+        floor = z_max + math.log(params.min_p)
+        keep = [i for i in keep if z[i] >= floor]
+    if params.top_p < 1:
+        exp = math.exp
+        w_total = sum([exp(x - z_max) for x in z])  # over the whole top-k set, as llama.cpp's top-p
+        by_logit = sorted(keep, key=z.__getitem__, reverse=True)  # stable: ties keep id order
+        mass, n_keep = 0.0, len(by_logit)
+        for n, i in enumerate(by_logit, 1):
+            mass += exp(z[i] - z_max)
+            if mass / w_total >= params.top_p:  # the token that crosses top_p is kept
+                n_keep = n
+                break
+        keep = sorted(by_logit[:n_keep])
+    e = [math.exp((z[i] - z_max) / params.temp) for i in keep]
+    total = sum(e)
+    return Dist(cand[list(keep)], np.array([x / total for x in e]), n_vocab)
 
 
 def probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
