@@ -9,6 +9,7 @@ m-grams per key and drafts only one that is at least twice as frequent as the ot
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,7 +34,8 @@ def lcg_hash(tokens: Sequence[int]) -> int:
 def rfind(tokens: list[int], pattern: list[int], hi: int, lo: int) -> int:
     """Largest j with lo < j <= hi and tokens[j:j+len(pattern)] == pattern; 0 when none.
 
-    Candidates come from list.index on a reversed copy, so the scan runs in C.
+    Candidates come from list.index on a reversed copy, so the scan runs in C; counted first,
+    as a ValueError from index() cost 18 us a round with the caches cold after a decode.
     """
     if hi <= lo:
         return 0
@@ -41,15 +43,13 @@ def rfind(tokens: list[int], pattern: list[int], hi: int, lo: int) -> int:
     first = pattern[0]
     rev = tokens[hi:lo:-1]  # rev[r] == tokens[hi - r]
     r = 0
-    while True:
-        try:
-            r = rev.index(first, r)
-        except ValueError:
-            return 0
+    for _ in range(rev.count(first)):
+        r = rev.index(first, r)
         j = hi - r
         if tokens[j:j + n] == pattern:
             return j
         r += 1
+    return 0
 
 
 def _lcg_hashes(tokens: list[int], lo: int, hi: int, n: int) -> np.ndarray:
@@ -94,7 +94,10 @@ class _NgramMap(Drafter):
         self.size_m = size_m
         self.min_hits = min_hits
         self._keys: list[_Key] = []
-        self._key_map = np.zeros(KEY_MAP_SIZE, dtype=np.uint32)  # hash slot -> position, 0 = empty
+        # hash slot -> position, 0 = empty: read and written a slot at a time as an array (a
+        # numpy scalar costs microseconds with the caches cold after a decode), at once as numpy
+        self._key_slots = array("I", bytes(4 * KEY_MAP_SIZE))
+        self._key_map = np.frombuffer(self._key_slots, dtype=np.uint32)
         self._key_map_last_idx = 0  # positions <= this have been offered to the key map
         self._size_last_begin = 0
         self._idx_last_check = 0
@@ -134,7 +137,7 @@ class _NgramMap(Drafter):
         if hi <= lo:
             return
         if hi - lo <= FEW_POSITIONS:
-            key_map, n = self._key_map, self.size_n
+            key_map, n = self._key_slots, self.size_n
             for pos in range(hi, lo, -1):
                 slot = lcg_hash(tokens[pos:pos + n]) & (KEY_MAP_SIZE - 1)
                 if key_map[slot] == 0:
@@ -153,7 +156,7 @@ class _NgramMap(Drafter):
         last = self._key_map_last_idx
         begin_top = self._size_last_begin - n - m - 1
         match_pos = 0
-        idx = int(self._key_map[lcg_hash(key) & (KEY_MAP_SIZE - 1)])
+        idx = self._key_slots[lcg_hash(key) & (KEY_MAP_SIZE - 1)]
         if idx != 0 and idx < top and toks[idx:idx + n] == key:
             match_pos = idx
         if match_pos == 0 and begin_top > 0:
