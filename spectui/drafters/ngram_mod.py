@@ -13,6 +13,7 @@ small --spec-draft-n-max it would reset the table every five rounds however good
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,7 +47,11 @@ class NgramMod(Drafter):
         self.n_match = n_match
         self.n_min = n_min
         self.n_max = n_max
-        self.table = np.full(table_size, EMPTY, dtype=np.int32)
+        # read a slot at a time as an array (a numpy scalar costs microseconds with the caches
+        # cold after a decode, once per drafted token), written at once through numpy
+        self._slots = array("i", bytes(4 * table_size))
+        self.table = np.frombuffer(self._slots, dtype=np.int32)
+        self.table.fill(EMPTY)
         self.used = 0  # slots not EMPTY
         self._drop_factor = pow(HASH_FACTOR, n_match - 1, 1 << 64)  # removes a window's oldest token
         self._i_last = 0  # n-grams starting before this position are in the table
@@ -102,10 +107,11 @@ class NgramMod(Drafter):
 
         window = toks[-n:]  # grows with the drafted tokens; the last n are hashed
         h = ngram_hash(window)
-        size = self.table.size
+        slots = self._slots
+        size = len(slots)
         drafted: list[int] = []
         for i in range(self.n_max):
-            token = int(self.table[h % size])
+            token = slots[h % size]
             if token == EMPTY:
                 if i < self.n_min:
                     return []
