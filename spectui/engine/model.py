@@ -521,7 +521,7 @@ class Context:
         n0 = len(self.tokens)
         if n0 + len(tokens) > self.n_ctx:
             raise ContextFull(f"{n0 + len(tokens)} > {self.n_ctx}")
-        if take is not None and want:
+        if take is not None and want and self._chain is not None:
             self._detach_chain()  # with a chain attached, llama.cpp copies out no logits
         want_set = set(want)
         kept: list = []

@@ -124,6 +124,7 @@ class Session:
         dparams = draft_ctx_params or ctx_params
         self.draft_ctx = Context(draft, dparams, other=self.ctx if hidden_draft else None) if draft else None
         self.mtp_ctx = Context(target, dparams, other=self.ctx, mtp=True) if mtp else None
+        self._contexts = tuple(c for c in (self.ctx, self.draft_ctx, self.mtp_ctx) if c is not None)
         self._types = available_types(self.draft_type, mtp)
         self.sampling = sampling
         self._next_sampling: SamplingParams | None = None  # set_sampling(): for the next turn
@@ -146,8 +147,12 @@ class Session:
             self.ctx.on_batch = self._feed_followers
 
     def _llama_time(self) -> float:
-        """Seconds spent inside llama.cpp by this session's contexts, all told."""
-        return sum(c.t_llama for c in (self.ctx, self.draft_ctx, self.mtp_ctx) if c is not None)
+        """Seconds spent inside llama.cpp by this session's contexts, all told (twice a round:
+        a loop, as a generator's resumptions cost microseconds each with the caches cold)."""
+        t = 0.0
+        for c in self._contexts:
+            t += c.t_llama
+        return t
 
     def _feed_followers(self, tokens: Sequence[int], pos0: int) -> None:
         for f in self._followers:
@@ -345,6 +350,7 @@ class Session:
     def _rounds(self, st: "_Turn", limits: GenerationLimits) -> Iterator[Round]:
         """Draft-verify rounds until a stop reason; returns it."""
         seq, out = st.seq, st.out  # seq[-1] is id_last (not yet in the target cache)
+        greedy = self.sampling.greedy  # a turn samples with one setting (set_sampling: the next turn)
         index = 0
         while True:
             if self._cancel.is_set():
@@ -360,7 +366,7 @@ class Session:
             spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
 
-            verify = "greedy" if self.sampling.greedy else spec.verify
+            verify = "greedy" if greedy else spec.verify
             fast = verify == "greedy" and not self.keep_logits
             batch, want = [seq[-1]] + draft, range(len(draft) + 1)
             t_v = time.perf_counter()
@@ -419,8 +425,9 @@ class Session:
                 stop = stop or StopReason.N_PREDICT
             seq.extend(accepted)
             seq.append(nxt)
-            out.extend(t.id for t in emitted)
-            st.text.extend(t.piece for t in emitted)
+            for t in emitted:
+                out.append(t.id)
+                st.text.append(t.piece)
             now = time.perf_counter()
             yield Round(
                 index=index, t=now, spec_type=spec_type, drafted=tuple(draft), n_accepted=n_acc,

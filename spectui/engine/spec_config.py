@@ -6,6 +6,8 @@ combined types are asked for a draft.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import asdict, dataclass, fields, replace
 
 from spectui.errors import UserError
@@ -118,8 +120,9 @@ class SpecConfig:
                 f"--spec-draft-sampling must be one of {', '.join(DRAFT_SAMPLING)}, got '{self.draft_sampling}'"
             )
 
-    @property
+    @functools.cached_property
     def label(self) -> str:
+        """The types as one name ("ngram-mod,draft-simple"); every round's event carries it."""
         return ",".join(self.types)
 
     @property
