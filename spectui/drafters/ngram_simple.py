@@ -29,11 +29,11 @@ class _TokenBytes:
             self._tokens, self._buf, k = [], bytearray(), 0
         new = tokens[k:]
         self._tokens.extend(new)
-        self._buf += array("i", new).tobytes()
+        self._buf += array("i", new)
 
     def rfind(self, pattern: list[int], hi: int) -> int:
         """Largest j with 0 < j <= hi and tokens[j:j+len(pattern)] == pattern; 0 when none."""
-        needle = array("i", pattern).tobytes()
+        needle = array("i", pattern)  # bytes-like: its int32 bytes
         end = (hi + len(pattern)) * _WIDTH
         while True:
             off = self._buf.rfind(needle, _WIDTH, end)
@@ -41,7 +41,7 @@ class _TokenBytes:
                 return 0
             if off % _WIDTH == 0:
                 return off // _WIDTH
-            end = off + len(needle) - 1  # a match straddling two tokens: look further back
+            end = off + len(pattern) * _WIDTH - 1  # a match straddling two tokens: look further back
 
 
 class NgramSimple(Drafter):
