@@ -180,12 +180,12 @@ def _dist_of_few(cand: np.ndarray, logits: np.ndarray, params: SamplingParams, n
         floor = z_max + math.log(params.min_p)
         keep = [i for i in keep if z[i] >= floor]
     if params.top_p < 1:
-        exp = math.exp
-        w_total = sum([exp(x - z_max) for x in z])  # over the whole top-k set, as llama.cpp's top-p
+        w = [math.exp(x - z_max) for x in z]
+        w_total = sum(w)  # over the whole top-k set, as llama.cpp's top-p
         by_logit = sorted(keep, key=z.__getitem__, reverse=True)  # stable: ties keep id order
         mass, n_keep = 0.0, len(by_logit)
         for n, i in enumerate(by_logit, 1):
-            mass += exp(z[i] - z_max)
+            mass += w[i]
             if mass / w_total >= params.top_p:  # the token that crosses top_p is kept
                 n_keep = n
                 break

@@ -225,9 +225,8 @@ class Session:
     def close(self) -> None:
         for f in self._followers:
             f.close()
-        for c in (self.ctx, self.draft_ctx, self.mtp_ctx):
-            if c is not None:
-                c.close()
+        for c in self._contexts:
+            c.close()
         if self._owns_models:
             for model in {id(m): m for m in (self.target, self.draft) if m}.values():
                 model.close()
