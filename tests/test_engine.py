@@ -121,6 +121,34 @@ def assert_agrees(smol, got, want):
     assert abs(float(logits[a]) - float(logits[b])) < 0.5, f"diverged at {i}: near-tie expected"
 
 
+def test_a_draft_taken_whole_catches_up_in_its_next_first_decode(session, monkeypatch):
+    """After the target takes a whole draft, the draft cache lacks only that draft's last
+    token: the next round decodes it in one batch with id_last, so drafting k tokens costs
+    the draft model k decodes, not k + 1."""
+    import llama_cpp
+
+    batches = []  # sizes of the draft context's batches, since the last round
+    real = llama_cpp.llama_decode
+
+    def counting(ctx, batch):
+        if ctx is session.draft_ctx.ptr:
+            batches.append(batch.n_tokens)
+        return real(ctx, batch)
+
+    monkeypatch.setattr(llama_cpp, "llama_decode", counting)
+    session.configure(SpecConfig(types=parse_types("draft-simple"), draft_n_max=3))
+    checked, whole = 0, False
+    for e in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=96)):
+        if not isinstance(e, Round):
+            continue
+        if whole and e.drafted:
+            assert batches == [2] + [1] * (len(e.drafted) - 1), f"round {e.index}"
+            checked += 1
+        whole = e.drafted != () and e.n_accepted == len(e.drafted)
+        batches.clear()
+    assert checked >= 5, "the rewrite should have the draft taken whole in many rounds"
+
+
 def test_auto_drafting_with_the_draft_model_keeps_greedy_output(smol, baseline):
     """On this CPU auto rarely finds the draft model worth it; make it look free (a fast
     GPU's figures, catching up on the prompt included) so auto drafts with it from the

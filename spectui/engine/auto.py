@@ -266,7 +266,7 @@ class Controller:
             self.probe_spent += t_draft + t_verify - (n_accepted + 1) * t_single
         if decision.source == DRAFT and n_drafted:
             self.draft_step = _ema(self.draft_step, (t_draft - t_sync) / n_drafted)
-            if n_synced >= 8:  # a single token's decode is a step, not a batch
+            if n_synced:  # a catch-up timed apart (drafters/draft_model.py: SYNC_APART tokens or more)
                 self.draft_sync = _ema(self.draft_sync, t_sync / n_synced)
             self.sources[DRAFT].observe(n_drafted, n_accepted)
         if ngram_candidate:
