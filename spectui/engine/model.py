@@ -39,9 +39,14 @@ _logits_ith_address, _candidates_address, _candidate_logits_address = (
     for name in ("llama_get_logits_ith", "llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith"))
 
 
+# numpy dtypes of the ctypes types read in place: given the ctypes type, numpy works the
+# dtype out anew each call (4.6 us a call here; 1.0 us with the dtype given).
+_DTYPES = {ctypes.c_float: np.dtype(np.float32), ctypes.c_int32: np.dtype(np.int32)}
+
+
 def array_at(at: int, ctype, count: int) -> np.ndarray:
     """`count` values of a ctypes type at address `at`, as a numpy view (no copy)."""
-    return np.frombuffer((ctype * count).from_address(at), dtype=ctype)
+    return np.frombuffer((ctype * count).from_address(at), dtype=_DTYPES[ctype])
 
 
 # KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
