@@ -429,6 +429,13 @@ class Context:
         self.on_batch: Callable[[Sequence[int], int], None] | None = None
         self._mem = llama_cpp.llama_get_memory(self.ptr)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        # Every entry is in sequence 0 alone: set once. The fields a decode fills are kept as
+        # pointers (reading one off the struct builds a new pointer object: 4x the cost of a store).
+        n_seq_id, seq_id = self._batch.n_seq_id, self._batch.seq_id
+        for i in range(self.n_batch):
+            n_seq_id[i] = 1
+            seq_id[i][0] = 0
+        self._batch_fields = (self._batch.token, self._batch.pos, self._batch.logits)
         self._views: dict[int, np.ndarray] = {}  # rows -> a view of the logits buffer at _views_at
         self._views_at = 0
         # Tokens no row may choose: their logits read -inf, as llama.cpp's logit bias -INFINITY
@@ -531,16 +538,15 @@ class Context:
         want_set = set(want)
         kept: list = []
         b = self._batch
+        token_p, pos_p, output_p = self._batch_fields
         for start in range(0, len(tokens), self.n_batch):
             chunk = tokens[start:start + self.n_batch]
             outs = []
             for i, tok in enumerate(chunk):
-                b.token[i] = tok
-                b.pos[i] = n0 + start + i
-                b.n_seq_id[i] = 1
-                b.seq_id[i][0] = 0
+                token_p[i] = tok
+                pos_p[i] = n0 + start + i
                 out = (start + i) in want_set
-                b.logits[i] = out
+                output_p[i] = out
                 if out:
                     outs.append(i)
             b.n_tokens = len(chunk)
