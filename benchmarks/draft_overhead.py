@@ -20,14 +20,14 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from native_speed import PROMPT
+
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET
 from spectui.config.launch import open_session, resolve
 from spectui.engine.events import Round
 from spectui.engine.session import GenerationLimits, chat_messages
 from spectui.engine.spec_config import SpecConfig, parse_types
 from spectui.engine.stats import summarize
-
-QUESTION = "Write a Python function that parses a CSV line with quoted fields, and explain it."
 
 
 def _turn(session, spec_type: str, n_max: int, question: str, n: int) -> tuple[float, float, float | None]:
@@ -65,7 +65,7 @@ def main() -> None:
         order = ("draft-simple", "none") if run % 2 == 0 else ("none", "draft-simple")
         for spec_type in order:
             results[spec_type].append(_turn(session, spec_type, args.spec_draft_n_max,
-                                            f"Question {run + 1}. {QUESTION}", args.n))
+                                            f"Question {run + 1}. {PROMPT}", args.n))
     over = {t: statistics.median(r[0] for r in rs) for t, rs in results.items()}
     per_round = statistics.median(r[1] for r in results["draft-simple"])
     own = statistics.median(r[2] for r in results["draft-simple"] if r[2] is not None)
