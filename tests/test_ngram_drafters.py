@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from spectui.drafters.ngram_cache import NgramCache
 from spectui.drafters.ngram_map import KEY_MAP_SIZE, NgramMapK, NgramMapK4V, lcg_hash
+from spectui.drafters import ngram_mod
 from spectui.drafters.ngram_mod import NgramMod, ngram_hash
 from spectui.drafters.ngram_simple import NgramSimple
 
@@ -360,12 +361,19 @@ def test_simple_truncates_to_n_max_after_its_own_rules():
     assert NgramSimple(3, 5).draft([50, 51, 52, 53, 54, 55, 56, 57, 1, 2, 3, 1, 2, 3], 1) == []
 
 
-def test_simple_sees_a_changed_history():
+def test_simple_sees_a_changed_history_at_begin():
+    """begin() checks its mirror of the history against the new context; within a turn
+    draft() only appends what grew, as the engine's history only grows then."""
     s = NgramSimple(2, 3)
-    assert s.draft([0, 1, 2, 5, 6, 7, 1, 2], 10) == [5, 6, 7]
-    assert s.draft([0, 4, 1, 2, 6, 6, 1, 2], 10) == [6, 6, 1]  # same length, copy moved
-    assert s.draft([0, 4, 4, 4, 1, 2, 7, 7, 7, 1, 2], 10) == [7, 7, 7]  # longer, prefix changed
-    assert s.draft(np.array([0, 1, 2, 4, 4, 4, 1, 2]), 10) == [4, 4, 4]
+    for tokens, expected in [([0, 1, 2, 5, 6, 7, 1, 2], [5, 6, 7]),
+                             ([0, 4, 1, 2, 6, 6, 1, 2], [6, 6, 1]),  # same length, copy moved
+                             ([0, 4, 4, 4, 1, 2, 7, 7, 7, 1, 2], [7, 7, 7]),  # longer, prefix changed
+                             (np.array([0, 1, 2, 4, 4, 4, 1, 2]), [4, 4, 4])]:
+        s.begin(tokens[:-1])
+        assert s.draft(tokens, 10) == expected
+    grown = [0, 1, 2, 4, 4, 4, 1, 2, 4, 4, 9, 1, 2]  # the same turn, grown
+    assert s.draft(grown, 10) == NgramSimple(2, 3).draft(grown, 10) == [4, 4, 9]
+    assert s.draft([9, 9, 0, 1, 3, 3, 9, 0, 1], 10) == [3, 3, 9]  # shorter: seen without begin()
 
 
 @settings(max_examples=150, deadline=None)
@@ -558,6 +566,23 @@ def test_mod_adds_generated_ngrams_lazily_in_chunks_over_32():
     mod.draft(t, 4)
     assert mod.table[109] == 200 and mod.table[200] == 201 and mod.table[230] == 231
     assert mod.table[231] == -1  # the n-gram just before the sampled token waits for the next chunk
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=3, max_size=120), st.integers(1, 5), st.integers(1, 97))
+def test_mod_adds_ngrams_one_by_one_as_numpy_does(tokens, n_match, table_size):
+    """A round's few n-grams are added in Python, a prompt's many through numpy: the same
+    slots, followers (last writer wins) and count of used slots either way."""
+    one_by_one, vectorised = (NgramMod(n_match=n_match, table_size=table_size) for _ in range(2))
+    monkeypatch = pytest.MonkeyPatch()
+    end = len(tokens) - n_match  # the last n-gram with a follower starts before this
+    cut = min(len(tokens) // 2, end)
+    for lo, hi in [(0, cut), (cut, end)]:
+        one_by_one._add(tokens, lo, hi)
+        with monkeypatch.context() as m:
+            m.setattr(ngram_mod, "FEW_POSITIONS", 0)
+            vectorised._add(tokens, lo, hi)
+    assert np.array_equal(one_by_one.table, vectorised.table) and one_by_one.used == vectorised.used
 
 
 def test_mod_resets_after_five_low_acceptance_rounds_in_a_row():

@@ -181,6 +181,16 @@ def test_matches_literal_chain_on_a_large_vocab(sp):
         assert np.count_nonzero(got) <= sp.top_k
 
 
+@pytest.mark.parametrize("sp", [SamplingParams(top_p=1.0, min_p=0.0), SamplingParams()])
+def test_top_k_ties_keep_the_lower_ids(sp):
+    """Integer logits tie across the k-th place: the chain keeps the lower ids, as the
+    literal chain's stable sort does."""
+    z = np.random.default_rng(7).integers(-30, 12, size=151_936).astype(np.float32)
+    got = probs(z, sp)
+    assert np.count_nonzero(z >= np.sort(z)[-sp.top_k]) > sp.top_k  # a tie at the k-th place
+    np.testing.assert_allclose(got, chain_reference(z.astype(np.float64), sp), atol=1e-12)
+
+
 @pytest.mark.parametrize(
     "sp",
     [

@@ -125,6 +125,12 @@ class SpecConfig:
         """The types as one name ("ngram-mod,draft-simple"); every round's event carries it."""
         return ",".join(self.types)
 
+    @functools.cached_property
+    def drafting(self) -> tuple[str, ...]:
+        """The types asked for a draft, in priority order ("none" asks nothing); every round
+        asks them."""
+        return tuple(t for t in self.types if t != "none")
+
     @property
     def uses_n_max(self) -> bool:
         return uses_n_max(self.types)
