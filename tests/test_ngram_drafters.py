@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spectui.drafters import ngram_mod
 from spectui.drafters.ngram_cache import NgramCache
 from spectui.drafters.ngram_map import KEY_MAP_SIZE, NgramMapK, NgramMapK4V, lcg_hash
-from spectui.drafters import ngram_mod
 from spectui.drafters.ngram_mod import NgramMod, ngram_hash
 from spectui.drafters.ngram_simple import NgramSimple
 

@@ -181,7 +181,8 @@ def test_matches_literal_chain_on_a_large_vocab(sp):
         assert np.count_nonzero(got) <= sp.top_k
 
 
-@pytest.mark.parametrize("sp", [SamplingParams(top_p=1.0, min_p=0.0), SamplingParams()])
+@pytest.mark.parametrize("sp", [SamplingParams(top_p=1.0, min_p=0.0), SamplingParams(),
+                                SamplingParams(top_k=500, top_p=1.0, min_p=0.0)])
 def test_top_k_ties_keep_the_lower_ids(sp):
     """Integer logits tie across the k-th place: the chain keeps the lower ids, as the
     literal chain's stable sort does."""

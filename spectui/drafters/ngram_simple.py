@@ -28,9 +28,8 @@ class _TokenBytes:
 
     def sync(self, tokens: list[int]) -> None:
         """Mirror `tokens`, kept where they extend the mirror, else from scratch."""
-        k = len(self._tokens)
-        if len(tokens) < k or tokens[:k] != self._tokens:
-            self._tokens, self._buf, k = [], bytearray(), 0
+        if tokens[:len(self._tokens)] != self._tokens:  # (a shorter list differs too)
+            self._tokens, self._buf = [], bytearray()
         self.extend(tokens)
 
     def extend(self, tokens: list[int]) -> None:

@@ -108,12 +108,12 @@ def _reaching(z: np.ndarray, k: int) -> np.ndarray:
 
 
 def _top_k(z: np.ndarray, k: int) -> np.ndarray:
-    """Ids of the k largest logits, ascending."""
+    """Ids of the k largest logits, ascending; a tie at the k-th place keeps the lower id."""
     if not 0 < k < z.size:
         return np.arange(z.size)
     ids = _reaching(z, k)
     if ids.size > k:
-        ids = ids[z[ids].argpartition(ids.size - k)[ids.size - k:]]
+        ids = ids[(-z[ids]).argsort(kind="stable")[:k]]
         ids.sort()
     return ids
 
