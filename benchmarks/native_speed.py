@@ -55,9 +55,9 @@ def _llama_generate(path: str, n: int, temp: float = 0.0, gpu_layers: int = 0) -
 
 def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("--spec-type", "none"),
              prompt: str = PROMPT, temp: float = 0.0, seed: int = 0,
-             extra: tuple[str, ...] = ()) -> tuple[float, float, tuple[int, ...]]:
+             extra: tuple[str, ...] = ()) -> tuple[float, float, tuple[int, ...], dict]:
     """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round,
-    the tokens generated)."""
+    the tokens generated, all its stats)."""
     out = subprocess.run(
         [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", str(temp), "--seed", str(seed),
          "-n", str(n), *extra, "--json", prompt],
@@ -66,7 +66,7 @@ def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("
     stats = data["stats"]
     if stats["n_generated"] != n:
         print(f"  (warning: spectui stopped at {stats['n_generated']} tokens, not {n})", file=sys.stderr)
-    return stats["tok_per_s"], stats["overhead_ms_per_round"], tuple(data["tokens"])
+    return stats["tok_per_s"], stats["overhead_ms_per_round"], tuple(data["tokens"]), stats
 
 
 CHAT = r"""

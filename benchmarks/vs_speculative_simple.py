@@ -15,9 +15,12 @@ the median of the per-run ratios. Both rates count the generation only (llama.cp
 not emit). For the n-gram types it also prints each side's time per round outside the decode
 call (drafting, sampling, bookkeeping): spectui's overhead per round, and for the binary the
 gaps between its decode calls, timed by decode_timer.c (compiled here with `cc` and
-preloaded; skipped without a compiler). Without a binary it says so and compares nothing.
--m runs every case on another model (the 1.5B target: a 151k vocabulary, each verified row
-a 600 KB read). Prints numbers; asserts nothing. Run it on a quiet machine.
+preloaded; skipped without a compiler); and the time in the decode calls, which is the
+machine's: both tools draft the same tokens (printed: drafted/accepted on each side) and make
+the same decode calls, so "at one decode speed" is the ratio with the binary's decode time on
+both sides, which the machine's drift between processes (5-15% here) cannot move. Without a
+binary it says so and compares nothing. -m runs every case on another model (the 1.5B
+target: a 151k vocabulary, each verified row a 600 KB read). Prints numbers; asserts nothing. Run it on a quiet machine.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from native_speed import _clean_env, _spectui
 
@@ -71,9 +75,18 @@ def _templated(target: str) -> str:
         model.close()
 
 
+class Native(NamedTuple):
+    """One llama-speculative-simple run, as its log and the decode timer tell it."""
+    tok_per_s: float
+    n_drafted: int
+    n_accepted: int
+    rounds: int
+    inside_ms: float | None  # per round, in the decode call (None without the timer or with a draft)
+    outside_ms: float | None  # per round, between decode calls
+
+
 def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max: int, n: int,
-            eos: tuple[str, ...], timer: Path | None) -> tuple[float, float | None]:
-    """(tok/s, ms per round outside the decode call, or None without the timer or with a draft)."""
+            eos: tuple[str, ...], timer: Path | None) -> Native:
     args = [str(binary), "-m", target, *(["-md", draft] if draft else []), "--spec-type", spec_type,
             "--spec-draft-n-max", str(n_max), "-p", _templated(target), "-n", str(n), "--temp", "0",
             "-t", str(default_threads()), "-c", "4096", *eos]
@@ -87,16 +100,18 @@ def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max:
         if not m:
             raise RuntimeError(f"no timing line from {binary.name}")
         decoded = int(m.group(1))
-        outside = None
+        drafted, accepted = (int(re.search(rf"{key}\s*=\s*(\d+)", text).group(1)) for key in ("n_drafted", "n_accept"))
+        # Each round decodes once and yields its accepted drafts and one token more
+        rounds = decoded - accepted
+        inside = outside = None
         if timing:
-            # Each round decodes once and yields its accepted drafts and one token more; the
-            # rounds are the last decode calls (before them: a warm-up and the prompt).
-            rounds = decoded - int(re.search(r"n_accept\s*=\s*(\d+)", text).group(1))
+            # The rounds are the last decode calls (before them: a warm-up and the prompt)
             spans = [tuple(map(float, line.split())) for line in calls.read_text().splitlines()][-rounds:]
+            inside = statistics.fmean(b - a for a, b in spans) * 1e3
             outside = sum(b[0] - a[1] for a, b in zip(spans, spans[1:])) / (len(spans) - 1) * 1e3
     # Its count includes the end-of-generation token when it stops on one (fewer than n);
     # spectui's counts the answer's tokens only: drop it, so both rates are of the same tokens.
-    return (decoded - (decoded < n)) / float(m.group(2)), outside
+    return Native((decoded - (decoded < n)) / float(m.group(2)), drafted, accepted, rounds, inside, outside)
 
 
 def _timer(folder: str) -> Path | None:
@@ -120,7 +135,8 @@ def _openmp() -> dict[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--binary", help="llama-speculative-simple (default: $LLAMA_SPECULATIVE_SIMPLE or the oracle build)")
+    ap.add_argument("--binary",
+                    help="llama-speculative-simple (default: $LLAMA_SPECULATIVE_SIMPLE or the oracle build)")
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("-n", type=int, default=256)
     ap.add_argument("--respect-eos", action="store_true", help="stop at the end of generation (a ~100-token answer)")
@@ -150,14 +166,24 @@ def main() -> None:
                 for side in sides[::1 if run % 2 == 0 else -1]:
                     side()
     for spec_type, (ours, theirs) in results.items():
-        a, b = (statistics.median(r[0] for r in side) for side in (ours, theirs))
-        ratios = [x[0] / y[0] for x, y in zip(ours, theirs)]
-        line = (f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
-                f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
-        if theirs[0][1] is not None:
-            line += (f"\n  {'':14} outside the decode, ms per round: "
-                     f"spectui {statistics.median(r[1] for r in ours):.3f}, "
-                     f"llama-speculative-simple {statistics.median(r[1] for r in theirs):.3f}")
+        a, b = statistics.median(r[0] for r in ours), statistics.median(r.tok_per_s for r in theirs)
+        ratios = [x[0] / y.tok_per_s for x, y in zip(ours, theirs)]
+        print(f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
+              f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
+        s0, n0 = ours[0][3], theirs[0]
+        same = (s0["n_drafted"], s0["n_accepted"]) == (n0.n_drafted, n0.n_accepted)
+        print(f"  {'':14} drafted/accepted: spectui {s0['n_drafted']}/{s0['n_accepted']}, llama-speculative-simple "
+              f"{n0.n_drafted}/{n0.n_accepted}{' (the same drafts)' if same else ''}")
+        if n0.inside_ms is None:
+            continue
+        # spectui's time per round: in llama.cpp's calls, and its overhead outside them
+        s_round = statistics.median(r[3]["n_generated"] / r[0] / r[3]["rounds"] * 1e3 for r in ours)
+        s_out = statistics.median(r[1] for r in ours)
+        b_in, b_out = (statistics.median(getattr(r, k) for r in theirs) for k in ("inside_ms", "outside_ms"))
+        line = (f"  {'':14} ms per round in the decode call / outside it: spectui {s_round - s_out:.2f} / {s_out:.3f}, "
+                f"llama-speculative-simple {b_in:.2f} / {b_out:.3f}")
+        if same:  # the same decode calls: at one decode speed (the binary's), only the time outside differs
+            line += f"; at one decode speed: {(b_in + b_out) / (b_in + s_out):.3f}x"
         print(line)
 
 
