@@ -80,7 +80,6 @@ class Native(NamedTuple):
     tok_per_s: float
     n_drafted: int
     n_accepted: int
-    rounds: int
     inside_ms: float | None  # per round, in the decode call (None without the timer or with a draft)
     outside_ms: float | None  # per round, between decode calls
 
@@ -111,7 +110,7 @@ def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max:
             outside = sum(b[0] - a[1] for a, b in zip(spans, spans[1:])) / (len(spans) - 1) * 1e3
     # Its count includes the end-of-generation token when it stops on one (fewer than n);
     # spectui's counts the answer's tokens only: drop it, so both rates are of the same tokens.
-    return Native((decoded - (decoded < n)) / float(m.group(2)), drafted, accepted, rounds, inside, outside)
+    return Native((decoded - (decoded < n)) / float(m.group(2)), drafted, accepted, inside, outside)
 
 
 def _timer(folder: str) -> Path | None:
