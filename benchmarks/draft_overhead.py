@@ -23,10 +23,11 @@ import statistics
 from native_speed import PROMPT
 
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET
-from spectui.config.launch import open_session, resolve
+from spectui.config.resolve import resolve
+from spectui.launch.session import open_session
 from spectui.engine.events import Round
-from spectui.engine.session import GenerationLimits, chat_messages
-from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.engine.interface import chat_messages, GenerationLimits
+from spectui.llama.spec_config import SpecConfig, parse_types
 from spectui.engine.stats import summarize
 
 

@@ -17,10 +17,13 @@ import time
 
 from spectui.config.embedded import DEFAULT_TARGET, resolve_model
 from spectui.engine.events import Round, TurnEnd
-from spectui.engine.model import ContextParams, Model, default_threads
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, Session
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.context import ContextParams
+from spectui.llama.model import Model
+from spectui.llama.runtime import default_threads
+from spectui.llama.sampling import SamplingParams
+from spectui.engine.interface import GenerationLimits
+from spectui.engine.session import Session
+from spectui.llama.spec_config import SpecConfig
 
 CODE = "\n".join(
     f"def handler_{i}(request):\n    value = request.get('field_{i}')\n    if value is None:\n"

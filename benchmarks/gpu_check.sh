@@ -14,7 +14,7 @@
 # The run installs those offline into /tmp/site, finds cuBLAS and the CUDA runtime
 # (CUDA's lib64, or the nvidia-* packages of the machine's Python), and runs gpu_check.py on
 # the synthetic models. With network, `pip install` a CUDA build and run gpu_check.py itself
-# for the default pair (see the README's GPU section).
+# for the default pair (see docs/gpu.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GPU=.gpu

@@ -71,7 +71,8 @@ def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("
 
 CHAT = r"""
 import asyncio, json, sys
-from spectui.config.launch import resolve, open_session
+from spectui.config.resolve import resolve
+from spectui.launch.session import open_session
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.engine.stats import summarize

@@ -21,8 +21,9 @@ import statistics
 import llama_cpp
 
 from spectui.config.embedded import DEFAULT_TARGET
-from spectui.config.launch import open_session, resolve
-from spectui.engine.session import GenerationLimits, chat_messages
+from spectui.config.resolve import resolve
+from spectui.launch.session import open_session
+from spectui.engine.interface import chat_messages, GenerationLimits
 from spectui.engine.stats import summarize
 
 ROWS = 65  # id_last and the longest n-gram draft (ngram-mod's n-max)

@@ -17,7 +17,8 @@ import os
 import tempfile
 import time
 
-from spectui.config.launch import open_session, resolve
+from spectui.config.resolve import resolve
+from spectui.launch.session import open_session
 from spectui.engine.resources import process_rss
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp

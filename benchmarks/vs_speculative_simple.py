@@ -40,7 +40,7 @@ from native_speed import _clean_env, _spectui
 
 from spectui.bench.prompts import shipped
 from spectui.config.embedded import resolve_model
-from spectui.engine.model import default_threads
+from spectui.llama.runtime import default_threads
 
 SMOL = "smollm2-135m-instruct-q4_1"
 # A rewrite of code given in the prompt, from the bench's shipped set: every n-gram type
@@ -66,7 +66,7 @@ def _find_binary(given: str | None) -> Path | None:
 
 def _templated(target: str) -> str:
     """The prompt as spectui sends it (the model's chat template), for llama.cpp's -p."""
-    from spectui.engine.model import Model
+    from spectui.llama.model import Model
 
     model = Model(target, vocab_only=True)
     try:

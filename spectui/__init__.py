@@ -5,10 +5,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 # llama.cpp's OpenMP threads spin while they wait for work. Spinning without bound can hold
 # back a thread that needs the core (the TUI drawing, another program); not spinning at all
-# (OMP_WAIT_POLICY=PASSIVE, spectui's choice until now) cost 2.6x on SmolLM2 and 1.4x on the
-# 1.5B target here (benchmarks/native_speed.py). A bounded spin keeps nearly all the speed:
-# a waiting thread spins 20,000 times, then sleeps. A user's own OMP_WAIT_POLICY or
-# GOMP_SPINCOUNT wins. It must be set before llama.cpp's library loads, hence here.
+# (OMP_WAIT_POLICY=PASSIVE) made generation far slower (docs/performance.md). A bounded spin
+# keeps nearly all the speed: a waiting thread spins 20,000 times, then sleeps. A user's own
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins. It must be set before llama.cpp's library loads, hence here.
 OPENMP_DEFAULTED = not {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"} & set(os.environ)  # True: spectui's choice
 if OPENMP_DEFAULTED:
     os.environ["GOMP_SPINCOUNT"] = "20000"

@@ -1,11 +1,25 @@
-"""Shared fixtures: real models from the registry packages (no mocks of llama.cpp)."""
+"""What every test module shares: the real models from the registry packages (`smol_path`,
+`smol`, the `synthetic` checkpoints; no mocks of llama.cpp), the chat app's fixtures for the
+Pilot modules (`dirs`: own config and data dirs and a fixed memory line; `setup`: the SmolLM2
+preset at -n 48, which a module may override; `fake` and `slow_fake`: the recorded answer
+replayed, no model; `session` and `fresh`: a real SmolLM2 session, one per module), and the
+guard of the `model` marker (tests/model_guard.py): a test that loads a GGUF with llama.cpp
+without `@pytest.mark.model` fails, so `pytest -m "not model"` stays fast; and the run's
+settings that keep the Pilot modules quick (Pilot's idle wait, the garbage collector's
+thresholds, Textual's styles cache emptied after each test). The Pilot helpers (`send`,
+`until`, `answered`, ...) are plain functions in tests/tui_helpers.py.
+"""
 
 from __future__ import annotations
+
+import gc
+import sys
 
 import pytest
 from rich.console import Console
 
 from spectui.config import embedded
+from tests import model_guard
 
 SMOL = "smollm2-135m-instruct-q4_1"
 
@@ -22,7 +36,7 @@ def smol_path():
 
 @pytest.fixture(scope="session")
 def smol(smol_path):
-    from spectui.engine.model import Model
+    from spectui.llama.model import Model
 
     m = Model(smol_path)
     yield m
@@ -36,3 +50,118 @@ def synthetic(tmp_path_factory):
 
     directory = tmp_path_factory.mktemp("synthetic")
     return lambda kind: synthetic_models.build(kind, directory)
+
+
+# --- the chat app's fixtures (the Pilot modules) ----------------------------------------
+
+
+@pytest.fixture
+def dirs(tmp_path, monkeypatch):
+    """Own config and data dirs, tmp_path as the working directory, a fixed memory line
+    (the Pilot modules use it for every test: pytestmark = pytest.mark.usefixtures("dirs"))."""
+    from spectui.tui import app as app_module
+
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def setup():
+    """The SmolLM2 preset at temperature 0, -n 48; a module may override it (the fixtures below follow)."""
+    from tests.tui_helpers import chat_args, resolved
+
+    return resolved(chat_args("-n", "48"))
+
+
+@pytest.fixture(scope="module")
+def session(smol, setup):
+    """A real SmolLM2 session (drafting for itself), one per module that uses it: tests that use
+    it (or `fresh`) load the model and are marked `model`."""
+    from spectui.engine.session import Session
+
+    s = Session(smol, smol, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec, setup.sampling())
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def fresh(session, setup):
+    """The shared session, back at the preset's configuration."""
+    session.configure(setup.spec)
+    return session
+
+
+@pytest.fixture
+def fake(setup):
+    """No model: a recorded SmolLM2 answer replayed, one round every 5 ms (its 12 rounds reach
+    the app between the turn's start and end, as a real answer's do; no test of `fake` acts
+    mid-answer: slow_fake is for that)."""
+    from tests.fake_session import FakeSession
+
+    return FakeSession(spec=setup.spec, round_s=0.005)
+
+
+@pytest.fixture
+def slow_fake(setup):
+    """The recorded answer at 0.1 s a round: long enough to act mid-answer."""
+    from tests.fake_session import FakeSession
+
+    return FakeSession(spec=setup.spec, round_s=0.1)
+
+
+# --- the run: the guard of the `model` marker (tests/model_guard.py), the Pilot modules' speed
+
+
+def pytest_configure(config):
+    model_guard.install()
+    _settle_pilot_in_5_ms_windows()
+    # Textual makes garbage fast: with Python's default thresholds (700, 10, 10) the collector
+    # took 8 s of the fast subset's 60, with some 70 full collections of up to 0.12 s, longer
+    # than a slow_fake round (a test acting between two rounds could miss its moment). Ten
+    # thousand allocations a young collection: 3 s, four full collections. Nothing asserted
+    # depends on when garbage goes (test_engine.py's heap test controls the collector itself).
+    gc.set_threshold(10_000, 10, 10)
+
+
+def _settle_pilot_in_5_ms_windows() -> None:
+    """Pilot's pause() and key presses wait until the process looks idle: under 5% CPU over a
+    window of 20 ms (textual._wait), again and again while the app works. The same bar over
+    5 ms windows settles on the same state and takes a quarter off the Pilot modules' time
+    on two cores (44 s to 33 s) (nothing asserted changes: the waits are Textual's, not the tests')."""
+    import textual._wait as wait
+
+    if hasattr(wait, "SLEEP_GRANULARITY") and hasattr(wait, "SLEEP_IDLE"):
+        wait.SLEEP_GRANULARITY = 1 / 200
+        wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    model_guard.begin(item)  # before its fixtures: a module-scoped one that loads a model runs under it
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    _drop_dead_widgets_styles()
+
+
+def _drop_dead_widgets_styles() -> None:
+    """Textual caches StylesCache.get_inner_outer per instance (lru_cache on a method, 1024
+    entries): it keeps the styles caches of every widget of the apps the tests have closed,
+    with all their rendered lines, and every full collection of the garbage collector walks
+    them. Emptied after each test, the Pilot modules take an eighth less time."""
+    styles_cache = sys.modules.get("textual._styles_cache")
+    get_inner_outer = getattr(getattr(styles_cache, "StylesCache", None), "get_inner_outer", None)
+    if hasattr(get_inner_outer, "cache_clear"):
+        get_inner_outer.cache_clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield
+    if model_guard.violations:  # refused on a worker thread and swallowed there (a failed load shown in the app)
+        pytest.fail(model_guard.violations[0], pytrace=False)
+    return result

@@ -13,6 +13,7 @@ Re-record with: python -m tests.fake_session
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import replace
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import Iterator
 
 from spectui.engine.events import Event, Round, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, SessionStatus
-from spectui.engine.spec_config import SpecConfig, available_types
+from spectui.llama.sampling import SamplingParams
+from spectui.engine.interface import GenerationLimits, SessionStatus
+from spectui.llama.spec_config import SpecConfig, available_types
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace
@@ -39,7 +40,13 @@ def load_trace(path: Path = RECORDING) -> Trace:
 
 
 def load_recording(path: Path = RECORDING) -> list[Event]:
-    return load_trace(path).turns[0].events
+    return list(_recorded_events(path))
+
+
+@functools.lru_cache(maxsize=None)
+def _recorded_events(path: Path) -> tuple[Event, ...]:
+    """Read once per run: every FakeSession replays it (its events are frozen dataclasses)."""
+    return tuple(load_trace(path).turns[0].events)
 
 
 class FakeSession:
@@ -124,15 +131,16 @@ def record(path: Path = RECORDING) -> list[Event]:
     """One greedy SmolLM2 turn (drafting for itself, draft-simple n-max 3, 48 tokens), as a trace."""
     from rich.console import Console
 
-    from spectui.bench.environment import collect
+    from spectui.launch.environment import collect
     from spectui.config.embedded import resolve_model
-    from spectui.config.launch import resolve
-    from spectui.engine.model import Model
+    from spectui.config.resolve import resolve
+    from spectui.llama.model import Model
     from spectui.engine.resources import memory_text
-    from spectui.engine.sampling import SamplingParams
-    from spectui.engine.session import Session, chat_messages
+    from spectui.llama.sampling import SamplingParams
+    from spectui.engine.interface import chat_messages
+    from spectui.engine.session import Session
 
-    setup = resolve("smollm2", {"temp": 0.0, "n_predict": 48}).with_spec(SPEC)
+    setup = replace(resolve("smollm2", {"temp": 0.0, "n_predict": 48}), spec=SPEC)
     model = Model(resolve_model("smollm2-135m-instruct-q4_1", Console(stderr=True)))
     session = Session(model, model, spec=SPEC, sampling=SamplingParams(temp=0.0))
     try:

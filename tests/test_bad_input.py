@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from spectui.cli import run as run_command
 from spectui.cli.main import main
 from spectui.config import history
-from spectui.config.setup import OPTIONS, option_type
+from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
 from spectui.tui.commands import chat_entries
 from tests.conftest import SMOL
@@ -82,9 +82,8 @@ def refused(capsys, *argv: str, match: str = "") -> str:
 
 # --- flags ------------------------------------------------------------------------------
 
-TYPED = [(f.metadata["flags"][-1], option_type(name)) for name, f in OPTIONS.items()
-         if option_type(name) in (int, float)]
-CHOICES = [f.metadata["flags"][-1] for f in OPTIONS.values() if f.metadata["choices"]]
+TYPED = [(o.flags[-1], o.type) for o in OPTIONS.values() if o.type in (int, float)]
+CHOICES = [o.flags[-1] for o in OPTIONS.values() if o.choices]
 
 
 @pytest.mark.parametrize("flag,kind", TYPED)
@@ -121,7 +120,7 @@ def test_values_llama_cpp_accepts_are_accepted(capsys, loaded, flags):
 
 
 @FEW
-@given(flag=st.sampled_from([f.metadata["flags"][-1] for f in OPTIONS.values()]),
+@given(flag=st.sampled_from([o.flags[-1] for o in OPTIONS.values()]),
        value=st.one_of(st.integers(-2**70, 2**70).map(str), st.floats().map(str), st.text(max_size=12)))
 def test_any_value_of_any_flag_is_accepted_or_one_line(capsys, loaded, flag, value):
     code, err = spectui(capsys, *RUN, f"{flag}={value}", "hi")
@@ -287,6 +286,7 @@ def test_any_json_as_a_chat_file(dirs, doc, keys):
 
 
 @pytest.mark.parametrize("delay", [0.15, 0.4, 0.6, 1.0])  # imports, model loading, generation
+@pytest.mark.model
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(dirs, delay):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     p = subprocess.Popen([sys.executable, "-m", "spectui", *RUN, "-n", "400", "Count to 200."], stdout=subprocess.PIPE,

@@ -17,12 +17,12 @@ import pytest
 from rich.console import Console
 
 from spectui.bench import compare, prompts, report, results, verdict
-from spectui.bench.environment import MemorySample
+from spectui.bench.memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Run
 from spectui.cli import bench as bench_command, main as cli
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.spec_config import SpecConfig
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
 from tests.test_run_command import interruptible
@@ -118,14 +118,14 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
 
 def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
     """The GPU branches, on hand-made NVML answers (this machine has no GPU)."""
-    from spectui.bench import environment
+    from spectui.bench import memory
     from spectui.engine import resources
 
     gpu = resources.GpuMemory(0, "H200", used=130 * 2**30, total=140 * 2**30, process_used=None)
     monkeypatch.setattr(resources, "gpu_memory", lambda: [gpu])
-    assert environment.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
+    assert memory.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
     monkeypatch.setattr(resources, "gpu_memory", lambda: [dataclasses.replace(gpu, process_used=5)])
-    assert environment.sample_memory().source == "gpu-process"
+    assert memory.sample_memory().source == "gpu-process"
     env = {"gpus": [{"name": "H200", "driver_version": "1"}], "llama_cpp": {"gpu_offload": True},
            "models": {"target": {"n_layer": 28}, "draft": {"n_layer": 24}}, "n_gpu_layers": -1,
            "n_gpu_layers_draft": 10}
@@ -238,6 +238,7 @@ def tiny(tmp_path_factory):
     return rc, json.loads(files["json"].read_text(encoding="utf-8")), files
 
 
+@pytest.mark.model
 def test_tiny_run_result_schema(tiny):
     rc, doc, _ = tiny
     assert rc == 0 and doc["schema"] == "spectui-bench/1" and doc["partial"] is False
@@ -271,6 +272,7 @@ def test_tiny_run_result_schema(tiny):
                                                      "high temperature", "VRAM pressure"}
 
 
+@pytest.mark.model
 def test_every_run_generates_exactly_n_tokens(tiny):
     _, doc, _ = tiny
     assert len(doc["runs"]) == len(CONFIGS) * 2 * 2  # warm-ups are not recorded
@@ -279,6 +281,7 @@ def test_every_run_generates_exactly_n_tokens(tiny):
     assert not [w for w in doc["warnings"] if "tokens, not" in w]
 
 
+@pytest.mark.model
 def test_trace_per_run_replays_the_run_the_result_holds(tiny):
     _, doc, files = tiny
     traces = {p.name: trace_format.read(p) for p in files["traces"].glob("*.jsonl")}
@@ -292,6 +295,7 @@ def test_trace_per_run_replays_the_run_the_result_holds(tiny):
     assert sum(name.startswith("warmup-") for name in traces) == len(CONFIGS)
 
 
+@pytest.mark.model
 def test_tiny_run_csv_markdown_and_screen(tiny):
     _, doc, files = tiny
     lines = files["csv"].read_text(encoding="utf-8").splitlines()
@@ -303,6 +307,7 @@ def test_tiny_run_csv_markdown_and_screen(tiny):
     assert "draft-simple n=2" in console.export_text()
 
 
+@pytest.mark.model
 def test_compare_of_two_real_results(tiny, tmp_path, spectui, capsys):
     _, doc, files = tiny
     faster = json.loads(json.dumps(doc))
@@ -314,6 +319,7 @@ def test_compare_of_two_real_results(tiny, tmp_path, spectui, capsys):
     assert out.count("+100.0%") == len(doc["results"])
 
 
+@pytest.mark.model
 def test_ctrl_c_after_the_first_pass_writes_partial_results(spectui, monkeypatch, tmp_path):
     real = bench_command._report_pass
 
@@ -335,6 +341,7 @@ def test_ctrl_c_after_the_first_pass_writes_partial_results(spectui, monkeypatch
     assert "(partial)" in (tmp_path / "p.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.model
 def test_passes_interleave_configurations_prompt_by_prompt(tiny):
     _, doc, _ = tiny
     measured = [(r["config"], r["prompt"]) for r in doc["runs"]]
@@ -347,6 +354,7 @@ def test_passes_interleave_configurations_prompt_by_prompt(tiny):
     assert measured == want
 
 
+@pytest.mark.model
 def test_sigint_mid_run_keeps_finished_runs(tmp_path):
     """A real Ctrl+C in a subprocess, sent once the first pass's result lines are printed."""
     out = tmp_path / "r.json"

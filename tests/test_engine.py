@@ -14,11 +14,16 @@ import numpy as np
 import pytest
 
 from spectui.engine.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
-from spectui.engine.model import Context, ContextParams, Model, usable_cores
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, Session
-from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.llama.context import Context, ContextParams
+from spectui.llama.model import Model
+from spectui.llama.runtime import usable_cores
+from spectui.llama.sampling import SamplingParams
+from spectui.engine.interface import GenerationLimits
+from spectui.engine.session import Session
+from spectui.llama.spec_config import SpecConfig, parse_types
 from spectui.engine.stats import per_type
+
+pytestmark = pytest.mark.model  # every test runs the engine on SmolLM2
 
 GREEDY = SamplingParams(temp=0.0)
 CODE = """def merge(a, b):
@@ -208,11 +213,19 @@ def test_sources_and_overlay_fields(session):
     rs = rounds(events)
     ngram = [t for r in rs for t in r.tokens[: r.n_accepted]]
     assert ngram and all(t.source == Source.NGRAM for t in ngram)
+    previous = next(e for e in events if isinstance(e, PromptDone)).t
     for r in rs:
         assert r.rejected == r.drafted[r.n_accepted:]
+        assert not r.rejected_text or r.rejected  # shown only for a rejected draft
         assert r.spec_type in (None, "ngram-simple")
         assert r.configured == "ngram-simple"
-        assert r.t_draft >= 0 and r.t_verify > 0
+        # the round's time, split into drafting, verifying and the rest, each measured, none
+        # counted twice, all of it after the previous round ended; llama.cpp's share inside it
+        assert r.t_draft > 0 and r.t_verify > 0 and r.t_other >= -1e-9
+        assert r.t_draft + r.t_verify + r.t_other <= r.t - previous + 1e-9
+        assert 0 < r.t_llama <= r.t_draft + r.t_verify + r.t_other + 1e-9
+        previous = r.t
+    assert end(events).text.startswith("".join(t.piece for r in rs for t in r.tokens))  # the overlay is the answer
 
 
 def test_live_change_mid_answer_is_attributed_to_the_new_type(session):

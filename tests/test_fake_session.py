@@ -3,13 +3,17 @@ the replay behaves as the engine does (cancel between rounds, live configuration
 
 from __future__ import annotations
 
+import pytest
+
 from spectui.engine.events import Round, StopReason, TurnEnd
-from spectui.engine.model import Model
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, Session, chat_messages
+from spectui.llama.model import Model
+from spectui.llama.sampling import SamplingParams
+from spectui.engine.interface import chat_messages, GenerationLimits
+from spectui.engine.session import Session
 from tests.fake_session import NAME, PROMPT, RECORDING, SPEC, FakeSession, load_recording, load_trace
 
 
+@pytest.mark.model
 def test_the_recording_is_what_the_engine_generates(smol: Model):
     """Greedy, so the tokens and rounds are the engine's own; re-record if this fails after
     an intended engine change (python -m tests.fake_session)."""

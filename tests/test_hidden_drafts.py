@@ -14,14 +14,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from spectui.engine import ab, draft_fit, llama_ext
+from spectui.engine import ab
+from spectui.llama import draft_fit, llama_ext
 from spectui.engine.events import Round, TurnEnd, TurnStart
-from spectui.engine.model import ContextParams, Model
-from spectui.engine.sampling import SamplingParams, probs
-from spectui.engine.session import GenerationLimits, Session, chat_messages
-from spectui.engine.spec_config import NGRAM_TYPES, SpecConfig
+from spectui.llama.context import ContextParams
+from spectui.llama.model import Model
+from spectui.llama.sampling import SamplingParams, probs
+from spectui.engine.interface import chat_messages, GenerationLimits
+from spectui.engine.session import Session
+from spectui.llama.spec_config import NGRAM_TYPES, SpecConfig
 from spectui.errors import UserError
 from tests.test_run_command import spectui
+
+pytestmark = pytest.mark.model  # every test builds the synthetic checkpoints (tests/synthetic_models.py); most load them
 
 PROMPT = "the quick brown fox jumps over the lazy dog. the quick brown fox"
 # (spec type, target kind, draft kind)

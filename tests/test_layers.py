@@ -1,4 +1,4 @@
-"""The layering rules of the README's layout section, read from the imports (ast).
+"""The layering rules of docs/architecture.md, read from the imports (ast).
 
 Every import counts, also one inside a function: a deferred import still ties the layers.
 """
@@ -12,6 +12,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "spectui"
 UI_LIBRARIES = ("textual", "rich", "argparse", "platformdirs")
+# Top to bottom: a module imports its own layer and the layers below it, never one above it
+# or beside it (bench and trace share a rank). llama is the ground floor, the only one that
+# talks to llama.cpp.
+LAYERS = (("cli",), ("tui",), ("chat",), ("bench", "trace"), ("launch",), ("config",), ("engine",), ("drafters",),
+          ("llama",))
+RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
+UNLAYERED = ("spectui", "spectui.errors", "spectui.__main__")  # errors: every layer's; __main__ runs cli
+# (importer, imported): layers that, though in order, must not skip what stands between them
+SKIPS = (("tui", "bench"),)  # the TUI gets measuring and trace environments through the chat and launch
 
 
 def module_name(path: Path) -> str:
@@ -35,7 +44,8 @@ def imports(path: Path) -> set[str]:
     return {name if name.startswith("spectui") else name.split(".")[0] for name in found}
 
 
-GRAPH = {name: {m for m in imports(path) if m in MODULES} for name, path in MODULES.items()}
+IMPORTS = {name: imports(path) for name, path in MODULES.items()}
+GRAPH = {name: {m for m in deps if m in MODULES} for name, deps in IMPORTS.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -73,6 +83,37 @@ def in_layer(module: str, layer: str) -> bool:
     return module == f"spectui.{layer}" or module.startswith(f"spectui.{layer}.")
 
 
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else None
+
+
+def against_the_layers(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module's imports of a layer above its own or beside it."""
+    out = {}
+    for name, deps in graph.items():
+        own = layer_of(name)
+        bad = sorted(m for m in deps if own and (layer := layer_of(m)) and layer != own and RANK[layer] <= RANK[own])
+        if bad:
+            out[name] = bad
+    return out
+
+
+def skipping(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module's imports that SKIPS forbids."""
+    out = {}
+    for name, deps in graph.items():
+        bad = sorted(m for m in deps if (layer_of(name), layer_of(m)) in SKIPS)
+        if bad:
+            out[name] = bad
+    return out
+
+
+def importers_outside(imports_of: dict[str, set[str]], library: str, layer: str) -> list[str]:
+    """The modules outside `layer` that import `library`."""
+    return sorted(name for name, deps in imports_of.items() if library in deps and not in_layer(name, layer))
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -82,29 +123,47 @@ def test_no_import_cycle_inside_spectui():
     assert cycles(GRAPH) == []
 
 
-@pytest.mark.parametrize("layer", ["engine", "drafters", "trace"])
-def test_engine_and_drafters_know_no_ui(layer):
-    offending = {name: sorted(imports(path) & set(UI_LIBRARIES))
-                 for name, path in MODULES.items() if in_layer(name, layer)}
+@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "launch", "trace"])
+def test_the_core_layers_know_no_ui(layer):
+    offending = {name: sorted(deps & set(UI_LIBRARIES)) for name, deps in IMPORTS.items() if in_layer(name, layer)}
     assert {k: v for k, v in offending.items() if v} == {}
 
 
-def test_only_cli_imports_command_modules():
-    offending = {name: sorted(m for m in deps if in_layer(m, "cli"))
-                 for name, deps in GRAPH.items() if not in_layer(name, "cli") and name != "spectui.__main__"}
-    assert {k: v for k, v in offending.items() if v} == {}
+def test_every_package_has_a_layer():
+    assert [name for name in MODULES if layer_of(name) is None and name not in UNLAYERED] == []
 
 
-@pytest.mark.parametrize("layer", ["bench", "trace"])
-def test_bench_and_trace_import_engine_and_config_only(layer):
-    allowed = ("engine", "config", layer, "drafters")
-    offending = {name: sorted(m for m in deps if not any(in_layer(m, a) for a in allowed)
-                              and m not in ("spectui", "spectui.errors"))
-                 for name, deps in GRAPH.items() if in_layer(name, layer)}
-    assert {k: v for k, v in offending.items() if v} == {}
+def test_imports_run_down_the_layers():
+    """Among them: nothing in llama imports the drafters or the engine, the drafters never
+    import the engine, and only cli imports a command module."""
+    assert against_the_layers(GRAPH) == {}
 
 
-def test_engine_and_config_never_import_the_ui_or_the_commands():
-    for name, deps in GRAPH.items():
-        if any(in_layer(name, layer) for layer in ("engine", "drafters", "config")):
-            assert not [m for m in deps if in_layer(m, "tui") or in_layer(m, "cli") or in_layer(m, "bench")], name
+def test_the_layer_rule_finds_an_import_up_or_aside():
+    graph = {"spectui.llama.model": {"spectui.drafters.base", "spectui.errors"},
+             "spectui.drafters.draft_model": {"spectui.engine.session", "spectui.llama.context"},
+             "spectui.bench.protocol": {"spectui.trace.format"}, "spectui.config.setup": {"spectui.launch.session"},
+             "spectui.engine.session": {"spectui.drafters.base", "spectui.llama.model", "spectui.errors"}}
+    assert against_the_layers(graph) == {
+        "spectui.llama.model": ["spectui.drafters.base"], "spectui.drafters.draft_model": ["spectui.engine.session"],
+        "spectui.bench.protocol": ["spectui.trace.format"], "spectui.config.setup": ["spectui.launch.session"]}
+
+
+def test_the_tui_never_imports_the_bench():
+    assert skipping(GRAPH) == {}
+
+
+def test_the_skip_rule_finds_the_tui_importing_the_bench():
+    graph = {"spectui.tui.app": {"spectui.bench.memory", "spectui.chat.controller"},
+             "spectui.cli.bench": {"spectui.bench.memory"}}
+    assert skipping(graph) == {"spectui.tui.app": ["spectui.bench.memory"]}
+
+
+def test_only_the_llama_layer_imports_llama_cpp():
+    assert importers_outside(IMPORTS, "llama_cpp", "llama") == []
+
+
+def test_the_llama_cpp_rule_finds_an_import_elsewhere():
+    imports_of = {"spectui.llama.context": {"llama_cpp", "numpy"}, "spectui.launch.environment": {"llama_cpp", "os"},
+                  "spectui.errors": set()}
+    assert importers_outside(imports_of, "llama_cpp", "llama") == ["spectui.launch.environment"]

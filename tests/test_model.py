@@ -11,16 +11,19 @@ import time
 import numpy as np
 import pytest
 
-from spectui.engine import draft_fit
-from spectui.engine.compat import check_compatible, incompatibility
-from spectui.engine.model import Context, ContextParams, Detokenizer, Model, until_rejection
-from spectui.engine.sampling import SamplingParams, dist
+from spectui.llama import draft_fit
+from spectui.llama.compat import check_compatible, incompatibility
+from spectui.llama.context import Context, ContextParams, until_rejection
+from spectui.llama.detokenizer import Detokenizer
+from spectui.llama.model import Model
+from spectui.llama.sampling import SamplingParams, dist
 from spectui.errors import UserError
 from tests.conftest import model_file
 
 TEXT = "Hello, 세계! 안녕하세요 😀🎉 fin"
 
 
+@pytest.mark.model
 def test_detokenizer_holds_split_characters_and_round_trips(smol):
     tokens = smol.tokenize(TEXT, add_special=False)
     d = Detokenizer(smol)
@@ -42,6 +45,7 @@ def _ends_inside_char(b: bytes) -> bool:
         return True
 
 
+@pytest.mark.model
 def test_peek_does_not_consume(smol):
     tokens = smol.tokenize("😀 ok", add_special=False)
     d = Detokenizer(smol)
@@ -51,6 +55,7 @@ def test_peek_does_not_consume(smol):
     assert "".join(d.feed(t) for t in tokens[1:]) == peeked
 
 
+@pytest.mark.model
 def test_batch_logits_at_selected_positions_match_single_decodes(smol):
     tokens = smol.tokenize("The quick brown fox jumps over the lazy dog because", add_special=True)
     want = [2, 5, len(tokens) - 1]
@@ -65,6 +70,7 @@ def test_batch_logits_at_selected_positions_match_single_decodes(smol):
     assert np.max(np.abs(batched[0] - singles[3])) > 1.0
 
 
+@pytest.mark.model
 def test_greedy_on_the_backend_takes_the_argmax_numpy_takes(smol):
     """-bs on: llama.cpp's greedy chain picks each wanted row's token in the graph; it must be
     numpy's argmax of the same rows, honour the bans, and leave full rows readable after."""
@@ -95,6 +101,7 @@ def test_greedy_on_the_backend_takes_the_argmax_numpy_takes(smol):
         off.close()
 
 
+@pytest.mark.model
 def test_top_k_on_the_backend_gives_the_distributions_numpy_gives(smol):
     """-bs on at temperature > 0: llama.cpp's top-k chain finds each wanted row's candidates in
     the graph; the distributions built from them must be numpy's from the full rows, under
@@ -133,6 +140,7 @@ def test_top_k_on_the_backend_gives_the_distributions_numpy_gives(smol):
 
 
 @pytest.mark.parametrize("bs", ["on", "off"])
+@pytest.mark.model
 def test_greedy_verification_stops_at_the_first_rejection(smol, bs):
     """decode_argmax(match=True): the picks up to the first that rejects the draft, the same
     as every row's argmax cut there (numpy reads no row after it)."""
@@ -159,6 +167,7 @@ def test_greedy_verification_stops_at_the_first_rejection(smol, bs):
         ctx.close()
 
 
+@pytest.mark.model
 def test_lazy_rows_are_taken_only_when_indexed(smol):
     """decode_each(lazy=True): a verifier that stops at the first rejection takes no row after
     it, and what it takes is what the eager call gives; a batch of several chunks is eager."""
@@ -184,6 +193,7 @@ def test_lazy_rows_are_taken_only_when_indexed(smol):
             ctx.close()
 
 
+@pytest.mark.model
 def test_greedy_stays_in_numpy_where_the_output_layer_is_on_the_cpu(smol_path):
     """-bs auto: ggml's argmax on a CPU is one thread's scalar loop, slower than numpy's."""
     cpu_only = Model(smol_path, n_gpu_layers=0)
@@ -196,6 +206,7 @@ def test_greedy_stays_in_numpy_where_the_output_layer_is_on_the_cpu(smol_path):
         cpu_only.close()
 
 
+@pytest.mark.model
 def test_gguf_header_read_before_loading_agrees_with_llama_cpp(smol, smol_path):
     """draft_fit steps over the vocabulary's strings without decoding them; what follows them
     (every tensor name) must still be read where llama.cpp reads it."""
@@ -204,6 +215,7 @@ def test_gguf_header_read_before_loading_agrees_with_llama_cpp(smol, smol_path):
     assert len(header.tensors) == 272 and "output_norm.weight" in header.tensors
 
 
+@pytest.mark.model
 def test_rollback_then_redecode_reproduces_logits(smol):
     ctx = Context(smol, ContextParams(n_ctx=256))
     tokens = smol.tokenize("def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)", add_special=True)
@@ -216,11 +228,12 @@ def test_rollback_then_redecode_reproduces_logits(smol):
     assert np.max(np.abs(first - again)) < 1e-3
 
 
+@pytest.mark.model
 def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch):
     """The overhead per round is the rest, so each call a round makes must count: decode,
     the logits, sampled tokens or top-k candidates read (on a GPU they wait for the computation)
     and the KV removal."""
-    import spectui.engine.model as model
+    import spectui.llama.context as model
 
     ctx = Context(smol, ContextParams(n_ctx=64))
     on_backend = Context(smol, ContextParams(n_ctx=64, backend_sampling="on"))
@@ -247,6 +260,7 @@ def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch
         assert c.t_llama - before >= expected
 
 
+@pytest.mark.model
 def test_common_prefix(smol):
     ctx = Context(smol, ContextParams(n_ctx=64))
     ctx.decode([1, 2, 3, 4])
@@ -255,11 +269,13 @@ def test_common_prefix(smol):
     assert ctx.common_prefix([7]) == 0
 
 
+@pytest.mark.model
 def test_context_larger_than_model_allows(smol):
     with pytest.raises(UserError, match="larger than"):
         Context(smol, ContextParams(n_ctx=smol.n_ctx_train * 2))
 
 
+@pytest.mark.model
 def test_chat_template_comes_from_the_gguf(smol):
     text = smol.format_chat([{"role": "user", "content": "hi"}])
     assert "<|im_start|>user\nhi<|im_end|>" in text
@@ -279,10 +295,15 @@ def vocabs():
     return {n.split("-")[0] + ("-big" if "1.5b" in n else ""): Model(model_file(n), vocab_only=True) for n in names}
 
 
+@pytest.mark.model
 def test_qwen_pair_is_compatible(vocabs):
-    check_compatible(vocabs["qwen2.5-big"], vocabs["qwen2.5"])
+    big, small = vocabs["qwen2.5-big"], vocabs["qwen2.5"]
+    assert big.path.stat().st_size > small.path.stat().st_size  # two models, not one compared with itself
+    assert incompatibility(big, small) is None and incompatibility(small, big) is None  # every rule, both ways
+    assert check_compatible(big, small) is None  # and no UserError
 
 
+@pytest.mark.model
 def test_qwen_and_gemma_are_not(vocabs):
     why = incompatibility(vocabs["qwen2.5-big"], vocabs["gemma"])
     assert why and why.startswith("vocab type differs")
@@ -290,6 +311,7 @@ def test_qwen_and_gemma_are_not(vocabs):
         check_compatible(vocabs["qwen2.5-big"], vocabs["gemma"])
 
 
+@pytest.mark.model
 def test_smollm2_and_qwen_are_not(vocabs):
     why = incompatibility(vocabs["smollm2"], vocabs["qwen2.5"])
     # Both are BPE; they differ in their special tokens and sizes.
@@ -306,7 +328,7 @@ def _run_cli(*args):
                           env=env, timeout=120, stdin=subprocess.DEVNULL)
 
 
-@pytest.mark.parametrize("kind", ["empty", "random", "truncated", "header-cut"])
+@pytest.mark.parametrize("kind", ["empty", "random", pytest.param("truncated", marks=pytest.mark.model), "header-cut"])
 def test_bad_model_files_give_one_clear_line(tmp_path, smol_path, kind):
     bad = tmp_path / f"{kind}.gguf"
     if kind == "empty":

@@ -735,3 +735,4 @@ def test_interface(cls):
     d.begin([])
     assert d.draft([], 5) == [] and d.draft([1], 5) == []
     d.accept(0)
+    assert d.limit(3, 40) == 40  # its own sizes bound its drafts, not --spec-draft-n-max, as in llama.cpp

@@ -17,11 +17,15 @@ import pytest
 
 from spectui.config import embedded
 from spectui.engine.events import Round
-from spectui.engine.model import ContextParams, Model
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, Session
-from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.llama.context import ContextParams
+from spectui.llama.model import Model
+from spectui.llama.sampling import SamplingParams
+from spectui.engine.interface import GenerationLimits
+from spectui.engine.session import Session
+from spectui.llama.spec_config import SpecConfig, parse_types
 from tests.conftest import model_file
+
+pytestmark = pytest.mark.model  # every case loads its models (SmolLM2, Gemma 3 or a synthetic checkpoint)
 
 FIXTURES = sorted((Path(__file__).parent / "data" / "oracle").glob("*.json"))
 

@@ -3,14 +3,16 @@ the line or key, and the fix."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from spectui.cli.main import build_parser
 from spectui.config import presets
-from spectui.config.launch import resolve
+from spectui.config.resolve import resolve
 from spectui.config.options import overrides_from
 from spectui.config.setup import Setup, kept_across_presets
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.spec_config import SpecConfig
 from spectui.errors import UserError
 from tests.test_run_command import spectui
 
@@ -69,13 +71,13 @@ def test_a_bad_preset_stops_the_cli_before_anything_starts(config_dir):
 def test_flags_override_the_preset_and_zero_is_a_value():
     args = build_parser().parse_args(["run", "--preset", "smollm2", "--temp", "0", "--spec-draft-n-max", "5", "x"])
     setup = resolve(args.preset, overrides_from(args))
-    assert setup.temp == 0.0 and setup.spec_draft_n_max == 5 and setup.spec_type == "draft-simple"
+    assert setup.temp == 0.0 and setup.spec.draft_n_max == 5 and setup.spec.types == ("draft-simple",)
 
 
 def test_target_without_draft_drops_the_presets_draft():
     args = build_parser().parse_args(["run", "-m", "smollm2-135m-instruct-q4_1", "x"])
     setup = resolve(args.preset, overrides_from(args))
-    assert setup.model_draft is None and setup.spec_type == "ngram-mod" and setup.notes
+    assert setup.model_draft is None and setup.spec.types == ("ngram-mod",) and setup.notes
 
 
 def test_save_user_preset_round_trips_atomically(config_dir):
@@ -107,8 +109,10 @@ def test_presets_cli_list_and_show(tmp_path):
 def test_presets_show_is_a_preset_file_at_any_width(tmp_path):
     """`show NAME > p.toml` gives a file tomllib reads back to the preset's own values,
     however long its lines (a template's description) and however narrow the terminal."""
-    for name in presets.available():
-        r = spectui("presets", "show", name, env={"COLUMNS": "40"})
+    names = list(presets.available())
+    with ThreadPoolExecutor(2) as pool:  # independent processes: two at a time
+        shown = list(pool.map(lambda name: spectui("presets", "show", name, env={"COLUMNS": "40"}), names))
+    for name, r in zip(names, shown):
         assert r.returncode == 0, r.stderr
         copy = tmp_path / f"{name}.toml"
         copy.write_text(r.stdout, encoding="utf-8")
@@ -119,13 +123,15 @@ def test_presets_show_is_a_preset_file_at_any_width(tmp_path):
 
 def test_spec_default_means_ngram_mod_even_over_a_spec_type():
     args = build_parser().parse_args(["run", "--preset", "smollm2", "--spec-type", "ngram-simple", "--spec-default", "x"])
-    assert resolve(args.preset, overrides_from(args)).spec_type == "ngram-mod"
+    assert resolve(args.preset, overrides_from(args)).spec.types == ("ngram-mod",)
 
 
-def test_with_spec_is_the_reverse_of_spec():
+def test_the_flat_keys_of_a_preset_give_the_spec_back():
     spec = SpecConfig(types=("ngram-simple", "draft-simple"), draft_n_max=7, draft_n_min=2, draft_p_min=0.5,
-                      draft_sampling="probabilistic", verify="rejection")
-    assert Setup(model="m").with_spec(spec).spec() == spec
+                      draft_sampling="probabilistic", verify="rejection", ngram_mod_n_max=60)
+    values = Setup(model="m", spec=spec).values()
+    assert values["spec_type"] == "ngram-simple,draft-simple" and values["spec_ngram_mod_n_max"] == 60
+    assert Setup().with_values(values).spec == spec and Setup().with_values(values).values() == values
 
 
 def test_a_preset_switch_keeps_sampling_and_context_but_not_models_or_speculation():

@@ -10,6 +10,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.model  # every test runs `spectui run` on SmolLM2 in a child process
+
 PROMPT = "Rename merge to merge_sorted and show the code: def merge(a, b):\n    return sorted(a + b)\n"
 
 

@@ -9,8 +9,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from spectui.engine import sampling
-from spectui.engine.sampling import (
+from spectui.llama import sampling
+from spectui.llama.sampling import (
     SamplingParams,
     _top_k,
     dist,

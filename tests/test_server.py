@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
-from spectui.engine.sampling import SamplingParams
+from spectui.llama.sampling import SamplingParams
 from spectui.engine.server import ServerSession, connect, rejected_marker
-from spectui.engine.session import GenerationLimits, chat_messages
+from spectui.engine.interface import chat_messages, GenerationLimits
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
 from tests.test_run_command import PROMPT, spectui
@@ -90,6 +90,7 @@ def events_of(session: ServerSession, prompt: str = PROMPT, n: int = 48) -> list
 # --- the stream adapter ---------------------------------------------------------------------
 
 
+@pytest.mark.model
 def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
     session = ServerSession(drafting.url, GREEDY)
     assert session.spec.label == "draft-simple" and session.available_types() == ("draft-simple",)
@@ -116,6 +117,7 @@ def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
     assert [r.t for r in rounds] == sorted(r.t for r in rounds)  # the server's clock
 
 
+@pytest.mark.model
 def test_speculation_is_fixed_by_the_server_and_said_so(drafting):
     session = ServerSession(drafting.url, GREEDY)
     with pytest.raises(UserError, match="fixes its speculation when it starts"):
@@ -125,6 +127,7 @@ def test_speculation_is_fixed_by_the_server_and_said_so(drafting):
     session.configure(session.spec)  # the server's own configuration is fine
 
 
+@pytest.mark.model
 def test_cancel_ends_the_answer_and_keeps_what_came(drafting):
     session = ServerSession(drafting.url, GREEDY)
     events = []
@@ -140,6 +143,7 @@ def test_cancel_ends_the_answer_and_keeps_what_came(drafting):
 # --- the commands against the server ------------------------------------------------------------
 
 
+@pytest.mark.model
 def test_run_against_the_server_prints_json_and_writes_a_trace_without_the_key(server_bin, smol_path, tmp_path):
     server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple",
                     "--api-key", "s3cret-key")
@@ -169,6 +173,7 @@ def plain(server_bin, smol_path):
     server.stop()
 
 
+@pytest.mark.model
 def test_two_servers_are_two_configurations_to_switch_between(drafting, plain):
     pool = connect(f"{drafting.url},{plain.url}", GREEDY, 3)
     assert pool.available_types() == ("draft-simple", "none") and pool.spec.label == "draft-simple"
@@ -180,6 +185,7 @@ def test_two_servers_are_two_configurations_to_switch_between(drafting, plain):
         pool.configure(pool.spec.with_types("ngram-mod"))
 
 
+@pytest.mark.model
 def test_bench_against_two_servers_measures_the_speedup(drafting, plain, tmp_path):
     out = tmp_path / "r.json"
     r = spectui("bench", "--server", f"{drafting.url},{plain.url}", "--lang", "en", "--category", "code",
@@ -195,6 +201,7 @@ def test_bench_against_two_servers_measures_the_speedup(drafting, plain, tmp_pat
     assert all(row["n_generated"] == 16 for row in rows.values())
 
 
+@pytest.mark.model
 def test_a_server_without_speculation_says_so(server_bin, smol_path):
     server = Server(server_bin, smol_path)
     try:
@@ -229,6 +236,7 @@ def test_a_url_that_is_not_a_llama_server(capsys):
         httpd.shutdown()
 
 
+@pytest.mark.model
 def test_a_dropped_connection_keeps_the_text_and_marks_the_answer_cut(server_bin, smol_path):
     server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple")
     session = ServerSession(server.url, GREEDY)
@@ -248,8 +256,9 @@ def test_a_dropped_connection_keeps_the_text_and_marks_the_answer_cut(server_bin
 # --- the chat and the A/B view on a server -----------------------------------------------------
 
 
+@pytest.mark.model
 def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
-    from tests.test_tui import answered, chat_args, resolved, run_ab, send, sync, until
+    from tests.tui_helpers import answered, chat_args, resolved, run_ab, send, sync, until
     from spectui.tui.app import SpecApp
     from spectui.tui.screens.ab import ABScreen
 
@@ -265,8 +274,8 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
         async with app.run_test(size=(120, 40)) as pilot:
             await send(pilot, app, PROMPT)
             await answered(pilot, app)
-            message = app.chat_screen.chat.messages[-1]
-            assert message.content == app.chat_screen.turn.end.text != ""
+            message = app.controller.chat.messages[-1]
+            assert message.content == app.controller.turn.end.text != ""
             assert "draft" in {kind for _, kind in message.segments}
             assert app.chat_screen.sub_title == "smollm2-135m-instruct-q4_1 ⇠ draft on the server"
             await pilot.press("ctrl+up")  # n-max: fixed by the server

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
-from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.llama.spec_config import SpecConfig, parse_types
 from spectui.errors import UserError
 from tests.test_run_command import spectui
 
@@ -36,19 +38,21 @@ def test_bad_values_are_user_errors(kw):
 
 
 def test_cli_refusals_are_one_line_with_exit_code_2():
-    for args in (("--spec-type", "draft-dspark"),
-                 ("-m", "smollm2-135m-instruct-q4_1", "--spec-type", "draft-mtp"),
-                 ("--preset", "smollm2", "--spec-draft-n-max", "99"),
-                 ("--preset", "smollm2", "--spec-ngram-simple-size-m", "0"),
-                 ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80"),
-                 ("--preset", "smollm2", "-t", "0"), ("--preset", "smollm2", "-t", "-2")):
-        r = spectui("run", *args, "hello")
+    refused = (("--spec-type", "draft-dspark"),
+               ("-m", "smollm2-135m-instruct-q4_1", "--spec-type", "draft-mtp"),
+               ("--preset", "smollm2", "--spec-draft-n-max", "99"),
+               ("--preset", "smollm2", "--spec-ngram-simple-size-m", "0"),
+               ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80"),
+               ("--preset", "smollm2", "-t", "0"), ("--preset", "smollm2", "-t", "-2"))
+    with ThreadPoolExecutor(2) as pool:  # independent processes: two at a time
+        runs = list(pool.map(lambda args: spectui("run", *args, "hello"), refused))
+    for args, r in zip(refused, runs):
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:"), r.stderr
 
 
 def test_the_spec_type_help_names_every_type():
-    from spectui.engine.spec_config import ALL_TYPES
+    from spectui.llama.spec_config import ALL_TYPES
 
     r = spectui("run", "--help", env={"COLUMNS": "2000"})
     lines = r.stdout.splitlines()

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from spectui.cli.export import export
 from spectui.cli.main import main
 from spectui.cli.replay import with_text
-from spectui.engine import model as model_module
+from spectui.llama import model as model_module
 from spectui.engine.events import Round
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
@@ -48,6 +48,7 @@ def rejected_texts(trace: Trace) -> list[str]:
 # --- recording and the format ---------------------------------------------------------
 
 
+@pytest.mark.model
 def test_run_trace_holds_what_run_printed_with_its_machine_and_settings(recorded):
     path, data = recorded
     trace = trace_format.read(path)
@@ -64,6 +65,7 @@ def test_run_trace_holds_what_run_printed_with_its_machine_and_settings(recorded
     assert rejected_texts(trace), "the recorded run should include rejected drafts"
 
 
+@pytest.mark.model
 def test_format_round_trip_is_exact(recorded):
     path, _ = recorded
     assert trace_format.read(path).text() == path.read_text(encoding="utf-8")
@@ -129,6 +131,7 @@ def test_playhead_plays_at_the_chosen_speed_and_steps_pause_it():
 
 
 @pytest.mark.parametrize("speed", ["0.1", "11", "nan"])
+@pytest.mark.model
 def test_speed_out_of_range_is_refused(recorded, speed, capsys):
     assert main(["replay", str(recorded[0]), "--speed", speed]) == 2
     assert "--speed must be between 0.25 and 10" in capsys.readouterr().err
@@ -137,6 +140,7 @@ def test_speed_out_of_range_is_refused(recorded, speed, capsys):
 # --- exports ------------------------------------------------------------------------------
 
 
+@pytest.mark.model
 def test_svg_and_html_exports_show_the_overlay_and_the_legend(recorded, tmp_path, capsys):
     path, data = recorded
     trace = trace_format.read(path)
@@ -163,6 +167,7 @@ def test_svg_and_html_exports_show_the_overlay_and_the_legend(recorded, tmp_path
     assert re.sub(r"\s", "", data["text"]) in re.sub(r"\s", "", clean)
 
 
+@pytest.mark.model
 def test_cast_is_asciinema_v2_and_streams_at_the_recorded_times(recorded, tmp_path):
     path, data = recorded
     out = tmp_path / "a.cast"
@@ -182,6 +187,7 @@ def test_cast_is_asciinema_v2_and_streams_at_the_recorded_times(recorded, tmp_pa
     assert "\x1b[" in "".join(f[2] for f in frames)  # coloured
 
 
+@pytest.mark.model
 def test_export_refuses_an_unknown_format_before_reading(recorded, tmp_path, capsys):
     assert main(["replay", str(recorded[0]), "--export", str(tmp_path / "a.png")]) == 2
     assert ".svg, .html, .cast" in capsys.readouterr().err
@@ -205,6 +211,7 @@ def strip_text(path: Path, out: Path) -> None:
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+@pytest.mark.model
 def test_a_trace_without_text_needs_the_model_and_is_rebuilt_from_the_ids(recorded, tmp_path, capsys):
     path, data = recorded
     bare = tmp_path / "bare.jsonl"
@@ -217,6 +224,7 @@ def test_a_trace_without_text_needs_the_model_and_is_rebuilt_from_the_ids(record
     assert (tmp_path / "x.cast").read_text() == (tmp_path / "y.cast").read_text()
 
 
+@pytest.mark.model
 def test_replaying_never_loads_a_model_unless_asked(recorded, tmp_path, monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("a model was loaded")
@@ -264,6 +272,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.model
 def test_a_bad_trace_is_refused_with_exit_2_and_names_the_line(recorded, tmp_path, capsys, case):
     how, message = CASES[case]
     path = damaged(recorded, tmp_path, how)
@@ -280,6 +289,7 @@ def test_a_missing_trace_file_is_one_line(tmp_path, capsys):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
+@pytest.mark.model
 def test_any_damage_is_refused_cleanly_or_replays(recorded, tmp_path, data):
     """Whatever is cut, swapped or retyped in a real trace, reading gives a trace or a
     UserError (exit 2, one line), and a trace that reads exports without a traceback."""

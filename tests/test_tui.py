@@ -8,9 +8,7 @@ on a real model, SmolLM2 135M drafting for itself, loaded once per module.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import functools
 import threading
 import time
 from dataclasses import replace
@@ -18,148 +16,49 @@ from dataclasses import replace
 import pytest
 from textual.geometry import Offset
 from textual.selection import Selection
-from textual.widgets import Input, Markdown
+from textual.widgets import Markdown
 
-from spectui.cli.chat import add_parser
 from spectui.cli.run import generate_in_thread
 from spectui.config import history, settings
-from spectui.config.launch import resolve
 from spectui.config.options import overrides_from
-from spectui.config.setup import Setup
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.handover import Handover
-from spectui.engine.model import Model
+from spectui.llama.model import Model
 from spectui.engine.overlay import REJECTED
 from spectui.engine.session import Session
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.spec_config import SpecConfig
 from spectui.engine.stats import config_changes
-from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
-from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.help import HelpScreen
-from spectui.tui.streaming import RATE, RATE_CPU_BOUND, update_interval
-from spectui.tui.turn import LiveTurn
+from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
+from spectui.chat.turn import LiveTurn
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS
 from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
-from spectui.tui.widgets.stats_panel import PanelState, StatusStrip, render, rolling_tok_per_s, sparkline
+from spectui.chat.panel import PanelState
+from spectui.tui.messages import MemoryMeasured, SessionLoading
+from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip, render, rolling_tok_per_s, sparkline
 from tests.fake_session import FakeSession
+from tests.tui_helpers import (LONG, REJECTED_TEXT, SHORT, answered, chat_args, fixed_chat, palette_offers, resolved,
+                               run_ab, send, sync, until)
 
-LONG = "Count from 1 to 100, separated by commas."
-SHORT = "Write a python function that adds two numbers."
-REJECTED_TEXT = "ZZREJECTEDZZ"
-
-
-def sync(test):
-    """Run an async test in its own event loop (no async pytest plugin needed)."""
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        return asyncio.run(test(*args, **kwargs))
-
-    return run
-
-
-def chat_args(*flags: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers())
-    return parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", *flags])
-
-
-def resolved(args: argparse.Namespace) -> Setup:
-    return resolve(args.preset, overrides_from(args))
-
-
-@pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch):
-    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
-    return tmp_path
-
-
-@pytest.fixture(scope="module")
-def setup():
-    return resolved(chat_args("-n", "48"))
-
-
-@pytest.fixture(scope="module")
-def session(smol, setup):
-    s = Session(smol, smol, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec(), setup.sampling())
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def fresh(session, setup):
-    """The shared session, back at the preset's configuration."""
-    session.configure(setup.spec())
-    return session
-
-
-@pytest.fixture
-def fake(setup):
-    """No model: a recorded SmolLM2 answer replayed, one round every 20 ms."""
-    return FakeSession(spec=setup.spec(), round_s=0.02)
-
-
-@pytest.fixture
-def slow_fake(setup):
-    """The recorded answer at 0.1 s a round: long enough to act mid-answer."""
-    return FakeSession(spec=setup.spec(), round_s=0.1)
-
-
-async def send(pilot, app: SpecApp, text: str) -> None:
-    app.query_one(ChatInput).insert(text)
-    await pilot.press("enter")
-
-
-async def until(pilot, condition, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting for the app"
-        await pilot.pause(0.02)
-
-
-async def run_ab(pilot, screen: ABScreen, prompt: str) -> None:
-    screen.query_one("#ab-prompt", Input).value = prompt
-    await pilot.press("enter")
-    assert screen.running or screen.panes[0].turn is not None  # started (a short run may be over already)
-
-
-async def answered(pilot, app: SpecApp) -> None:
-    await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
-
-
-def fixed_chat() -> history.Chat:
-    """A saved chat whose overlay has every kind, including a rejected draft."""
-    chat = history.new_chat("smollm2")
-    segments = [("Sure", "draft"), (":\n", "target"), (REJECTED_TEXT, REJECTED), ("```python\n", "ngram"),
-                ("print('hello')", "draft"), ("\n```\n", "resampled"), ("Done.", "target")]
-    chat.messages = [
-        history.Message("user", "Write hello world in Python."),
-        history.Message("assistant", "".join(t for t, k in segments if k != REJECTED), segments=segments,
-                        stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
-                        config="draft-simple n-max 3"),
-    ]
-    history.save_chat(chat)
-    return chat
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 
 # --- live generation ------------------------------------------------------------------
 
 
 @sync
+@pytest.mark.model
 async def test_answer_streams_colour_coded(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        message = app.chat_screen.chat.messages[-1]
+        message = app.controller.chat.messages[-1]
         kinds = {kind for _, kind in message.segments}
         assert "draft" in kinds
         assert "".join(t for t, k in message.segments if k != REJECTED) == message.content != ""
@@ -168,31 +67,33 @@ async def test_answer_streams_colour_coded(fresh, setup):
         assert "$spec-draft" in styles
         draft_colour = app.theme_variables["spec-draft"].lower()
         assert draft_colour in app.export_screenshot().lower()
-        saved = history.load_chat(app.chat_screen.chat.id)
+        saved = history.load_chat(app.controller.chat.id)
         assert saved.messages[-1].content == message.content and not saved.messages[-1].stopped
         assert saved.messages[-1].stats["n_generated"] > 0
 
 
 @sync
+@pytest.mark.model
 async def test_spec_type_and_n_max_change_mid_answer(fresh):
     app = SpecApp(resolved(chat_args("-n", "160")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
-        assert app.chat_screen.generating, "the answer ended before the switch; use a longer prompt"
-        seen = len(app.chat_screen.turn.rounds)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
+        assert app.controller.generating, "the answer ended before the switch; use a longer prompt"
+        seen = len(app.controller.turn.rounds)
         # Both in the same tick (keys are tested below): draft-simple -> ngram-cache, n-max 3 -> 4.
         await app.run_action("spec_type(-1)", app.chat_screen)
         await app.run_action("n_max(1)", app.chat_screen)
         assert fresh.spec.label == "ngram-cache" and fresh.spec.draft_n_max == 4
+        await pilot.pause()  # the screen renders the controller's updates after the key's handler
         assert app.chat_screen.title.startswith("ngram-cache · verify")
         await answered(pilot, app)
-        rounds = app.chat_screen.turn.rounds
+        rounds = app.controller.turn.rounds
         changes = config_changes(rounds)
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
         assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1]:])
-        assert "→ ngram-cache" in app.chat_screen.chat.messages[-1].config
+        assert "→ ngram-cache" in app.controller.chat.messages[-1].config
 
 
 @sync
@@ -200,19 +101,20 @@ async def test_escape_stops_and_the_next_message_works(slow_fake):
     app = SpecApp(resolved(chat_args("-n", "1000")), session=slow_fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
         await pilot.press("escape")
         await answered(pilot, app)
-        stopped = app.chat_screen.chat.messages[-1]
-        assert app.chat_screen.turn.end.stop_reason == StopReason.CANCELLED
+        stopped = app.controller.chat.messages[-1]
+        assert app.controller.turn.end.stop_reason == StopReason.CANCELLED
         assert stopped.stopped and stopped.stats["stop_reason"] == "cancelled"
-        assert history.load_chat(app.chat_screen.chat.id).messages[-1].stopped
+        assert history.load_chat(app.controller.chat.id).messages[-1].stopped
         assert "stopped" in app.query(AssistantMessage).last()._meta.visual.plain
 
+        slow_fake.round_s = 0.005  # stopped mid-answer; the next answer need not be slow
         await send(pilot, app, "Say hi.")
         await answered(pilot, app)
-        assert len(app.chat_screen.chat.messages) == 4
-        assert app.chat_screen.chat.messages[-1].content and not app.chat_screen.chat.messages[-1].stopped
+        assert len(app.controller.chat.messages) == 4
+        assert app.controller.chat.messages[-1].content and not app.controller.chat.messages[-1].stopped
 
 
 @sync
@@ -222,13 +124,16 @@ async def test_a_memory_reading_mid_answer_waits_for_the_answers_own_panel_redra
     app = SpecApp(setup, session=slow_fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
-        app.chat_screen.memory = "GPU: none (CPU)\nRSS 7 MiB"
-        assert "RSS 7 MiB" not in app.chat_screen.panel.state.memory
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
+        app.post_message(MemoryMeasured("GPU: none (CPU)\nRSS 7 MiB"))
+        await pilot.pause()
+        assert "RSS 7 MiB" not in app.chat_screen.query_one(StatsPanel).state.memory
+        slow_fake.round_s = 0.005  # read mid-answer; the rest of it need not be slow
         await answered(pilot, app)
-        assert app.chat_screen.panel.state.memory.endswith("RSS 7 MiB")
-        app.chat_screen.memory = "GPU: none (CPU)\nRSS 8 MiB"  # idle: at once
-        assert app.chat_screen.panel.state.memory.endswith("RSS 8 MiB")
+        assert app.chat_screen.query_one(StatsPanel).state.memory.endswith("RSS 7 MiB")
+        app.post_message(MemoryMeasured("GPU: none (CPU)\nRSS 8 MiB"))  # idle: at once
+        await pilot.pause()
+        assert app.chat_screen.query_one(StatsPanel).state.memory.endswith("RSS 8 MiB")
 
 
 @sync
@@ -244,29 +149,32 @@ async def test_the_panel_takes_its_live_layout_before_the_first_round(slow_fake,
 
         def recording():
             refresh_panel()
-            turn = screen.turn
+            turn = app.controller.turn
             started = turn is not None and any(isinstance(e, TurnStart) for e in turn.events)
             redraws.append((started, len(turn.rounds) if turn else 0))
 
         screen.refresh_panel = recording
         screen.refresh_panel()
         await send(pilot, app, SHORT)
-        await until(pilot, lambda: screen.turn is not None and len(screen.turn.rounds) >= 3)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 3)
         assert (True, 0) in redraws, redraws
 
 
 @sync
-async def test_a_late_memory_reading_or_status_while_the_app_closes_is_ignored(fake, setup):
+async def test_a_late_memory_reading_or_status_while_the_app_closes_is_ignored(fake, setup, monkeypatch):
     """The app's widgets go before the messages still queued for it: a memory reading (every
     2 s) or a loading status arriving then raised NoMatches, a traceback on quitting."""
+    monkeypatch.setattr(SpecApp, "_measure_memory", lambda self: None)  # only the reading below
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.chat_screen
-        for widget in (screen.panel, screen.query_one(StatusStrip), screen.query_one("#status")):
+        for widget in (screen.query_one(StatsPanel), screen.query_one(StatusStrip), screen.query_one("#status")):
             await widget.remove()
-        screen.memory = "GPU: none (CPU)\nRSS 9 MiB"
-        screen.status_line = "loading"
+        app.post_message(MemoryMeasured("GPU: none (CPU)\nRSS 9 MiB"))
+        app.post_message(SessionLoading("loading"))
         await pilot.pause()
+        assert app.controller.memory.endswith("RSS 9 MiB")  # taken in, with nothing left to show it on
+        assert app.return_code is None  # no error ended the app (run_test would raise it on leaving)
 
 
 @sync
@@ -275,21 +183,21 @@ async def test_regenerate_export_and_new_chat(fake, setup, dirs):
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        first_id = app.chat_screen.chat.id
+        first_id = app.controller.chat.id
 
         await pilot.press("ctrl+r")
         await answered(pilot, app)
-        assert [m.role for m in app.chat_screen.chat.messages] == ["user", "assistant"]
-        assert len(app.query(AssistantMessage)) == 1 and app.chat_screen.chat.messages[-1].content
+        assert [m.role for m in app.controller.chat.messages] == ["user", "assistant"]
+        assert len(app.query(AssistantMessage)) == 1 and app.controller.chat.messages[-1].content
 
         await pilot.press("ctrl+s")
         exported = dirs / f"spectui-chat-{first_id}.md"
         assert exported.exists()
-        assert app.chat_screen.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
+        assert app.controller.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
 
         await pilot.press("ctrl+n")
         await pilot.pause()
-        assert app.chat_screen.chat.id != first_id and not app.chat_screen.chat.messages
+        assert app.controller.chat.id != first_id and not app.controller.chat.messages
         assert not app.query(AssistantMessage) and app.query("#welcome")
         assert first_id in [c.id for c in history.list_chats()[0]]
 
@@ -340,18 +248,19 @@ def test_a_failing_caller_stops_the_answer_on_the_llama_thread(slow_fake):
 
 
 @sync
+@pytest.mark.model
 async def test_speedup_against_a_none_baseline(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.chat_screen.set_spec_type("none")
+        app.controller.set_spec_type("none")
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        assert app.chat_screen.baseline() == app.chat_screen.chat.messages[-1].stats["tok_per_s"]
+        assert app.controller.panel_state().baseline == app.controller.chat.messages[-1].stats["tok_per_s"]
         assert "baseline turn" in app.query_one("#stats").visual.plain
-        app.chat_screen.set_spec_type("draft-simple")
+        app.controller.set_spec_type("draft-simple")
         await send(pilot, app, "And one that multiplies them.")
         await answered(pilot, app)
-        assert f"vs {app.chat_screen.baseline():.1f} tok/s" in app.query_one("#stats").visual.plain
+        assert f"vs {app.controller.panel_state().baseline:.1f} tok/s" in app.query_one("#stats").visual.plain
 
 
 @sync
@@ -390,11 +299,11 @@ async def test_chat_list_reopens_a_saved_chat(fake, setup):
     chat = fixed_chat()
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert not app.chat_screen.chat.messages
+        assert not app.controller.chat.messages
         await pilot.press("ctrl+l")
         await pilot.pause()
         await pilot.press("enter")
-        await until(pilot, lambda: app.chat_screen.chat.id == chat.id)
+        await until(pilot, lambda: app.controller.chat.id == chat.id)
         await until(pilot, lambda: len(app.query(AssistantMessage)) == 1)
 
 
@@ -406,8 +315,7 @@ async def test_palette_runs_commands(fake, setup):
         await pilot.pause()
         for ch in "Spec type: ngram-mod":
             await pilot.press(ch if ch != " " else "space")
-        await until(pilot, lambda: True)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: palette_offers(app, "Spec type: ngram-mod"))
         await pilot.press("enter")
         await until(pilot, lambda: fake.spec.label == "ngram-mod")
 
@@ -418,7 +326,7 @@ async def test_n_max_stays_between_1_and_64(fake, setup):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*["ctrl+down"] * 5)
         assert fake.spec.draft_n_max == 1
-        fake.configure(fake.spec.replace(draft_n_max=63))
+        app.controller.configure(fake.spec.replace(draft_n_max=63))
         await pilot.press("ctrl+up", "ctrl+up")
         assert fake.spec.draft_n_max == 64
 
@@ -442,6 +350,7 @@ async def test_spec_types_cycle_through_the_available_ones(fake, setup):
 
 
 @sync
+@pytest.mark.model
 async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic, setup):
     """The keys offer what the loaded models allow: with an EAGLE-3 head, draft-eagle3, not draft-simple."""
     session = Session(Model(synthetic("target")), Model(synthetic("eagle3")), setup.ctx_params(),
@@ -454,8 +363,8 @@ async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic,
             await pilot.press("ctrl+t")
         await send(pilot, app, "the quick brown fox jumps over the lazy dog. the quick brown fox")
         await answered(pilot, app)
-        assert "draft-eagle3" in {r.spec_type for r in app.chat_screen.turn.rounds} <= {"draft-eagle3", None}
-        assert "draft" in {kind for _, kind in app.chat_screen.chat.messages[-1].segments}
+        assert "draft-eagle3" in {r.spec_type for r in app.controller.turn.rounds} <= {"draft-eagle3", None}
+        assert "draft" in {kind for _, kind in app.controller.chat.messages[-1].segments}
     session.close()
 
 
@@ -487,10 +396,10 @@ async def test_newline_key_enter_sends_and_markdown_streams(fake, setup):
         assert box.text.endswith("numbers.\nUse type hints.")
         await pilot.press("enter")
         await answered(pilot, app)
-        assert app.chat_screen.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
+        assert app.controller.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
         await pilot.pause()
         markdown = app.query_one(AssistantMessage).query_one(Markdown)
-        assert markdown.display and markdown.source == app.chat_screen.chat.messages[-1].content
+        assert markdown.display and markdown.source == app.controller.chat.messages[-1].content
 
 
 @sync
@@ -529,13 +438,14 @@ async def test_save_preset_from_the_app(fake, setup):
 
 
 @sync
+@pytest.mark.model
 async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
     app = SpecApp(setup)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert app.session is None
-        await until(pilot, lambda: app.session is not None, timeout=120)
+        assert app.controller.session is None
+        await until(pilot, lambda: app.controller.session is not None, timeout=120)
         assert app.chat_screen.title.startswith("draft-simple · n-max 3")
-        app.session.close()
+        app.controller.session.close()
 
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a model")
@@ -545,23 +455,24 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
         await until(pilot, lambda: app.chat_screen.sub_title == "no model loaded")
         assert "GGUF" in app.query_one("#status").visual.plain
         await send(pilot, app, "hello")  # refused politely, nothing crashes
-        assert not app.chat_screen.chat.messages
+        assert not app.controller.chat.messages
 
 
 @sync
+@pytest.mark.model
 async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh, setup):
     app = SpecApp(setup, session=fresh, overrides=overrides_from(chat_args("-n", "7", "--spec-type", "ngram-mod")))
     async with app.run_test(size=(120, 40)) as pilot:
-        app.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
+        app.controller.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
         await pilot.pause()
-        assert app.session is fresh
+        assert app.controller.session is fresh
         assert any("no-such-preset" in n.message for n in app._notifications)
-        app.load_preset("smollm2")
-        await until(pilot, lambda: app.session is not None and app.session is not fresh, timeout=120)
-        assert app.setup.n_predict == 7 and app.setup.temp == 0  # kept from the command line
-        assert app.session.spec.label == "draft-simple"  # the preset's, not the flag's
+        app.controller.load_preset("smollm2")
+        await until(pilot, lambda: app.controller.session is not None and app.controller.session is not fresh, timeout=120)
+        assert app.controller.setup.n_predict == 7 and app.controller.setup.temp == 0  # kept from the command line
+        assert app.controller.session.spec.label == "draft-simple"  # the preset's, not the flag's
         assert app.chat_screen.title.startswith("draft-simple")
-        app._close_session()
+        app.controller.close()
 
 
 def test_chat_command_resumes_the_latest_chat(monkeypatch):
@@ -571,7 +482,7 @@ def test_chat_command_resumes_the_latest_chat(monkeypatch):
     started = []
     monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
     assert chat_command.main(chat_args("--resume")) == 0
-    assert started[0].chat_screen.chat.id == chat.id and started[0].setup.preset == "smollm2"
+    assert started[0].controller.chat.id == chat.id and started[0].controller.setup.preset == "smollm2"
 
 
 # --- pure helpers -----------------------------------------------------------------------
@@ -670,7 +581,7 @@ def test_selection_copies_without_rejected_text():
 
 
 def test_panel_text_and_sparkline_marks_config_changes():
-    from spectui.engine.spec_config import SpecConfig
+    from spectui.llama.spec_config import SpecConfig
 
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}),
               PromptDone(t=0.5, t_prompt=0.5)]
@@ -692,7 +603,7 @@ def test_panel_text_and_sparkline_marks_config_changes():
 def test_a_live_turns_panel_keeps_its_height_from_the_start(types):
     """Each change of the panel's height is a layout pass of the screen while the model needs
     the CPU: a live turn's panel has its first rounds' lines from its TurnStart on."""
-    from spectui.engine.spec_config import SpecConfig
+    from spectui.llama.spec_config import SpecConfig
 
     spec = SpecConfig(types=types)
     drafted = 3 if types != ("none",) else 0

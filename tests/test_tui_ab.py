@@ -11,18 +11,21 @@ from textual.widgets import Input, Select
 
 from spectui.engine.ab import compare
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.spec_config import SpecConfig
 from spectui.engine.stats import first_divergence, summarize
 from spectui.tui.app import SpecApp
-from spectui.tui.screens.ab import ABScreen, SidePane
+from spectui.tui.screens.ab import ABScreen
+from spectui.tui.widgets.side_pane import SidePane
 from spectui.tui.widgets.message import AnswerChunk
 from tests.fake_session import FakeSession
-from tests.test_tui import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
-from tests.test_tui import dirs, fresh, session, slow_fake  # noqa: F401 - fixtures, bound to this module's setup
+from tests.tui_helpers import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
+
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 
 @pytest.fixture(scope="module")
 def setup():
+    """-n 32 here: conftest.py's session, fresh and slow_fake follow it."""
     return resolved(chat_args("-n", "32"))
 
 
@@ -34,6 +37,7 @@ def styles(pane: SidePane) -> set[str]:
 
 
 @sync
+@pytest.mark.model
 async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -42,13 +46,13 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         assert isinstance(screen, ABScreen)
         a, b = screen.panes
         assert (a.query_one(Select).value, b.query_one(Select).value) == ("ngram-mod", "draft-simple")
-        assert a.query_one(Input).value == b.query_one(Input).value == str(setup.spec().draft_n_max)
+        assert a.query_one(Input).value == b.query_one(Input).value == str(setup.spec.draft_n_max)
         a.query_one(Select).value = "none"
         b.query_one(Input).value = "4"
 
         await run_ab(pilot, screen, SHORT)
         await until(pilot, lambda: b.turn is not None and not screen.running)
-        assert fresh.spec == setup.spec()  # the app's configuration is back
+        assert fresh.spec == setup.spec  # the app's configuration is back
 
         ends = [pane.turn.end for pane in (a, b)]
         assert all(e.stop_reason in (StopReason.EOS, StopReason.N_PREDICT) for e in ends)
@@ -81,12 +85,12 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
     app = SpecApp(resolved(chat_args("-n", "1000")), session=slow_fake)
     async with app.run_test(size=(140, 44)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 1)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 1)
         await pilot.press("f2")  # the chat is answering: refused
         assert not isinstance(app.screen, ABScreen)
         assert any("Stop the answer first" in n.message for n in app._notifications)
         await pilot.press("escape")
-        await until(pilot, lambda: not app.chat_screen.generating)
+        await until(pilot, lambda: not app.controller.generating)
 
         await pilot.press("f2")
         screen = app.screen
@@ -98,17 +102,17 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
 
         await run_ab(pilot, screen, LONG)
         await until(pilot, lambda: screen.panes[0].turn is not None and len(screen.panes[0].turn.rounds) >= 2)
-        before = (slow_fake.spec, len(app.chat_screen.chat.messages))
+        before = (slow_fake.spec, len(app.controller.chat.messages))
         await pilot.press("ctrl+t", "ctrl+r")  # the chat's keys are not the A/B view's: no change, no answer
-        assert (slow_fake.spec, len(app.chat_screen.chat.messages)) == before and not app.chat_screen.generating
-        app.chat_screen.set_spec_type("none")  # as the command palette would: refused
+        assert (slow_fake.spec, len(app.controller.chat.messages)) == before and not app.controller.generating
+        app.controller.set_spec_type("none")  # as the command palette would: refused
         await pilot.pause()
         assert any("A/B view uses the models" in n.message for n in app._notifications) and slow_fake.spec == before[0]
         await pilot.press("escape")  # stops A; B never starts
         await until(pilot, lambda: not screen.running)
         assert screen.panes[0].turn.end.stop_reason == StopReason.CANCELLED and screen.panes[1].turn is None
         assert screen.verdict is None and "No verdict: B" in screen.query_one("#ab-verdict").visual.plain
-        assert slow_fake.spec == app.setup.spec()  # restored
+        assert slow_fake.spec == app.controller.setup.spec  # restored
         await pilot.press("escape")
         assert not isinstance(app.screen, ABScreen)
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, Select, TextArea
 
 from spectui.config import history, presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
-from spectui.engine.sampling import SamplingParams
+from spectui.llama.sampling import SamplingParams
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
 from spectui.tui.screens.name import NameScreen
@@ -29,10 +30,9 @@ from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, UserMessa
 from spectui.tui.widgets.overlay import overlay_content, selected_answer
 from spectui.tui.widgets.queue import Outbox
 from tests.fake_session import NAME, FakeSession, load_recording
-from tests.test_tui import (  # noqa: F401  (fixtures)
-    LONG, SHORT, answered, chat_args, dirs, fake, fixed_chat, fresh, resolved, send, session, setup, slow_fake,
-    sync, until,
-)
+from tests.tui_helpers import LONG, SHORT, answered, chat_args, fixed_chat, palette_offers, resolved, send, sync, until
+
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 SMOL = "smollm2-135m-instruct-q4_1"
 
@@ -42,7 +42,7 @@ def box(app: SpecApp) -> ChatInput:
 
 
 def roles(app: SpecApp) -> list[str]:
-    return [m.role for m in app.chat_screen.chat.messages]
+    return [m.role for m in app.controller.chat.messages]
 
 
 # --- type-ahead and editing -----------------------------------------------------------
@@ -53,16 +53,17 @@ async def test_enter_while_streaming_queues_the_message_and_sends_it_after(slow_
     app = SpecApp(setup, session=slow_fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.chat_screen.generating)
+        await until(pilot, lambda: app.controller.generating)
         await send(pilot, app, "Second question")
         await send(pilot, app, "Third, to take back")
         outbox = app.query_one(Outbox)
-        assert outbox.display and outbox.texts == ["Second question", "Third, to take back"]
+        assert outbox.display and app.controller.queued == ["Second question", "Third, to take back"]
         assert "queued" in outbox.visual.plain and box(app).text == ""
         assert roles(app) == ["user", "assistant"]  # not sent yet
         await pilot.press("up")  # the last queued message comes back to be changed
-        assert box(app).text == "Third, to take back" and outbox.texts == ["Second question"]
+        assert box(app).text == "Third, to take back" and app.controller.queued == ["Second question"]
         box(app).clear()
+        slow_fake.round_s = 0.005  # queued mid-answer; the rest need not be slow
 
         await until(pilot, lambda: len(slow_fake.prompts) == 2)  # sent when the first answer ended
         assert slow_fake.prompts[1][-1] == {"role": "user", "content": "Second question"}
@@ -75,11 +76,11 @@ async def test_enter_while_streaming_queues_the_message_and_sends_it_after(slow_
 async def test_text_is_kept_while_the_models_load_and_sent_once_they_are_ready(fake, setup):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.loading = True  # as while a model switch runs
+        app.controller.loading = True  # as while a model switch runs
         await send(pilot, app, SHORT)
-        assert app.query_one(Outbox).texts == [SHORT] and not fake.prompts
-        app.loading = False
-        await app.chat_screen.send_queued()
+        assert app.controller.queued == [SHORT] and not fake.prompts
+        app.controller.loading = False
+        app.controller.send_queued()
         await answered(pilot, app)
         assert fake.prompts[0][-1]["content"] == SHORT
 
@@ -98,22 +99,22 @@ async def test_edit_the_last_message_and_resend_replaces_what_followed(fake, set
         box(app).insert("second, edited")
         await pilot.press("enter")
         await answered(pilot, app)
-        messages = app.chat_screen.chat.messages
+        messages = app.controller.chat.messages
         assert [m.content for m in messages if m.role == "user"] == ["first", "second, edited"]
         assert roles(app) == ["user", "assistant"] * 2
         assert len(app.query(UserMessage)) == 2 and len(app.query(AssistantMessage)) == 2
         assert fake.prompts[-1][-1]["content"] == "second, edited"
-        assert [m.content for m in history.load_chat(app.chat_screen.chat.id).messages if m.role == "user"] == \
+        assert [m.content for m in history.load_chat(app.controller.chat.id).messages if m.role == "user"] == \
             ["first", "second, edited"]
 
         # an earlier message (the palette's "Edit an earlier message…"): the rest is replaced
-        app.chat_screen.edit_message(messages[0])
+        app.controller.edit(messages[0])
         await pilot.press("escape")  # cancels
-        assert app.chat_screen.editing is None and box(app).text == ""
-        app.chat_screen.edit_message(messages[0])
+        assert app.controller.editing is None and box(app).text == ""
+        app.controller.edit(messages[0])
         await pilot.press("x", "enter")
         await answered(pilot, app)
-        assert [m.content for m in app.chat_screen.chat.messages if m.role == "user"] == ["firstx"]
+        assert [m.content for m in app.controller.chat.messages if m.role == "user"] == ["firstx"]
         assert len(app.query(AssistantMessage)) == 1
 
 
@@ -171,7 +172,7 @@ async def test_palette_opens_the_settings_at_one_setting(fake, setup):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+p")
         await pilot.press(*"Setting: min-p")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: palette_offers(app, "Setting: min-p"))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
         await pilot.pause()
@@ -184,55 +185,58 @@ async def test_palette_opens_the_settings_at_one_setting(fake, setup):
 
 
 @sync
+@pytest.mark.model
 async def test_opening_a_model_reports_its_load_progress(setup):
-    from spectui.config.launch import open_session
+    from spectui.launch.session import open_session
 
     seen: list[str] = []
-    session = open_session(replace(setup, model_draft=None, spec_type="ngram-mod"), status=seen.append)
+    session = open_session(replace(setup, model_draft=None, spec=setup.spec.with_types("ngram-mod")), status=seen.append)
     session.close()
     assert seen[0] == "loading target SmolLM2-135M-Instruct.Q4_1.gguf"
     assert seen[-2:] == ["loading target SmolLM2-135M-Instruct.Q4_1.gguf 100%", "creating contexts"]
 
 
 @sync
+@pytest.mark.model
 async def test_a_pair_that_does_not_fit_is_refused_and_the_old_pair_keeps_answering(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.switch_models(SMOL, "gemma-3-270m-q4_k_m")
-        assert app.loading
-        await until(pilot, lambda: not app.loading, timeout=120)
-        assert app.session is fresh
+        app.controller.switch_models(SMOL, "gemma-3-270m-q4_k_m")
+        assert app.controller.loading
+        await until(pilot, lambda: not app.controller.loading, timeout=120)
+        assert app.controller.session is fresh
         assert any("cannot draft for target" in n.message for n in app._notifications)
         assert app.chat_screen.sub_title == f"{SMOL} ⇠ draft {SMOL}"
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        assert app.chat_screen.chat.messages[-1].content
+        assert app.controller.chat.messages[-1].content
 
 
 @sync
+@pytest.mark.model
 async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setup):
     app = SpecApp(setup, session=fresh)
     gguf = str(model_path(SMOL))
     async with app.run_test(size=(120, 40)) as pilot:
         await app.run_action("switch_models")
         await pilot.press(*"Another GGUF")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: palette_offers(app, "Another GGUF"))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, NameScreen))
         app.screen.query_one(Input).value = gguf
         await pilot.press("enter")  # the target; then the draft picker
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))  # the draft picker
         await pilot.press(*"No draft model")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: palette_offers(app, "No draft model"))
         await pilot.press("enter")
-        await until(pilot, lambda: app.session is not fresh and app.session is not None, timeout=120)
-        status = app.session.status()
-        assert status.draft is None and app.setup.model == gguf and app.setup.model_draft is None
-        assert app.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
+        await until(pilot, lambda: app.controller.session is not fresh and app.controller.session is not None, timeout=120)
+        status = app.controller.session.status()
+        assert status.draft is None and app.controller.setup.model == gguf and app.controller.setup.model_draft is None
+        assert app.controller.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
         assert any("speculating with ngram-mod" in n.message for n in app._notifications)
         assert app.chat_screen.sub_title == f"{SMOL} (no draft model)"
         assert recent_models() == [gguf]
-        app._close_session()
+        app.controller.close()
 
 
 # --- saved chats: picker, resume, copy ------------------------------------------------------
@@ -260,7 +264,7 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
         assert [c.id for c in history.list_chats()[0]] == [other.id]
         await pilot.press("escape")
         await pilot.pause()
-        assert app.chat_screen.chat.id != current.id and not app.chat_screen.chat.messages  # a new chat
+        assert app.controller.chat.id != current.id and not app.controller.chat.messages  # a new chat
 
 
 @sync
@@ -305,13 +309,13 @@ def test_resume_restores_the_chats_models_and_settings(monkeypatch, capsys):
     started = []
     monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
     assert chat_command.main(chat_args("--resume")) == 0
-    setup = started[0].setup
-    assert (setup.spec_type, setup.spec_draft_n_max, setup.system, setup.model) == ("ngram-mod", 6, "Be terse.", SMOL)
+    setup = started[0].controller.setup
+    assert (setup.spec.label, setup.spec.draft_n_max, setup.system, setup.model) == ("ngram-mod", 6, "Be terse.", SMOL)
     assert setup.temp == 0  # a flag given now wins over the chat's
 
     saved_with_setup(model="/gone/model.gguf", model_draft=None, temp=0.9)
     assert chat_command.main(chat_args("--resume")) == 0
-    assert started[1].setup.model == SMOL
+    assert started[1].controller.setup.model == SMOL
     assert "/gone/model.gguf, which is gone; keeping smollm2" in capsys.readouterr().err
 
 
@@ -333,13 +337,13 @@ async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(
     gone = saved_with_setup(model="/gone/model.gguf")
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.chat_screen.open_chat(chat.id)
+        app.controller.open_chat(chat.id)
         await until(pilot, lambda: fake.spec.label == "ngram-mod")
-        assert fake.sampling.temp == 0.5 and app.setup.n_predict == 9 and not app.loading
-        app.chat_screen.open_chat(gone.id)
-        await until(pilot, lambda: app.chat_screen.chat.id == gone.id)
+        assert fake.sampling.temp == 0.5 and app.controller.setup.n_predict == 9 and not app.controller.loading
+        app.controller.open_chat(gone.id)
+        await until(pilot, lambda: app.controller.chat.id == gone.id)
         await until(pilot, lambda: any("which is gone" in n.message for n in app._notifications))
-        assert app.session is fake and not app.loading
+        assert app.controller.session is fake and not app.controller.loading
 
 
 # --- the overlay, narrow terminals, the header, the panel, round details ------------------
@@ -410,7 +414,7 @@ async def test_header_names_models_cleanly_and_context_follows_the_chat(fake, se
         assert app.chat_screen.sub_title == "SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        used = app.chat_screen.turn.rounds[-1].n_past
+        used = app.controller.turn.rounds[-1].n_past
         assert f"{used} / 4096" in app.query_one("#stats").visual.plain
         fake._n_past = 3  # what the A/B view leaves in the cache
         await pilot.press("f1", "escape")
@@ -425,13 +429,13 @@ async def test_round_details_show_each_round_and_autos_reason(setup):
     events = load_recording()
     last = max(i for i, e in enumerate(events) if isinstance(e, Round))
     events[last] = replace(events[last], note="auto: ngram-mod k=4, cheap and accepted")
-    app = SpecApp(setup, session=FakeSession(events, spec=setup.spec()))
+    app = SpecApp(setup, session=FakeSession(events, spec=setup.spec))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f11")
         assert not isinstance(app.screen, RoundsScreen)  # no answer yet: said so
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        rounds = app.chat_screen.turn.rounds
+        rounds = app.controller.turn.rounds
         await pilot.press("f11")
         assert isinstance(app.screen, RoundsScreen)
         table = app.screen.query_one(DataTable)

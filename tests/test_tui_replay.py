@@ -9,19 +9,21 @@ from dataclasses import replace
 import pytest
 
 from spectui.engine.events import Round
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn
 from spectui.tui.app import SpecApp
 from spectui.tui.replay_app import ReplayApp
 from spectui.tui.screens.ab import ABScreen
-from spectui.tui.screens.replay import ABReplayScreen, ChatReplayScreen
+from spectui.tui.screens.ab_replay import ABReplayScreen
+from spectui.tui.screens.replay import ChatReplayScreen
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.fake_session import FakeSession, load_trace
-from tests.test_tui import chat_args, resolved, run_ab, send, sync, until
-from tests.test_tui import dirs  # noqa: F401 - a fixture
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+from tests.tui_helpers import chat_args, resolved, run_ab, send, sync, until
+
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 SIZE = (120, 36)
 
@@ -165,7 +167,7 @@ def test_ab_replay_snapshot(snap_compare):
 def app_for():
     def make(flags=("-n", "48")):
         setup = resolved(chat_args(*flags))
-        return SpecApp(setup, session=FakeSession(spec=setup.spec()),
+        return SpecApp(setup, session=FakeSession(spec=setup.spec),
                        environment=load_trace().header["environment"])
     return make
 
@@ -177,15 +179,15 @@ async def test_f3_saves_the_chats_trace_and_it_replays(app_for, dirs):
         await pilot.press("f3")  # nothing yet
         for prompt in ("Add two numbers.", "Again, please."):
             await send(pilot, app, prompt)
-            await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
+            await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
         await pilot.press("f3")
-        saved = dirs / f"spectui-trace-{app.chat_screen.chat.id}.jsonl"
+        saved = dirs / f"spectui-trace-{app.controller.chat.id}.jsonl"
         await until(pilot, saved.exists, timeout=5)
     trace = trace_format.read(saved)
     assert [t.prompt for t in trace.turns] == ["Add two numbers.", "Again, please."]
     assert trace.header["recorded_by"] == "spectui chat" and trace.header["settings"]["n_predict"] == 48
     assert trace.header["environment"]["models"]["target"]["file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    assert [t.end.text for t in trace.turns] == [m.content for m in app.chat_screen.chat.messages[1::2]]
+    assert [t.end.text for t in trace.turns] == [m.content for m in app.controller.chat.messages[1::2]]
 
 
 @sync
@@ -196,8 +198,8 @@ async def test_record_every_chat_appends_each_answer(app_for, dirs):
         assert app.settings["record_traces"]
         for prompt in ("One.", "Two."):
             await send(pilot, app, prompt)
-            await until(pilot, lambda: app.chat_screen.turn is not None and not app.chat_screen.generating)
-        chat_id = app.chat_screen.chat.id
+            await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
+        chat_id = app.controller.chat.id
     trace = trace_format.read(dirs / "data" / "traces" / f"{chat_id}.jsonl")
     assert [t.prompt for t in trace.turns] == ["One.", "Two."]
 
@@ -205,15 +207,15 @@ async def test_record_every_chat_appends_each_answer(app_for, dirs):
 @sync
 async def test_a_configuration_change_mid_answer_is_in_the_trace(dirs):
     setup = resolved(chat_args("-n", "48"))
-    app = SpecApp(setup, session=FakeSession(spec=setup.spec(), round_s=0.05),
+    app = SpecApp(setup, session=FakeSession(spec=setup.spec, round_s=0.05),
                   environment=load_trace().header["environment"])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "Add two numbers.")
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
         await pilot.press("ctrl+up")
-        await until(pilot, lambda: not app.chat_screen.generating)
+        await until(pilot, lambda: not app.controller.generating)
         await pilot.press("f3")
-        saved = dirs / f"spectui-trace-{app.chat_screen.chat.id}.jsonl"
+        saved = dirs / f"spectui-trace-{app.controller.chat.id}.jsonl"
         await until(pilot, saved.exists, timeout=5)
     [turn] = trace_format.read(saved).turns
     assert [c.config["draft_n_max"] for c in turn.changes] == [4]

@@ -11,20 +11,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from textual.widgets import OptionList
+
 from spectui.config import history
-from spectui.config.launch import resolve
+from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
 from spectui.tui.app import SpecApp
-from textual.widgets import OptionList
 from tests.fake_session import FakeSession
-from tests.test_tui import LONG, answered, dirs, send, sync, until  # noqa: F401  (dirs: autouse fixture)
+from tests.tui_helpers import LONG, answered, send, sync, until
+
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def slow_app() -> SpecApp:
     setup = resolve("smollm2", {"n_predict": 1000})
-    return SpecApp(setup, session=FakeSession(spec=setup.spec(), round_s=0.1))
+    return SpecApp(setup, session=FakeSession(spec=setup.spec, round_s=0.1))
 
 
 @sync
@@ -32,10 +36,10 @@ async def test_ctrl_c_stops_the_answer_then_quits():
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 2)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
         await pilot.press("ctrl+c")
         await answered(pilot, app)
-        assert app.chat_screen.turn.end.stop_reason == StopReason.CANCELLED and not app._exit
+        assert app.controller.turn.end.stop_reason == StopReason.CANCELLED and not app._exit
         await pilot.pause(2.1)  # a while later, one press only warns
         await pilot.press("ctrl+c")
         await pilot.pause()
@@ -44,8 +48,8 @@ async def test_ctrl_c_stops_the_answer_then_quits():
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app._exit
-    saved = history.load_chat(app.chat_screen.chat.id).messages
-    assert saved[-1].stopped and saved[-1].content == app.chat_screen.chat.messages[-1].content != ""
+    saved = history.load_chat(app.controller.chat.id).messages
+    assert saved[-1].stopped and saved[-1].content == app.controller.chat.messages[-1].content != ""
 
 
 @sync
@@ -66,14 +70,15 @@ async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
 
 KILLED = """
 import asyncio, json, sys
-from tests.test_tui_safety import slow_app, send, until
+from tests.test_tui_safety import slow_app
+from tests.tui_helpers import send, until
 
 async def main():
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, "Count")
-        await until(pilot, lambda: app.chat_screen.turn is not None and len(app.chat_screen.turn.rounds) >= 6)
-        print(json.dumps([app.chat_screen.chat.id, app.chat_screen.turn.message.content]), flush=True)
+        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 6)
+        print(json.dumps([app.controller.chat.id, app.controller.turn.message.content]), flush=True)
         await asyncio.sleep(60)
 
 asyncio.run(main())

@@ -7,19 +7,13 @@ Update after an intended change: pytest tests/test_tui_snapshots.py --snapshot-u
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 from textual.widgets import Input, Select
 
-from spectui.cli.chat import add_parser
 from spectui.config import history
-from spectui.config.launch import resolve
-from spectui.config.options import overrides_from
 from spectui.config.settings import save_settings
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.spec_config import SpecConfig
-from spectui.tui import app as app_module
+from spectui.llama.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
 from spectui.tui.widgets.chat_input import ChatInput
@@ -27,25 +21,13 @@ from tests.fake_session import FakeSession
 
 SIZE = (120, 36)
 
-
-@pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch):
-    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
-
-
-@pytest.fixture(scope="module")
-def setup():
-    parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers())
-    args = parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", "-n", "48"])
-    return resolve(args.preset, overrides_from(args))
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 
 @pytest.fixture
 def session(setup):
-    return FakeSession(spec=setup.spec())
+    """Here, no model: the recorded answer, replayed at once (conftest.py's setup, -n 48)."""
+    return FakeSession(spec=setup.spec)
 
 
 def saved_chat() -> history.Chat:

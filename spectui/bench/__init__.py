@@ -3,6 +3,6 @@
 prompts.py (the prompt set) -> protocol.py (configurations, warm-up, repeats, cold runs,
 Ctrl+C) -> results.py (medians, the result document) -> verdict.py (best configuration,
 pays off or not, causes) -> report.py (screen, JSON, CSV, Markdown); compare.py diffs two
-results; environment.py records what they were measured on. See results.py for exactly
-what every median is over.
+results; memory.py samples the memory in use; launch/environment.py records what they were
+measured on. See results.py for exactly what every median is over.
 """

@@ -2,8 +2,8 @@
 
 Configurations: the baseline (spec type none) first, then every spec-type set crossed with
 every n-max. Each differs from the baseline only in its types and from its neighbour only
-in n-max; model, context, sampling, prompts and output length stay fixed (the seeds: one
-variable at a time).
+in n-max; model, context, sampling, prompts and output length stay fixed (one variable at
+a time).
 
 First every configuration makes `warmup` runs of the first prompt (not recorded: page-in,
 caches, draft model, what `auto` learns of the machine). Then `repeat` passes: in each,
@@ -26,12 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from spectui.bench.environment import MemorySample, sample_memory
+from spectui.bench.memory import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
-from spectui.engine.session import GenerationLimits, chat_messages
-from spectui.engine.spec_config import SpecConfig
+from spectui.engine.interface import chat_messages, GenerationLimits
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
+from spectui.llama.spec_config import SpecConfig
 
 BASELINE = "none"
 

@@ -1,5 +1,5 @@
 """Per group: the best configuration, whether speculation pays off on this machine, and
-which of the seeds' causes of slow-downs the measurements show.
+which of the known causes of slow-downs the measurements show.
 
 A cause is `flagged` True or False when it was measured, None when this run cannot tell
 (no GPU for VRAM pressure, no draft model for the tokenizer check). Thresholds are stated
@@ -8,7 +8,7 @@ here so a verdict can be argued with.
 
 from __future__ import annotations
 
-from spectui.engine.spec_config import HIDDEN_STATE_TYPES
+from spectui.llama.spec_config import HIDDEN_STATE_TYPES
 
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
 # idle configuration's distance from the baseline, when larger.

@@ -1,4 +1,4 @@
-"""`spectui bench`: the seeds' measurement protocol, and `spectui bench compare A.json B.json`.
+"""`spectui bench`: the measurement protocol, and `spectui bench compare A.json B.json`.
 
 Flag parsing, the progress bar and the files live here; the protocol, the statistics and
 the verdicts live in spectui.bench and consume the same engine events as everything else.
@@ -17,13 +17,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from spectui.bench import compare, prompts as prompt_set, protocol, report, results
-from spectui.bench.environment import collect
+from spectui.launch.environment import collect
 from spectui.cli import interrupt
-from spectui.config.launch import open_session, resolve
+from spectui.config.resolve import resolve
+from spectui.launch.session import open_session
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine.events import Round, TurnEnd, TurnStart
-from spectui.engine.model import configure_logging
-from spectui.engine.spec_config import parse_types
+from spectui.llama.runtime import configure_logging
+from spectui.llama.spec_config import parse_types
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
 
@@ -93,7 +94,7 @@ def add_parser(sub) -> None:
 def _type_sets(args, setup) -> list[tuple[str, ...]]:
     if args.sweep_types is not None and args.spec_type is not None:
         raise UserError("give --spec-type (one set) or --sweep-types (several), not both")
-    texts = args.sweep_types.split(";") if args.sweep_types is not None else [setup.spec_type]
+    texts = args.sweep_types.split(";") if args.sweep_types is not None else [setup.spec.label]
     sets = list(dict.fromkeys(parse_types(t) for t in texts if t.strip()))
     sets = [s for s in sets if s != ("none",)]  # the baseline is always measured
     if not sets:
@@ -171,7 +172,7 @@ class RunTraces:
         run = "warmup" if k <= warm else f"pass{k - warm}"
         label = f"{cfg.label} · {prompt.id} · {run}"
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run}-{cfg.label}-{prompt.id}") + ".jsonl"
-        head = trace_format.header("spectui bench", self.environment, self.setup.with_spec(cfg.spec).values())
+        head = trace_format.header("spectui bench", self.environment, replace(self.setup, spec=cfg.spec).values())
         trace_format.Trace(head, [trace_format.TraceTurn(prompt.text, self.events, label=label)]).write(
             self.folder / name)
         self.written += 1
@@ -190,10 +191,10 @@ def main(args) -> int:
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         configs = []
     else:
-        configs = protocol.plan(setup.spec(), _type_sets(args, setup), _n_maxes(args))
+        configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))
         if not any(c.spec.uses_draft_model for c in configs):
             setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
-        setup = replace(setup, spec_type="none")  # the session starts as the baseline
+        setup = replace(setup, spec=setup.spec.with_types("none"))  # the session starts as the baseline
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
                               system=setup.system)
 
@@ -234,7 +235,7 @@ def main(args) -> int:
     record = {
         "n_predict": n, "ignore_eos": proto.ignore_eos, "repeat": proto.repeat, "warmup": proto.warmup,
         "temp": setup.temp, "top_k": setup.top_k, "top_p": setup.top_p, "min_p": setup.min_p,
-        "seed": setup.seed, "verify": setup.spec_verify, "system": setup.system,
+        "seed": setup.seed, "verify": setup.spec.verify, "system": setup.system,
         "prompts": args.prompts or "shipped", "lang": _lang(args),
         "category": args.category, "limit": args.limit,
         "spec_types": list(dict.fromkeys(c.spec.label for c in configs)),

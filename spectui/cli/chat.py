@@ -25,9 +25,9 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     from spectui.config import history, paths
     from spectui.config.embedded import resolve_model
-    from spectui.config.launch import resolve, restored
+    from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
-    from spectui.engine.model import configure_logging
+    from spectui.llama.runtime import configure_logging
     from spectui.tui.app import SpecApp
 
     overrides = overrides_from(args)

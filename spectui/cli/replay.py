@@ -37,7 +37,8 @@ def with_text(trace, model: str | None):
         raise UserError(f"this trace has token ids without their text; give -m with the recorded target "
                         f"({recorded.get('file', 'its GGUF file')}) to rebuild the text from the ids")
     from spectui.config.embedded import resolve_model
-    from spectui.engine.model import Detokenizer, Model
+    from spectui.llama.detokenizer import Detokenizer
+    from spectui.llama.model import Model
 
     vocab = Model(resolve_model(model, Console(stderr=True)), vocab_only=True)
     top = max((i for turn in trace.turns for e in turn.events if isinstance(e, Round)

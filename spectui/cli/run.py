@@ -15,7 +15,8 @@ from rich.console import Console
 from spectui.cli import interrupt
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
-from spectui.config.launch import model_label, open_session, resolve
+from spectui.config.resolve import model_label, resolve
+from spectui.launch.session import open_session
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.engine import llama_thread
 from spectui.engine.events import Round, StopReason, TurnEnd
@@ -71,7 +72,7 @@ def writable(name: str) -> Path:
 
 def save_trace(path: Path, recorded_by: str, session, setup, turns: list) -> Path:
     """Write a trace of `turns` with this session's environment and the setup's settings."""
-    from spectui.bench.environment import collect
+    from spectui.launch.environment import collect
     from spectui.trace.format import Trace, header
 
     return Trace(header(recorded_by, collect(session, setup, hash_files=False), setup.values()), turns).write(path)
@@ -118,8 +119,8 @@ def main(args) -> int:
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     with interrupt.held():
-        from spectui.engine.model import configure_logging
-        from spectui.engine.session import GenerationLimits, chat_messages
+        from spectui.llama.runtime import configure_logging
+        from spectui.engine.interface import chat_messages, GenerationLimits
 
         configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
         session = open_session(setup, console=err)

@@ -1,5 +1,5 @@
 """The setup flags that chat, run and bench share, built from the Setup fields, and the
-overrides a parsed command line gives `launch.resolve`.
+overrides a parsed command line gives `resolve.resolve`.
 
 Defaults are None so that a preset's values show through unless a flag is given.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from spectui.config.setup import GROUPS, OPTIONS, option_type
+from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
 
 
@@ -16,10 +16,8 @@ def add_setup_flags(p: argparse.ArgumentParser) -> None:
     """--preset, every Setup option by group, --spec-default and the diagnostics."""
     groups = {name: p.add_argument_group(name) for name in GROUPS}
     groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
-    for name, f in OPTIONS.items():
-        meta = f.metadata
-        groups[meta["group"]].add_argument(*meta["flags"], dest=name, type=option_type(name),
-                                           choices=meta["choices"] or None, help=meta["help"])
+    for name, o in OPTIONS.items():
+        groups[o.group].add_argument(*o.flags, dest=name, type=o.type, choices=o.choices or None, help=o.help)
     groups["speculation"].add_argument("--spec-default", action="store_true",
                                        help="ngram-mod with its defaults (as llama.cpp)")
     v = p.add_argument_group("diagnostics")

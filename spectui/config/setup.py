@@ -1,18 +1,18 @@
 """The typed Setup: models, context, speculation and sampling, as flags and presets name them.
 
-Each field's metadata holds its command-line flags and help (config/options.py builds the
-parser from them, presets.py checks keys against them) and whether a preset owns it.
+Each field's metadata holds its command-line flags and help, and the speculation's are the
+SpecConfig fields' own; OPTIONS lists them all, flat, under the names presets and saved chats
+use as keys (config/options.py builds the parser from it, presets.py checks keys against it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from spectui.engine.model import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import (ALL_TYPES, AUTO, DRAFT_SAMPLING, NGRAM_FIELDS, VERIFY_MODES, SpecConfig,
-                                        parse_types)
 from spectui.errors import UserError
+from spectui.llama.context import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
+from spectui.llama.sampling import SamplingParams
+from spectui.llama.spec_config import SpecConfig, parse_types
 
 FLASH_ATTN = ("on", "off", "auto")
 GROUPS = ("models", "speculation", "sampling")
@@ -29,17 +29,14 @@ def _model(default, *flags, **kw):
     return _opt(default, *flags, group="models", **kw)
 
 
-def _spec(default, *flags, **kw):
-    return _opt(default, *flags, group="speculation", owned=True, **kw)
-
-
 def _sampling(default, *flags, **kw):
     return _opt(default, *flags, group="sampling", **kw)
 
 
 @dataclass(frozen=True)
 class Setup:
-    """Resolved settings. Field names are the flags' names and a preset's keys."""
+    """Resolved settings. Field names are the flags' names and a preset's keys; the speculation's
+    are OPTIONS' (spec_type, spec_draft_n_max, ...), read with value() and set with with_values()."""
 
     server: str | None = _model(None, "--server", help="watch a running llama-server (URL; several, comma-separated, "
                                 "to switch between their configurations) instead of loading models; its API key "
@@ -61,27 +58,8 @@ class Setup:
                                      help="draft KV cache type for K (default f16)", owned=True)
     cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft", choices=tuple(KV_CACHE_TYPES),
                                      help="draft KV cache type for V (needs -fa on if quantized)", owned=True)
-    spec_type: str = _spec("none", "--spec-type", help=f"{', '.join(ALL_TYPES)} (comma-separated to combine; "
-                           f"{AUTO} chooses per round and goes alone)")
-    spec_draft_n_max: int = _spec(3, "--spec-draft-n-max", help="max draft length of the draft-* types and auto "
-                                  "(default 3); the n-gram types use their own sizes, as in llama.cpp")
-    spec_draft_n_min: int = _spec(0, "--spec-draft-n-min", help="min draft-model draft length (default 0)")
-    spec_draft_p_min: float = _spec(0.0, "--spec-draft-p-min", help="min draft-model token probability (default 0.0)")
-    spec_draft_sampling: str = _spec("greedy", "--spec-draft-sampling", help="draft token choice",
-                                     choices=DRAFT_SAMPLING)
-    spec_verify: str = _spec("match", "--spec-verify", choices=VERIFY_MODES,
-                             help="at temperature > 0: llama.cpp's sample-and-match, or exact rejection sampling")
-    spec_ngram_simple_size_n: int = _spec(12, "--spec-ngram-simple-size-n", help="ngram-simple lookup n-gram (12)")
-    spec_ngram_simple_size_m: int = _spec(48, "--spec-ngram-simple-size-m", help="ngram-simple max draft (48)")
-    spec_ngram_map_k_size_n: int = _spec(12, "--spec-ngram-map-k-size-n", help="ngram-map-k lookup n-gram (12)")
-    spec_ngram_map_k_size_m: int = _spec(48, "--spec-ngram-map-k-size-m", help="ngram-map-k max draft (48)")
-    spec_ngram_map_k_min_hits: int = _spec(1, "--spec-ngram-map-k-min-hits", help="ngram-map-k min hits (1)")
-    spec_ngram_map_k4v_size_n: int = _spec(12, "--spec-ngram-map-k4v-size-n", help="ngram-map-k4v lookup n-gram (12)")
-    spec_ngram_map_k4v_size_m: int = _spec(48, "--spec-ngram-map-k4v-size-m", help="ngram-map-k4v max draft (48)")
-    spec_ngram_map_k4v_min_hits: int = _spec(1, "--spec-ngram-map-k4v-min-hits", help="ngram-map-k4v min hits (1)")
-    spec_ngram_mod_n_match: int = _spec(24, "--spec-ngram-mod-n-match", help="ngram-mod lookup length (24)")
-    spec_ngram_mod_n_min: int = _spec(48, "--spec-ngram-mod-n-min", help="ngram-mod min draft (48)")
-    spec_ngram_mod_n_max: int = _spec(64, "--spec-ngram-mod-n-max", help="ngram-mod max draft (64)")
+    # the speculation: its options are SpecConfig's fields (OPTIONS), so a preset owns them
+    spec: SpecConfig = field(default=SpecConfig(), metadata={"group": "speculation", "owned": True})
     n_predict: int = _sampling(-1, "-n", "--n-predict", help="max tokens per answer (-1: no limit)")
     temp: float = _sampling(0.8, "--temp", help="temperature (default 0.8; 0 = greedy)")
     top_k: int = _sampling(40, "--top-k", help="top-k (default 40)")
@@ -98,24 +76,24 @@ class Setup:
         if self.seed is not None and self.seed < -1:
             raise UserError(f"--seed must be 0 or more, or -1 for a random one; got {self.seed}")
 
+    def value(self, name: str):
+        """Option `name`'s value as a preset holds it (the spec types as one "a,b" string)."""
+        spec_field = SPEC_FIELDS.get(name)
+        if spec_field is None:
+            return getattr(self, name)
+        return self.spec.label if spec_field == "types" else getattr(self.spec, spec_field)
+
     def values(self) -> dict:
-        """The option fields by name: what a preset saves and a record shows."""
-        return {name: getattr(self, name) for name in OPTIONS}
+        """Every option by name, flat: what a preset saves, a saved chat keeps and a record shows."""
+        return {name: self.value(name) for name in OPTIONS}
 
-    def spec(self) -> SpecConfig:
-        return SpecConfig(
-            types=parse_types(self.spec_type),
-            draft_n_max=self.spec_draft_n_max, draft_n_min=self.spec_draft_n_min,
-            draft_p_min=self.spec_draft_p_min, draft_sampling=self.spec_draft_sampling,
-            verify=self.spec_verify, **{name: getattr(self, "spec_" + name) for name in NGRAM_FIELDS},
-        )
-
-    def with_spec(self, spec: SpecConfig) -> "Setup":
-        """The reverse of spec(): this setup speculating as `spec` (saving a live change)."""
-        return replace(self, spec_type=spec.label, spec_draft_n_max=spec.draft_n_max,
-                       spec_draft_n_min=spec.draft_n_min, spec_draft_p_min=spec.draft_p_min,
-                       spec_draft_sampling=spec.draft_sampling, spec_verify=spec.verify,
-                       **{"spec_" + name: getattr(spec, name) for name in NGRAM_FIELDS})
+    def with_values(self, values: dict, **changes) -> "Setup":
+        """This setup with `values` (option name -> value, as values() gives them) over it, and
+        `changes` to the other fields (preset, notes); a bad speculation value is a UserError."""
+        spec = {SPEC_FIELDS[k]: parse_types(v) if k == "spec_type" else v
+                for k, v in values.items() if k in SPEC_FIELDS}
+        own = {k: v for k, v in values.items() if k not in SPEC_FIELDS}
+        return replace(self, **own, **changes, spec=self.spec.replace(**spec) if spec else self.spec)
 
     def sampling(self) -> SamplingParams:
         seed = None if self.seed == -1 else self.seed  # -1: random, as in llama.cpp
@@ -140,25 +118,62 @@ class Setup:
         )
 
 
-# name -> dataclass Field (with the metadata above) for every option a flag or preset may set.
-OPTIONS = {f.name: f for f in fields(Setup) if f.metadata}
-_TYPES = {"int": int, "float": float, "str": str}
+@dataclass(frozen=True)
+class Option:
+    """One setting as a command-line flag and as a key of a preset or a saved chat."""
+
+    name: str  # the key, and the flag's dest
+    flags: tuple[str, ...]
+    help: str
+    group: str  # one of GROUPS
+    type: type  # int, float or str
+    choices: tuple[str, ...] = ()
+    owned: bool = False  # a preset chooses it (see _opt)
 
 
-def option_type(name: str) -> type:
-    """int, float or str, from the field's annotation ("int | None" -> int)."""
-    return _TYPES[OPTIONS[name].type.split(" | ")[0]]
+# The annotations' types; the spec types' tuple is one comma-separated string in a flag or a preset.
+_TYPES = {"int": int, "float": float, "str": str, "tuple[str, ...]": str}
+
+
+def _spec_key(f) -> str:
+    """A SpecConfig field's option name: its flag's, with underscores ("--spec-type": spec_type)."""
+    return f.metadata["flag"].removeprefix("--").replace("-", "_")
+
+
+# a speculation option's name -> its SpecConfig field ("spec_type" -> "types")
+SPEC_FIELDS = {_spec_key(f): f.name for f in fields(SpecConfig)}
+
+
+def _options() -> dict[str, Option]:
+    """Setup's option fields in order, the speculation's SpecConfig fields in its place."""
+    out = {}
+    for f in fields(Setup):
+        if f.name == "spec":
+            for s in fields(SpecConfig):
+                meta, name = s.metadata, _spec_key(s)
+                default = ",".join(s.default) if isinstance(s.default, tuple) else s.default
+                out[name] = Option(name, (meta["flag"],), f"{meta['help']} (default {default})", f.metadata["group"],
+                                   _TYPES[s.type], meta["choices"], f.metadata["owned"])
+        elif "flags" in f.metadata:
+            meta = f.metadata
+            out[f.name] = Option(f.name, meta["flags"], meta["help"], meta["group"], _TYPES[f.type.split(" | ")[0]],
+                                 meta["choices"], meta["owned"])
+    return out
+
+
+# option name -> Option, for every setting a flag or a preset may set
+OPTIONS = _options()
 
 
 def check_value(name: str, value, where: str):
     """`value` for option `name` as its type (an int where a float goes is fine), or a
     UserError naming `where` (a file), the key and what it must be."""
-    want = option_type(name)
+    want = OPTIONS[name].type
     if want is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, want) or isinstance(value, bool):
         raise UserError(f"{where}: key '{name}' must be {want.__name__}, got {type(value).__name__} {value!r}")
-    choices = OPTIONS[name].metadata["choices"]
+    choices = OPTIONS[name].choices
     if choices and value not in choices:
         raise UserError(f"{where}: key '{name}' must be one of {', '.join(choices)}, got {value!r}")
     return value
@@ -167,4 +182,4 @@ def check_value(name: str, value, where: str):
 def kept_across_presets(overrides: dict) -> dict:
     """The overrides a preset switch keeps: sampling, context, system prompt; not the
     models or the speculation, which are what a preset chooses."""
-    return {k: v for k, v in overrides.items() if k in OPTIONS and not OPTIONS[k].metadata["owned"]}
+    return {k: v for k, v in overrides.items() if k in OPTIONS and not OPTIONS[k].owned}

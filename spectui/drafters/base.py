@@ -4,7 +4,8 @@ The engine asks a drafter for tokens and tells it how many were accepted; it nev
 inside one. Per-type statistics (#gen drafts, #acc tokens, ...) are kept by the engine's
 events, not here, as llama.cpp keeps them in the dispatcher.
 
-A new draft type: subclass Drafter in its own module, then add it to registry.TYPES.
+A new draft type: subclass Drafter (NgramDrafter for one bound by its own sizes) in its own
+module, then add it to registry.TYPES.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ class Drafter:
     def begin(self, prompt: Sequence[int]) -> None:
         """A new context (a turn's prompt, without the last sampled token)."""
 
+    def limit(self, n_max: int, room: int) -> int:
+        """The most tokens the next draft may have: --spec-draft-n-max (`n_max`) within the
+        `room` the context and the answer leave. Each type owns its bound, as in llama.cpp."""
+        return min(n_max, room)
+
     def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
         """Up to n_max tokens to follow `tokens` (whose last one is not yet verified)."""
         raise NotImplementedError
@@ -50,3 +56,11 @@ class Drafter:
 
     def configure(self, spec) -> None:
         """Settings changed live (a SpecConfig); applies from the next draft."""
+
+
+class NgramDrafter(Drafter):
+    """An n-gram type: its own sizes bound a draft, not --spec-draft-n-max (llama.cpp's
+    --spec-ngram-*-size-m and the like), so only the room left does."""
+
+    def limit(self, n_max: int, room: int) -> int:
+        return room

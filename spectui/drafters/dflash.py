@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spectui.drafters.hidden import HiddenStateDrafter, enable_layer_inputs, layer_features
-from spectui.engine import llama_ext
-from spectui.engine.model import Context
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama import llama_ext
+from spectui.llama.context import Context
+from spectui.llama.spec_config import SpecConfig
 
 
 def block_settings(model) -> tuple[int, bool, bool]:

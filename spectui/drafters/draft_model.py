@@ -5,9 +5,8 @@ cache lacks, in one batch with the last sampled token (a cache SYNC_APART or mor
 behind catches up in a decode of its own first). Accepted draft tokens are already in the
 draft cache from drafting, so unlike llama.cpp they are not decoded a second time: after
 a draft the target took whole, only its last token is missing. Per round the draft costs
-one batch (missing history + id_last) and n-1 single decodes (measured here, a batch of 2
-costs 1.5x a single decode on SmolLM2 and 1.7x on the 0.5B draft), and accept() has
-nothing to do: the next round's sync keeps the accepted prefix.
+one batch (missing history + id_last: a batch of 2 costs well under two decodes) and n-1
+single decodes, and accept() has nothing to do: the next round's sync keeps the accepted prefix.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from typing import Sequence
 import numpy as np
 
 from spectui.drafters.base import Drafter
-from spectui.engine.model import Context, ContextFull
-from spectui.engine.sampling import SamplingParams, dist, draft_dist, sample
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.context import Context, ContextFull
+from spectui.llama.sampling import SamplingParams, dist, draft_dist, sample
+from spectui.llama.spec_config import SpecConfig
 
 # A cache this many tokens behind catches up in a decode of its own, timed apart (auto
 # prices catching up per token from it; below this a batch's cost is mostly its fixed part).

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from spectui.drafters.base import Drafter
-from spectui.engine import llama_ext
-from spectui.engine.model import Context
-from spectui.engine.sampling import LLAMA_DRAFT_SAMPLER, dist_of_candidates, draft_dist
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama import llama_ext
+from spectui.llama.context import Context
+from spectui.llama.sampling import LLAMA_DRAFT_SAMPLER, dist_of_candidates, draft_dist
+from spectui.llama.spec_config import SpecConfig
 
 
 class HiddenStateDrafter(Drafter):

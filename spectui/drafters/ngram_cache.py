@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spectui.drafters.base import Drafter, as_token_list
+from spectui.drafters.base import NgramDrafter, as_token_list
 
 NGRAM_MIN = 1
 NGRAM_MAX = 4
@@ -34,7 +34,7 @@ MIN_SAMPLE = (2, 2, 1, 1)
 MIN_PERCENT = (66, 50, 50, 50)
 
 
-class NgramCache(Drafter):
+class NgramCache(NgramDrafter):
     spec_type = "ngram-cache"
 
     def __init__(self):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import Drafter, as_token_list
+from spectui.drafters.base import NgramDrafter, as_token_list
 
 LCG_FACTOR = 2654435761
 KEY_MAP_SIZE = 1 << 18  # COMMON_NGRAM_HASH_MAP_SIZE
@@ -35,7 +35,7 @@ def rfind(tokens: list[int], pattern: list[int], hi: int, lo: int) -> int:
     """Largest j with lo < j <= hi and tokens[j:j+len(pattern)] == pattern; 0 when none.
 
     Candidates come from list.index on a reversed copy, so the scan runs in C; counted first,
-    as a ValueError from index() cost 18 us a round with the caches cold after a decode.
+    as raising a ValueError from index() is costly with the caches cold after a decode.
     """
     if hi <= lo:
         return 0
@@ -84,7 +84,7 @@ class _Key:
         self.values = [_Value(m) for _ in range(MAX_VALUES)]
 
 
-class _NgramMap(Drafter):
+class _NgramMap(NgramDrafter):
     key_only: bool
 
     def __init__(self, size_n: int = 12, size_m: int = 48, min_hits: int = 1):
@@ -132,7 +132,7 @@ class _NgramMap(Drafter):
         """Offer positions hi down to lo+1 to the key map; a slot keeps its first writer.
 
         A round adds a few positions: hashed one by one, as the ~30 numpy calls of the
-        vectorised path cost more than the work (0.2 ms a round, caches cold after a decode);
+        vectorised path cost more than the work with the caches cold after a decode;
         a prompt's many positions are hashed at once."""
         if hi <= lo:
             return

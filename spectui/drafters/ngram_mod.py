@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import Drafter, as_token_list
+from spectui.drafters.base import NgramDrafter, as_token_list
 
 HASH_FACTOR = 6364136223846793005
 MASK64 = (1 << 64) - 1
@@ -39,7 +39,7 @@ def ngram_hash(tokens: Sequence[int]) -> int:
     return h
 
 
-class NgramMod(Drafter):
+class NgramMod(NgramDrafter):
     spec_type = "ngram-mod"
 
     def __init__(self, n_match: int = 24, n_min: int = 48, n_max: int = 64, table_size: int = TABLE_SIZE):
@@ -67,8 +67,8 @@ class NgramMod(Drafter):
         """Store, for each n-gram starting at lo..hi-1, the token after it (last writer wins).
 
         A round adds some ADD_CHUNK n-grams: one by one, each hash rolled on from the last, as
-        the vectorised path's ~20 numpy calls cost 0.7 ms with the caches cold after a decode
-        (1.5B target); a prompt's many n-grams are added at once."""
+        the vectorised path's ~20 numpy calls cost far more with the caches cold after a
+        decode (docs/performance.md); a prompt's many n-grams are added at once."""
         count = hi - lo
         if count <= 0:
             return

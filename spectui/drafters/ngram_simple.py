@@ -4,8 +4,8 @@ Port of llama.cpp's common_ngram_simple_draft (common/ngram-map.cpp). llama.cpp 
 state; this keeps the history mirrored as int32 bytes so the backwards search runs as one
 C-level bytes.rfind instead of a Python loop over positions. begin() checks the mirror
 against a new context; between begin() calls the history only grows (as the engine's does
-within a turn), so a round appends its new tokens without comparing the rest: a comparison
-of the whole history cost 19 us a round at 500 tokens, caches cold after a decode.
+within a turn), so a round appends its new tokens without comparing the rest, whose cost
+grew with the history (caches cold after a decode).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
-from spectui.drafters.base import Drafter, as_token_list
+from spectui.drafters.base import NgramDrafter, as_token_list
 
 
 _WIDTH = array("i").itemsize  # bytes per token
@@ -54,7 +54,7 @@ class _TokenBytes:
             end = off + len(pattern) * _WIDTH - 1  # a match straddling two tokens: look further back
 
 
-class NgramSimple(Drafter):
+class NgramSimple(NgramDrafter):
     spec_type = "ngram-simple"
 
     def __init__(self, size_n: int = 12, size_m: int = 48):

@@ -15,9 +15,9 @@ from spectui.drafters.ngram_cache import NgramCache
 from spectui.drafters.ngram_map import NgramMapK, NgramMapK4V
 from spectui.drafters.ngram_mod import NgramMod
 from spectui.drafters.ngram_simple import NgramSimple
-from spectui.engine.model import Context
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.context import Context
+from spectui.llama.sampling import SamplingParams
+from spectui.llama.spec_config import SpecConfig
 
 
 @dataclass(frozen=True)

@@ -1,3 +1,3 @@
-"""The UI-free core: the speculation session, its events, sampling and verification, auto,
-and the llama.cpp model layer. Knows nothing of Textual, Rich or argparse.
+"""The UI-free core above the drafters: the speculation session, its events and statistics,
+auto, and a llama-server as a session. Knows nothing of Textual, Rich or argparse.
 """

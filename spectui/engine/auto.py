@@ -11,7 +11,7 @@ The choice maximises tokens per second; "none" is 1 / T(1).
 
 Learning what the draft model would accept costs real time: a probe drafts a couple of
 tokens, and first the draft cache must catch up on every token since it was last used
-(on a 2-core CPU, ~9 ms per token for a 0.5B draft). Probes therefore come from a budget,
+(on a CPU, a draft decode per token). Probes therefore come from a budget,
 PROBE_BUDGET of the time this text has generated so far, so auto never spends much to
 find out that the draft model does not pay. Switching to the draft model for good pays
 the same catch-up, spread over the tokens still to come. Until the draft model is

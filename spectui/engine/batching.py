@@ -8,10 +8,8 @@ once, the chat redrew for it just as generation began, with nothing new to show.
 
 `spectui run` takes its events instead (engine/handover.py): its main thread wakes on
 its own timer, no more often than it was woken. The chat tried that too, a worker thread
-taking them and posting them to the app (one more thread woken per hand-over), and lost
-speed on 2 cores (1.5B target, 5-6 answer pairs in one process, chat against `spectui
-run`, ratios of the medians: 0.89-1.00x in four sets, against 1.01-1.03x in three
-pushing from the generating thread).
+taking them and posting them to the app (one more thread woken per hand-over), and was
+slower than pushing from the generating thread where cores are few (docs/performance.md).
 """
 
 from __future__ import annotations

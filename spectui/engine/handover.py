@@ -3,8 +3,7 @@
 A round can take a millisecond on a small model. Handing each one over wakes the
 consumer's thread, which then competes for the GIL and the cores with the generation it
 is showing; even one wake-up every 50 ms, signalled from the generating thread, cost it
-0.05-0.06 ms a round (1.5B target, 2 cores, `spectui run`'s loop in one process;
-0.02-0.05 across processes, interleaved sets of 5-10). So a round (or the end of the
+measurable time every round (docs/performance.md). So a round (or the end of the
 prompt) is only appended here, and the consumer takes what has come at its own pace,
 once an interval; a turn's start and end (and the generation's close) wake it at once.
 `spectui run` consumes this way; the chat is pushed its events (engine/batching.py),

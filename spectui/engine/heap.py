@@ -1,9 +1,9 @@
 """A turn runs with the heap frozen, so Python's full collections skip what existed before it.
 
-A full collection walks every object the process holds: in the chat about 93k (the app,
-its transcript, the models' Python side), 78-92 ms on 2 cores, holding the GIL that the
-generation thread needs between llama.cpp calls. Measured in the chat on SmolLM2: every
-other answer had one, and it ran at 44-59 tok/s against 70-77 for the rest.
+A full collection walks every object the process holds (in the chat: the app, its
+transcript, the models' Python side), holding the GIL that the generation thread needs
+between llama.cpp calls, long enough that an answer it fell in ran visibly slower
+(docs/performance.md).
 `gc.freeze()` moves those objects to a generation that collections skip; what the turn
 creates is still collected as usual, and `gc.unfreeze()` at its end hands the rest back
 to the oldest generation, collected between turns.

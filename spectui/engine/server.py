@@ -29,10 +29,10 @@ from typing import Iterator
 
 from spectui.engine import resources
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.session import GenerationLimits, SessionStatus
-from spectui.engine.spec_config import SpecConfig, parse_types
+from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
+from spectui.llama.sampling import SamplingParams
+from spectui.llama.spec_config import SpecConfig, parse_types
 
 KEY_ENV = "LLAMA_API_KEY"
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)

@@ -21,15 +21,19 @@ import numpy as np
 
 from spectui.drafters import registry
 from spectui.drafters.base import Drafter
-from spectui.engine import auto, draft_fit, heap, llama_ext, resources
-from spectui.engine import sampling as smp
-from spectui.engine.compat import check_compatible
+from spectui.engine import auto, heap, resources
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.model import (Context, ContextFull, ContextParams, Detokenizer, Model, default_threads,
-                                  usable_cores)
-from spectui.engine.sampling import SamplingParams
-from spectui.engine.spec_config import HIDDEN_STATE_TYPES, NGRAM_TYPES, SpecConfig, available_types
+from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
+from spectui.llama import draft_fit, llama_ext
+from spectui.llama import sampling as smp
+from spectui.llama.compat import check_compatible
+from spectui.llama.context import Context, ContextFull, ContextParams
+from spectui.llama.detokenizer import Detokenizer
+from spectui.llama.model import Model
+from spectui.llama.runtime import default_threads, usable_cores
+from spectui.llama.sampling import SamplingParams
+from spectui.llama.spec_config import HIDDEN_STATE_TYPES, SpecConfig, available_types
 
 
 @dataclass
@@ -45,7 +49,7 @@ class _Turn:
 
 @dataclass
 class _Draft:
-    """What a round drafted, by whom, and (spec type auto) why."""
+    """What a round drafted, by whom, and (spec type auto) why; then what became of it."""
 
     spec_type: str | None = None
     drafter: Drafter | None = None
@@ -55,41 +59,13 @@ class _Draft:
     decision: auto.Decision | None = None
     candidate: list[int] = field(default_factory=list)  # auto: the n-gram candidate, used or not
     t_lookup: float = 0.0
-
-
-@dataclass(frozen=True)
-class SessionStatus:
-    """All a UI reads of a session: names, context use, speculation in force."""
-
-    target: str  # the target model's name
-    target_path: str  # the target's file: what a speed baseline belongs to
-    draft: str | None  # the draft model's name, None without one
-    n_ctx: int
-    n_past: int  # tokens in the target's KV cache
-    greedy: bool  # temperature 0: verification keeps the target's argmax
-    spec: SpecConfig
-    types: tuple[str, ...]  # the spec types the loaded models allow
-    draft_path: str | None = None  # the draft's file, None without one
-    cpu_bound: bool = False  # llama.cpp's threads take every core: other work in this process slows it
-
-    @property
-    def verify(self) -> str:
-        """The verification that runs: greedy, or the configured match/rejection."""
-        return "greedy" if self.greedy else self.spec.verify
-
-
-def chat_messages(turns: Sequence[tuple[str, str]], system: str | None = None) -> list[dict]:
-    """Chat-template messages from (role, content) pairs, the system prompt first."""
-    return ([{"role": "system", "content": system}] if system else []) + [
-        {"role": role, "content": content} for role, content in turns]
-
-
-@dataclass(frozen=True)
-class GenerationLimits:
-    n_predict: int = -1  # -1: until end of generation or context full
-    # The benchmark's fixed output length: as llama.cpp's --ignore-eos, the target never
-    # chooses an end-of-generation token (logit -inf), and the answer goes on
-    ignore_eos: bool = False
+    # Once verified: the tokens accepted, the target's token after them (resampled: by rejection
+    # sampling), the rejected tail and the text it would have added
+    n_acc: int = 0
+    nxt: int = 0
+    resampled: bool = False
+    rejected: tuple[int, ...] = ()
+    rejected_text: str = ""
 
 
 class Session:
@@ -162,8 +138,8 @@ class Session:
 
     @property
     def spec(self) -> SpecConfig:
-        # One reference, assigned whole by configure(): no lock, which cost a round 10 us with
-        # the caches cold after a decode
+        # One reference, assigned whole by configure(): no lock, which would cost every round
+        # with the caches cold after a decode
         return self._spec
 
     def configure(self, spec: SpecConfig) -> None:
@@ -261,12 +237,11 @@ class Session:
         """Ask the configured types in priority order; the first non-empty draft wins.
         `limit`: the most tokens the context and the answer leave room for; `left`: tokens
         the answer may still take (None: no limit); `done`: emitted so far."""
-        n_max = min(spec.draft_n_max, limit)
         if spec.types == ("auto",):
-            return self._auto_draft(spec, seq, n_max, left, done)
+            return self._auto_draft(spec, seq, min(spec.draft_n_max, limit), left, done)
         for spec_type in spec.drafting:
             d = self._ready(spec_type, spec, seq)
-            k = limit if spec_type in NGRAM_TYPES else n_max  # n-gram types have their own sizes
+            k = d.limit(spec.draft_n_max, limit)
             tokens = d.draft(seq, k)[:k]
             if tokens:
                 return _Draft(spec_type, d, tokens, d.q_rows[: len(tokens)] if d.q_rows is not None else None)
@@ -360,75 +335,28 @@ class Session:
             left = limits.n_predict - len(out) if limits.n_predict >= 0 else None
             limit = room if left is None else min(room, max(0, left - 1))
             dr = self._make_draft(spec, seq, limit, left, len(out))
-            spec_type, draft = dr.spec_type, dr.tokens
             t_draft = time.perf_counter() - t_round
 
             verify = "greedy" if greedy else spec.verify
             fast = verify == "greedy" and not self.keep_logits
-            batch, want = [seq[-1]] + draft, range(len(draft) + 1)
             t_v = time.perf_counter()
             try:
-                # greedy needs each row's argmax only, up to the first rejection: read in place, none copied out
-                if fast:
-                    rows = self.ctx.decode_argmax(batch, want, match=True)
-                elif self.keep_logits:
-                    rows = self.last_logits = self.ctx.decode(batch, want)
-                else:  # each row's distribution (the row read in place, or its top k from the backend), lazily
-                    rows = self.ctx.decode_dists(batch, want, self.sampling)
+                rows = self._verify(seq[-1], dr.tokens, fast)
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
-
-            resampled = False
-            if fast:  # what verify_match does with one-hot rows, which the tests check
-                n_acc = len(rows) - 1  # the target's choices up to (and with) its first rejection
-                nxt = rows[n_acc]
-            else:
-                p_rows = [smp.dist(row, self.sampling) for row in rows] if self.keep_logits else rows
-                if verify == "rejection":
-                    n_acc, nxt, resampled = smp.verify_rejection(p_rows, dr.q_rows, draft, st.rng)
-                else:
-                    n_acc, nxt = smp.verify_match(p_rows, draft, st.rng)
-            if dr.drafter is not None and dr.drafter not in self._followers:
-                dr.drafter.accept(n_acc)
-            for f in self._followers:  # as common_speculative_accept tells every implementation
-                f.accept(n_acc)
+            self._judge(dr, rows, fast, verify, st.rng)
+            self._tell_drafters(dr)
             if dr.decision is not None:
-                synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
-                self._auto.observe(dr.decision, len(draft), n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
-                                   dr.candidate, draft[:n_acc] + [nxt], *synced)
-            # The cache holds id_last + the whole draft: drop the rejected tail.
-            if n_acc < len(draft):
-                self.ctx.truncate(len(seq) + n_acc)
+                self._observe_auto(dr, t_draft, t_verify)
+            self._drop_rejected(len(seq), dr)
 
-            accepted = draft[:n_acc]
-            draft_src = Source.NGRAM if spec_type and spec_type.startswith("ngram") else Source.DRAFT
-            stop = None
             emitted: list[Token] = []
-            for tok in accepted:
-                if self._ends(tok, limits):
-                    stop = StopReason.EOS
-                    break
-                emitted.append(Token(tok, st.detok.feed(tok), draft_src))
-            rejected = tuple(draft[n_acc:])
-            rejected_text = st.detok.peek(rejected) if rejected and stop is None else ""
-            if stop is None:
-                if self._ends(nxt, limits):
-                    stop = StopReason.EOS
-                else:
-                    emitted.append(Token(nxt, st.detok.feed(nxt), Source.RESAMPLED if resampled else Source.TARGET))
-            if limits.n_predict >= 0 and len(out) + len(emitted) >= limits.n_predict:
-                emitted = emitted[: limits.n_predict - len(out)]
-                stop = stop or StopReason.N_PREDICT
-            seq.extend(accepted)
-            seq.append(nxt)
-            for t in emitted:
-                out.append(t.id)
-                st.text.append(t.piece)
+            stop = self._emit(st, dr, limits, emitted)
             now = time.perf_counter()
             yield Round(
-                index=index, t=now, spec_type=spec_type, drafted=tuple(draft), n_accepted=n_acc,
-                rejected=rejected, rejected_text=rejected_text, tokens=tuple(emitted),
+                index=index, t=now, spec_type=dr.spec_type, drafted=tuple(dr.tokens), n_accepted=dr.n_acc,
+                rejected=dr.rejected, rejected_text=dr.rejected_text, tokens=tuple(emitted),
                 t_draft=t_draft, t_verify=t_verify, t_other=(now - t_round) - t_draft - t_verify,
                 t_llama=self._llama_time() - llama0,
                 n_max=spec.draft_n_max, verify=verify, n_past=len(seq) - 1, configured=spec.label,
@@ -437,6 +365,81 @@ class Session:
             index += 1
             if stop is not None:
                 return stop
+
+    def _verify(self, id_last: int, draft: list[int], fast: bool) -> Sequence:
+        """Decode id_last and the draft in one target batch, a row for each; what comes back is
+        what the verification reads of the rows. `fast` (greedy): each row's argmax only, up to
+        the first rejection, read in place with none copied out."""
+        batch, want = [id_last] + draft, range(len(draft) + 1)
+        if fast:
+            return self.ctx.decode_argmax(batch, want, match=True)
+        if self.keep_logits:
+            rows = self.last_logits = self.ctx.decode(batch, want)
+            return rows
+        # each row's distribution (the row read in place, or its top k from the backend), lazily
+        return self.ctx.decode_dists(batch, want, self.sampling)
+
+    def _judge(self, dr: _Draft, rows, fast: bool, verify: str, rng: np.random.Generator) -> None:
+        """The verification's verdict on the draft, from its rows: dr.n_acc, dr.nxt, dr.resampled."""
+        if fast:  # what verify_match does with one-hot rows, which the tests check
+            dr.n_acc = len(rows) - 1  # the target's choices up to (and with) its first rejection
+            dr.nxt = rows[dr.n_acc]
+            return
+        p_rows = [smp.dist(row, self.sampling) for row in rows] if self.keep_logits else rows
+        if verify == "rejection":
+            dr.n_acc, dr.nxt, dr.resampled = smp.verify_rejection(p_rows, dr.q_rows, dr.tokens, rng)
+        else:
+            dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng)
+
+    def _tell_drafters(self, dr: _Draft) -> None:
+        """How much of the draft was accepted, to the drafter that made it and to every follower."""
+        if dr.drafter is not None and dr.drafter not in self._followers:
+            dr.drafter.accept(dr.n_acc)
+        for f in self._followers:  # as common_speculative_accept tells every implementation
+            f.accept(dr.n_acc)
+
+    def _observe_auto(self, dr: _Draft, t_draft: float, t_verify: float) -> None:
+        """What auto's choice cost and gained this round, for its next choices."""
+        synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
+        self._auto.observe(dr.decision, len(dr.tokens), dr.n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
+                           dr.candidate, dr.tokens[:dr.n_acc] + [dr.nxt], *synced)
+
+    def _drop_rejected(self, n_seq: int, dr: _Draft) -> None:
+        """The target's cache holds id_last and the whole draft: drop the rejected tail."""
+        if dr.n_acc < len(dr.tokens):
+            self.ctx.truncate(n_seq + dr.n_acc)
+
+    def _emit(self, st: _Turn, dr: _Draft, limits: GenerationLimits, emitted: list[Token]) -> StopReason | None:
+        """The accepted tokens, then the target's own, detokenised into `emitted` and added to the
+        turn, up to an end of generation or the answer's length; returns the stop reason that
+        gives (None: go on). Sets dr.rejected and the text it would have added."""
+        accepted = dr.tokens[:dr.n_acc]
+        draft_src = Source.NGRAM if dr.spec_type and dr.spec_type.startswith("ngram") else Source.DRAFT
+        stop = None
+        for tok in accepted:
+            if self._ends(tok, limits):
+                stop = StopReason.EOS
+                break
+            emitted.append(Token(tok, st.detok.feed(tok), draft_src))
+        dr.rejected = tuple(dr.tokens[dr.n_acc:])
+        if dr.rejected and stop is None:  # read between the accepted tokens and the target's own
+            dr.rejected_text = st.detok.peek(dr.rejected)
+        if stop is None:
+            if self._ends(dr.nxt, limits):
+                stop = StopReason.EOS
+            else:
+                source = Source.RESAMPLED if dr.resampled else Source.TARGET
+                emitted.append(Token(dr.nxt, st.detok.feed(dr.nxt), source))
+        out = st.out
+        if limits.n_predict >= 0 and len(out) + len(emitted) >= limits.n_predict:
+            del emitted[limits.n_predict - len(out):]
+            stop = stop or StopReason.N_PREDICT
+        st.seq.extend(accepted)
+        st.seq.append(dr.nxt)
+        for t in emitted:
+            out.append(t.id)
+            st.text.append(t.piece)
+        return stop
 
     def _ends(self, token: int, limits: GenerationLimits) -> bool:
         return not limits.ignore_eos and self.target.is_eog(token)

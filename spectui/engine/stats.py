@@ -122,7 +122,7 @@ def first_divergence(a: Sequence[int], b: Sequence[int]) -> int | None:
 def _percentile(ordered: Sequence[float], q: float) -> float:
     """numpy's default ("linear") percentile q of ascending, non-empty `ordered`. In pure
     Python: the chat's panel takes these mid-answer, and numpy's first np.percentile in a
-    process imports numpy.ma (10 ms of the UI's CPU, taken from the answer's decode)."""
+    process imports numpy.ma, UI time taken from the answer's decode."""
     rank = (len(ordered) - 1) * q / 100
     lo = int(rank)
     hi = min(lo + 1, len(ordered) - 1)

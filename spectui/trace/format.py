@@ -1,4 +1,4 @@
-"""The trace format: versioned JSON Lines, one record per line (README: "Trace format").
+"""The trace format: versioned JSON Lines, one record per line (docs/trace-format.md).
 
 Line 1 is the header: what ran where (models, machine, build, settings). Then turns: a
 `turn` record (the user's prompt, the A/B side), the engine's events of that turn as
@@ -20,8 +20,8 @@ from typing import Union, get_args, get_origin, get_type_hints
 
 from spectui.config.paths import write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.engine.spec_config import SpecConfig, config_label
 from spectui.errors import UserError
+from spectui.llama.spec_config import SpecConfig, config_label
 
 FORMAT = "spectui-trace"
 VERSION = 1
@@ -81,7 +81,7 @@ class Trace:
 
 
 def header(recorded_by: str, environment: dict, settings: dict) -> dict:
-    """`environment`: models, machine and build (bench.environment.collect); `settings`: the
+    """`environment`: models, machine and build (launch.environment.collect); `settings`: the
     Setup's values."""
     return {"kind": "header", "format": FORMAT, "version": VERSION, "recorded_by": recorded_by,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "environment": environment, "settings": settings}
@@ -300,7 +300,7 @@ def missing_text(trace: Trace) -> bool:
 
 def fill_text(trace: Trace, detokenizer) -> None:
     """Rebuild the missing token text from the ids as the engine made it: `detokenizer`
-    makes a fresh engine.model.Detokenizer (one per turn). Text that is present is kept."""
+    makes a fresh llama.detokenizer.Detokenizer (one per turn). Text that is present is kept."""
     for turn in trace.turns:
         detok = detokenizer()
         out: list[Event] = []

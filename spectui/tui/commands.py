@@ -116,8 +116,7 @@ class SpecCommands(Provider):
     per preset and per saved chat (so every choice is a few keystrokes away)."""
 
     async def startup(self) -> None:
-        screen = self.app.chat_screen
-        self._chats = chat_entries(screen.open_chat, screen.show_problem)
+        self._chats = chat_entries(self.app.controller.open_chat, self.app.show_problem)
 
     def _entries(self, with_chats: bool):
         app = self.app
@@ -125,14 +124,14 @@ class SpecCommands(Provider):
             keys = f"  ({key_display(c.keys)})" if c.keys else ""
             where = app.chat_screen if c.chat else app
             yield c.title, partial(app.run_action, c.action, where), c.help + keys
-        for t in app.chat_screen.available_types():
-            yield (f"Spec type: {t}", partial(app.chat_screen.set_spec_type, t),
+        for t in app.controller.available_types():
+            yield (f"Spec type: {t}", partial(app.controller.set_spec_type, t),
                    "Speculate with this type from the next round")
         for f in FIELDS:
             yield (f"Setting: {f.label}…", partial(app.run_action, f"settings('{f.name}')"),
                    f"{f.about} (f10 shows them all)")
         for name, (path, shipped) in presets.available().items():
-            yield f"Preset: {name}", partial(app.load_preset, name), f"{'shipped' if shipped else 'user'} preset {path}"
+            yield f"Preset: {name}", partial(app.controller.load_preset, name), f"{'shipped' if shipped else 'user'} preset {path}"
         if with_chats:
             for title, callback, help_text in self._chats:
                 yield f"Chat: {title}", callback, help_text

@@ -12,8 +12,8 @@ from textual.message import Message
 
 from spectui.config.setup import Setup
 from spectui.engine.events import Event
-from spectui.engine.session import Session
-from spectui.engine.spec_config import SpecConfig
+from spectui.engine.interface import ChatSession
+from spectui.llama.spec_config import SpecConfig
 
 
 @dataclass
@@ -23,9 +23,9 @@ class SessionLoading(Message):
 
 @dataclass
 class SessionLoaded(Message):
-    session: Session
+    session: ChatSession
     setup: Setup
-    environment: dict  # bench.environment.collect(): what a trace records of models and machine
+    environment: dict  # launch.environment.collect(): what a trace records of models and machine
 
 
 @dataclass

@@ -4,7 +4,8 @@ the user's theme, and no model loaded."""
 from __future__ import annotations
 
 from spectui.trace.format import Trace
-from spectui.tui.screens.replay import ABReplayScreen, ChatReplayScreen, ReplayScreen
+from spectui.tui.screens.ab_replay import ABReplayScreen
+from spectui.tui.screens.replay import ChatReplayScreen, ReplayScreen
 from spectui.tui.themed import ThemedApp
 
 

@@ -20,15 +20,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spectui.config.history import Chat, Message
-from spectui.engine.ab import compare
 from spectui.engine.events import Event, Round, TurnStart
-from spectui.engine.spec_config import SpecConfig
+from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
-from spectui.tui.screens.ab import SidePane, render_verdict
-from spectui.tui.turn import LiveTurn, baseline_tok_s
+from spectui.chat.turn import LiveTurn, baseline_tok_s
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
-from spectui.tui.widgets.stats_panel import PanelState, StatsPanel
+from spectui.chat.panel import PanelState
+from spectui.tui.widgets.stats_panel import StatsPanel
 from spectui.tui.widgets.transcript import Transcript
 
 TICK_S = 1 / 20  # how often a playing replay looks for the next step
@@ -209,95 +208,3 @@ class ChatReplayScreen(ReplayScreen):
             spec=spec, verify=verify, events=events, baseline=max(baselines) if baselines else None,
             n_ctx=start.n_ctx, n_past=rounds[-1].n_past if rounds else start.n_prompt,
             memory=f"{turn.memory}\n{machine_line(self.trace.header)}".strip())
-
-
-class ABReplayScreen(ReplayScreen):
-    """An A/B trace: each prompt's A and B side by side, then the verdict."""
-
-    DEFAULT_CSS = """
-    #ab-sides {
-        height: 1fr;
-    }
-    #ab-verdict, #ab-prompt {
-        height: auto;
-        padding: 0 1;
-        border: round $accent 50%;
-    }
-    """
-
-    def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
-        super().__init__(trace, speed, playing, show_rejected)
-        self.pairs = pairs(trace)
-        self._shown = (-1, 0)
-
-    def compose(self) -> ComposeResult:
-        yield Header(icon="◆")
-        yield Static(id="ab-prompt")
-        with Horizontal(id="ab-sides"):
-            for side in ("A", "B"):
-                turn = next((t for t in self.trace.turns if t.side == side), None)
-                spec = spec_in_force(turn, []) if turn else SpecConfig()  # a trace of one side only
-                yield SidePane(side, (spec.label,), spec.label, spec.draft_n_max, self.show_rejected)
-        yield Static(id="ab-verdict")
-        yield Static(id="status")
-        yield Footer()
-
-    async def on_mount(self) -> None:
-        for widget in self.query("SidePane Select, SidePane Input"):
-            widget.disabled = True  # what was recorded; a replay cannot rerun it
-        self.title = "replay · A/B"
-        await super().on_mount()
-
-    async def show_step(self, step: Step, rebuild: bool = False) -> None:
-        pair = self.pairs[step.turn]
-        shown_turn, shown_n = self._shown
-        panes = list(self.query(SidePane))
-        if rebuild or pair != self.pairs.get(shown_turn) or step.turn < shown_turn or (
-                step.turn == shown_turn and step.n_events < shown_n):
-            self.query_one("#ab-prompt", Static).update(Content.assemble(
-                ("prompt ", "$text-muted"), self.trace.turns[step.turn].prompt))
-            for pane in panes:
-                pane.show_rejected = self.show_rejected
-                await pane.clear()
-            for i in pair:
-                if i <= step.turn:
-                    await self._feed(panes, i, 0, step.n_events if i == step.turn else None)
-        else:  # forward in the same run: the rest of each side up to the step
-            for i in range(shown_turn, step.turn + 1):
-                await self._feed(panes, i, shown_n if i == shown_turn else 0,
-                                 step.n_events if i == step.turn else None)
-        self._shown = (step.turn, step.n_events)
-        self._verdict(pair, step)
-
-    async def _feed(self, panes: list[SidePane], i: int, start: int, stop: int | None) -> None:
-        turn = self.trace.turns[i]
-        pane = panes[0 if turn.side == "A" else 1]
-        if start == 0:
-            await pane.start(spec_in_force(turn, []))
-        await pane.add(turn.events[start:stop])
-
-    def _verdict(self, pair: tuple[int, ...], step: Step) -> None:
-        verdict = self.query_one("#ab-verdict", Static)
-        turns = [self.trace.turns[i] for i in pair]
-        done = len(turns) == 2 and step.turn == pair[-1] and step.n_events == len(turns[-1].events)
-        if done:
-            labels = [finished(t).message.config for t in turns]
-            verdict.update(render_verdict(compare(turns[0].events, turns[1].events), labels))
-        else:
-            side = self.trace.turns[step.turn].side
-            verdict.update(Content.styled(f"replaying {side}…" if len(turns) == 2 else
-                                          "this run has one side only: no verdict", "$accent"))
-
-
-def pairs(trace: Trace) -> dict[int, tuple[int, ...]]:
-    """Turn index -> the indices of its A/B run: an A turn and the B turn after it."""
-    out: dict[int, tuple[int, ...]] = {}
-    i = 0
-    while i < len(trace.turns):
-        if trace.turns[i].side == "A" and i + 1 < len(trace.turns) and trace.turns[i + 1].side == "B":
-            out[i] = out[i + 1] = (i, i + 1)
-            i += 2
-        else:
-            out[i] = (i,)
-            i += 1
-    return out

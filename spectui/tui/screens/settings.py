@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from spectui.config.setup import Setup
-from spectui.engine.spec_config import N_MAX_LIMIT, VERIFY_MODES
+from spectui.llama.spec_config import N_MAX_LIMIT, VERIFY_MODES
 from spectui.errors import UserError
 
 
@@ -142,7 +142,7 @@ class SettingsScreen(ModalScreen[dict | None]):
             with Grid(id="fields"):
                 for f in FIELDS[:-1]:
                     yield Label(f.label)
-                    value = getattr(self.current, f.name)
+                    value = self.current.value(f.name)
                     if f.choices:
                         yield Select([(c, c) for c in f.choices], value=value, allow_blank=False, id=f.name,
                                      compact=True)
@@ -174,7 +174,7 @@ class SettingsScreen(ModalScreen[dict | None]):
         except UserError as e:
             self.query_one("#error", Static).update(str(e))
             return
-        self.dismiss({k: v for k, v in values.items() if v != getattr(self.current, k)})
+        self.dismiss({k: v for k, v in values.items() if v != self.current.value(k)})
 
     def on_input_submitted(self) -> None:
         self.action_apply()

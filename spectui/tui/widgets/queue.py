@@ -22,21 +22,8 @@ class Outbox(Static):
     }
     """
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.texts: list[str] = []
-
-    def add(self, text: str) -> None:
-        self.texts.append(text)
-        self._show()
-
-    def pop(self, index: int) -> str:
-        text = self.texts.pop(index)
-        self._show()
-        return text
-
-    def _show(self) -> None:
-        self.display = bool(self.texts)
-        lines = [Content.assemble(("queued ", "$accent"), " ".join(t.split())) for t in self.texts]
+    def show(self, texts: tuple[str, ...]) -> None:
+        self.display = bool(texts)
+        lines = [Content.assemble(("queued ", "$accent"), " ".join(t.split())) for t in texts]
         lines.append(Content.styled("sent when the answer ends · ↑ takes the last one back", "italic"))
         self.update(Content("\n").join(lines))

@@ -8,17 +8,15 @@ screen (`panel.state = PanelState(...)`, `side.events = [...]`) and only re-rend
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from spectui.chat.panel import PanelState
 from spectui.engine import stats
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd
-from spectui.engine.spec_config import SpecConfig
 from spectui.tui.widgets.overlay import legend_lines
 from spectui.tui.widgets.redraw import update_in_place
 
@@ -27,20 +25,6 @@ SPARK = "▁▂▃▄▅▆▇█"
 MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
 HEAD = "bold $accent"
 MUTED = "$text-muted"
-
-
-@dataclass
-class PanelState:
-    """What the panel shows; the app fills it from the session and the current turn."""
-
-    spec: SpecConfig
-    verify: str  # in force: "greedy" at temperature 0, else the configured mode
-    events: list[Event] = field(default_factory=list)  # the current or the last turn
-    baseline: float | None = None  # best recent `none` tok/s for this target model
-    n_ctx: int = 0
-    n_past: int | None = 0  # the chat's tokens in the context; None: counted at the next answer
-    memory: str = ""
-    width: int = 34  # usable columns
 
 
 def _pct(x: float | None) -> str:

@@ -1,8 +1,8 @@
-"""What a result was measured on: versions, llama.cpp build, models, settings, hardware.
+"""What a result was measured on, or a trace recorded with: versions, llama.cpp build, models,
+settings, hardware.
 
 Every result carries this record, so `spectui bench compare` can say what changed
-between two runs (the seeds: keep build, quant, context and batch size with the numbers).
-The memory sampler is here too: peak VRAM on a GPU, peak RSS without one.
+between two runs (keep build, quant, context and batch size with the numbers).
 """
 
 from __future__ import annotations
@@ -11,17 +11,14 @@ import hashlib
 import os
 import platform
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-
-import llama_cpp
-import llama_cpp.llama_cpp as llama_lib
 
 from spectui import __version__
 from spectui.config.embedded import CATALOG
 from spectui.engine import resources
-from spectui.engine.model import default_threads, openmp_settings
 from spectui.engine.server import ServerPool, ServerSession
+from spectui.llama import build
+from spectui.llama.runtime import default_threads, openmp_settings
 
 _BLOCK = 8 * 1024 * 1024
 
@@ -51,23 +48,13 @@ def model_record(model, name: str, hashes: dict[Path, str] | None) -> dict:
         "name": model.name,
         "file": model.path.name,
         "desc": model.description,  # llama_model_desc: architecture, size, quant ("llama 135M Q4_1")
-        "quant": _quant(model),
+        "quant": model.file_type,
         "size_bytes": model.size,
         "n_params": model.n_params,
-        "n_layer": llama_lib.llama_model_n_layer(model.ptr),
+        "n_layer": model.n_layer,
         "sha256": sha and sha[:16],
         "sha256_source": source,
     }
-
-
-def _quant(model) -> str:
-    """The GGUF's general.file_type as llama.cpp names it ("Q4_K_M"), else the desc's tail."""
-    names = {getattr(llama_cpp, n): n.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_")
-             for n in dir(llama_cpp) if n.startswith("LLAMA_FTYPE_")}
-    file_type = model.meta("general.file_type")
-    if file_type is not None and file_type.isdigit() and int(file_type) in names:
-        return names[int(file_type)]
-    return model.description.split(" ", 2)[-1]
 
 
 def _cpu_model() -> str:
@@ -84,13 +71,8 @@ def _cpu_model() -> str:
 def _llama_build() -> dict:
     """llama-cpp-python does not expose llama.cpp's git hash; the version string plus a
     hash of the loaded libllama identifies the exact build (it changes on every rebuild)."""
-    lib = Path(llama_lib._lib._name)
-    return {
-        "version": llama_lib.llama_version().decode(),
-        "libllama_sha256": _sha256(lib)[:16] if lib.is_file() else None,
-        "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
-        "system_info": llama_cpp.llama_print_system_info().decode().strip(),
-    }
+    lib = build.library()
+    return {**build.info(), "libllama_sha256": _sha256(lib)[:16] if lib.is_file() else None}
 
 
 def _client() -> dict:
@@ -136,7 +118,7 @@ def collect(session, setup, hash_files: bool = True) -> dict:
         models["draft"] = model_record(session.draft, setup.model_draft, hashes)
     ctx = session.ctx.params
     return {
-        "llama_cpp_python": llama_cpp.__version__,
+        "llama_cpp_python": build.BINDING_VERSION,
         "llama_cpp": _llama_build(),
         "models": models,
         "n_ctx": session.ctx.n_ctx,
@@ -154,24 +136,3 @@ def collect(session, setup, hash_files: bool = True) -> dict:
         "gpus": resources.gpu_info(),
         **_client(),
     }
-
-
-@dataclass(frozen=True)
-class MemorySample:
-    """Memory in use now. `source` says what was measured: "gpu-process" (this process's
-    VRAM, all GPUs), "gpu-total" (all processes, when NVML cannot attribute), or "rss"."""
-
-    used: int
-    source: str
-    gpu_fraction: float | None  # the fullest GPU's used/total, None without a GPU
-
-
-def sample_memory() -> MemorySample:
-    gpus = resources.gpu_memory()
-    if not gpus:
-        return MemorySample(resources.process_rss(), "rss", None)
-    fraction = max(g.used / g.total for g in gpus if g.total)
-    mine = [g.process_used for g in gpus]
-    if all(m is not None for m in mine):
-        return MemorySample(sum(mine), "gpu-process", fraction)
-    return MemorySample(sum(g.used for g in gpus), "gpu-total", fraction)

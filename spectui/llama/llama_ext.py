@@ -20,8 +20,8 @@ import numpy as np
 
 import llama_cpp
 
-from spectui.engine.model import array_at
 from spectui.errors import UserError
+from spectui.llama.context import array_at
 
 _ctx = llama_cpp.llama_context_p_ctypes
 _model = llama_cpp.llama_model_p_ctypes

@@ -1,5 +1,5 @@
-"""From a preset and overrides to a Setup, and from a Setup to a loaded Session: the one
-path chat, run, bench and the TUI's preset switch share.
+"""From a preset and overrides to a Setup: the one path chat, run, bench and the TUI's preset
+switch share; and a setup put on other models, or restored from a saved chat.
 
 Precedence: an override (a flag given on the command line) > the preset > the defaults.
 """
@@ -9,14 +9,13 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from spectui.config import presets
 from spectui.config.embedded import CATALOG, model_path, resolve_model, user_path
 from spectui.config.setup import OPTIONS, Setup, check_value
-from spectui.engine import draft_fit
-from spectui.engine.spec_config import available_types
 from spectui.errors import UserError
+from spectui.llama import draft_fit
+from spectui.llama.spec_config import available_types
 
 
 def resolve(preset: str | None, overrides: dict) -> Setup:
@@ -51,12 +50,11 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
                   if key in overrides]
     elif not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
-    setup = Setup(**values, preset=chosen.name, notes=tuple(notes))
-    spec = setup.spec()  # validate now: bad flags fail before any model loads
-    setup.ctx_params()
-    if "model_draft" in overrides and not spec.uses_draft_model:
+    setup = Setup().with_values(values, preset=chosen.name, notes=tuple(notes))
+    setup.ctx_params()  # validate now: bad flags fail before any model loads
+    if "model_draft" in overrides and not setup.spec.uses_draft_model:
         setup = replace(setup, model_draft=None, notes=setup.notes + (
-            f"the draft model (-md) is unused with --spec-type {spec.label}: not loading it",))
+            f"the draft model (-md) is unused with --spec-type {setup.spec.label}: not loading it",))
     return setup
 
 
@@ -64,55 +62,6 @@ def model_label(value: str | None) -> str:
     if not value:
         return "-"
     return value if value in CATALOG else Path(value).name
-
-
-def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None,
-                 types: tuple[str, ...] | None = None):
-    """Assemble embedded models if needed, load target and draft, build the Session; or,
-    with `server`, connect to that llama-server (it runs the models and the speculation).
-    `types`: every spec type the session will be asked to run (default: the setup's)."""
-    from spectui.engine.compat import check_compatible
-    from spectui.engine.model import Model
-    from spectui.engine.session import Session
-
-    if setup.server:
-        from spectui.engine.server import connect
-
-        status(f"connecting to {setup.server}")
-        return connect(setup.server, setup.sampling(), setup.spec_draft_n_max)
-
-    target_path = resolve_model(setup.model, console)
-    draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
-    # before the slow loads: does the draft fit the target and the spec types, and does a
-    # plain draft share the target's vocabulary (read without the weights)?
-    draft_header = draft_fit.read_header(draft_path) if draft_path else None
-    draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec().types)
-    if draft_header is not None and draft_header.draft_type == "draft-simple":
-        vocabs = [Model(p, vocab_only=True) for p in (target_path, draft_path)]
-        try:
-            check_compatible(*vocabs)
-        finally:
-            for m in vocabs:
-                m.close()
-
-    def loading(what: str, path: Path):
-        """status() at each tenth of the load llama.cpp reports."""
-        status(f"loading {what} {path.name}")
-        shown = [0]
-
-        def progress(fraction: float) -> None:
-            if int(fraction * 10) > shown[0]:
-                shown[0] = int(fraction * 10)
-                status(f"loading {what} {path.name} {shown[0] * 10}%")
-        return progress
-
-    target = Model(target_path, n_gpu_layers=setup.n_gpu_layers, progress=loading("target", target_path))
-    draft = None
-    if draft_path is not None:
-        draft = Model(draft_path, n_gpu_layers=setup.n_gpu_layers_draft, progress=loading("draft", draft_path))
-    status("creating contexts")
-    return Session(target, draft, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec(), setup.sampling(),
-                   owns_models=True)
 
 
 def with_models(setup: Setup, target: str, draft: str | None, console=None) -> Setup:
@@ -123,13 +72,13 @@ def with_models(setup: Setup, target: str, draft: str | None, console=None) -> S
     target_header = draft_fit.read_header(resolve_model(target, console))
     draft_header = draft_fit.read_header(resolve_model(draft, console)) if draft else None
     allowed = available_types(draft_header.draft_type if draft_header else None, target_header.has_nextn)
-    types = setup.spec().types
+    types = setup.spec.types
     kept = [t for t in types if t in allowed]
     notes = ()
     if not kept:
         kept = [draft_header.draft_type if draft_header else "ngram-mod"]
         notes = (f"{','.join(types)} needs another draft: speculating with {kept[0]}",)
-    return replace(setup, model=target, model_draft=draft, spec_type=",".join(kept), notes=notes)
+    return replace(setup, model=target, model_draft=draft, spec=setup.spec.with_types(kept), notes=notes)
 
 
 def restored(saved: dict, current: Setup) -> tuple[Setup, str | None]:
@@ -143,9 +92,9 @@ def restored(saved: dict, current: Setup) -> tuple[Setup, str | None]:
         return current, f"this chat ran on {', '.join(gone)}, which is gone; keeping {model_label(current.model)}"
     try:
         values = {k: v for k, v in saved.items() if k in OPTIONS}
-        setup = replace(current, **{k: check_value(k, v, "the chat file") if v is not None else None
-                                    for k, v in values.items()}, notes=())
-        setup.spec(), setup.ctx_params()
+        setup = current.with_values({k: check_value(k, v, "the chat file") if v is not None else None
+                                     for k, v in values.items()}, notes=())
+        setup.ctx_params()
     except UserError as e:
         return current, f"this chat's settings are not usable ({e}); keeping the current ones"
     return setup, None

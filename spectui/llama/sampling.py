@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.random  # noqa: F401  numpy loads it on first use: 12 ms in a turn's first round, not at startup
+import numpy.random  # noqa: F401  numpy loads it on first use: at startup here, not in a turn's first round
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,9 @@ def _reaching(z: np.ndarray, k: int) -> np.ndarray:
     leaves a few candidates. A group is a column of the vocabulary seen as BLOCK rows (ids
     j, j + g, j + 2g, ...): numpy reduces contiguous rows far faster than 64-logit runs.
     Every numpy call here runs with the caches cold (a CPU decode streams the weights
-    through them), where a call costs 10-30x what it costs warm, so fewer calls win over
-    less data: 151k logits, 215 -> 172 us when the candidates were compared all at once
-    instead of gathered group by group. The logits past the last full row are one more group."""
+    through them), where a call costs many times what it costs warm, so fewer calls win over
+    less data: the candidates are compared all at once, not gathered group by group
+    (docs/performance.md). The logits past the last full row are one more group."""
     g = z.size // BLOCK
     n = g * BLOCK
     maxima = z[:n].reshape(BLOCK, g).max(axis=0)
@@ -183,10 +183,9 @@ def dist_of_candidates(cand: np.ndarray, logits: np.ndarray, params: SamplingPar
 def _dist_of_few(cand: list[int], z: list[float], params: SamplingParams, n_vocab: int) -> Dist:
     """dist_of_candidates for a top-k's few dozen candidates, the same chain on Python floats.
     A CPU decode leaves the caches cold, where each numpy call costs microseconds whatever
-    its size: with llama.cpp's default top-k 40, generating on the 1.5B target at temperature
-    0.8 (the two paths alternating answer by answer, 6 answers in one process), a call took
-    108 us as the ~25 numpy calls above and 76 us here; warm, 23.5 and 16.5 us. The results
-    agree with the numpy path to rounding (the tests compare them)."""
+    its size, so for llama.cpp's default top-k 40 this beats the ~25 numpy calls above, cold
+    and warm (docs/performance.md). The results agree with the numpy path to rounding (the
+    tests compare them)."""
     z_max = max(z)
     if not math.isfinite(z_max):
         raise ValueError("logits have no finite maximum")
@@ -234,7 +233,7 @@ def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     weights, ids = (p.p, p.ids) if isinstance(p, Dist) else (p, None)
     if ids is not None and ids.size <= FEW:
         # a top-k's few on Python floats: the same running sums as numpy's, without two numpy
-        # calls that cost 20 us each with the caches cold after a decode
+        # calls, each costly with the caches cold after a decode
         c = list(itertools.accumulate(weights.tolist()))
     else:
         c = np.asarray(weights).cumsum(dtype=np.float64)

@@ -10,7 +10,7 @@ from spectui.config.history import Message
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
-from spectui.engine.spec_config import SpecConfig, config_label
+from spectui.llama.spec_config import SpecConfig, config_label
 from spectui.engine.stats import summarize
 
 
@@ -73,3 +73,22 @@ def baseline_tok_s(turn: LiveTurn) -> float | None:
     clean = (turn.end is not None and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
              and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS)
     return tok_s if rounds and all(r.configured == "none" for r in rounds) and tok_s and clean else None
+
+
+class Baselines:
+    """The speedup baseline: the best of the recent clean `none` turns, per target model."""
+
+    KEPT = 5  # recent `none` turns remembered per target model
+
+    def __init__(self):
+        self._kept: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
+
+    def record(self, target_path: str, turn: LiveTurn) -> None:
+        tok_s = baseline_tok_s(turn)
+        if tok_s is not None:
+            kept = self._kept.setdefault(target_path, [])
+            kept[:] = (kept + [tok_s])[-self.KEPT:]
+
+    def best(self, target_path: str) -> float | None:
+        kept = self._kept.get(target_path)
+        return max(kept) if kept else None

@@ -1,4 +1,4 @@
-"""The only module that talks to llama.cpp: models, contexts, tokens and logits.
+"""A llama.cpp context: its KV cache, batches, and the logits rows a speculative loop reads.
 
 A thin layer over llama-cpp-python's low-level `llama_cpp` API. The high-level
 `Llama` class keeps an n_ctx x n_vocab logits array when asked for more than the last
@@ -8,22 +8,18 @@ positions, so this layer builds its own batches and reads just those rows.
 
 from __future__ import annotations
 
-import codecs
 import ctypes
-import functools
-import os
-import sys
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, TextIO, TypeVar
+from typing import Callable, TypeVar
 
 import numpy as np
 
-from spectui.engine import sampling as smp
 from spectui.errors import UserError
+from spectui.llama import runtime
+from spectui.llama import sampling as smp
+from spectui.llama.model import Model
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 
@@ -40,7 +36,7 @@ _logits_ith_address, _candidates_address, _candidate_logits_address = (
 
 
 # numpy dtypes of the ctypes types read in place: given the ctypes type, numpy works the
-# dtype out anew each call (4.6 us a call here; 1.0 us with the dtype given).
+# dtype out anew each call, several times slower than with the dtype given.
 _DTYPES = {ctypes.c_float: np.dtype(np.float32), ctypes.c_int32: np.dtype(np.int32)}
 
 
@@ -62,261 +58,6 @@ MIN_CTX = 256
 
 class ContextFull(Exception):
     """The context has no room for the tokens asked to decode."""
-
-
-# --- logging -------------------------------------------------------------------------
-
-_recent_errors: deque[str] = deque(maxlen=8)
-_log_sink: TextIO | None = None
-
-
-@llama_cpp.llama_log_callback
-def _on_log(level: int, text: bytes, _user_data) -> None:
-    msg = text.decode("utf-8", "replace")
-    if level in (2, 3):  # warn, error: kept to explain a failed load
-        _recent_errors.append(msg.strip())
-    if _log_sink is not None:
-        _log_sink.write(msg)
-
-
-def configure_logging(verbose: bool = False, log_file: Path | None = None) -> None:
-    """Silence llama.cpp unless `--verbose` (stderr) or a log file asks for its output."""
-    global _log_sink
-    try:
-        _log_sink = open(log_file, "a", encoding="utf-8") if log_file else (sys.stderr if verbose else None)
-    except OSError as e:
-        raise UserError(f"cannot write the log file {log_file}: {e.strerror or e}") from e
-
-
-llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))
-llama_cpp.llama_backend_init()
-
-
-def _last_error() -> str:
-    for msg in reversed(_recent_errors):
-        if msg and "error" in msg.lower():
-            return msg
-    return _recent_errors[-1] if _recent_errors else ""
-
-
-OPENMP_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "OMP_PROC_BIND")
-
-
-def openmp_settings() -> dict:
-    """The OpenMP settings llama.cpp's threads run with, and who chose them."""
-    from spectui import OPENMP_DEFAULTED
-
-    return {**{k: os.environ.get(k) for k in OPENMP_VARIABLES}, "chosen_by": "spectui" if OPENMP_DEFAULTED else "you"}
-
-
-def _note(text: str) -> None:
-    """A line of spectui's own in llama.cpp's log (shown by --verbose or a log file)."""
-    if _log_sink is not None:
-        _log_sink.write(f"spectui: {text}\n")
-
-
-def usable_cores() -> int:
-    """The CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def default_threads() -> int:
-    """llama.cpp uses the physical cores; on small machines that is every CPU we have."""
-    n = usable_cores()
-    return n if n <= 4 else n // 2
-
-
-# --- model ---------------------------------------------------------------------------
-
-
-def check_gguf_file(path: Path) -> None:
-    """A clear error for a path that is not a GGUF file at all."""
-    if not path.exists():
-        raise UserError(f"model file not found: {path}")
-    if not path.is_file():
-        raise UserError(f"model path is not a file: {path}")
-    size = path.stat().st_size
-    if size == 0:
-        raise UserError(f"model file is empty: {path}")
-    with open(path, "rb") as f:
-        magic = f.read(4)
-    if magic != b"GGUF":
-        raise UserError(f"not a GGUF model file (bad magic {magic!r}): {path}")
-
-
-class Model:
-    """A loaded GGUF model: vocabulary, metadata and chat template."""
-
-    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = -1, vocab_only: bool = False,
-                 progress: Callable[[float], None] | None = None):
-        """`progress(fraction)`: called as llama.cpp loads the weights (a UI's progress bar)."""
-        self.path = Path(path)
-        check_gguf_file(self.path)
-        params = llama_cpp.llama_model_default_params()
-        params.n_gpu_layers = n_gpu_layers
-        params.vocab_only = vocab_only  # enough for the tokenizer and the compatibility check
-        params.load_mtp = True  # a target's NextN layers, if it has any, for draft-mtp
-        if progress is not None:  # kept in a local until the load returns: ctypes must not free it
-            on_progress = llama_cpp.llama_progress_callback(lambda fraction, _data: progress(fraction) or True)
-            params.progress_callback = on_progress
-        _recent_errors.clear()
-        ptr = llama_cpp.llama_model_load_from_file(str(self.path).encode(), params)
-        if not ptr:
-            why = _last_error() or "llama.cpp could not read it"
-            raise UserError(f"cannot load model {self.path}: {why} (is the file truncated or corrupt?)")
-        self.ptr = ptr
-        self.vocab = llama_cpp.llama_model_get_vocab(ptr)
-        self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
-        self.n_ctx_train = llama_cpp.llama_model_n_ctx_train(ptr)
-        self.arch = self.meta("general.architecture") or "?"
-        self.name = self.meta("general.name") or self.path.stem
-        self.size = llama_cpp.llama_model_size(ptr)
-        self.n_embd = llama_cpp.llama_model_n_embd(ptr)
-        self.n_layer = llama_cpp.llama_model_n_layer(ptr)
-        self.n_params = llama_cpp.llama_model_n_params(ptr)
-        # llama.cpp offloads the output layer last: only when more layers than the repeating ones go
-        self.output_on_gpu = bool(llama_cpp.llama_supports_gpu_offload()) and (
-            n_gpu_layers < 0 or n_gpu_layers > self.n_layer)
-        self._pieces: dict[int, bytes] = {}
-        self._eog: dict[int, bool] = {}
-
-    def close(self) -> None:
-        if getattr(self, "ptr", None):
-            llama_cpp.llama_model_free(self.ptr)
-            self.ptr = None
-
-    def meta(self, key: str) -> str | None:
-        buf = ctypes.create_string_buffer(4096)
-        n = llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, len(buf))
-        if n < 0:
-            return None
-        if n >= len(buf):
-            buf = ctypes.create_string_buffer(n + 1)
-            llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, len(buf))
-        return buf.value.decode("utf-8", "replace")
-
-    @property
-    def description(self) -> str:
-        buf = ctypes.create_string_buffer(256)
-        llama_cpp.llama_model_desc(self.ptr, buf, len(buf))
-        return buf.value.decode("utf-8", "replace")
-
-    # vocabulary
-
-    @property
-    def vocab_type(self) -> int:
-        return llama_cpp.llama_vocab_type(self.vocab)
-
-    @property
-    def add_bos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
-
-    @property
-    def add_eos(self) -> bool:
-        return bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
-
-    @property
-    def bos(self) -> int:
-        return llama_cpp.llama_vocab_bos(self.vocab)
-
-    @property
-    def eos(self) -> int:
-        return llama_cpp.llama_vocab_eos(self.vocab)
-
-    def token_text(self, token: int) -> bytes:
-        """The vocabulary entry as stored (used by the compatibility check)."""
-        return llama_cpp.llama_vocab_get_text(self.vocab, token) or b""
-
-    def is_eog(self, token: int) -> bool:
-        r = self._eog.get(token)
-        if r is None:
-            r = self._eog[token] = bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
-        return r
-
-    @functools.cached_property
-    def eog_tokens(self) -> np.ndarray:
-        """Every end-of-generation token, found as llama.cpp finds them for --ignore-eos (a
-        scan of the vocabulary, once)."""
-        is_eog, vocab = llama_cpp.llama_vocab_is_eog, self.vocab
-        return np.array([t for t in range(self.n_vocab) if is_eog(vocab, t)], dtype=np.intp)
-
-    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> list[int]:
-        data = text.encode("utf-8")
-        n_max = len(data) + 8
-        buf = (llama_cpp.llama_token * n_max)()
-        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, n_max, add_special, parse_special)
-        if n < 0:
-            buf = (llama_cpp.llama_token * -n)()
-            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, -n, add_special, parse_special)
-        return list(buf[:n])
-
-    def piece(self, token: int) -> bytes:
-        """Bytes of one token as text (control tokens render as nothing)."""
-        b = self._pieces.get(token)
-        if b is None:
-            buf = ctypes.create_string_buffer(64)
-            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
-            if n < 0:
-                buf = ctypes.create_string_buffer(-n)
-                n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
-            b = self._pieces[token] = buf.raw[:n]
-        return b
-
-    def detokenize(self, tokens: Sequence[int]) -> str:
-        return b"".join(self.piece(t) for t in tokens).decode("utf-8", "replace")
-
-    # chat
-
-    def format_chat(self, messages: list[dict]) -> str:
-        """The model's own chat template (GGUF metadata), ready for the assistant's turn."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = self.meta("tokenizer.chat_template") or _CHATML
-        bos = self.piece(self.bos).decode("utf-8", "replace") if self.bos >= 0 else ""
-        eos = self.piece(self.eos).decode("utf-8", "replace") if self.eos >= 0 else ""
-        try:
-            fmt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-            return fmt(messages=messages).prompt
-        except Exception as e:  # a broken template inside a user's GGUF
-            raise UserError(f"the chat template of {self.path.name} failed: {e}") from e
-
-    def tokenize_chat(self, messages: list[dict]) -> list[int]:
-        text = self.format_chat(messages)
-        bos_text = self.piece(self.bos).decode("utf-8", "replace") if self.add_bos else ""
-        # Templates that write BOS themselves must not get a second one.
-        add_special = not (bos_text and text.startswith(bos_text))
-        return self.tokenize(text, add_special=add_special, parse_special=True)
-
-
-_CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-
-class Detokenizer:
-    """Incremental, UTF-8 safe: a token whose bytes end inside a character yields ""
-    and its bytes are held until the character is complete (Korean, emoji)."""
-
-    def __init__(self, model: Model):
-        self.model = model
-        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def feed(self, token: int) -> str:
-        return self._dec.decode(self.model.piece(token))
-
-    def peek(self, tokens: Sequence[int]) -> str:
-        """Text these tokens would add, without consuming them (rejected drafts)."""
-        state = self._dec.getstate()
-        text = "".join(self._dec.decode(self.model.piece(t)) for t in tokens)
-        self._dec.setstate(state)
-        return text
-
-    def flush(self) -> str:
-        return self._dec.decode(b"", final=True)
-
-
-# --- context -------------------------------------------------------------------------
 
 
 def until_rejection(picks: Sequence[int], tokens: Sequence[int]) -> list[int]:
@@ -388,7 +129,7 @@ class Context:
         cp = llama_cpp.llama_context_default_params()
         cp.n_ctx = params.n_ctx
         cp.n_batch = cp.n_ubatch = min(params.n_batch, params.n_ctx)
-        cp.n_threads = cp.n_threads_batch = params.n_threads or default_threads()
+        cp.n_threads = cp.n_threads_batch = params.n_threads or runtime.default_threads()
         cp.flash_attn_type = FLASH_ATTN[params.flash_attn]
         cp.type_k = KV_CACHE_TYPES[params.type_k]
         cp.type_v = KV_CACHE_TYPES[params.type_v]
@@ -398,16 +139,16 @@ class Context:
             cp.ctx_other = other.ptr
         if mtp:
             cp.ctx_type = llama_cpp.LLAMA_CONTEXT_TYPE_MTP
-        _recent_errors.clear()
+        runtime.forget_errors()
         self.ptr = llama_cpp.llama_init_from_model(model.ptr, cp)
         if not self.ptr:
-            why = _last_error() or "out of memory?"
+            why = runtime.last_error() or "out of memory?"
             raise UserError(f"cannot create a context of {params.n_ctx} tokens for {model.path.name}: {why}")
         self.n_ctx = llama_cpp.llama_n_ctx(self.ptr)
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
-        omp = openmp_settings()
+        omp = runtime.openmp_settings()
         waiting = ", ".join(f"{k}={omp[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if omp[k] is not None)
-        _note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
+        runtime.note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
               f"({'-t' if params.n_threads else 'default: the physical cores'}), "
               f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})")
         # On a GPU the argmax or top-k in the graph saves copying each row of the vocabulary to the
@@ -416,7 +157,7 @@ class Context:
         self.sample_on_backend = params.backend_sampling == "on" or (
             params.backend_sampling == "auto" and model.output_on_gpu)
         where = "on the backend" if self.sample_on_backend else "in numpy"
-        _note(f"{model.path.name}: greedy's argmax and top-k {where} "
+        runtime.note(f"{model.path.name}: greedy's argmax and top-k {where} "
               f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})")
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
@@ -430,7 +171,7 @@ class Context:
         self._mem = llama_cpp.llama_get_memory(self.ptr)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         # Every entry is in sequence 0 alone: set once. The fields a decode fills are kept as
-        # pointers (reading one off the struct builds a new pointer object: 4x the cost of a store).
+        # pointers (reading one off the struct builds a new pointer object, dearer than the store).
         n_seq_id, seq_id = self._batch.n_seq_id, self._batch.seq_id
         for i in range(self.n_batch):
             n_seq_id[i] = 1

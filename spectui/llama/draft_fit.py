@@ -15,8 +15,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from spectui.engine.model import check_gguf_file
 from spectui.errors import UserError
+from spectui.llama.gguf import check_gguf_file
 
 HIDDEN_DRAFT_TYPES = {"eagle3": "draft-eagle3", "dflash": "draft-dflash"}
 

@@ -1,14 +1,13 @@
 """Speculation settings: llama.cpp's spec-type names, defaults and priority order.
 
 One place owns what a spec type is called, what it needs and in which order
-combined types are asked for a draft.
+combined types are asked for a draft, and each setting's default, flag and help.
 """
 
 from __future__ import annotations
 
 import functools
-
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from spectui.errors import UserError
 
@@ -64,7 +63,7 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     for name in names:
         if name not in ALL_TYPES:
             raise UserError(
-                f"unknown --spec-type '{name}'; choose from: {', '.join(ALL_TYPES)}"
+                f"unknown --spec-type {name!r}; choose from: {', '.join(ALL_TYPES)}"
             )
     if not names or "none" in names:
         return ("none",)
@@ -75,30 +74,39 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(t for t in PRIORITY if t in names)
 
 
+def _flag(default, flag: str, help: str, choices: tuple[str, ...] = ()):
+    """A SpecConfig field and its command-line flag: config/setup.py makes the flag, and the key
+    of a preset or a saved chat (the flag's name with underscores), from this."""
+    return field(default=default, metadata={"flag": flag, "help": help, "choices": choices})
+
+
 @dataclass(frozen=True)
 class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
 
-    types: tuple[str, ...] = ("none",)
+    types: tuple[str, ...] = _flag(("none",), "--spec-type", f"{', '.join(ALL_TYPES)}, comma-separated to "
+                                   f"combine; {AUTO} chooses per round and goes alone")
     # --spec-draft-*: the draft-* types (a draft model or head). As in llama.cpp, the n-gram
     # types are not bound by n-max: each drafts up to its own size below (ngram-cache: 8).
-    draft_n_max: int = 3
-    draft_n_min: int = 0
-    draft_p_min: float = 0.0
-    draft_sampling: str = "greedy"  # --spec-draft-sampling
-    verify: str = "match"  # --spec-verify (only matters at temperature > 0)
+    draft_n_max: int = _flag(3, "--spec-draft-n-max", "max draft length of the draft-* types and auto; the "
+                             "n-gram types use their own sizes, as in llama.cpp")
+    draft_n_min: int = _flag(0, "--spec-draft-n-min", "min draft-model draft length")
+    draft_p_min: float = _flag(0.0, "--spec-draft-p-min", "min draft-model token probability")
+    draft_sampling: str = _flag("greedy", "--spec-draft-sampling", "draft token choice", DRAFT_SAMPLING)
+    verify: str = _flag("match", "--spec-verify", "at temperature > 0: llama.cpp's sample-and-match, or exact "
+                        "rejection sampling", VERIFY_MODES)
     # --spec-ngram-*, llama.cpp's names and defaults
-    ngram_simple_size_n: int = 12
-    ngram_simple_size_m: int = 48
-    ngram_map_k_size_n: int = 12
-    ngram_map_k_size_m: int = 48
-    ngram_map_k_min_hits: int = 1
-    ngram_map_k4v_size_n: int = 12
-    ngram_map_k4v_size_m: int = 48
-    ngram_map_k4v_min_hits: int = 1
-    ngram_mod_n_match: int = 24
-    ngram_mod_n_min: int = 48
-    ngram_mod_n_max: int = 64
+    ngram_simple_size_n: int = _flag(12, "--spec-ngram-simple-size-n", "ngram-simple lookup n-gram")
+    ngram_simple_size_m: int = _flag(48, "--spec-ngram-simple-size-m", "ngram-simple max draft")
+    ngram_map_k_size_n: int = _flag(12, "--spec-ngram-map-k-size-n", "ngram-map-k lookup n-gram")
+    ngram_map_k_size_m: int = _flag(48, "--spec-ngram-map-k-size-m", "ngram-map-k max draft")
+    ngram_map_k_min_hits: int = _flag(1, "--spec-ngram-map-k-min-hits", "ngram-map-k min hits")
+    ngram_map_k4v_size_n: int = _flag(12, "--spec-ngram-map-k4v-size-n", "ngram-map-k4v lookup n-gram")
+    ngram_map_k4v_size_m: int = _flag(48, "--spec-ngram-map-k4v-size-m", "ngram-map-k4v max draft")
+    ngram_map_k4v_min_hits: int = _flag(1, "--spec-ngram-map-k4v-min-hits", "ngram-map-k4v min hits")
+    ngram_mod_n_match: int = _flag(24, "--spec-ngram-mod-n-match", "ngram-mod lookup length")
+    ngram_mod_n_min: int = _flag(48, "--spec-ngram-mod-n-min", "ngram-mod min draft")
+    ngram_mod_n_max: int = _flag(64, "--spec-ngram-mod-n-max", "ngram-mod max draft")
 
     def __post_init__(self):
         if not 0 <= self.draft_n_max <= N_MAX_LIMIT:

@@ -5,8 +5,8 @@ A failure names the rule and the two values, so a user knows which model to chan
 
 from __future__ import annotations
 
-from spectui.engine.model import Model
 from spectui.errors import UserError
+from spectui.llama.model import Model
 
 VOCAB_MAX_SIZE_DIFFERENCE = 128  # SPEC_VOCAB_MAX_SIZE_DIFFERENCE
 VOCAB_CHECK_START_TOKEN_ID = 5  # SPEC_VOCAB_CHECK_START_TOKEN_ID

@@ -1,0 +1,28 @@
+"""Memory in use while a benchmark runs: peak VRAM on a GPU, peak RSS without one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spectui.engine import resources
+
+
+@dataclass(frozen=True)
+class MemorySample:
+    """Memory in use now. `source` says what was measured: "gpu-process" (this process's
+    VRAM, all GPUs), "gpu-total" (all processes, when NVML cannot attribute), or "rss"."""
+
+    used: int
+    source: str
+    gpu_fraction: float | None  # the fullest GPU's used/total, None without a GPU
+
+
+def sample_memory() -> MemorySample:
+    gpus = resources.gpu_memory()
+    if not gpus:
+        return MemorySample(resources.process_rss(), "rss", None)
+    fraction = max(g.used / g.total for g in gpus if g.total)
+    mine = [g.process_used for g in gpus]
+    if all(m is not None for m in mine):
+        return MemorySample(sum(mine), "gpu-process", fraction)
+    return MemorySample(sum(g.used for g in gpus), "gpu-total", fraction)

@@ -1,0 +1,106 @@
+"""An A/B run: one prompt, two speculation configurations run one after the other on the
+loaded models, then a verdict (engine/ab.py). The A/B screen renders it.
+
+Both runs start cold (session.reset()), so neither profits from the other's KV cache or
+n-gram tables; the session's own configuration is restored afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from spectui.chat.streaming import TurnJob, stream_turn
+from spectui.chat.turn import LiveTurn
+from spectui.config.paths import write_export
+from spectui.engine.ab import NAMES, Verdict, compare
+from spectui.engine.events import Event
+from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
+from spectui.llama.spec_config import SpecConfig
+from spectui.trace.format import Trace, TraceTurn
+
+DEFAULT_A = "ngram-mod"  # B: the loaded draft model's (or head's) type
+FALLBACK_B = "ngram-simple"  # B without a draft model
+
+
+def default_types(types: tuple[str, ...]) -> tuple[str, str]:
+    """A and B before the user picks: ngram-mod against the draft's own type."""
+    b = next((t for t in types if t.startswith("draft-")), FALLBACK_B if FALLBACK_B in types else types[0])
+    return (DEFAULT_A if DEFAULT_A in types else types[0]), b
+
+
+class ABRun:
+    """Opened when no answer streams; while it lives the session is its own (the chat
+    controller refuses to chat or reconfigure until the A/B view closes)."""
+
+    def __init__(self, session: ChatSession, system: str | None, limits: GenerationLimits, trace_header: dict):
+        self.session = session
+        self.system = system
+        self.limits = limits
+        self.trace_header = trace_header
+        self.prompt = ""  # of the last run
+        self.turns: list[LiveTurn | None] = [None, None]
+        self.running = False
+        self.side = 0  # the side running now
+        self._stop = threading.Event()
+
+    def start(self, prompt: str) -> None:
+        """A new run begins (the screen then runs `run` in a worker)."""
+        self.prompt, self.turns, self.side, self.running = prompt, [None, None], 0, True
+        self._stop.clear()
+
+    def run(self, specs: list[SpecConfig], started: Callable[[int, SpecConfig], None],
+            deliver: Callable[[list[Event]], None], fail: Callable[[str], None]) -> None:
+        """The worker: each side cold, in turn, `started` before each; `ended` follows."""
+        session, restore = self.session, self.session.spec
+        messages = chat_messages([("user", self.prompt)], self.system)
+        try:
+            for side, spec in enumerate(specs):
+                if self._stop.is_set():
+                    break
+                session.reset()  # cold: no KV cache or drafter state from the chat or from A
+                session.configure(spec)
+                started(side, spec)
+                stream_turn(TurnJob(session, messages, self.limits, self._stop), deliver, fail)
+        finally:
+            session.configure(restore)
+
+    def side_started(self, side: int, spec: SpecConfig) -> LiveTurn:
+        self.side = side
+        turn = self.turns[side] = LiveTurn(spec)
+        return turn
+
+    def add(self, events: list[Event]) -> None:
+        """Events of the side running now (its `side_started` came first)."""
+        turn = self.turns[self.side]
+        assert turn is not None, "events before their side started"
+        for event in events:
+            turn.add(event)
+
+    def ended(self) -> Verdict | str:
+        """The verdict of a run where both sides finished, else which did not."""
+        self.running = False
+        a, b = self.turns
+        if a is not None and b is not None and not a.running and not b.running:
+            return compare(a.events, b.events)
+        missing = ", ".join(NAMES[i] for i, t in enumerate(self.turns) if t is None or t.running)
+        return f"No verdict: {missing} did not finish (stopped or failed)."
+
+    def stop(self) -> bool:
+        """End the run at the end of the current round (B does not start); False when none runs."""
+        if self.running:
+            self._stop.set()
+            self.session.cancel()
+        return self.running
+
+    def save_trace(self) -> Path | None:
+        """Both sides of the last run in one trace (spectui replay shows them side by side):
+        its path, or None while nothing finished. Raises UserError when it cannot be written."""
+        turns = [TraceTurn(self.prompt, list(t.events), side=NAMES[i])
+                 for i, t in enumerate(self.turns) if t is not None and not t.running]
+        if self.running or not turns:
+            return None
+        name = f"spectui-ab-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        return write_export(name, Trace(self.trace_header, turns).write)

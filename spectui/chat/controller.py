@@ -1,0 +1,537 @@
+"""The chat controller: one owner for the session, the setup in force, the conversation,
+its streaming answer and journal, the messages typed ahead, traces and the speed baseline.
+
+It never touches a widget. Each method runs on the UI's thread and says what changed by
+emitting updates (chat/updates.py); the work that blocks (generating, loading models) it
+hands to the screen as a `Generate` or `Load` update, whose worker reports back through
+`add_events`, `turn_failed`, `session_loaded` or `session_failed`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+from spectui.chat.panel import PanelState
+from spectui.chat.streaming import TurnJob
+from spectui.chat.turn import Baselines, LiveTurn
+from spectui.chat.updates import (AnswerEnded, AnswerStarted, AnswerUpdated, ChatShown, ComposeText, ConfigShown,
+                                  Generate, Load, MessageAdded, MessagesRemoved, Notice, OutboxChanged,
+                                  PanelChanged, StatusLine, Update)
+from spectui.config import history, paths, presets
+from spectui.config.embedded import CATALOG
+from spectui.config.resolve import model_name, resolve, restored
+from spectui.config.recent import remember_models
+from spectui.config.setup import OPTIONS, Setup, kept_across_presets
+from spectui.engine.events import Event, TurnStart
+from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages
+from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.errors import UserError
+from spectui.trace import format as trace_format
+from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
+
+GENERATING = StatusLine((("● ", "$success"), ("generating", ""), ("  esc stops", "$text-muted")))
+STOPPING = StatusLine((("stopping at the end of this round…", "$warning"),))
+
+
+class ChatController:
+    def __init__(self, setup: Setup, settings: dict, emit: Callable[[Update], None],
+                 chat: history.Chat | None = None, session: ChatSession | None = None,
+                 environment: dict | None = None, overrides: dict | None = None):
+        """`settings`: the app's settings dict (read for `record_traces`); `session`: an
+        open one to use (a test's), else the screen loads `setup` on the first `Load`;
+        `environment`: what traces record of that session's models and machine;
+        `overrides`: the command line's options, which a preset switch keeps where they are
+        not the preset's business (sampling, context, system prompt)."""
+        self.setup = replace(setup, spec=session.spec) if session else setup  # its spec is the session's
+        self.settings = settings
+        self.emit = emit
+        self.chat = chat or history.new_chat(setup.preset)
+        self.session = session
+        self.environment = environment or {}
+        self.overrides = kept_across_presets(overrides or {})
+        self._owns_session = False  # only sessions this controller loaded are closed by it
+        self.loading = False  # a load runs: messages queue until it ends
+        self.comparing = False  # the A/B view runs the session: the chat and its configuration wait
+        self.memory = ""  # the last memory reading, shown in the panel and kept in traces
+        self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
+        self.queued: list[str] = []  # messages typed while the chat was busy, oldest first
+        self.editing: history.Message | None = None  # the sent message the box holds for resending
+        self.baselines = Baselines()
+        self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
+        self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
+        self._job: TurnJob | None = None
+        self._journal: history.Journal | None = None
+
+    def _notify(self, text: str, title: str = "", severity: str = "information", timeout: float | None = None):
+        self.emit(Notice(text, title, severity, timeout))
+
+    # --- the session and its configuration -----------------------------------------
+
+    def status(self) -> SessionStatus | None:
+        return self.session.status() if self.session else None
+
+    def available_types(self) -> tuple[str, ...]:
+        return self.session.available_types() if self.session else ()
+
+    def need_session(self) -> ChatSession | None:
+        """The session; None, with a notice, while the models load."""
+        if self.session is None:
+            self._notify("The models are still loading.", severity="warning")
+        return self.session
+
+    def configure(self, spec: SpecConfig) -> bool:
+        """Speculate as `spec` from the next round, even mid-answer."""
+        if self.comparing:
+            self._notify("The A/B view uses the models: choose its configurations there, or close it (esc).",
+                         severity="warning")
+            return False
+        if (session := self.need_session()) is None:
+            return False
+        try:
+            session.configure(spec)
+        except UserError as e:
+            self._notify(str(e), severity="error")
+            return False
+        self.setup = replace(self.setup, spec=spec)
+        self._config_changed()
+        return True
+
+    def set_spec_type(self, spec_type: str) -> None:
+        if self.need_session():
+            self.configure(self.setup.spec.with_types(spec_type))
+
+    def cycle_spec_type(self, step: int) -> None:
+        if self.need_session():
+            types = self.available_types()
+            current = self.setup.spec.types[0]
+            i = types.index(current) if current in types else 0
+            self.set_spec_type(types[(i + step) % len(types)])
+
+    def step_n_max(self, step: int) -> None:
+        if self.need_session():
+            spec = self.setup.spec
+            self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+
+    def _config_changed(self) -> None:
+        if self.generating:
+            self._changes.append(ConfigChange(time.perf_counter(), self.setup.spec.as_dict()))
+        self.emit(ConfigShown())
+
+    def header(self) -> tuple[str, str]:
+        """(the configuration, the models), or the app's name and what keeps it from a session."""
+        status = self.status()
+        if status is None:
+            return "spectui", "loading…" if self.loading else "no model loaded"
+        spec = status.spec
+        n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
+        draft = f" ⇠ draft {model_name(status.draft_path)}" if status.draft_path else " (no draft model)"
+        return f"{spec.label} · {n_max}verify {status.verify}", model_name(status.target_path) + draft
+
+    def panel_state(self) -> PanelState:
+        status = self.status()
+        events = self.turn.events if self.turn else []
+        if status is None:  # loading: what the setup asks for
+            spec = self.setup.spec
+            return PanelState(spec=spec, verify=spec.verify, events=events, memory=self.memory)
+        kept = self.baselines.best(status.target_path)
+        return PanelState(spec=status.spec, verify=status.verify, events=events, baseline=kept,
+                          n_ctx=status.n_ctx, n_past=self._context_used(), memory=self.memory)
+
+    def _context_used(self) -> int | None:
+        """This chat's tokens in the context (not the session's cache, which a new chat or
+        the A/B view leaves holding other text); None: not counted until the next answer."""
+        rounds = self.turn.rounds if self.turn else []
+        if rounds:
+            return rounds[-1].n_past
+        return None if self.chat.messages else 0
+
+    # --- sending, and what is typed ahead -----------------------------------------
+
+    @property
+    def generating(self) -> bool:
+        return self.turn is not None and self.turn.running
+
+    def idle(self, doing: str) -> bool:
+        """Nothing runs that `doing` must wait for; else say what, and False."""
+        if self.generating:
+            self._notify(f"Stop the answer first (esc), then {doing}.", severity="warning")
+        elif self.comparing:
+            self._notify(f"Close the A/B view first (esc), then {doing}.", severity="warning")
+        elif self.loading:
+            self._notify(f"The models are loading: {doing} when they are ready.", severity="warning")
+        return not (self.generating or self.comparing or self.loading)
+
+    def submit(self, text: str) -> bool:
+        """Enter in the box: send now, or queue while an answer streams or the models load.
+        False: the text stays in the box (the A/B view is open, or an edit cannot resend)."""
+        if self.comparing:
+            self._notify("Close the A/B view first (esc); your message stays in the box.", severity="warning")
+            return False
+        if self.editing is not None:
+            if not self.idle("resend"):
+                return False
+            self._cut_from(self.editing)
+        if self.session is None or self.generating or self.loading:
+            self.queued.append(text)
+            self.emit(OutboxChanged(tuple(self.queued)))
+        else:
+            self._send(self.session, text)
+        return True
+
+    def _send(self, session: ChatSession, text: str) -> None:
+        user = history.Message(role="user", content=text)
+        self.chat.messages.append(user)
+        self.emit(MessageAdded(user))
+        self._start_turn(session)
+
+    def send_queued(self) -> None:
+        """The chat is free: send the oldest queued message, if any."""
+        if self.queued and self.session is not None and not (self.generating or self.loading or self.comparing):
+            text = self.queued.pop(0)
+            self.emit(OutboxChanged(tuple(self.queued)))
+            self._send(self.session, text)
+
+    def edit_previous(self) -> None:
+        """↑ in the empty box: take the last queued message back, else edit the last sent one."""
+        if self.queued:
+            text = self.queued.pop()
+            self.emit(OutboxChanged(tuple(self.queued)))
+            self.emit(ComposeText(text))
+            return
+        sent = [m for m in self.chat.messages if m.role == "user"]
+        if sent:
+            self.edit(sent[-1])
+
+    def edit(self, message: history.Message) -> None:
+        """Put a sent message in the box; submitting resends it and replaces what followed."""
+        if not self.idle("edit a message"):
+            return
+        self.editing = message
+        self.emit(ComposeText(message.content))
+        later = len(self.chat.messages) - 1 - self.chat.messages.index(message)
+        self.emit(StatusLine((("✎ ", "$accent"), ("editing: enter resends", ""),
+                              (f" and replaces the {later} message(s) after it" if later else "", "$text-muted"),
+                              ("  esc cancels", "$text-muted"))))
+
+    def cancel_edit(self) -> None:
+        self.editing = None
+        self.emit(ComposeText(""))
+        self.emit(StatusLine())
+
+    def editable(self) -> list[tuple[int, history.Message]]:
+        """The sent messages, newest first, with their place in the chat."""
+        return [(i, m) for i, m in reversed(list(enumerate(self.chat.messages))) if m.role == "user"]
+
+    def _cut_from(self, message: history.Message) -> None:
+        """Drop `message` and everything after it."""
+        cut = self.chat.messages.index(message)
+        removed = frozenset(id(m) for m in self.chat.messages[cut:])
+        del self.chat.messages[cut:]
+        self.editing, self.turn = None, None
+        self.emit(MessagesRemoved(removed))
+        self.emit(StatusLine())
+
+    # --- the answer ----------------------------------------------------------------
+
+    def _start_turn(self, session: ChatSession) -> None:
+        self.turn = LiveTurn(session.spec)
+        prompt = chat_messages([(m.role, m.content) for m in self.chat.messages], self.setup.system)
+        self.chat.messages.append(self.turn.message)
+        self.emit(AnswerStarted(self.turn))
+        self.save()
+        self._journal = history.Journal(self.chat)
+        self._changes = []
+        self._job = TurnJob(session, prompt, GenerationLimits(n_predict=self.setup.n_predict))
+        self.emit(GENERATING)
+        self.emit(Generate(self._job))
+
+    def add_events(self, events: list[Event]) -> None:
+        """A batch of the streaming answer's events, from its worker."""
+        turn = self.turn
+        if turn is None or not events:
+            return
+        for event in events:
+            turn.add(event)
+        self.emit(AnswerUpdated(started=isinstance(events[0], TurnStart)))
+        if not turn.running:
+            self._finish_turn(turn)
+            return
+        try:
+            if self._journal is not None:
+                self._journal.append()
+        except UserError as e:
+            self._notify(str(e), title="Answer not journaled", severity="warning")
+
+    def turn_failed(self, error: str) -> None:
+        """The engine raised before the turn's end: keep what it said, if anything."""
+        self._notify(error, title="Generation failed", severity="error", timeout=10)
+        turn, self.turn = self.turn, None
+        removed = False
+        if turn is not None and not turn.message.content:
+            self.chat.messages.remove(turn.message)
+            removed = True
+        self.emit(AnswerEnded(removed=removed))
+        self.save()
+        self.emit(StatusLine())
+        self.send_queued()
+
+    def _finish_turn(self, turn: LiveTurn) -> None:
+        self.emit(AnswerEnded(removed=False))
+        self.save()
+        end = turn.end
+        if end is not None and end.error:
+            self._notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
+        if (status := self.status()) is not None:
+            self.baselines.record(status.target_path, turn)
+        self._trace(turn)
+        self.emit(PanelChanged())
+        self.emit(StatusLine())
+        self.send_queued()
+
+    def _trace(self, turn: LiveTurn) -> None:
+        """Keep the finished turn for the chat's trace, and append it to the chat's trace
+        file when every chat is recorded."""
+        prompt = self.chat.messages[-2].content if len(self.chat.messages) > 1 else ""
+        traced = TraceTurn(prompt, list(turn.events), self._changes, memory=self.memory)
+        self.traced.append(traced)
+        if self.settings["record_traces"]:
+            try:
+                append_turn(paths.traces_dir() / f"{self.chat.id}.jsonl", self.trace_header("spectui chat"), traced)
+            except UserError as e:
+                self._notify(str(e), title="Trace not recorded", severity="warning")
+
+    def stop(self) -> bool:
+        """Ask a streaming answer to end after this round; False when none streams."""
+        if self.generating and self._job is not None:
+            self._job.stop.set()
+            self._job.session.cancel()
+            return True
+        return False
+
+    def stop_or_cancel_edit(self) -> None:
+        """esc: stop the answer, else leave an edit."""
+        if self.stop():
+            self.emit(STOPPING)
+        elif self.editing is not None:
+            self.cancel_edit()
+
+    def save(self) -> None:
+        """Save the chat (atomically, folding in the journal); a streaming answer is saved as
+        stopped until it ends."""
+        if self.turn is not None:
+            self.turn.sync_stats()
+        if not self.chat.messages:
+            return
+        if self.session is not None:  # what resuming the chat restores
+            self.chat.setup = self.setup.values()
+        try:
+            history.save_chat(self.chat)
+        except UserError as e:
+            self._notify(str(e), title="Chat not saved", severity="error")
+
+    def regenerate(self) -> None:
+        if (session := self.need_session()) is None or not self.idle("regenerate"):
+            return
+        messages = self.chat.messages
+        if messages and messages[-1].role == "assistant":
+            self.emit(MessagesRemoved(frozenset({id(messages.pop())})))
+        if not messages or messages[-1].role != "user":
+            self._notify("Nothing to regenerate yet: send a message first.", severity="warning")
+            return
+        self._start_turn(session)
+
+    # --- chats ---------------------------------------------------------------------
+
+    def _show(self, chat: history.Chat) -> None:
+        self.chat = chat
+        self.turn, self.traced, self.editing = None, [], None
+        self.emit(ChatShown(chat))
+        self.emit(PanelChanged())
+
+    def new_chat(self) -> None:
+        if self.idle("start a new chat"):
+            self._show(history.new_chat(self.setup.preset))
+
+    def open_chat(self, chat_id: str) -> None:
+        """Open a saved chat (its journal replayed) on the models and settings it ran with."""
+        if not self.idle("open another chat"):
+            return
+        try:
+            chat = history.load_chat(chat_id)
+        except UserError as e:
+            self._notify(str(e), severity="error")
+            return
+        self._show(chat)
+        self._notify(f"Opened “{chat.title or chat.id}”", timeout=3)
+        self._restore_setup(chat)
+
+    def chats_changed(self, renamed: dict[str, str], deleted: set[str]) -> None:
+        """The saved chats picker renamed or deleted chats: keep the open one in step."""
+        if self.chat.id in renamed:
+            self.chat.title = renamed[self.chat.id]  # so its next save keeps the name
+        if self.chat.id in deleted:
+            self._show(history.new_chat(self.setup.preset))
+
+    def export_markdown(self) -> None:
+        if not self.chat.messages:
+            self._notify("Nothing to export yet.", severity="warning")
+            return
+        try:
+            path = paths.write_export(f"spectui-chat-{self.chat.id}.md",
+                                      lambda p: history.export_markdown(self.chat, p))
+        except UserError as e:
+            self._notify(str(e), title="Export failed", severity="error")
+            return
+        self._notify(str(path), title="Exported to Markdown", timeout=8)
+
+    def save_trace(self) -> None:
+        if not self.traced:
+            self._notify("No answer in this chat since it was opened: nothing to trace yet.", severity="warning")
+            return
+        trace = Trace(self.trace_header("spectui chat"), self.traced)
+        try:
+            path = paths.write_export(f"spectui-trace-{self.chat.id}.jsonl", trace.write)
+        except UserError as e:
+            self._notify(str(e), title="Trace not saved", severity="error")
+            return
+        self._notify(f"{path}\nreplay it with: spectui replay {path.name}",
+                     title=f"Saved the trace of {len(self.traced)} answer(s)", timeout=8)
+
+    def last_answer(self) -> str | None:
+        """The last answer's text (never rejected tokens); None, with a notice, when there is none."""
+        answer = next((m for m in reversed(self.chat.messages) if m.role == "assistant"), None)
+        if answer is None or not answer.content:
+            self._notify("No answer to copy yet.", severity="warning")
+            return None
+        return answer.content
+
+    def trace_header(self, recorded_by: str) -> dict:
+        """A trace's first line: the models and machine, and the settings in force now."""
+        return trace_format.header(recorded_by, self.environment, self.setup.values())
+
+    # --- loading, presets and settings ----------------------------------------------
+
+    def load(self, setup: Setup, models: tuple[str, str | None] | None = None) -> None:
+        """Load `setup` (on `models`, when given) in the screen's worker; the loaded pair
+        answers until the new one is ready."""
+        self.loading = True
+        self.emit(Load(setup, models))
+
+    def loading_status(self, text: str) -> None:
+        self.emit(StatusLine((("◌ ", "$accent"), (text, ""), ("…", ""))))
+        if self.session is None:
+            self.emit(ConfigShown())
+
+    def session_loaded(self, session: ChatSession, setup: Setup, environment: dict) -> None:
+        self.loading = False
+        self.close()  # the old pair, now that the new one works
+        # the session's spec wins: a server fixes its own speculation
+        self.session, self.setup = session, replace(setup, spec=session.spec)
+        self.environment, self._owns_session = environment, True
+        self.chat.preset = self.chat.preset or setup.preset
+        for note in setup.notes:
+            self._notify(note, timeout=8)
+        files = [v for v in (setup.model, setup.model_draft) if v and v not in CATALOG]
+        if files:
+            try:
+                remember_models(*files)
+            except UserError as e:
+                self._notify(str(e), title="Recent models not saved", severity="warning")
+        self.emit(StatusLine())
+        self.emit(ConfigShown())
+        self.send_queued()
+
+    def session_failed(self, error: str) -> None:
+        self.loading = False
+        if self.session is not None:  # a switch failed: the loaded pair stays
+            self.emit(StatusLine())
+            self._notify(f"{error}\nStill on {self.header()[1]}.", title="Models not switched", severity="error",
+                         timeout=15)
+            self.send_queued()
+            return
+        self.emit(ConfigShown())
+        self.emit(StatusLine(((f"could not load the models: {error}", "$error"),)))
+        self._notify(error, title="Loading failed", severity="error", timeout=15)
+
+    def close(self) -> None:
+        """Free a session this controller loaded (a test's own session stays open)."""
+        if self.session is not None and self._owns_session:
+            self.session.close()
+        self.session = None
+
+    def load_preset(self, name: str) -> None:
+        """Resolve the preset now (bad files fail here, with the reason), load it in a worker."""
+        if not self.idle("switch presets"):
+            return
+        try:
+            setup = resolve(name, self.overrides)
+        except UserError as e:
+            self._notify(str(e), title=f"Preset {name}", severity="error", timeout=10)
+            return
+        self.load(setup)
+
+    def save_preset(self, name: str) -> None:
+        spec = self.setup.spec
+        try:
+            path = presets.save_user(name, self.setup.values(),
+                                     f"saved from the chat: {spec.label}, n-max {spec.draft_n_max}")
+        except UserError as e:
+            self._notify(str(e), severity="error")
+            return
+        self._notify(str(path), title=f"Saved preset {name}", timeout=6)
+
+    def apply_settings(self, values: dict) -> None:
+        """Speculation from the next round, sampling from the next answer; the system prompt
+        and n-predict are read per answer."""
+        setup = self.setup.with_values(values)
+        if self._apply(setup):
+            self._notify(", ".join(f"{k.removeprefix('spec_').replace('_', '-')} {v!r}" for k, v in values.items()),
+                         title="Settings changed", timeout=4)
+
+    def _apply(self, setup: Setup) -> bool:
+        """Run the loaded models with `setup`'s settings (no reload)."""
+        if (session := self.need_session()) is None:
+            return False
+        try:
+            session.configure(setup.spec)
+        except UserError as e:
+            self._notify(str(e), severity="error")
+            return False
+        session.set_sampling(setup.sampling())
+        self.setup = setup
+        self._config_changed()
+        return True
+
+    def switch_models(self, target: str, draft: str | None) -> None:
+        """Load this pair in the background; the current one answers until it is ready."""
+        if self.idle("switch models"):
+            self.load(self.setup, (target, draft))
+
+    def _restore_setup(self, chat: history.Chat) -> None:
+        """An opened chat's models and settings, as it last ran; the models are reloaded only
+        when they (or how they load) differ."""
+        setup, why = restored(chat.setup, self.setup)
+        if why:
+            self._notify(why, title="Chat opened on the current models", severity="warning", timeout=10)
+        if setup.values() == self.setup.values():
+            return
+        if self.session is None or any(getattr(setup, k) != getattr(self.setup, k) for k, f in OPTIONS.items()
+                                       if f.group == "models"):
+            self.load(setup)
+        else:
+            self._apply(setup)
+
+    # --- the A/B view --------------------------------------------------------------
+
+    def start_compare(self) -> bool:
+        """The A/B view may open: the session is its own until `end_compare`."""
+        if self.comparing or not self.need_session() or not self.idle("compare"):
+            return False
+        self.comparing = True
+        return True
+
+    def end_compare(self) -> None:
+        self.comparing = False
+        self.emit(PanelChanged())

@@ -1,0 +1,25 @@
+"""Loading a pair for the chat, in a worker thread: the setup (put on other models when the
+picker chose them), the session, and what its traces record of the models and machine."""
+
+from __future__ import annotations
+
+import io
+from typing import Callable
+
+from rich.console import Console
+
+from spectui.launch.environment import collect
+from spectui.config.resolve import with_models
+from spectui.launch.session import open_session
+from spectui.config.setup import Setup
+from spectui.engine.interface import ChatSession
+
+
+def load_session(setup: Setup, models: tuple[str, str | None] | None,
+                 status: Callable[[str], None]) -> tuple[ChatSession, Setup, dict]:
+    """(session, the setup it runs, its environment); raises UserError on a bad pair."""
+    console = Console(file=io.StringIO())  # an embedded model's assembly progress: the status line shows it
+    if models is not None:
+        setup = with_models(setup, *models, console=console)
+    session = open_session(setup, status=status, console=console)
+    return session, setup, collect(session, setup, hash_files=False)

@@ -1,0 +1,104 @@
+"""What the chat controller tells its screen: each update names one thing to show.
+
+The controller emits them in order on the UI's thread; the screen renders them in that
+order (mounting a widget may wait, so it queues them). Tests collect them in a list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spectui.chat.streaming import TurnJob
+from spectui.chat.turn import LiveTurn
+from spectui.config.history import Chat, Message
+from spectui.config.setup import Setup
+
+Span = tuple[str, str]  # (text, style): a style is a theme variable such as "$warning", or ""
+
+
+@dataclass(frozen=True)
+class Notice:
+    text: str
+    title: str = ""
+    severity: str = "information"  # information, warning or error
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class StatusLine:
+    """The line under the transcript; no spans hides it."""
+
+    spans: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatShown:
+    """Another chat (or a new, empty one) replaces the transcript."""
+
+    chat: Chat
+
+
+@dataclass(frozen=True)
+class MessageAdded:
+    message: Message
+
+
+@dataclass(frozen=True)
+class MessagesRemoved:
+    ids: frozenset[int]  # id() of each history message removed
+
+
+@dataclass(frozen=True)
+class AnswerStarted:
+    turn: LiveTurn
+
+
+@dataclass(frozen=True)
+class AnswerUpdated:
+    started: bool  # the batch holds the turn's start: the panel takes its live layout now
+
+
+@dataclass(frozen=True)
+class AnswerEnded:
+    removed: bool  # the answer failed before any text and left the chat
+
+
+@dataclass(frozen=True)
+class ConfigShown:
+    """The session, its speculation or the setup changed: the header and the panel."""
+
+
+@dataclass(frozen=True)
+class PanelChanged:
+    """The panel's numbers changed (a finished answer, a new chat, a baseline)."""
+
+
+@dataclass(frozen=True)
+class OutboxChanged:
+    texts: tuple[str, ...]  # the messages queued to send, oldest first
+
+
+@dataclass(frozen=True)
+class ComposeText:
+    """Put this text in the input box, replacing what it holds ("" clears it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Generate:
+    """Start a worker thread on this job (chat/streaming.py)."""
+
+    job: TurnJob
+
+
+@dataclass(frozen=True)
+class Load:
+    """Load this setup in a worker (chat/loading.py); `models` puts it on another pair."""
+
+    setup: Setup
+    models: tuple[str, str | None] | None = field(default=None)
+
+
+Update = (Notice | StatusLine | ChatShown | MessageAdded | MessagesRemoved | AnswerStarted | AnswerUpdated
+          | AnswerEnded | ConfigShown | PanelChanged | OutboxChanged | ComposeText | Generate | Load)

@@ -1,0 +1,83 @@
+"""llama.cpp's process-wide state: its log, its backend, and the threads it runs with.
+
+Imported before any model loads (model.py and context.py import it): the log callback and
+the backend are set up once, here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections import deque
+from pathlib import Path
+from typing import TextIO
+
+from spectui.errors import UserError
+
+import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
+
+_recent_errors: deque[str] = deque(maxlen=8)
+_log_sink: TextIO | None = None
+
+
+@llama_cpp.llama_log_callback
+def _on_log(level: int, text: bytes, _user_data) -> None:
+    msg = text.decode("utf-8", "replace")
+    if level in (2, 3):  # warn, error: kept to explain a failed load
+        _recent_errors.append(msg.strip())
+    if _log_sink is not None:
+        _log_sink.write(msg)
+
+
+def configure_logging(verbose: bool = False, log_file: Path | None = None) -> None:
+    """Silence llama.cpp unless `--verbose` (stderr) or a log file asks for its output."""
+    global _log_sink
+    try:
+        _log_sink = open(log_file, "a", encoding="utf-8") if log_file else (sys.stderr if verbose else None)
+    except OSError as e:
+        raise UserError(f"cannot write the log file {log_file}: {e.strerror or e}") from e
+
+
+llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))
+llama_cpp.llama_backend_init()
+
+
+def forget_errors() -> None:
+    """Before a call that may fail: last_error() then explains that call, not an earlier one."""
+    _recent_errors.clear()
+
+
+def last_error() -> str:
+    """What llama.cpp logged about the last failure: its last error line, else its last warning."""
+    for msg in reversed(_recent_errors):
+        if msg and "error" in msg.lower():
+            return msg
+    return _recent_errors[-1] if _recent_errors else ""
+
+
+OPENMP_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS", "OMP_PROC_BIND")
+
+
+def openmp_settings() -> dict:
+    """The OpenMP settings llama.cpp's threads run with, and who chose them."""
+    from spectui import OPENMP_DEFAULTED
+
+    return {**{k: os.environ.get(k) for k in OPENMP_VARIABLES}, "chosen_by": "spectui" if OPENMP_DEFAULTED else "you"}
+
+
+def note(text: str) -> None:
+    """A line of spectui's own in llama.cpp's log (shown by --verbose or a log file)."""
+    if _log_sink is not None:
+        _log_sink.write(f"spectui: {text}\n")
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """llama.cpp uses the physical cores; on small machines that is every CPU we have."""
+    n = usable_cores()
+    return n if n <= 4 else n // 2

@@ -1,0 +1,114 @@
+"""One side of an A/B view (live or replayed): its pickers, its answer with the overlay,
+its numbers."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.validation import Integer
+from textual.widgets import Input, Label, Select
+
+from spectui.chat.turn import LiveTurn
+from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.tui.widgets.message import AssistantMessage
+from spectui.tui.widgets.stats_panel import CompactStats
+
+PANEL_EVERY_S = 1.0  # a side's numbers redraw this often while it streams
+
+
+class SidePane(Vertical):
+    """One configuration: its pickers, its answer with the overlay, its numbers."""
+
+    DEFAULT_CSS = """
+    SidePane {
+        width: 1fr;
+        padding: 0 1;
+    }
+    SidePane .picker {
+        height: auto;
+    }
+    SidePane .side-name {
+        width: 3;
+        padding: 1 1 0 0;
+        color: $accent;
+        text-style: bold;
+    }
+    SidePane Select {
+        width: 1fr;
+    }
+    SidePane .picker Input {
+        width: 10;
+    }
+    SidePane .answers {
+        height: 1fr;
+        border: round $primary 40%;
+        scrollbar-size-vertical: 1;
+    }
+    SidePane AssistantMessage {
+        margin: 0;
+    }
+    """
+
+    def __init__(self, name: str, types: tuple[str, ...], spec_type: str, n_max: int, show_rejected: bool):
+        super().__init__(id=f"side-{name.lower()}", classes="side")
+        self.side_name = name
+        self.types = types
+        self.spec_type = spec_type
+        self.n_max = n_max
+        self.show_rejected = show_rejected
+        self.turn: LiveTurn | None = None
+        self.answer: AssistantMessage | None = None
+        self._last_panel = 0.0
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="picker"):
+            yield Label(self.side_name, classes="side-name")
+            yield Select([(t, t) for t in self.types], value=self.spec_type, allow_blank=False,
+                         id=f"type-{self.side_name.lower()}")
+            yield Input(str(self.n_max), type="integer", validators=[Integer(1, N_MAX_LIMIT)],
+                        id=f"nmax-{self.side_name.lower()}", tooltip=f"draft n-max, 1 to {N_MAX_LIMIT}")
+        yield VerticalScroll(classes="answers")
+        yield CompactStats(classes="side-stats")
+
+    def spec(self, base: SpecConfig) -> SpecConfig | str:
+        """The chosen configuration (the app's other settings kept), or why it is not valid."""
+        n_max = self.query_one(Input).value.strip()
+        if not self.query_one(Input).validate(n_max).is_valid:
+            return f"{self.side_name}: draft n-max must be a whole number from 1 to {N_MAX_LIMIT}, not '{n_max}'"
+        return base.with_types(self.query_one(Select).value).replace(draft_n_max=int(n_max))
+
+    async def clear(self) -> None:
+        self.turn, self.answer = None, None
+        await self.query_one(".answers").remove_children()
+        self.refresh_stats()
+
+    async def start(self, turn: LiveTurn) -> None:
+        self.turn = turn
+        self.answer = AssistantMessage(self.turn.message, True, self.show_rejected, streaming=True)
+        await self.query_one(".answers", VerticalScroll).mount(self.answer)
+        self.refresh_stats()
+
+    async def show_events(self) -> None:
+        """The side's turn has new events (fed by the run)."""
+        scroll = self.query_one(".answers", VerticalScroll)
+        following = scroll.scroll_y >= scroll.max_scroll_y - 1  # the reader has not scrolled up
+        await self.answer.refresh_answer()
+        if following:
+            scroll.scroll_end(animate=False)
+        if not self.turn.running:
+            await self.answer.finish()
+            self.refresh_stats()
+        elif time.monotonic() - self._last_panel >= PANEL_EVERY_S:
+            self.refresh_stats()
+
+    async def fail(self, error: str) -> None:
+        if self.answer is not None:
+            await self.answer.finish()
+        self.query_one(CompactStats).update(Content.styled(f" failed: {error}", "$error"))
+
+    def refresh_stats(self) -> None:
+        self._last_panel = time.monotonic()
+        self.query_one(CompactStats).events = self.turn.events if self.turn else []

@@ -1,0 +1,46 @@
+"""The A/B verdict block under the two sides (engine/ab.py judges; this renders)."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from spectui.engine.ab import Verdict
+from spectui.engine.stats import TurnSummary
+
+
+def _acceptance(summary: TurnSummary) -> str:
+    if not summary.n_drafted:
+        return "- (nothing drafted)"
+    return f"{summary.acceptance_rate:.0%} ({summary.n_accepted}/{summary.n_drafted})"
+
+
+def _speed(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f} tok/s"
+
+
+def _quote(text: str) -> str:
+    return repr(text) if text else "(ended)"
+
+
+def render_verdict(v: Verdict, labels: list[str]) -> Content:
+    """The verdict block under the two sides."""
+    a, b = v.summaries
+    head = Content.assemble(("Verdict", "bold $accent"), (f"  B {labels[1]} vs A {labels[0]}", "$text-muted"))
+    speed = Content.assemble(
+        ("speedup of B over A ", "$text-muted"),
+        ("-" if v.speedup is None else f"×{v.speedup:.2f}", "bold"),
+        "" if v.speedup is None else (" B is faster" if v.speedup > 1 else " B is not faster"),
+        f"  (B {_speed(b.timing.tok_per_s)}, A {_speed(a.timing.tok_per_s)})",
+    )
+    accepted = Content.assemble(("acceptance ", "$text-muted"), f"A {_acceptance(a)} · B {_acceptance(b)}")
+    if v.divergence is None:
+        output = Content.assemble(("output ", "$text-muted"), ("identical", "bold $success"),
+                                  f" ({a.n_generated} tokens)")
+    else:
+        d = v.divergence
+        output = Content.assemble(
+            ("output ", "$text-muted"), (f"differs from token {d.index}", "bold $warning"),
+            f": …{d.before!r} then A {_quote(d.a)} · B {_quote(d.b)}",
+        )
+    notes = [Content.styled(f"· {note}", "$text-muted") for note in v.notes]
+    return Content("\n").join([head, speed, accepted, output, *notes])

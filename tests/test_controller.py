@@ -1,0 +1,314 @@
+"""The chat controller without a screen: what it does and what it tells the screen, on the
+replaying fake session (the model is not what is tested here)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from spectui.chat.ab import ABRun, default_types
+from spectui.chat.controller import STOPPING, ChatController
+from spectui.chat.streaming import stream_turn
+from spectui.chat.updates import (AnswerEnded, AnswerStarted, ChatShown, ComposeText, ConfigShown, Generate, Load,
+                                  MessageAdded, MessagesRemoved, Notice, OutboxChanged)
+from spectui.config import history
+from spectui.config.resolve import resolve
+from spectui.engine.ab import Verdict
+from spectui.engine.events import Round, StopReason, TurnEnd
+from spectui.engine.interface import ChatSession, GenerationLimits
+from spectui.trace import format as trace_format
+from tests.fake_session import FakeSession, load_recording
+
+SETTINGS = {"record_traces": False}
+
+
+@pytest.fixture(autouse=True)
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def setup():
+    return resolve("smollm2", {"temp": 0.0, "n_predict": 48})
+
+
+class Screen:
+    """Stands in for the chat screen: keeps every update, runs each `Generate` job as its
+    worker would, one event at a time (`between(controller, event)` may act mid-answer)."""
+
+    def __init__(self):
+        self.updates: list = []
+        self.done = 0  # the Generate jobs run so far
+
+    def __call__(self, update) -> None:
+        self.updates.append(update)
+
+    def of(self, kind) -> list:
+        return [u for u in self.updates if isinstance(u, kind)]
+
+    def run(self, controller: ChatController, between=lambda c, e: None) -> None:
+        """Run the pending jobs, and those their ends start (queued messages), to the last."""
+        while len(jobs := self.of(Generate)) > self.done:
+            job = jobs[self.done].job
+            self.done += 1
+            for event in job.session.generate(messages=job.messages, limits=job.limits):
+                if job.stop.is_set():
+                    job.session.cancel()
+                controller.add_events([event])
+                between(controller, event)
+
+
+FAKE = object()  # make(): a FakeSession on the setup's speculation
+
+
+def make(setup, session: ChatSession | None | object = FAKE) -> tuple[ChatController, Screen]:
+    screen = Screen()
+    session = FakeSession(spec=setup.spec) if session is FAKE else session
+    return ChatController(setup, dict(SETTINGS), screen, session=session), screen
+
+
+def answer_text() -> str:
+    return next(e for e in load_recording() if isinstance(e, TurnEnd)).text
+
+
+def test_send_streams_an_answer_saves_it_and_keeps_its_trace(setup):
+    controller, screen = make(setup)
+    assert controller.submit("Write a python function that adds two numbers.")
+    assert [type(u) for u in screen.updates[:3]] == [MessageAdded, AnswerStarted, type(screen.updates[2])]
+    assert controller.generating and len(screen.of(Generate)) == 1
+    screen.run(controller)
+    assert not controller.generating
+    user, answer = controller.chat.messages
+    assert (user.role, answer.role) == ("user", "assistant")
+    assert answer.content == answer_text() and not answer.stopped
+    assert answer.stats["n_generated"] == controller.turn.end.n_generated
+    assert screen.of(AnswerEnded) == [AnswerEnded(removed=False)]
+    saved = history.load_chat(controller.chat.id)
+    assert saved.messages[-1].content == answer.content
+    assert saved.setup["spec_type"] == "draft-simple" and saved.setup["temp"] == 0.0
+    assert len(controller.traced) == 1 and controller.traced[0].prompt == user.content
+
+
+def test_the_engines_thread_path_delivers_the_same_answer(setup):
+    """The worker's own path (stream_turn on the llama thread, events in batches)."""
+    controller, screen = make(setup)
+    controller.submit("hi")
+    stream_turn(screen.of(Generate)[0].job, controller.add_events, controller.turn_failed)
+    assert controller.chat.messages[-1].content == answer_text()
+    recorded = next(e for e in load_recording() if isinstance(e, TurnEnd))
+    assert controller.turn.end.stop_reason == recorded.stop_reason and not controller.turn.message.stopped
+
+
+def test_messages_typed_while_an_answer_streams_are_sent_in_order_after_it(setup):
+    controller, screen = make(setup)
+    controller.submit("first")
+    assert controller.submit("second") and controller.submit("third")
+    assert screen.of(OutboxChanged)[-1] == OutboxChanged(("second", "third"))
+    controller.edit_previous()  # ↑ takes the last queued one back into the box
+    assert controller.queued == ["second"] and screen.of(ComposeText)[-1] == ComposeText("third")
+    screen.run(controller)
+    assert [m.content for m in controller.chat.messages if m.role == "user"] == ["first", "second"]
+    assert screen.of(Generate)[1].job.messages[-1] == {"role": "user", "content": "second"}
+    assert len(screen.of(Generate)[1].job.messages) == 3  # first, its answer, second
+    assert controller.queued == [] and screen.of(OutboxChanged)[-1] == OutboxChanged(())
+
+
+def test_stop_ends_the_answer_after_the_round_and_keeps_it_marked(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+
+    def stop_after_two_rounds(c, event):
+        if isinstance(event, Round) and event.index == 1:
+            c.stop_or_cancel_edit()
+
+    screen.run(controller, stop_after_two_rounds)
+    assert STOPPING in screen.updates
+    assert controller.turn.end.stop_reason == StopReason.CANCELLED
+    assert len(controller.turn.rounds) == 2
+    answer = controller.chat.messages[-1]
+    assert answer.stopped and answer.content and answer_text().startswith(answer.content)
+    assert not controller.stop()  # nothing streams any more
+
+
+def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+
+    def more_n_max(c, event):
+        if isinstance(event, Round) and event.index == 0:
+            c.step_n_max(1)
+            c.set_spec_type("ngram-mod")
+
+    screen.run(controller, more_n_max)
+    rounds = controller.turn.rounds
+    assert (rounds[0].configured, rounds[0].n_max) == ("draft-simple", 3)
+    assert {(r.configured, r.n_max) for r in rounds[1:]} == {("ngram-mod", 4)}
+    assert controller.setup.spec.label == "ngram-mod" and controller.setup.spec.draft_n_max == 4
+    assert [c.config["spec_type"] for c in controller.traced[0].changes] == ["draft-simple", "ngram-mod"]
+    assert controller.chat.messages[-1].config == "draft-simple n-max 3 → ngram-mod"
+    assert controller.header()[0].startswith("ngram-mod")
+    assert history.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
+
+
+def test_a_type_the_models_do_not_allow_is_refused_and_nothing_changes(setup):
+    controller, screen = make(setup, FakeSession(spec=setup.spec, draft=False))
+    before = controller.setup
+    controller.set_spec_type("ngram-simple")
+    assert controller.setup.spec.label == "ngram-simple"
+    controller.configure(before.spec)  # draft-simple without a draft model
+    assert screen.of(Notice)[-1].severity == "error" and "not available" in screen.of(Notice)[-1].text
+    assert controller.setup.spec.label == "ngram-simple"
+
+
+def test_nothing_reconfigures_or_chats_while_the_ab_view_runs(setup):
+    controller, screen = make(setup)
+    assert controller.start_compare()
+    assert not controller.configure(setup.spec)
+    assert not controller.submit("hi") and not controller.chat.messages
+    controller.new_chat()
+    assert "Close the A/B view" in screen.of(Notice)[-1].text
+    controller.end_compare()
+    assert controller.submit("hi") and controller.generating
+
+
+def test_model_switch_loads_in_the_background_and_the_old_pair_answers_until_then(setup):
+    controller, screen = make(setup, session=None)
+    controller.load(setup)
+    assert screen.of(Load)[-1] == Load(setup, None) and controller.header() == ("spectui", "loading…")
+    controller.submit("queued while loading")
+    assert controller.queued == ["queued while loading"] and not screen.of(Generate)
+    first = FakeSession(spec=setup.spec)
+    controller.session_loaded(first, setup, {"models": "first"})
+    screen.run(controller)  # the queued message went as soon as the models were ready
+    assert controller.chat.messages[-1].content == answer_text()
+
+    controller.switch_models("other.gguf", None)
+    load = screen.of(Load)[-1]
+    assert load.models == ("other.gguf", None) and controller.loading
+    controller.session_failed("other.gguf: not a GGUF file")
+    assert controller.session is first and not controller.loading
+    assert screen.of(Notice)[-1].title == "Models not switched"
+
+    controller.switch_models("other.gguf", None)
+    second = FakeSession(spec=replace(setup.spec, types=("ngram-mod",)), draft=False)
+    controller.session_loaded(second, replace(setup, model="other.gguf", model_draft=None), {"models": "second"})
+    assert first.closed and controller.session is second and not second.closed
+    assert controller.setup.spec.label == "ngram-mod" and controller.environment == {"models": "second"}
+    assert controller.trace_header("spectui chat")["environment"] == {"models": "second"}
+    assert isinstance(screen.updates[-1], ConfigShown)
+
+
+def test_open_chat_shows_it_and_restores_its_settings(setup):
+    controller, screen = make(setup)
+    saved = history.new_chat("smollm2")
+    saved.messages = [history.Message("user", "old question"), history.Message("assistant", "old answer")]
+    saved.setup = replace(setup, temp=0.7, spec=setup.spec.replace(draft_n_max=5)).values()
+    history.save_chat(saved)
+    controller.open_chat(saved.id)
+    assert screen.of(ChatShown)[-1].chat.id == saved.id
+    assert controller.session.sampling.temp == 0.7 and controller.session.spec.draft_n_max == 5
+    assert not screen.of(Load)  # the same models: no reload
+    controller.submit("new question")
+    assert [m["content"] for m in screen.of(Generate)[-1].job.messages] == [
+        "old question", "old answer", "new question"]
+
+
+def test_opening_a_chat_that_ran_on_other_models_reloads_them(setup, tmp_path):
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF")
+    controller, screen = make(setup)
+    saved = history.new_chat("smollm2")
+    saved.messages = [history.Message("user", "q")]
+    saved.setup = replace(setup, model=str(other)).values()
+    history.save_chat(saved)
+    controller.open_chat(saved.id)
+    assert screen.of(Load)[-1].setup.model == str(other)
+
+
+def test_a_killed_answer_is_replayed_from_its_journal(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+    job = screen.of(Generate)[0].job
+    events = list(job.session.generate(messages=job.messages, limits=job.limits))
+    rounds = [i for i, e in enumerate(events) if isinstance(e, Round)]
+    for event in events[: rounds[3] + 1]:
+        controller.add_events([event])
+    partial = controller.chat.messages[-1].content
+    assert partial and partial != answer_text()
+    # the process dies here: no clean save; a new controller opens the chat
+    again, screen = make(setup)
+    again.open_chat(controller.chat.id)
+    answer = again.chat.messages[-1]
+    assert answer.content == partial and answer.stopped
+
+
+def test_edit_resends_and_replaces_what_followed(setup):
+    controller, screen = make(setup)
+    controller.submit("first")
+    screen.run(controller)
+    controller.submit("second")
+    screen.run(controller)
+    first = controller.chat.messages[0]
+    controller.edit(first)
+    assert screen.of(ComposeText)[-1] == ComposeText("first")
+    assert controller.submit("first, edited")
+    removed = screen.of(MessagesRemoved)[-1].ids
+    assert id(first) in removed and len(removed) == 4
+    assert [m.content for m in controller.chat.messages] == ["first, edited", ""]
+    screen.run(controller)
+    assert controller.chat.messages[-1].content == answer_text()
+
+
+def test_a_failed_turn_leaves_no_empty_answer(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+    controller.turn_failed("RuntimeError: llama_decode returned -1")
+    assert [m.role for m in controller.chat.messages] == ["user"]
+    assert screen.of(AnswerEnded)[-1] == AnswerEnded(removed=True)
+    assert screen.of(Notice)[-1].title == "Generation failed" and not controller.generating
+
+
+def test_a_none_turn_becomes_the_speed_baseline(setup):
+    # paced past the recorded prompt time, so the replay has a tok/s
+    controller, screen = make(setup, FakeSession(spec=setup.spec, round_s=0.03))
+    controller.set_spec_type("none")
+    controller.submit("hi")
+    screen.run(controller)
+    assert controller.panel_state().baseline == controller.turn.message.stats["tok_per_s"] > 0
+
+
+def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
+    session = FakeSession(spec=setup.spec)
+    run = ABRun(session, None, GenerationLimits(n_predict=48), trace_format.header("A/B", {}, setup.values()))
+    a, b = default_types(session.available_types())
+    assert (a, b) == ("ngram-mod", "draft-simple")
+    specs = [session.spec.with_types(a), session.spec.with_types(b)]
+    run.start("Write a python function that adds two numbers.")
+    started = []
+    run.run(specs, lambda side, spec: started.append(run.side_started(side, spec)), run.add, pytest.fail)
+    verdict = run.ended()
+    assert isinstance(verdict, Verdict) and verdict.identical
+    assert [t.message.config for t in started] == ["ngram-mod", "draft-simple n-max 3"]
+    assert session.resets == 2 and session.spec == setup.spec  # cold each, then restored
+    assert [p[-1]["content"] for p in session.prompts] == [run.prompt] * 2
+    path = run.save_trace()
+    trace = trace_format.read(path)
+    assert [t.side for t in trace.turns] == ["A", "B"]
+
+
+def test_an_ab_run_stopped_before_b_has_no_verdict(setup):
+    session = FakeSession(spec=setup.spec)
+    run = ABRun(session, None, GenerationLimits(), {})
+    run.start("hi")
+
+    def started(side, spec):
+        run.side_started(side, spec)
+        run.stop()
+
+    run.run([setup.spec, setup.spec], started, run.add, pytest.fail)
+    assert run.ended() == "No verdict: B did not finish (stopped or failed)."
+    assert session.spec == setup.spec

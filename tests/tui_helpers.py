@@ -1,0 +1,96 @@
+"""Plain helpers for the Pilot tests of the chat app (the fixtures are in conftest.py):
+the prompts, `sync` for async tests, the chat command's arguments and their Setup, typing
+and sending, waiting for the app (`until`, `answered`), starting an A/B run, a saved chat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import time
+
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Input
+
+from spectui.cli.chat import add_parser
+from spectui.config import history
+from spectui.config.options import overrides_from
+from spectui.config.resolve import resolve
+from spectui.config.setup import Setup
+from spectui.engine.overlay import REJECTED
+from spectui.tui.app import SpecApp
+from spectui.tui.screens.ab import ABScreen
+from spectui.tui.widgets.chat_input import ChatInput
+from tests import model_guard
+
+LONG = "Count from 1 to 100, separated by commas."
+SHORT = "Write a python function that adds two numbers."
+REJECTED_TEXT = "ZZREJECTEDZZ"
+
+
+def sync(test):
+    """Run an async test in its own event loop (no async pytest plugin needed)."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+def chat_args(*flags: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    return parser.parse_args(["chat", "--preset", "smollm2", "--temp", "0", *flags])
+
+
+def resolved(args: argparse.Namespace) -> Setup:
+    return resolve(args.preset, overrides_from(args))
+
+
+async def send(pilot, app: SpecApp, text: str) -> None:
+    app.query_one(ChatInput).insert(text)
+    await pilot.press("enter")
+
+
+async def until(pilot, condition, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert not model_guard.violations, model_guard.violations[0]  # a model load refused on a worker: say so now
+        assert time.monotonic() < deadline, "timed out waiting for the app"
+        await pilot.pause(0.02)
+
+
+def palette_offers(app: SpecApp, command: str) -> bool:
+    """The command palette is open with `command` highlighted: its search has found it."""
+    screen = app.screen
+    if not isinstance(screen, CommandPalette):
+        return False
+    options = screen.query_one(CommandList)
+    return options.highlighted is not None and command in str(options.get_option_at_index(options.highlighted).prompt)
+
+
+async def run_ab(pilot, screen: ABScreen, prompt: str) -> None:
+    screen.query_one("#ab-prompt", Input).value = prompt
+    await pilot.press("enter")
+    assert screen.running or screen.panes[0].turn is not None  # started (a short run may be over already)
+
+
+async def answered(pilot, app: SpecApp) -> None:
+    await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
+
+
+def fixed_chat() -> history.Chat:
+    """A saved chat whose overlay has every kind, including a rejected draft."""
+    chat = history.new_chat("smollm2")
+    segments = [("Sure", "draft"), (":\n", "target"), (REJECTED_TEXT, REJECTED), ("```python\n", "ngram"),
+                ("print('hello')", "draft"), ("\n```\n", "resampled"), ("Done.", "target")]
+    chat.messages = [
+        history.Message("user", "Write hello world in Python."),
+        history.Message("assistant", "".join(t for t, k in segments if k != REJECTED), segments=segments,
+                        stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
+                        config="draft-simple n-max 3"),
+    ]
+    history.save_chat(chat)
+    return chat
