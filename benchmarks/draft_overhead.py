@@ -24,11 +24,11 @@ from native_speed import PROMPT
 
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET
 from spectui.config.resolve import resolve
-from spectui.launch.session import open_session
 from spectui.engine.events import Round
-from spectui.engine.interface import chat_messages, GenerationLimits
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import summarize
+from spectui.launch.session import open_session
+from spectui.llama.spec_config import SpecConfig, parse_types
 
 
 def _turn(session, spec_type: str, n_max: int, question: str, n: int) -> tuple[float, float, float | None]:
@@ -37,8 +37,9 @@ def _turn(session, spec_type: str, n_max: int, question: str, n: int) -> tuple[f
     dctx = session.draft_ctx
     events, own, drafted = [], 0.0, 0
     before = dctx.t_llama
-    for e in session.generate(messages=chat_messages([("user", question)], None),
-                              limits=GenerationLimits(n_predict=n, ignore_eos=True)):
+    for e in session.generate(
+        messages=chat_messages([("user", question)], None), limits=GenerationLimits(n_predict=n, ignore_eos=True)
+    ):
         events.append(e)
         if isinstance(e, Round):
             if e.index > 0 and e.drafted:
@@ -58,22 +59,29 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=128)
     ap.add_argument("--spec-draft-n-max", type=int, default=3)
     args = ap.parse_args()
-    setup = resolve(None, {"model": args.model, "model_draft": args.model_draft, "spec_type": "draft-simple",
-                           "temp": 0.0, "seed": 0})
+    setup = resolve(
+        None,
+        {"model": args.model, "model_draft": args.model_draft, "spec_type": "draft-simple", "temp": 0.0, "seed": 0},
+    )
     session = open_session(setup)
     results: dict[str, list] = {"none": [], "draft-simple": []}
     for run in range(args.runs):
         order = ("draft-simple", "none") if run % 2 == 0 else ("none", "draft-simple")
         for spec_type in order:
-            results[spec_type].append(_turn(session, spec_type, args.spec_draft_n_max,
-                                            f"Question {run + 1}. {PROMPT}", args.n))
+            results[spec_type].append(
+                _turn(session, spec_type, args.spec_draft_n_max, f"Question {run + 1}. {PROMPT}", args.n)
+            )
     over = {t: statistics.median(r[0] for r in rs) for t, rs in results.items()}
     per_round = statistics.median(r[1] for r in results["draft-simple"])
     own = statistics.median(r[2] for r in results["draft-simple"] if r[2] is not None)
-    print(f"{args.model} drafted by {args.model_draft}, n-max {args.spec_draft_n_max}, greedy, {args.n} tokens, "
-          f"median of {args.runs} interleaved runs")
-    print(f"  overhead per round: none {over['none']:.3f} ms, draft-simple {over['draft-simple']:.3f} ms "
-          f"({per_round:.2f} drafted tokens per round)")
+    print(
+        f"{args.model} drafted by {args.model_draft}, n-max {args.spec_draft_n_max}, greedy, {args.n} tokens, "
+        f"median of {args.runs} interleaved runs"
+    )
+    print(
+        f"  overhead per round: none {over['none']:.3f} ms, draft-simple {over['draft-simple']:.3f} ms "
+        f"({per_round:.2f} drafted tokens per round)"
+    )
     print(f"  draft-simple beyond none, per drafted token: {(over['draft-simple'] - over['none']) / per_round:.3f} ms")
     print(f"  draft() outside llama.cpp, per drafted token: {own:.3f} ms")
 

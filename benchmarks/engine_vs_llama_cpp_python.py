@@ -17,12 +17,12 @@ import time
 
 from spectui.config.embedded import DEFAULT_TARGET, resolve_model
 from spectui.engine.events import Round, TurnEnd
+from spectui.engine.interface import GenerationLimits
+from spectui.engine.session import Session
 from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads
 from spectui.llama.sampling import SamplingParams
-from spectui.engine.interface import GenerationLimits
-from spectui.engine.session import Session
 from spectui.llama.spec_config import SpecConfig
 
 CODE = "\n".join(
@@ -40,8 +40,11 @@ def spectui_run(session: Session, text: str, spec: SpecConfig, n: int):
     session.reset()
     session.configure(spec)
     t0 = time.perf_counter()
-    events = list(session.generate(messages=[{"role": "user", "content": text}],
-                                   limits=GenerationLimits(n_predict=n, ignore_eos=True)))
+    events = list(
+        session.generate(
+            messages=[{"role": "user", "content": text}], limits=GenerationLimits(n_predict=n, ignore_eos=True)
+        )
+    )
     wall = time.perf_counter() - t0
     rounds = [e for e in events if isinstance(e, Round)]
     end = events[-1]
@@ -80,16 +83,27 @@ def main() -> None:
     session = Session(target, None, ContextParams(n_ctx=4096, n_threads=threads), sampling=SamplingParams(temp=0.0))
     print(f"model {path.name}, threads {threads}, {args.n} tokens, median of {args.repeat}")
     llm = Llama(str(path), n_ctx=4096, n_threads=threads, n_threads_batch=threads, verbose=False)
-    llm_pld = Llama(str(path), n_ctx=4096, n_threads=threads, n_threads_batch=threads, verbose=False,
-                    logits_all=True, draft_model=LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=10))
+    llm_pld = Llama(
+        str(path),
+        n_ctx=4096,
+        n_threads=threads,
+        n_threads_batch=threads,
+        verbose=False,
+        logits_all=True,
+        draft_model=LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=10),
+    )
     rows = []
     for name, text in PROMPTS.items():
         tokens = target.tokenize_chat([{"role": "user", "content": text}])
         cases = {
             "spectui none": lambda: spectui_run(session, text, SpecConfig(), args.n),
             "llama-cpp-python generate": lambda: llama_cpp_python_run(llm, tokens, args.n),
-            "spectui ngram-simple": lambda: spectui_run(session, text, SpecConfig(types=("ngram-simple",), draft_n_max=16), args.n),
-            "spectui ngram-mod": lambda: spectui_run(session, text, SpecConfig(types=("ngram-mod",), draft_n_max=16), args.n),
+            "spectui ngram-simple": lambda: spectui_run(
+                session, text, SpecConfig(types=("ngram-simple",), draft_n_max=16), args.n
+            ),
+            "spectui ngram-mod": lambda: spectui_run(
+                session, text, SpecConfig(types=("ngram-mod",), draft_n_max=16), args.n
+            ),
             "llama-cpp-python PromptLookup": lambda: llama_cpp_python_run(llm_pld, tokens, args.n),
         }
         for case, fn in cases.items():
@@ -98,7 +112,11 @@ def main() -> None:
             tps = statistics.median(r[1] for r in results)
             overhead = statistics.median(r[2] for r in results) if len(results[0]) > 2 else None
             rows.append((name, case, tps, overhead))
-            print(f"{name:8} {case:32} {tps:7.2f} tok/s" + (f"   engine overhead {overhead:.2%} of decode" if overhead is not None else ""), flush=True)
+            print(
+                f"{name:8} {case:32} {tps:7.2f} tok/s"
+                + (f"   engine overhead {overhead:.2%} of decode" if overhead is not None else ""),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -36,9 +36,11 @@ from native_speed import PROMPT, _llama_generate, _spectui
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET, resolve_model
 from spectui.engine.resources import gpu_memory
 
-REWRITE = ("Rename every variable called `total` to `sum_` in this function and show the whole function:\n"
-           "def mean(values):\n    total = 0\n    for v in values:\n        total += v\n"
-           "    return total / len(values) if values else 0.0\n")
+REWRITE = (
+    "Rename every variable called `total` to `sum_` in this function and show the whole function:\n"
+    "def mean(values):\n    total = 0\n    for v in values:\n        total += v\n"
+    "    return total / len(values) if values else 0.0\n"
+)
 FIXED = ("--ignore-eos",)  # every run -n tokens long, as Llama.generate's are
 
 
@@ -64,37 +66,51 @@ def peak_gpu_while(fn: Callable[[], tuple]) -> tuple[tuple, int | None]:
 
 def default_pair() -> tuple[str, dict[str, tuple[tuple[str, ...], str]]]:
     target, draft = str(resolve_model(DEFAULT_TARGET)), str(resolve_model(DEFAULT_DRAFT))
-    return target, {"none": (("--spec-type", "none"), PROMPT),
-                    "draft-simple": (("-md", draft, "--spec-type", "draft-simple"), PROMPT),
-                    "ngram-simple": (("--spec-type", "ngram-simple"), REWRITE)}
+    return target, {
+        "none": (("--spec-type", "none"), PROMPT),
+        "draft-simple": (("-md", draft, "--spec-type", "draft-simple"), PROMPT),
+        "ngram-simple": (("--spec-type", "ngram-simple"), REWRITE),
+    }
 
 
 def synthetic(directory: Path) -> tuple[str, dict[str, tuple[tuple[str, ...], str]]]:
     """The checkpoints `python tests/synthetic_models.py DIR` wrote (the newest of each kind)."""
+
     def kind(name: str) -> str:
-        found = sorted((p for p in directory.glob(f"synthetic-{name}-*.gguf")
-                        if re.fullmatch(f"synthetic-{name}-[0-9a-f]+", p.stem)), key=lambda p: p.stat().st_mtime)
+        found = sorted(
+            (
+                p
+                for p in directory.glob(f"synthetic-{name}-*.gguf")
+                if re.fullmatch(f"synthetic-{name}-[0-9a-f]+", p.stem)
+            ),
+            key=lambda p: p.stat().st_mtime,
+        )
         if not found:
-            raise SystemExit(f"no synthetic-{name}-*.gguf in {directory}: run `python tests/synthetic_models.py "
-                             f"{directory}` (or `bash benchmarks/gpu_check.sh prepare`)")
+            raise SystemExit(
+                f"no synthetic-{name}-*.gguf in {directory}: run `python tests/synthetic_models.py "
+                f"{directory}` (or `bash benchmarks/gpu_check.sh prepare`)"
+            )
         return str(found[-1])
 
     target = kind("target")
-    return target, {"none": (("--spec-type", "none"), PROMPT),
-                    "ngram-simple": (("--spec-type", "ngram-simple"), REWRITE),
-                    "draft-simple": (("-md", target, "--spec-type", "draft-simple"), PROMPT),
-                    "draft-eagle3": (("-md", kind("eagle3"), "--spec-type", "draft-eagle3"), PROMPT),
-                    "draft-dflash": (("-md", kind("dflash"), "--spec-type", "draft-dflash"), PROMPT),
-                    "draft-dspark": (("-md", kind("dspark"), "--spec-type", "draft-dspark"), PROMPT),
-                    "draft-mtp": (("-m", kind("target-mtp"), "--spec-type", "draft-mtp"), PROMPT)}
+    return target, {
+        "none": (("--spec-type", "none"), PROMPT),
+        "ngram-simple": (("--spec-type", "ngram-simple"), REWRITE),
+        "draft-simple": (("-md", target, "--spec-type", "draft-simple"), PROMPT),
+        "draft-eagle3": (("-md", kind("eagle3"), "--spec-type", "draft-eagle3"), PROMPT),
+        "draft-dflash": (("-md", kind("dflash"), "--spec-type", "draft-dflash"), PROMPT),
+        "draft-dspark": (("-md", kind("dspark"), "--spec-type", "draft-dspark"), PROMPT),
+        "draft-mtp": (("-m", kind("target-mtp"), "--spec-type", "draft-mtp"), PROMPT),
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("-n", type=int, default=256)
-    ap.add_argument("--synthetic", type=Path, metavar="DIR",
-                    help="the synthetic checkpoints in DIR instead of the default pair")
+    ap.add_argument(
+        "--synthetic", type=Path, metavar="DIR", help="the synthetic checkpoints in DIR instead of the default pair"
+    )
     args = ap.parse_args()
     target, specs = synthetic(args.synthetic) if args.synthetic else default_pair()
     print(f"GPU: {', '.join(g.name for g in gpu_memory() or []) or 'none found by NVML'}; target {Path(target).name}")
@@ -103,10 +119,12 @@ def main() -> None:
         for bs in ("on", "off") if name in ("none", "ngram-simple") else ("auto",):
             # -m in spec (draft-mtp's own target) comes after this one: argparse keeps the last
             cases[f"spectui {name}" + (f" -bs {bs}" if bs != "auto" else "")] = functools.partial(
-                _spectui, target, args.n, {}, spec, prompt, extra=(*FIXED, "-bs", bs))
+                _spectui, target, args.n, {}, spec, prompt, extra=(*FIXED, "-bs", bs)
+            )
     for bs in ("on", "off"):
         cases[f"spectui none --temp 0.8 -bs {bs}"] = functools.partial(
-            _spectui, target, args.n, {}, specs["none"][0], PROMPT, temp=0.8, extra=(*FIXED, "-bs", bs))
+            _spectui, target, args.n, {}, specs["none"][0], PROMPT, temp=0.8, extra=(*FIXED, "-bs", bs)
+        )
     cases["Llama.generate"] = lambda: (_llama_generate(target, args.n, gpu_layers=-1), None)
     results: dict[str, list] = {name: [] for name in cases}
     failed: dict[str, str] = {}
@@ -130,15 +148,21 @@ def report(title: str, results: dict[str, list], failed: dict[str, str]) -> None
         tps = statistics.median(r[0][0] for r in rs)
         over = [r[0][1] for r in rs if r[0][1] is not None]
         peaks = [r[1] for r in rs if r[1] is not None]
-        print(f"  {name:32} {tps:8.1f} tok/s"
-              + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
-              + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""), flush=True)
+        print(
+            f"  {name:32} {tps:8.1f} tok/s"
+            + (f"   overhead {statistics.median(over):.2f} ms/round" if over else "")
+            + (f"   peak GPU memory {max(peaks) / 2**20:.0f} MiB" if peaks else ""),
+            flush=True,
+        )
     for name, rs in results.items():
         off = name.removesuffix(" -bs on") + " -bs off"
         if name.endswith(" -bs on") and off in results and name not in failed and off not in failed:
             same = [a[0][2] == b[0][2] for a, b in zip(rs, results[off])]
-            print(f"  {name.removesuffix(' -bs on')}: the same tokens with -bs on and off in "
-                  f"{sum(same)} of {len(same)} runs{'' if all(same) else '  <-- DIFFERENT'}", flush=True)
+            print(
+                f"  {name.removesuffix(' -bs on')}: the same tokens with -bs on and off in "
+                f"{sum(same)} of {len(same)} runs{'' if all(same) else '  <-- DIFFERENT'}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -48,20 +48,52 @@ def _llama_generate(path: str, n: int, temp: float = 0.0, gpu_layers: int = 0) -
         "        break\n"
         "print((n - 1) / (stamps[-1] - stamps[0]))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, path, str(n), PROMPT, str(temp), str(gpu_layers)],
-                         capture_output=True, text=True, check=True, env=_clean_env())
+    out = subprocess.run(
+        [sys.executable, "-c", code, path, str(n), PROMPT, str(temp), str(gpu_layers)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_clean_env(),
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def _spectui(model: str, n: int, env: dict[str, str], spec: tuple[str, ...] = ("--spec-type", "none"),
-             prompt: str = PROMPT, temp: float = 0.0, seed: int = 0,
-             extra: tuple[str, ...] = ()) -> tuple[float, float, tuple[int, ...], dict]:
+def _spectui(
+    model: str,
+    n: int,
+    env: dict[str, str],
+    spec: tuple[str, ...] = ("--spec-type", "none"),
+    prompt: str = PROMPT,
+    temp: float = 0.0,
+    seed: int = 0,
+    extra: tuple[str, ...] = (),
+) -> tuple[float, float, tuple[int, ...], dict]:
     """`spectui run --json` in a fresh process: (generation tok/s, overhead ms per round,
     the tokens generated, all its stats)."""
     out = subprocess.run(
-        [sys.executable, "-m", "spectui", "run", "-m", model, *spec, "--temp", str(temp), "--seed", str(seed),
-         "-n", str(n), *extra, "--json", prompt],
-        capture_output=True, text=True, check=True, env=_clean_env() | env)
+        [
+            sys.executable,
+            "-m",
+            "spectui",
+            "run",
+            "-m",
+            model,
+            *spec,
+            "--temp",
+            str(temp),
+            "--seed",
+            str(seed),
+            "-n",
+            str(n),
+            *extra,
+            "--json",
+            prompt,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_clean_env() | env,
+    )
     data = json.loads(out.stdout)
     stats = data["stats"]
     if stats["n_generated"] != n:
@@ -114,15 +146,23 @@ asyncio.run(main())
 """
 
 
-def _chat(model: str, n: int, env: dict[str, str], spec_type: str = "none", draft: str = "",
-          temp: float = 0.0) -> tuple[float, float]:
+def _chat(
+    model: str, n: int, env: dict[str, str], spec_type: str = "none", draft: str = "", temp: float = 0.0
+) -> tuple[float, float]:
     """The chat app (headless, the side panel updating) answering three times, a new chat
     each time, as a user asks one question after another: the medians."""
-    out = subprocess.run([sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft, str(temp)],
-                         capture_output=True, text=True, check=True, env=_clean_env() | env)
+    out = subprocess.run(
+        [sys.executable, "-c", CHAT, model, str(n), PROMPT, spec_type, draft, str(temp)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_clean_env() | env,
+    )
     answers = json.loads(out.stdout.strip().splitlines()[-1])
-    return (statistics.median(a["tok_per_s"] for a in answers),
-            statistics.median(a["overhead_ms_per_round"] for a in answers))
+    return (
+        statistics.median(a["tok_per_s"] for a in answers),
+        statistics.median(a["overhead_ms_per_round"] for a in answers),
+    )
 
 
 def _clean_env() -> dict[str, str]:
@@ -151,10 +191,12 @@ def main() -> None:
         for run in range(args.runs):
             for name, env in variants.items():
                 results.setdefault(f"spectui run{name or ' (default env)'}", []).append(
-                    _spectui(model, args.n, env, temp=args.temp, seed=run))
+                    _spectui(model, args.n, env, temp=args.temp, seed=run)
+                )
                 if args.chat:
                     results.setdefault(f"chat{name or ' (default env)'}", []).append(
-                        _chat(model, args.n, env, temp=args.temp))
+                        _chat(model, args.n, env, temp=args.temp)
+                    )
             results.setdefault("Llama.generate", []).append((_llama_generate(path, args.n, args.temp), None))
         base = statistics.median(r[0] for r in results["Llama.generate"])
         how = f"temperature {args.temp}" if args.temp > 0 else "greedy"

@@ -22,9 +22,9 @@ import llama_cpp
 
 from spectui.config.embedded import DEFAULT_TARGET
 from spectui.config.resolve import resolve
-from spectui.launch.session import open_session
-from spectui.engine.interface import chat_messages, GenerationLimits
+from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import summarize
+from spectui.launch.session import open_session
 
 ROWS = 65  # id_last and the longest n-gram draft (ngram-mod's n-max)
 
@@ -39,8 +39,17 @@ def main() -> None:
     ap.add_argument("--spec-draft-n-max", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    setup = resolve(None, {"model": args.model, "model_draft": args.model_draft, "spec_type": args.spec_type,
-                           "spec_draft_n_max": args.spec_draft_n_max, "temp": args.temp, "seed": 0})
+    setup = resolve(
+        None,
+        {
+            "model": args.model,
+            "model_draft": args.model_draft,
+            "spec_type": args.spec_type,
+            "spec_draft_n_max": args.spec_draft_n_max,
+            "temp": args.temp,
+            "seed": 0,
+        },
+    )
     session = open_session(setup)
     messages = chat_messages([("user", "Write a Python function that parses a CSV line.")], None)
     list(session.generate(messages=messages, limits=GenerationLimits(n_predict=2)))
@@ -60,8 +69,10 @@ def main() -> None:
     over = statistics.median(s["overhead_ms_per_round"] for s in stats)
     drafted = statistics.median(s["n_drafted"] / s["rounds"] for s in stats)
     how = f"temperature {args.temp}" if args.temp > 0 else "greedy"
-    print(f"{args.model}, {args.spec_type}, {how}: {over:.3f} ms per round outside llama.cpp, caches warm, "
-          f"{drafted:.2f} drafted tokens per round (median of {args.repeat} turns of {args.n} rounds)")
+    print(
+        f"{args.model}, {args.spec_type}, {how}: {over:.3f} ms per round outside llama.cpp, caches warm, "
+        f"{drafted:.2f} drafted tokens per round (median of {args.repeat} turns of {args.n} rounds)"
+    )
 
 
 if __name__ == "__main__":

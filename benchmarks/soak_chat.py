@@ -18,8 +18,8 @@ import tempfile
 import time
 
 from spectui.config.resolve import resolve
-from spectui.launch.session import open_session
 from spectui.engine.resources import process_rss
+from spectui.launch.session import open_session
 from spectui.tui import app as app_module
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.chat_input import ChatInput
@@ -47,9 +47,12 @@ async def soak(turns: int, every: int, new_chat: int, n_predict: int, ctx: int) 
             if turn % every == 0:
                 gc.collect()
                 end = screen.turn.end
-                print(f"turn {turn:4d}: RSS {mib():6.0f} MiB  messages {len(screen.chat.messages):4d}  "
-                      f"n_past {session.status().n_past:5d}  last stop {end.stop_reason.value:12s}  "
-                      f"{time.monotonic() - t0:6.0f} s", flush=True)
+                print(
+                    f"turn {turn:4d}: RSS {mib():6.0f} MiB  messages {len(screen.chat.messages):4d}  "
+                    f"n_past {session.status().n_past:5d}  last stop {end.stop_reason.value:12s}  "
+                    f"{time.monotonic() - t0:6.0f} s",
+                    flush=True,
+                )
     session.close()
 
 

@@ -77,6 +77,7 @@ def _templated(target: str) -> str:
 
 class Native(NamedTuple):
     """One llama-speculative-simple run, as its log and the decode timer tell it."""
+
     tok_per_s: float
     n_drafted: int
     n_accepted: int
@@ -84,16 +85,41 @@ class Native(NamedTuple):
     outside_ms: float | None  # per round, between decode calls
 
 
-def _native(binary: Path, target: str, draft: str | None, spec_type: str, n_max: int, n: int,
-            eos: tuple[str, ...], timer: Path | None) -> Native:
-    args = [str(binary), "-m", target, *(["-md", draft] if draft else []), "--spec-type", spec_type,
-            "--spec-draft-n-max", str(n_max), "-p", _templated(target), "-n", str(n), "--temp", "0",
-            "-t", str(default_threads()), "-c", "4096", *eos]
+def _native(
+    binary: Path,
+    target: str,
+    draft: str | None,
+    spec_type: str,
+    n_max: int,
+    n: int,
+    eos: tuple[str, ...],
+    timer: Path | None,
+) -> Native:
+    args = [
+        str(binary),
+        "-m",
+        target,
+        *(["-md", draft] if draft else []),
+        "--spec-type",
+        spec_type,
+        "--spec-draft-n-max",
+        str(n_max),
+        "-p",
+        _templated(target),
+        "-n",
+        str(n),
+        "--temp",
+        "0",
+        "-t",
+        str(default_threads()),
+        "-c",
+        "4096",
+        *eos,
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         calls = Path(tmp) / "calls.txt"
         timing = {"LD_PRELOAD": str(timer), "DECODE_TIMER_OUT": str(calls)} if timer and not draft else {}
-        out = subprocess.run(args, capture_output=True, text=True, check=True,
-                             env=_clean_env() | _openmp() | timing)
+        out = subprocess.run(args, capture_output=True, text=True, check=True, env=_clean_env() | _openmp() | timing)
         text = out.stderr + out.stdout
         m = re.search(r"decoded\s+(\d+) tokens in\s+([\d.]+) seconds", text)
         if not m:
@@ -120,8 +146,10 @@ def _timer(folder: str) -> Path | None:
         print("no C compiler: the binary's time outside its decode calls is not measured")
         return None
     lib = Path(folder) / "decode_timer.so"
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(lib), str(Path(__file__).with_name("decode_timer.c")),
-                    "-ldl"], check=True)
+    subprocess.run(
+        [cc, "-O2", "-shared", "-fPIC", "-o", str(lib), str(Path(__file__).with_name("decode_timer.c")), "-ldl"],
+        check=True,
+    )
     return lib
 
 
@@ -134,8 +162,9 @@ def _openmp() -> dict[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--binary",
-                    help="llama-speculative-simple (default: $LLAMA_SPECULATIVE_SIMPLE or the oracle build)")
+    ap.add_argument(
+        "--binary", help="llama-speculative-simple (default: $LLAMA_SPECULATIVE_SIMPLE or the oracle build)"
+    )
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("-n", type=int, default=256)
     ap.add_argument("--respect-eos", action="store_true", help="stop at the end of generation (a ~100-token answer)")
@@ -144,12 +173,16 @@ def main() -> None:
     args = ap.parse_args()
     binary = _find_binary(args.binary)
     if binary is None or not binary.exists():
-        print("no llama-speculative-simple build found: build one with tests/oracle/build.sh "
-              "(or pass --binary); nothing compared")
+        print(
+            "no llama-speculative-simple build found: build one with tests/oracle/build.sh "
+            "(or pass --binary); nothing compared"
+        )
         return
     eos = () if args.respect_eos else ("--ignore-eos",)
-    print(f"{binary}\n{args.model}, {args.n} tokens{'' if eos else ' or fewer (EOS respected)'}, greedy, "
-          f"{default_threads()} threads, median of {args.runs} interleaved runs")
+    print(
+        f"{binary}\n{args.model}, {args.n} tokens{'' if eos else ' or fewer (EOS respected)'}, greedy, "
+        f"{default_threads()} threads, median of {args.runs} interleaved runs"
+    )
     cases = [c for c in _cases(args.model) if not args.types or c[0] in args.types.split(",")]
     results: dict[str, tuple[list, list]] = {case[0]: ([], []) for case in cases}
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,27 +193,35 @@ def main() -> None:
                 d_path = str(resolve_model(draft)) if draft else None
                 spec = ("--spec-type", spec_type, "--spec-draft-n-max", str(n_max), *(("-md", draft) if draft else ()))
                 ours, theirs = results[spec_type]
-                sides = [lambda: ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT, extra=eos)),
-                         lambda: theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n, eos, timer))]
-                for side in sides[::1 if run % 2 == 0 else -1]:
+                sides = [
+                    lambda: ours.append(_spectui(target, args.n, _openmp(), spec, PROMPT, extra=eos)),
+                    lambda: theirs.append(_native(binary, t_path, d_path, spec_type, n_max, args.n, eos, timer)),
+                ]
+                for side in sides[:: 1 if run % 2 == 0 else -1]:
                     side()
     for spec_type, (ours, theirs) in results.items():
         a, b = statistics.median(r[0] for r in ours), statistics.median(r.tok_per_s for r in theirs)
         ratios = [x[0] / y.tok_per_s for x, y in zip(ours, theirs)]
-        print(f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
-              f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}")
+        print(
+            f"  {spec_type:14} spectui {a:7.1f} tok/s   llama-speculative-simple {b:7.1f} tok/s   {a / b:5.2f}x"
+            f"   per run: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}-{max(ratios):.2f}"
+        )
         s0, n0 = ours[0][3], theirs[0]
         same = (s0["n_drafted"], s0["n_accepted"]) == (n0.n_drafted, n0.n_accepted)
-        print(f"  {'':14} drafted/accepted: spectui {s0['n_drafted']}/{s0['n_accepted']}, llama-speculative-simple "
-              f"{n0.n_drafted}/{n0.n_accepted}{' (the same drafts)' if same else ''}")
+        print(
+            f"  {'':14} drafted/accepted: spectui {s0['n_drafted']}/{s0['n_accepted']}, llama-speculative-simple "
+            f"{n0.n_drafted}/{n0.n_accepted}{' (the same drafts)' if same else ''}"
+        )
         if n0.inside_ms is None:
             continue
         # spectui's time per round: in llama.cpp's calls, and its overhead outside them
         s_round = statistics.median(r[3]["n_generated"] / r[0] / r[3]["rounds"] * 1e3 for r in ours)
         s_out = statistics.median(r[1] for r in ours)
         b_in, b_out = (statistics.median(getattr(r, k) for r in theirs) for k in ("inside_ms", "outside_ms"))
-        line = (f"  {'':14} ms per round in the decode call / outside it: spectui {s_round - s_out:.2f} / {s_out:.3f}, "
-                f"llama-speculative-simple {b_in:.2f} / {b_out:.3f}")
+        line = (
+            f"  {'':14} ms per round in the decode call / outside it: spectui {s_round - s_out:.2f} / {s_out:.3f}, "
+            f"llama-speculative-simple {b_in:.2f} / {b_out:.3f}"
+        )
         if same:  # the same decode calls: at one decode speed (the binary's), only the time outside differs
             line += f"; at one decode speed: {(b_in + b_out) / (b_in + s_out):.3f}x"
         print(line)

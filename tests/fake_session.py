@@ -16,15 +16,15 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 
 from spectui.engine.events import Event, Round, StopReason, Token, TurnEnd, TurnStart
-from spectui.llama.sampling import SamplingParams
 from spectui.engine.interface import GenerationLimits, SessionStatus
-from spectui.llama.spec_config import SpecConfig, available_types
 from spectui.errors import UserError
+from spectui.llama.sampling import SamplingParams
+from spectui.llama.spec_config import SpecConfig, available_types
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace
 
@@ -43,15 +43,22 @@ def load_recording(path: Path = RECORDING) -> list[Event]:
     return list(_recorded_events(path))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _recorded_events(path: Path) -> tuple[Event, ...]:
     """Read once per run: every FakeSession replays it (its events are frozen dataclasses)."""
     return tuple(load_trace(path).turns[0].events)
 
 
 class FakeSession:
-    def __init__(self, events: list[Event] | None = None, spec: SpecConfig = SPEC, draft: bool = True,
-                 greedy: bool = True, n_ctx: int = 4096, round_s: float = 0.0):
+    def __init__(
+        self,
+        events: list[Event] | None = None,
+        spec: SpecConfig = SPEC,
+        draft: bool = True,
+        greedy: bool = True,
+        n_ctx: int = 4096,
+        round_s: float = 0.0,
+    ):
         self.events = events if events is not None else load_recording()
         self._spec = spec
         self._draft = draft
@@ -71,7 +78,9 @@ class FakeSession:
     def configure(self, spec: SpecConfig) -> None:
         for t in spec.types:
             if t not in self.available_types():
-                raise UserError(f"{t} is not available with these models; they allow {', '.join(self.available_types())}")
+                raise UserError(
+                    f"{t} is not available with these models; they allow {', '.join(self.available_types())}"
+                )
         self._spec = spec
 
     def set_sampling(self, sampling: SamplingParams) -> None:
@@ -81,9 +90,17 @@ class FakeSession:
         return available_types("draft-simple" if self._draft else None)
 
     def status(self) -> SessionStatus:
-        return SessionStatus(target=NAME, target_path=PATH, draft=NAME if self._draft else None, n_ctx=self._n_ctx,
-                             n_past=self._n_past, greedy=self.sampling.greedy, spec=self._spec,
-                             types=self.available_types(), draft_path=PATH if self._draft else None)
+        return SessionStatus(
+            target=NAME,
+            target_path=PATH,
+            draft=NAME if self._draft else None,
+            n_ctx=self._n_ctx,
+            n_past=self._n_past,
+            greedy=self.sampling.greedy,
+            spec=self._spec,
+            types=self.available_types(),
+            draft_path=PATH if self._draft else None,
+        )
 
     def memory_text(self) -> str:
         return "GPU: none (CPU)\nRSS 100 MiB"
@@ -98,8 +115,9 @@ class FakeSession:
     def close(self) -> None:
         self.closed = True
 
-    def generate(self, messages: list[dict] | None = None, tokens=None,
-                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]:
+    def generate(
+        self, messages: list[dict] | None = None, tokens=None, limits: GenerationLimits = GenerationLimits()
+    ) -> Iterator[Event]:
         """The recording, retimed from now; cancel() ends it after the current round."""
         self._cancel.clear()
         self.prompts.append(list(messages or []))
@@ -123,22 +141,27 @@ class FakeSession:
             yield event
 
     def _end(self, reason: StopReason, emitted: list[Token]) -> TurnEnd:
-        return TurnEnd(t=time.perf_counter(), stop_reason=reason, text="".join(t.piece for t in emitted),
-                       n_generated=len(emitted), tokens=tuple(t.id for t in emitted))
+        return TurnEnd(
+            t=time.perf_counter(),
+            stop_reason=reason,
+            text="".join(t.piece for t in emitted),
+            n_generated=len(emitted),
+            tokens=tuple(t.id for t in emitted),
+        )
 
 
 def record(path: Path = RECORDING) -> list[Event]:
     """One greedy SmolLM2 turn (drafting for itself, draft-simple n-max 3, 48 tokens), as a trace."""
     from rich.console import Console
 
-    from spectui.launch.environment import collect
     from spectui.config.embedded import resolve_model
     from spectui.config.resolve import resolve
-    from spectui.llama.model import Model
-    from spectui.engine.resources import memory_text
-    from spectui.llama.sampling import SamplingParams
     from spectui.engine.interface import chat_messages
+    from spectui.engine.resources import memory_text
     from spectui.engine.session import Session
+    from spectui.launch.environment import collect
+    from spectui.llama.model import Model
+    from spectui.llama.sampling import SamplingParams
 
     setup = replace(resolve("smollm2", {"temp": 0.0, "n_predict": 48}), spec=SPEC)
     model = Model(resolve_model("smollm2-135m-instruct-q4_1", Console(stderr=True)))

@@ -31,8 +31,10 @@ def _check() -> None:
     if current is not None and current.get_closest_marker("model") is not None:
         return
     where = current.nodeid if current is not None else "outside any test (at collection?)"
-    message = (f"{where} loads a GGUF model with llama.cpp: mark the test @pytest.mark.model "
-               "(or its module: pytestmark = pytest.mark.model) so that `pytest -m 'not model'` stays fast")
+    message = (
+        f"{where} loads a GGUF model with llama.cpp: mark the test @pytest.mark.model "
+        "(or its module: pytestmark = pytest.mark.model) so that `pytest -m 'not model'` stays fast"
+    )
     violations.append(message)
     raise UnmarkedModelLoad(message)
 

@@ -126,6 +126,7 @@ def _tokenizer() -> tuple[list[tuple], list[str]]:
     """Every `tokenizer.*` key of the embedded SmolLM2 GGUF as (key, value, type, subtype),
     and its token strings."""
     import gguf
+
     from spectui.config import embedded
 
     reader = gguf.GGUFReader(embedded.model_path(SMOL))
@@ -143,8 +144,11 @@ def _active() -> tuple[list[int], dict[int, int]]:
     """N_ACTIVE lowercase words with a leading space ('Ġword' in GPT-2 BPE), and each one's
     successor: one cycle through all of them."""
     tokens = _tokenizer()[1]
-    words = [i for i, t in enumerate(tokens) if t[:1] == "\u0120" and 4 <= len(t) <= 8
-             and t[1:].isascii() and t[1:].isalpha() and t[1:].islower()]
+    words = [
+        i
+        for i, t in enumerate(tokens)
+        if t[:1] == "\u0120" and 4 <= len(t) <= 8 and t[1:].isascii() and t[1:].isalpha() and t[1:].islower()
+    ]
     rng = np.random.default_rng(0)
     active = [words[i] for i in rng.choice(len(words), N_ACTIVE, replace=False)]
     return active, {a: active[(i + 1) % N_ACTIVE] for i, a in enumerate(active)}
@@ -187,8 +191,7 @@ def _dequant(q: tuple) -> np.ndarray:
     return gguf.quants.dequantize(*q)
 
 
-def _block(rng, t: dict, i: int, fused_qkv: bool, ffn_gain: float,
-           attn_gain: float = ATTN_GAIN) -> None:
+def _block(rng, t: dict, i: int, fused_qkv: bool, ffn_gain: float, attn_gain: float = ATTN_GAIN) -> None:
     """A llama-style block: blk.{i}.attn_norm, attn_q/k/v or attn_qkv, attn_output,
     ffn_norm, ffn_gate/up/down (LLM_TENSOR_NAMES, src/llama-arch.cpp)."""
     p = f"blk.{i}."
@@ -220,7 +223,7 @@ def _hidden(t: dict, x: np.ndarray, n_layer: int) -> np.ndarray:
     return _rms_norm(x, t["output_norm.weight"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _design(arch: str) -> tuple[dict, dict]:
     """A target's tensors (llama, or mimo2's trunk) and what the drafts need to mimic it.
 
@@ -362,8 +365,11 @@ def _dflash(markov: bool = False):
     rng = np.random.default_rng(5)
     mark, ones = d["mark"], np.ones(N_EMBD, dtype=np.float32)
     fc = _mat(rng, N_EMBD, len(DFLASH_TARGET_LAYERS) * N_EMBD)
-    t = {"fc.weight": _snap((np.eye(N_EMBD) - np.outer(mark, mark)) @ fc),
-         "enc.output_norm.weight": ones, "output_norm.weight": ones}
+    t = {
+        "fc.weight": _snap((np.eye(N_EMBD) - np.outer(mark, mark)) @ fc),
+        "enc.output_norm.weight": ones,
+        "output_norm.weight": ones,
+    }
     for i in range(DFLASH_LAYERS):
         _block(rng, t, i, fused_qkv=False, ffn_gain=0.2, attn_gain=0.3)
         t[f"blk.{i}.attn_q_norm.weight"] = _norm(rng, HEAD_DIM)

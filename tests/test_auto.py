@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from spectui.engine.auto import (DRAFT, NGRAM, PROBE_BUDGET, PROBE_START, Controller, Costs, Decision, decide,
-                          expected_tokens)
+from spectui.engine.auto import (
+    DRAFT,
+    NGRAM,
+    PROBE_BUDGET,
+    PROBE_START,
+    Controller,
+    Costs,
+    Decision,
+    decide,
+    expected_tokens,
+)
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B
 # draft step costs 43% of a 1.5B target step.
@@ -64,9 +73,18 @@ def _round(c: Controller, accept_draft: int = 2, behind: int = 0, sync: float = 
     d = c.choose(ngram_len=0, has_draft=True, n_max=4, draft_behind=lambda: behind)
     n = d.k if d.source else 0
     synced = behind if d.source == DRAFT else 0
-    c.observe(d, n, min(n, accept_draft), t_draft=0.028 * n + sync * synced, t_verify=CPU.t_verify(n + 1),
-              t_lookup=0.0, ngram_candidate=[], emitted=[1] * (min(n, accept_draft) + 1),
-              t_sync=sync * synced, n_synced=synced)
+    c.observe(
+        d,
+        n,
+        min(n, accept_draft),
+        t_draft=0.028 * n + sync * synced,
+        t_verify=CPU.t_verify(n + 1),
+        t_lookup=0.0,
+        ngram_candidate=[],
+        emitted=[1] * (min(n, accept_draft) + 1),
+        t_sync=sync * synced,
+        n_synced=synced,
+    )
     return d
 
 

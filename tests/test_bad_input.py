@@ -96,32 +96,56 @@ def test_a_choice_flag_given_another_word_is_one_line(capsys, loaded, flag):
     refused(capsys, *RUN, flag, "bogus", "hi", match="invalid choice")
 
 
-@pytest.mark.parametrize("flags,match", [
-    (["-c", "0"], "-c 0"), (["-c", "-1"], "at least 256"), (["-c", "64"], "at least 256"),
-    (["-b", "0"], "--batch-size must be at least 1"), (["-t", "0"], "--threads must be at least 1"),
-    (["-n", "0"], "--n-predict must be at least 1"), (["-n", "-2"], "--n-predict"),
-    (["--seed", "-5"], "--seed must be 0 or more"),
-    (["--spec-draft-n-max", "65"], "between 0 and 64"), (["--spec-draft-n-min", "-1"], ">= 0"),
-    (["--spec-draft-p-min", "1.5"], "between 0 and 1"), (["--spec-ngram-mod-n-match", "0"], "at least 1"),
-    (["--spec-ngram-mod-n-min", "80"], "must not exceed"), (["--spec-type", "bogus"], "unknown --spec-type"),
-    (["--spec-type", "auto,ngram-mod"], "give it alone"), (["--preset", "nope"], "unknown preset"),
-    (["--preset", "missing.toml"], "unknown preset"), (["--log-file", "/"], "cannot write the log file"),
-    (["--log-file", "/no/such/dir/x.log"], "cannot write the log file"),
-    (["--system", "caf\udce9"], "--system is not UTF-8")
-])
+@pytest.mark.parametrize(
+    "flags,match",
+    [
+        (["-c", "0"], "-c 0"),
+        (["-c", "-1"], "at least 256"),
+        (["-c", "64"], "at least 256"),
+        (["-b", "0"], "--batch-size must be at least 1"),
+        (["-t", "0"], "--threads must be at least 1"),
+        (["-n", "0"], "--n-predict must be at least 1"),
+        (["-n", "-2"], "--n-predict"),
+        (["--seed", "-5"], "--seed must be 0 or more"),
+        (["--spec-draft-n-max", "65"], "between 0 and 64"),
+        (["--spec-draft-n-min", "-1"], ">= 0"),
+        (["--spec-draft-p-min", "1.5"], "between 0 and 1"),
+        (["--spec-ngram-mod-n-match", "0"], "at least 1"),
+        (["--spec-ngram-mod-n-min", "80"], "must not exceed"),
+        (["--spec-type", "bogus"], "unknown --spec-type"),
+        (["--spec-type", "auto,ngram-mod"], "give it alone"),
+        (["--preset", "nope"], "unknown preset"),
+        (["--preset", "missing.toml"], "unknown preset"),
+        (["--log-file", "/"], "cannot write the log file"),
+        (["--log-file", "/no/such/dir/x.log"], "cannot write the log file"),
+        (["--system", "caf\udce9"], "--system is not UTF-8"),
+    ],
+)
 def test_out_of_range_values_are_refused_before_loading(capsys, loaded, flags, match):
     refused(capsys, *RUN, *flags, "hi", match=match)
 
 
-@pytest.mark.parametrize("flags", [["--spec-draft-n-max", "0"], ["--temp", "-1"], ["--top-p", "7"],
-                                   ["--top-k", "-3"], ["--seed", "-1"], ["-c", "256"], ["-ngl", "-7"]])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--spec-draft-n-max", "0"],
+        ["--temp", "-1"],
+        ["--top-p", "7"],
+        ["--top-k", "-3"],
+        ["--seed", "-1"],
+        ["-c", "256"],
+        ["-ngl", "-7"],
+    ],
+)
 def test_values_llama_cpp_accepts_are_accepted(capsys, loaded, flags):
     assert spectui(capsys, *RUN, *flags, "hi") == (0, "")
 
 
 @FEW
-@given(flag=st.sampled_from([o.flags[-1] for o in OPTIONS.values()]),
-       value=st.one_of(st.integers(-2**70, 2**70).map(str), st.floats().map(str), st.text(max_size=12)))
+@given(
+    flag=st.sampled_from([o.flags[-1] for o in OPTIONS.values()]),
+    value=st.one_of(st.integers(-(2**70), 2**70).map(str), st.floats().map(str), st.text(max_size=12)),
+)
 def test_any_value_of_any_flag_is_accepted_or_one_line(capsys, loaded, flag, value):
     code, err = spectui(capsys, *RUN, f"{flag}={value}", "hi")
     assert_clean(code, err)
@@ -137,8 +161,9 @@ def test_a_bad_command_or_flag_is_one_line_not_the_usage(capsys):
 # --- model files ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content,match", [(None, "not found"), (b"", "empty"), (b"\x00" * 64, "not a GGUF"),
-                                           ("dir", "not a file")])
+@pytest.mark.parametrize(
+    "content,match", [(None, "not found"), (b"", "empty"), (b"\x00" * 64, "not a GGUF"), ("dir", "not a file")]
+)
 def test_bad_model_files_fail_before_loading(capsys, tmp_path, content, match):
     path = tmp_path / "m.gguf"
     if content == "dir":
@@ -163,7 +188,9 @@ def test_a_gguf_with_a_garbage_header_is_one_line(capsys, tmp_path, data):
 
 def test_a_draft_model_with_ngram_types_is_not_loaded(capsys, monkeypatch):
     seen = []
-    monkeypatch.setattr(run_command, "open_session", lambda setup, **kw: seen.append(setup) or (_ for _ in ()).throw(Loaded))
+    monkeypatch.setattr(
+        run_command, "open_session", lambda setup, **kw: seen.append(setup) or (_ for _ in ()).throw(Loaded)
+    )
     code, err = spectui(capsys, *RUN, "-md", SMOL, "--spec-type", "ngram-mod", "hi")
     assert code == 0 and seen[0].model_draft is None
     assert err.strip() == "note: the draft model (-md) is unused with --spec-type ngram-mod: not loading it"
@@ -183,8 +210,15 @@ def test_prompt_sources_that_are_not_utf8_name_themselves(capsys, loaded, tmp_pa
     refused(capsys, *RUN, match="the prompt on stdin is not UTF-8 text (byte 0xe9 at offset 3)")
 
 
-@pytest.mark.parametrize("content,match", [(None, "cannot read prompt file"), (b"", "the prompt is empty"),
-                                           (b" \n\t", "the prompt is empty"), ("dir", "cannot read prompt file")])
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        (None, "cannot read prompt file"),
+        (b"", "the prompt is empty"),
+        (b" \n\t", "the prompt is empty"),
+        ("dir", "cannot read prompt file"),
+    ],
+)
 def test_missing_empty_or_directory_prompt_files(capsys, loaded, tmp_path, content, match):
     p = tmp_path / "p.txt"
     if content == "dir":
@@ -209,15 +243,22 @@ def test_bench_input_files(capsys, tmp_path):
     refused(capsys, "bench", "compare", str(binary), str(binary), match="not JSON")
     prompts = tmp_path / "p.toml"
     prompts.write_bytes(b"\xff")
-    refused(capsys, "bench", "--preset", "smollm2", "--prompts", str(prompts), match=f"prompts file {prompts} is not UTF-8")
+    refused(
+        capsys, "bench", "--preset", "smollm2", "--prompts", str(prompts), match=f"prompts file {prompts} is not UTF-8"
+    )
 
 
 # --- presets, themes and chats ----------------------------------------------------------
 
 
-BROKEN = {"binary": b"\x00\x01\x02\xfe\xff" * 20, "latin1": 'description = "caf\xe9"\n'.encode("latin-1"),
-          "syntax": b"model = \n", "badkey": b"colour = 1\n", "nul": b'model = "a\\u0000b"\n',
-          "tilde": b'model = "~nosuchuser_x/m.gguf"\n'}
+BROKEN = {
+    "binary": b"\x00\x01\x02\xfe\xff" * 20,
+    "latin1": 'description = "caf\xe9"\n'.encode("latin-1"),
+    "syntax": b"model = \n",
+    "badkey": b"colour = 1\n",
+    "nul": b'model = "a\\u0000b"\n',
+    "tilde": b'model = "~nosuchuser_x/m.gguf"\n',
+}
 
 
 @pytest.mark.parametrize("kind", BROKEN)
@@ -248,9 +289,20 @@ def test_any_bytes_as_a_preset_or_theme(capsys, dirs, data):
 CHAT = {"id": "c1", "title": "t", "created": 1.0, "updated": 2.0, "messages": [{"role": "user", "content": "hi"}]}
 
 
-@pytest.mark.parametrize("change", [{"updated": "NaN"}, {"created": "inf"}, {"updated": 1e300}, {"messages": "abc"},
-                                    {"messages": [{"role": "user", "content": 5}]}, {"format": "x"},
-                                    {"id": ""}, {"id": "../x"}, {"id": "c2"}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"updated": "NaN"},
+        {"created": "inf"},
+        {"updated": 1e300},
+        {"messages": "abc"},
+        {"messages": [{"role": "user", "content": 5}]},
+        {"format": "x"},
+        {"id": ""},
+        {"id": "../x"},
+        {"id": "c2"},
+    ],
+)
 def test_a_corrupt_chat_is_listed_as_unreadable_by_its_name(dirs, change):
     folder = dirs / "data" / "chats"
     folder.mkdir(parents=True)
@@ -265,10 +317,14 @@ def test_a_corrupt_chat_is_listed_as_unreadable_by_its_name(dirs, change):
 
 
 @FEW
-@given(doc=st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
-                        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
-                        max_leaves=12),
-       keys=st.dictionaries(st.sampled_from(list(CHAT)), st.none() | st.floats() | st.text(max_size=4), max_size=3))
+@given(
+    doc=st.recursive(
+        st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+        max_leaves=12,
+    ),
+    keys=st.dictionaries(st.sampled_from(list(CHAT)), st.none() | st.floats() | st.text(max_size=4), max_size=3),
+)
 def test_any_json_as_a_chat_file(dirs, doc, keys):
     folder = dirs / "data" / "chats"
     folder.mkdir(parents=True, exist_ok=True)
@@ -289,8 +345,14 @@ def test_any_json_as_a_chat_file(dirs, doc, keys):
 @pytest.mark.model
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(dirs, delay):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "spectui", *RUN, "-n", "400", "Count to 200."], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, preexec_fn=interruptible)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "spectui", *RUN, "-n", "400", "Count to 200."],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=interruptible,
+    )
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)

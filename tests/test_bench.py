@@ -20,17 +20,33 @@ from spectui.bench import compare, prompts, report, results, verdict
 from spectui.bench.memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Run
-from spectui.cli import bench as bench_command, main as cli
+from spectui.cli import bench as bench_command
+from spectui.cli import main as cli
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.llama.spec_config import SpecConfig
 from spectui.errors import UserError
+from spectui.llama.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from tests.test_run_command import interruptible
 
 N = 16
 # 2 prompts (the first English qa and code prompt), 16 tokens, 1 thread: the machine is shared.
-TINY = ["bench", "--preset", "smollm2", "--lang", "en", "--limit", "1", "-n", str(N), "-t", "1",
-        "--sweep-types", "draft-simple;ngram-simple", "--sweep-n-max", "2"]
+TINY = [
+    "bench",
+    "--preset",
+    "smollm2",
+    "--lang",
+    "en",
+    "--limit",
+    "1",
+    "-n",
+    str(N),
+    "-t",
+    "1",
+    "--sweep-types",
+    "draft-simple;ngram-simple",
+    "--sweep-n-max",
+    "2",
+]
 CONFIGS = ["none", "draft-simple n=2", "ngram-simple"]
 
 
@@ -46,19 +62,41 @@ def spectui():
 QA_A, QA_B = Prompt("a", "ko", "qa", "?"), Prompt("b", "ko", "qa", "?")
 
 
-def fake_run(config: str, prompt: Prompt, repeat: int, tok_per_s: float, drafted: int = 0, accepted: int = 0,
-             tokens: tuple[int, ...] = (1, 2, 3, 4), ttft: float = 0.5) -> Run:
+def fake_run(
+    config: str,
+    prompt: Prompt,
+    repeat: int,
+    tok_per_s: float,
+    drafted: int = 0,
+    accepted: int = 0,
+    tokens: tuple[int, ...] = (1, 2, 3, 4),
+    ttft: float = 0.5,
+) -> Run:
     """A run emitting len(tokens) tokens in one round that ends len/tok_per_s after the prompt."""
     gen = len(tokens) / tok_per_s
     emitted = tuple(Token(t, "x", Source.TARGET) for t in tokens)
     events = [
         TurnStart(t=100.0, n_prompt=5, n_prompt_decoded=5, n_ctx=64, config={}),
         PromptDone(t=100.0 + ttft, t_prompt=ttft),
-        Round(index=0, t=100.0 + ttft + gen, spec_type="ngram-simple" if drafted else None,
-              drafted=tuple(range(drafted)), n_accepted=accepted, rejected=(), rejected_text="",
-              tokens=emitted, t_draft=0.0, t_verify=gen, t_other=0.0, n_max=3, verify="greedy", n_past=9),
-        TurnEnd(t=100.0 + ttft + gen, stop_reason=StopReason.N_PREDICT, text="", n_generated=len(tokens),
-                tokens=tokens),
+        Round(
+            index=0,
+            t=100.0 + ttft + gen,
+            spec_type="ngram-simple" if drafted else None,
+            drafted=tuple(range(drafted)),
+            n_accepted=accepted,
+            rejected=(),
+            rejected_text="",
+            tokens=emitted,
+            t_draft=0.0,
+            t_verify=gen,
+            t_other=0.0,
+            n_max=3,
+            verify="greedy",
+            n_past=9,
+        ),
+        TurnEnd(
+            t=100.0 + ttft + gen, stop_reason=StopReason.N_PREDICT, text="", n_generated=len(tokens), tokens=tokens
+        ),
     ]
     return Run.from_events(config, prompt, repeat, events, MemorySample(1000 + repeat, "rss", None))
 
@@ -73,8 +111,13 @@ def test_rows_are_medians_of_per_prompt_medians_and_pool_acceptance():
     base, spec = Config("none", SpecConfig()), Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",)))
     runs = [fake_run("none", p, r, 10.0) for p in (QA_A, QA_B) for r in range(3)]
     # prompt a: 10, 30, 20 tok/s -> 20; prompt b: 5, 7, 6 -> 6; the group: median(20, 6) = 13
-    runs += [fake_run(spec.label, QA_A, r, v, drafted=2, accepted=acc) for r, (v, acc) in enumerate([(10, 2), (30, 2), (20, 1)])]
-    runs += [fake_run(spec.label, QA_B, r, v, drafted=2, accepted=0, tokens=(1, 2, 9, 9)) for r, v in enumerate([5, 7, 6])]
+    runs += [
+        fake_run(spec.label, QA_A, r, v, drafted=2, accepted=acc)
+        for r, (v, acc) in enumerate([(10, 2), (30, 2), (20, 1)])
+    ]
+    runs += [
+        fake_run(spec.label, QA_B, r, v, drafted=2, accepted=0, tokens=(1, 2, 9, 9)) for r, v in enumerate([5, 7, 6])
+    ]
     rows = results.aggregate(runs, [base, spec], {"ko/qa": 2}, repeat=3)
     b, s = rows
     assert (b["config"], s["config"]) == ("none", "ngram-simple n=3")
@@ -98,10 +141,16 @@ def test_rows_are_medians_of_per_prompt_medians_and_pool_acceptance():
 
 
 def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
-    configs = [Config("none", SpecConfig()), Config("ngram-mod n=3", SpecConfig(types=("ngram-mod",))),
-               Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",)))]
-    runs = [fake_run("none", QA_A, 0, 10.0), fake_run("ngram-mod n=3", QA_A, 0, 12.0),
-            fake_run("ngram-simple n=3", QA_A, 0, 11.0, drafted=3, accepted=3)]
+    configs = [
+        Config("none", SpecConfig()),
+        Config("ngram-mod n=3", SpecConfig(types=("ngram-mod",))),
+        Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",))),
+    ]
+    runs = [
+        fake_run("none", QA_A, 0, 10.0),
+        fake_run("ngram-mod n=3", QA_A, 0, 12.0),
+        fake_run("ngram-simple n=3", QA_A, 0, 11.0, drafted=3, accepted=3),
+    ]
     rows = results.aggregate(runs, configs, {"ko/qa": 1}, repeat=1)
     protocol = {"temp": 0.0, "verify": "match", "n_predict": 4}
     v = verdict.verdict("ko/qa", rows, protocol, {"gpus": []})
@@ -126,9 +175,13 @@ def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
     assert memory.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
     monkeypatch.setattr(resources, "gpu_memory", lambda: [dataclasses.replace(gpu, process_used=5)])
     assert memory.sample_memory().source == "gpu-process"
-    env = {"gpus": [{"name": "H200", "driver_version": "1"}], "llama_cpp": {"gpu_offload": True},
-           "models": {"target": {"n_layer": 28}, "draft": {"n_layer": 24}}, "n_gpu_layers": -1,
-           "n_gpu_layers_draft": 10}
+    env = {
+        "gpus": [{"name": "H200", "driver_version": "1"}],
+        "llama_cpp": {"gpu_offload": True},
+        "models": {"target": {"n_layer": 28}, "draft": {"n_layer": 24}},
+        "n_gpu_layers": -1,
+        "n_gpu_layers_draft": 10,
+    }
     row = {"spec_type": "draft-simple", "gpu_fraction": 0.5}
     c = verdict._vram(row, env)
     assert c["flagged"] and "draft -ngl 10 of 25 layers" in c["detail"]
@@ -152,21 +205,42 @@ def test_shipped_prompts_are_20_korean_and_the_same_20_in_english():
     for lang in ("ko", "en"):
         for cat in ("qa", "code"):
             assert len([p for p in ps if (p.lang, p.category) == (lang, cat)]) == 10
-    assert {p.id.split("-", 1)[1] for p in ps if p.lang == "ko"} == {p.id.split("-", 1)[1] for p in ps if p.lang == "en"}
+    assert {p.id.split("-", 1)[1] for p in ps if p.lang == "ko"} == {
+        p.id.split("-", 1)[1] for p in ps if p.lang == "en"
+    }
     assert prompts.select(ps, "ko", "all", None) == [p for p in ps if p.lang == "ko"]
-    assert [p.id for p in prompts.select(ps, "all", "code", 2)] == ["ko-code-01", "ko-code-02", "en-code-01", "en-code-02"]
+    assert [p.id for p in prompts.select(ps, "all", "code", 2)] == [
+        "ko-code-01",
+        "ko-code-02",
+        "en-code-01",
+        "en-code-02",
+    ]
 
 
-@pytest.mark.parametrize("name, content, expected", [
-    ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ntext = "hi"\n', "p.toml: [[prompt]] #1: key 'category'"),
-    ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ncategory = "qa"\ntext = "hi"\ntxet = "y"\n', "unknown key 'txet'"),
-    ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ncategory = "qa"\ntext = "hi\n', "not valid TOML"),
-    ("p.jsonl", '{"id": "a", "lang": "en", "category": "qa", "text": "hi"}\n{"id": "b", "lang": "en",\n',
-     "p.jsonl:2: not valid JSON"),
-    ("p.jsonl", '{"id": "a", "lang": "en", "category": "chat", "text": "hi"}\n', "p.jsonl:1: key 'category' is 'chat'"),
-    ("p.jsonl", '{"id": "a", "lang": "en", "category": "qa", "text": "hi"}\n' * 2, "prompt id 'a' appears twice"),
-    ("p.txt", "hello\n", "must end in .toml or .jsonl"),
-])
+@pytest.mark.parametrize(
+    "name, content, expected",
+    [
+        ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ntext = "hi"\n', "p.toml: [[prompt]] #1: key 'category'"),
+        (
+            "p.toml",
+            '[[prompt]]\nid = "x"\nlang = "ko"\ncategory = "qa"\ntext = "hi"\ntxet = "y"\n',
+            "unknown key 'txet'",
+        ),
+        ("p.toml", '[[prompt]]\nid = "x"\nlang = "ko"\ncategory = "qa"\ntext = "hi\n', "not valid TOML"),
+        (
+            "p.jsonl",
+            '{"id": "a", "lang": "en", "category": "qa", "text": "hi"}\n{"id": "b", "lang": "en",\n',
+            "p.jsonl:2: not valid JSON",
+        ),
+        (
+            "p.jsonl",
+            '{"id": "a", "lang": "en", "category": "chat", "text": "hi"}\n',
+            "p.jsonl:1: key 'category' is 'chat'",
+        ),
+        ("p.jsonl", '{"id": "a", "lang": "en", "category": "qa", "text": "hi"}\n' * 2, "prompt id 'a' appears twice"),
+        ("p.txt", "hello\n", "must end in .toml or .jsonl"),
+    ],
+)
 def test_bad_prompts_file_is_a_clear_error(spectui, tmp_path, capsys, name, content, expected):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
@@ -184,20 +258,43 @@ def test_missing_prompts_file_names_it(spectui, tmp_path, capsys):
 
 
 def _doc(rows: list[dict], **env) -> dict:
-    return {"schema": results.SCHEMA, "partial": False, "interrupted": None, "results": rows,
-            "protocol": {"n_predict": 256}, "environment": {"llama_cpp": {"version": "1"}, **env}}
+    return {
+        "schema": results.SCHEMA,
+        "partial": False,
+        "interrupted": None,
+        "results": rows,
+        "protocol": {"n_predict": 256},
+        "environment": {"llama_cpp": {"version": "1"}, **env},
+    }
 
 
 def _row(config, tok, speedup, acc, ttft, group="ko/code"):
-    return {"config": config, "group": group, "tok_per_s": tok, "speedup": speedup, "acceptance_rate": acc,
-            "ttft_s": ttft}
+    return {
+        "config": config,
+        "group": group,
+        "tok_per_s": tok,
+        "speedup": speedup,
+        "acceptance_rate": acc,
+        "ttft_s": ttft,
+    }
 
 
 def test_compare_gives_deltas_per_configuration():
-    a = _doc([_row("none", 10.0, None, None, 0.2), _row("ngram-mod n=3", 12.0, 1.2, 0.5, 0.25),
-              _row("ngram-mod n=5", 11.0, 1.1, 0.4, 0.25)])
-    b = _doc([_row("none", 8.0, None, None, 0.3), _row("ngram-mod n=3", 12.0, 1.5, 0.75, 0.2),
-              _row("draft-simple n=3", 9.0, 1.1, 0.6, 0.3)], threads=4)
+    a = _doc(
+        [
+            _row("none", 10.0, None, None, 0.2),
+            _row("ngram-mod n=3", 12.0, 1.2, 0.5, 0.25),
+            _row("ngram-mod n=5", 11.0, 1.1, 0.4, 0.25),
+        ]
+    )
+    b = _doc(
+        [
+            _row("none", 8.0, None, None, 0.3),
+            _row("ngram-mod n=3", 12.0, 1.5, 0.75, 0.2),
+            _row("draft-simple n=3", 9.0, 1.1, 0.6, 0.3),
+        ],
+        threads=4,
+    )
     rows = {r["config"]: r for r in compare.diff(a, b)}
     assert rows["none"]["tok_per_s"] == {"a": 10.0, "b": 8.0, "delta": -2.0, "pct": -0.2}
     assert rows["none"]["speedup"]["delta"] is None
@@ -231,9 +328,21 @@ def tiny(tmp_path_factory):
     """One tiny real bench run shared by the tests below: its exit code and written files."""
     out = tmp_path_factory.mktemp("bench")
     files = {k: out / f"r.{k}" for k in ("json", "csv", "md")}
-    with pytest.MonkeyPatch.context() as mp:
-        rc = cli.main(TINY + ["--repeat", "2", "--json", str(files["json"]), "--csv", str(files["csv"]),
-                              "--markdown", str(files["md"]), "--trace", str(out / "traces")])
+    rc = cli.main(
+        TINY
+        + [
+            "--repeat",
+            "2",
+            "--json",
+            str(files["json"]),
+            "--csv",
+            str(files["csv"]),
+            "--markdown",
+            str(files["md"]),
+            "--trace",
+            str(out / "traces"),
+        ]
+    )
     files["traces"] = out / "traces"
     return rc, json.loads(files["json"].read_text(encoding="utf-8")), files
 
@@ -252,7 +361,9 @@ def test_tiny_run_result_schema(tiny):
     assert env["threads"] == 1 and "AVX" in env["llama_cpp"]["system_info"]
     target = env["models"]["target"]
     assert target["quant"] == "Q4_1" and target["sha256_source"] == "catalog" and len(target["sha256"]) == 16
-    assert [(r["config"], r["group"]) for r in doc["results"]] == [(c, g) for c in CONFIGS for g in ("en/qa", "en/code")]
+    assert [(r["config"], r["group"]) for r in doc["results"]] == [
+        (c, g) for c in CONFIGS for g in ("en/qa", "en/code")
+    ]
     numbers = ("tok_per_s", "tok_per_s_e2e", "ttft_s", "latency_p50_s", "latency_p95_s", "itl_p50_s", "itl_p95_s")
     for row in doc["results"]:
         assert row["complete"] and row["n_runs"] == 2 and row["n_generated"] == N
@@ -268,16 +379,20 @@ def test_tiny_run_result_schema(tiny):
     assert {v["group"] for v in doc["verdicts"]} == {"en/qa", "en/code"}
     for v in doc["verdicts"]:
         assert v["pays_off"] in ("yes", "no", "within noise") and v["best"] in CONFIGS
-        assert {c["cause"] for c in v["causes"]} >= {"draft cost", "low acceptance", "short outputs",
-                                                     "high temperature", "VRAM pressure"}
+        assert {c["cause"] for c in v["causes"]} >= {
+            "draft cost",
+            "low acceptance",
+            "short outputs",
+            "high temperature",
+            "VRAM pressure",
+        }
 
 
 @pytest.mark.model
 def test_every_run_generates_exactly_n_tokens(tiny):
     _, doc, _ = tiny
     assert len(doc["runs"]) == len(CONFIGS) * 2 * 2  # warm-ups are not recorded
-    assert all(r["n_generated"] == N and len(r["tokens"]) == N and r["stop_reason"] == "n-predict"
-               for r in doc["runs"])
+    assert all(r["n_generated"] == N and len(r["tokens"]) == N and r["stop_reason"] == "n-predict" for r in doc["runs"])
     assert not [w for w in doc["warnings"] if "tokens, not" in w]
 
 
@@ -334,7 +449,8 @@ def test_ctrl_c_after_the_first_pass_writes_partial_results(spectui, monkeypatch
     assert doc["partial"] is True and doc["interrupted"] == "after pass 1/2"
     # every configuration ran every prompt once: the pass is kept whole
     assert sorted((r["config"], r["prompt"]) for r in doc["runs"]) == sorted(
-        (c, p) for c in CONFIGS for p in ("en-qa-01", "en-code-01"))
+        (c, p) for c in CONFIGS for p in ("en-qa-01", "en-code-01")
+    )
     assert all(r["repeat"] == 0 for r in doc["runs"])
     assert {r["config"] for r in doc["results"]} == set(CONFIGS)
     assert all(not r["complete"] for r in doc["results"])
@@ -349,8 +465,13 @@ def test_passes_interleave_configurations_prompt_by_prompt(tiny):
     # each prompt is run with every configuration back to back, the order rotating by one
     # from prompt to prompt (and on across passes), so no configuration is always first
     n = len(CONFIGS)
-    want = [(CONFIGS[(k + j) % n], p) for r in range(2) for i, p in enumerate(prompts)
-            for k in [r * len(prompts) + i] for j in range(n)]
+    want = [
+        (CONFIGS[(k + j) % n], p)
+        for r in range(2)
+        for i, p in enumerate(prompts)
+        for k in [r * len(prompts) + i]
+        for j in range(n)
+    ]
     assert measured == want
 
 
@@ -358,9 +479,14 @@ def test_passes_interleave_configurations_prompt_by_prompt(tiny):
 def test_sigint_mid_run_keeps_finished_runs(tmp_path):
     """A real Ctrl+C in a subprocess, sent once the first pass's result lines are printed."""
     out = tmp_path / "r.json"
-    proc = subprocess.Popen([sys.executable, "-m", "spectui", *TINY, "--repeat", "2", "--json", str(out)],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                            cwd=os.path.dirname(os.path.dirname(__file__)), preexec_fn=interruptible)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spectui", *TINY, "--repeat", "2", "--json", str(out)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+        preexec_fn=interruptible,
+    )
     killer = threading.Timer(120, proc.kill)
     killer.start()
     try:

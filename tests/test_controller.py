@@ -10,8 +10,19 @@ import pytest
 from spectui.chat.ab import ABRun, default_types
 from spectui.chat.controller import STOPPING, ChatController
 from spectui.chat.streaming import stream_turn
-from spectui.chat.updates import (AnswerEnded, AnswerStarted, ChatShown, ComposeText, ConfigShown, Generate, Load,
-                                  MessageAdded, MessagesRemoved, Notice, OutboxChanged)
+from spectui.chat.updates import (
+    AnswerEnded,
+    AnswerStarted,
+    ChatShown,
+    ComposeText,
+    ConfigShown,
+    Generate,
+    Load,
+    MessageAdded,
+    MessagesRemoved,
+    Notice,
+    OutboxChanged,
+)
 from spectui.config import history
 from spectui.config.resolve import resolve
 from spectui.engine.ab import Verdict
@@ -214,7 +225,10 @@ def test_open_chat_shows_it_and_restores_its_settings(setup):
     assert not screen.of(Load)  # the same models: no reload
     controller.submit("new question")
     assert [m["content"] for m in screen.of(Generate)[-1].job.messages] == [
-        "old question", "old answer", "new question"]
+        "old question",
+        "old answer",
+        "new question",
+    ]
 
 
 def test_opening_a_chat_that_ran_on_other_models_reloads_them(setup, tmp_path):

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from spectui.config import embedded
-
 from spectui.cli import models as models_command
+from spectui.config import embedded
 from spectui.errors import UserError
 
 GEMMA = "gemma-3-270m-q4_k_m"
@@ -104,9 +103,7 @@ def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
 def test_default_models_point_to_the_demo_extra(monkeypatch):
     draft = embedded.CATALOG[embedded.DEFAULT_DRAFT]
     ghost = embedded.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
-    monkeypatch.setitem(
-        embedded.CATALOG, draft.name, dataclasses.replace(draft, packages=(ghost,))
-    )
+    monkeypatch.setitem(embedded.CATALOG, draft.name, dataclasses.replace(draft, packages=(ghost,)))
     with pytest.raises(UserError, match=r"pip install 'spectui\[demo\]'"):
         embedded.install([draft.name], _console())
 
@@ -233,5 +230,9 @@ def test_interrupted_assembly_leaves_nothing(models_dir, monkeypatch):
 def test_parts_sort_numerically():
     names = ["x_part10", "x_part2", "x_part1", "f.part03", "f.part00"]
     assert sorted(names, key=embedded._natural_key) == [
-        "f.part00", "f.part03", "x_part1", "x_part2", "x_part10",
+        "f.part00",
+        "f.part03",
+        "x_part1",
+        "x_part2",
+        "x_part10",
     ]

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from spectui.engine.events import PromptDone, Round, Source, StopReason, TurnEnd, TurnStart
+from spectui.engine.interface import GenerationLimits
+from spectui.engine.session import Session
+from spectui.engine.stats import per_type
 from spectui.llama.context import Context, ContextParams
 from spectui.llama.model import Model
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.engine.interface import GenerationLimits
-from spectui.engine.session import Session
 from spectui.llama.spec_config import SpecConfig, parse_types
-from spectui.engine.stats import per_type
 
 pytestmark = pytest.mark.model  # every test runs the engine on SmolLM2
 
@@ -41,10 +41,23 @@ CODE = """def merge(a, b):
     return result
 """
 # A rewrite: the answer repeats the prompt, so every n-gram type finds drafts.
-REWRITE = [{"role": "user", "content": "Rename the function merge to merge_sorted in this code and "
-                                       "show the whole code:\n```python\n" + CODE + "```"}]
-TYPES = ["draft-simple", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache", "auto",
-         "ngram-simple,draft-simple"]
+REWRITE = [
+    {
+        "role": "user",
+        "content": "Rename the function merge to merge_sorted in this code and "
+        "show the whole code:\n```python\n" + CODE + "```",
+    }
+]
+TYPES = [
+    "draft-simple",
+    "ngram-simple",
+    "ngram-map-k",
+    "ngram-map-k4v",
+    "ngram-mod",
+    "ngram-cache",
+    "auto",
+    "ngram-simple,draft-simple",
+]
 
 
 @pytest.fixture(scope="module")
@@ -202,8 +215,12 @@ def test_the_greedy_fast_path_verifies_as_the_reference_path_does(session, spec_
         session.reset()
         session.configure(spec)
         session.keep_logits = keep
-        runs.append([(r.drafted, r.n_accepted, tuple(t.id for t in r.tokens))
-                     for r in rounds(session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)))])
+        runs.append(
+            [
+                (r.drafted, r.n_accepted, tuple(t.id for t in r.tokens))
+                for r in rounds(session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)))
+            ]
+        )
     session.keep_logits = False
     assert runs[0] == runs[1] and sum(n for _, n, _ in runs[0]) > 0
 
@@ -215,7 +232,7 @@ def test_sources_and_overlay_fields(session):
     assert ngram and all(t.source == Source.NGRAM for t in ngram)
     previous = next(e for e in events if isinstance(e, PromptDone)).t
     for r in rs:
-        assert r.rejected == r.drafted[r.n_accepted:]
+        assert r.rejected == r.drafted[r.n_accepted :]
         assert not r.rejected_text or r.rejected  # shown only for a rejected draft
         assert r.spec_type in (None, "ngram-simple")
         assert r.configured == "ngram-simple"
@@ -244,8 +261,9 @@ def test_live_change_mid_answer_is_attributed_to_the_new_type(session):
     assert all(r.configured == "ngram-simple" and r.n_max == 12 for r in after)
     counters = per_type(seen)
     assert counters["draft-simple"].gen_drafts == sum(1 for r in before if r.drafted)
-    assert counters.get("ngram-simple") is None or \
-        counters["ngram-simple"].gen_tokens == sum(r.n_drafted for r in after)
+    assert counters.get("ngram-simple") is None or counters["ngram-simple"].gen_tokens == sum(
+        r.n_drafted for r in after
+    )
 
 
 def test_cancel_then_new_turn_reuses_prefix_and_is_correct(session, baseline):
@@ -267,6 +285,7 @@ def test_a_turn_runs_with_the_heap_frozen(session):
     """engine/heap.py: a full collection during a turn skips what existed before it (here a
     garbage cycle stays uncollected), and the heap is handed back when the turn ends or its
     consumer stops early."""
+
     class Node:
         pass
 
@@ -335,17 +354,27 @@ def test_greedy_on_the_backend_gives_the_same_answer(smol, types):
     assert types == ("none",) or sum(n for _, n in answers[0][1]) > 10
 
 
-@pytest.mark.parametrize("spec, temp", [
-    (SpecConfig(types=("ngram-simple",)), 0.3), (SpecConfig(types=("draft-simple",), verify="rejection"), 0.8),
-    (SpecConfig(types=("draft-simple",), verify="rejection", draft_sampling="probabilistic"), 0.8)])
+@pytest.mark.parametrize(
+    "spec, temp",
+    [
+        (SpecConfig(types=("ngram-simple",)), 0.3),
+        (SpecConfig(types=("draft-simple",), verify="rejection"), 0.8),
+        (SpecConfig(types=("draft-simple",), verify="rejection", draft_sampling="probabilistic"), 0.8),
+    ],
+)
 def test_sampling_on_the_backend_gives_the_same_answer(smol, spec, temp):
     """-bs on at temperature > 0 (llama.cpp's top-k in the graph for the verified rows, and for
     a probabilistic draft's own rows): with the same seed, the same tokens, drafts and
     acceptances as numpy's distributions."""
     answers = []
     for bs in ("on", "off"):
-        s = Session(smol, smol, ContextParams(n_ctx=1024, backend_sampling=bs), spec=spec,
-                    sampling=SamplingParams(temp=temp, seed=7))
+        s = Session(
+            smol,
+            smol,
+            ContextParams(n_ctx=1024, backend_sampling=bs),
+            spec=spec,
+            sampling=SamplingParams(temp=temp, seed=7),
+        )
         try:
             events = run(s, spec, n=96, ignore_eos=True)
         finally:
@@ -358,8 +387,11 @@ def test_sampling_on_the_backend_gives_the_same_answer(smol, spec, temp):
 def test_context_full_stops_cleanly(smol):
     s = Session(smol, None, ContextParams(n_ctx=256), sampling=GREEDY)
     try:
-        events = list(s.generate(messages=[{"role": "user", "content": "Count from 1 to 500."}],
-                                 limits=GenerationLimits(ignore_eos=True)))
+        events = list(
+            s.generate(
+                messages=[{"role": "user", "content": "Count from 1 to 500."}], limits=GenerationLimits(ignore_eos=True)
+            )
+        )
         e = end(events)
         assert e.stop_reason == StopReason.CONTEXT_FULL
         assert e.n_generated > 0 and s.ctx.n_past <= s.ctx.n_ctx == 256
@@ -375,8 +407,13 @@ def test_context_full_stops_cleanly(smol):
 
 def test_kv_cache_after_many_rejections_matches_a_fresh_evaluation(smol):
     # n-gram drafts are one-hot q: at a high temperature the target often disagrees
-    s = Session(smol, smol, ContextParams(n_ctx=2048), sampling=SamplingParams(temp=1.5, seed=7),
-                spec=SpecConfig(types=("ngram-cache",), draft_n_max=6, verify="rejection"))
+    s = Session(
+        smol,
+        smol,
+        ContextParams(n_ctx=2048),
+        sampling=SamplingParams(temp=1.5, seed=7),
+        spec=SpecConfig(types=("ngram-cache",), draft_n_max=6, verify="rejection"),
+    )
     try:
         events = list(s.generate(messages=REWRITE, limits=GenerationLimits(n_predict=80)))
         rs = rounds(events)
@@ -403,9 +440,13 @@ def test_kv_cache_after_many_rejections_matches_a_fresh_evaluation(smol):
 
 def test_fixed_seed_reproduces_a_sampled_run(smol):
     def once():
-        s = Session(smol, smol, ContextParams(n_ctx=1024), sampling=SamplingParams(temp=0.9, seed=42),
-                    spec=SpecConfig(types=("draft-simple",), draft_n_max=3, verify="rejection",
-                                    draft_sampling="probabilistic"))
+        s = Session(
+            smol,
+            smol,
+            ContextParams(n_ctx=1024),
+            sampling=SamplingParams(temp=0.9, seed=42),
+            spec=SpecConfig(types=("draft-simple",), draft_n_max=3, verify="rejection", draft_sampling="probabilistic"),
+        )
         try:
             return end(list(s.generate(messages=REWRITE, limits=GenerationLimits(n_predict=40)))).tokens
         finally:
@@ -422,8 +463,13 @@ def test_draft_model_required_for_draft_simple(smol):
 
 
 def test_set_sampling_applies_from_the_next_turn(smol):
-    session = Session(smol, smol, ContextParams(n_ctx=512), spec=SpecConfig(types=("draft-simple",)),
-                      sampling=SamplingParams(temp=0.8, seed=1))
+    session = Session(
+        smol,
+        smol,
+        ContextParams(n_ctx=512),
+        spec=SpecConfig(types=("draft-simple",)),
+        sampling=SamplingParams(temp=0.8, seed=1),
+    )
     try:
         prompt = [{"role": "user", "content": "Say hello."}]
         turn = session.generate(prompt, limits=GenerationLimits(n_predict=8))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from spectui.engine.events import Round, StopReason, TurnEnd
+from spectui.engine.interface import GenerationLimits, chat_messages
+from spectui.engine.session import Session
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams
-from spectui.engine.interface import chat_messages, GenerationLimits
-from spectui.engine.session import Session
 from tests.fake_session import NAME, PROMPT, RECORDING, SPEC, FakeSession, load_recording, load_trace
 
 
@@ -24,8 +24,9 @@ def test_the_recording_is_what_the_engine_generates(smol: Model):
     finally:
         session.close()
     assert events[-1].tokens == recorded[-1].tokens and events[-1].text == recorded[-1].text
-    assert [(r.drafted, r.n_accepted) for r in events if isinstance(r, Round)] == \
-           [(r.drafted, r.n_accepted) for r in recorded if isinstance(r, Round)]
+    assert [(r.drafted, r.n_accepted) for r in events if isinstance(r, Round)] == [
+        (r.drafted, r.n_accepted) for r in recorded if isinstance(r, Round)
+    ]
     assert smol.name == NAME
 
 

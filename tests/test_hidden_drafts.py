@@ -15,29 +15,40 @@ import numpy as np
 import pytest
 
 from spectui.engine import ab
-from spectui.llama import draft_fit, llama_ext
 from spectui.engine.events import Round, TurnEnd, TurnStart
+from spectui.engine.interface import GenerationLimits, chat_messages
+from spectui.engine.session import Session
+from spectui.errors import UserError
+from spectui.llama import draft_fit, llama_ext
 from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, probs
-from spectui.engine.interface import chat_messages, GenerationLimits
-from spectui.engine.session import Session
 from spectui.llama.spec_config import NGRAM_TYPES, SpecConfig
-from spectui.errors import UserError
 from tests.test_run_command import spectui
 
-pytestmark = pytest.mark.model  # every test builds the synthetic checkpoints (tests/synthetic_models.py); most load them
+pytestmark = (
+    pytest.mark.model
+)  # every test builds the synthetic checkpoints (tests/synthetic_models.py); most load them
 
 PROMPT = "the quick brown fox jumps over the lazy dog. the quick brown fox"
 # (spec type, target kind, draft kind)
-PAIRS = [("draft-eagle3", "target", "eagle3"), ("draft-dflash", "target", "dflash"),
-         ("draft-dspark", "target", "dspark"), ("draft-mtp", "target-mtp", None)]
+PAIRS = [
+    ("draft-eagle3", "target", "eagle3"),
+    ("draft-dflash", "target", "dflash"),
+    ("draft-dspark", "target", "dspark"),
+    ("draft-mtp", "target-mtp", None),
+]
 
 
 def open_pair(synthetic, target: str, draft: str | None, **spec) -> Session:
-    return Session(Model(synthetic(target)), Model(synthetic(draft)) if draft else None,
-                   ContextParams(n_ctx=512), spec=SpecConfig(**spec), sampling=SamplingParams(temp=0.0),
-                   owns_models=True)
+    return Session(
+        Model(synthetic(target)),
+        Model(synthetic(draft)) if draft else None,
+        ContextParams(n_ctx=512),
+        spec=SpecConfig(**spec),
+        sampling=SamplingParams(temp=0.0),
+        owns_models=True,
+    )
 
 
 def rounds(events) -> list[Round]:
@@ -56,8 +67,19 @@ def test_spectui_run_json_drafts_with_each_type(synthetic, spec_type, target, dr
 
 
 def test_spectui_run_coloured_summary_names_the_type(synthetic):
-    r = spectui("run", "-m", str(synthetic("target")), "-md", str(synthetic("eagle3")), "--temp", "0",
-                "-n", "24", PROMPT, env={"COLUMNS": "200"})
+    r = spectui(
+        "run",
+        "-m",
+        str(synthetic("target")),
+        "-md",
+        str(synthetic("eagle3")),
+        "--temp",
+        "0",
+        "-n",
+        "24",
+        PROMPT,
+        env={"COLUMNS": "200"},
+    )
     assert r.returncode == 0, r.stderr
     # no --spec-type: the preset's draft-simple becomes what the draft file is, as llama.cpp reads it
     assert "is a draft-eagle3 draft: speculating with draft-eagle3" in r.stderr
@@ -66,9 +88,28 @@ def test_spectui_run_coloured_summary_names_the_type(synthetic):
 
 def test_bench_measures_a_hidden_state_draft_against_none(synthetic, tmp_path):
     out = tmp_path / "bench.json"
-    r = spectui("bench", "-m", str(synthetic("target")), "-md", str(synthetic("dspark")), "--spec-type",
-                "draft-dspark", "--sweep-n-max", "3", "--lang", "en", "--limit", "1", "--repeat", "1", "-n", "16",
-                "--json", str(out), timeout=300)
+    r = spectui(
+        "bench",
+        "-m",
+        str(synthetic("target")),
+        "-md",
+        str(synthetic("dspark")),
+        "--spec-type",
+        "draft-dspark",
+        "--sweep-n-max",
+        "3",
+        "--lang",
+        "en",
+        "--limit",
+        "1",
+        "--repeat",
+        "1",
+        "-n",
+        "16",
+        "--json",
+        str(out),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     rows = json.loads(out.read_text())["results"]
     spec = [row for row in rows if row["spec_type"] == "draft-dspark"]
@@ -85,10 +126,14 @@ def test_sampling_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_typ
     included: the same drafts, acceptances and tokens."""
     answers = []
     for bs in ("on", "off"):
-        s = Session(Model(synthetic(target)), Model(synthetic(draft)) if draft else None,
-                    ContextParams(n_ctx=512, backend_sampling=bs),
-                    spec=SpecConfig(types=(spec_type,), draft_p_min=p_min),
-                    sampling=SamplingParams(temp=0.0), owns_models=True)
+        s = Session(
+            Model(synthetic(target)),
+            Model(synthetic(draft)) if draft else None,
+            ContextParams(n_ctx=512, backend_sampling=bs),
+            spec=SpecConfig(types=(spec_type,), draft_p_min=p_min),
+            sampling=SamplingParams(temp=0.0),
+            owns_models=True,
+        )
         try:
             assert s._followers[0].top_on_backend == (bs == "on")
             events = list(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=32)))
@@ -111,6 +156,7 @@ def test_reading_hidden_rows_counts_as_llama_time(synthetic, monkeypatch, spec_t
             calls.append(name)
             time.sleep(0.06)
             return fn(*args)
+
         return call
 
     for name in ("llama_get_embeddings_layer_inp", "llama_get_embeddings_nextn", "llama_get_embeddings_nextn_ith"):
@@ -186,9 +232,14 @@ def test_verification_stays_exact_at_temperature_with_a_hidden_state_draft(synth
     """The first answer token follows the target's own distribution (chi-squared), although
     a greedy EAGLE-3 draft proposes it."""
     sampling = SamplingParams(temp=1.5, top_k=0, top_p=1.0, min_p=0.0, seed=7)
-    s = Session(Model(synthetic("target")), Model(synthetic("eagle3")), ContextParams(n_ctx=256),
-                spec=SpecConfig(types=("draft-eagle3",), draft_n_max=2, verify=verify), sampling=sampling,
-                owns_models=True)
+    s = Session(
+        Model(synthetic("target")),
+        Model(synthetic("eagle3")),
+        ContextParams(n_ctx=256),
+        spec=SpecConfig(types=("draft-eagle3",), draft_n_max=2, verify=verify),
+        sampling=sampling,
+        owns_models=True,
+    )
     prompt = s.target.tokenize(PROMPT)
     try:
         n = 1000
@@ -219,34 +270,49 @@ def _header(synthetic, kind: str) -> draft_fit.Header:
     return draft_fit.read_header(synthetic(kind))
 
 
-@pytest.mark.parametrize("change,match", [
-    ({"target_layers": (1, 2, 9)}, "reads target layer 9"),
-    ({"target_layers": (1, 2)}, "EAGLE-3 reads 3"),
-    ({"target_hidden_size": 128}, "n_embd 128"),
-])
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        ({"target_layers": (1, 2, 9)}, "reads target layer 9"),
+        ({"target_layers": (1, 2)}, "EAGLE-3 reads 3"),
+        ({"target_hidden_size": 128}, "n_embd 128"),
+    ],
+)
 def test_an_eagle3_draft_that_does_not_fit_is_refused(synthetic, change, match):
     with pytest.raises(UserError, match=match):
-        draft_fit.check(_header(synthetic, "target"), replace(_header(synthetic, "eagle3"), **change),
-                        ("draft-eagle3",))
+        draft_fit.check(
+            _header(synthetic, "target"), replace(_header(synthetic, "eagle3"), **change), ("draft-eagle3",)
+        )
 
 
 def test_a_dflash_draft_without_its_metadata_is_refused(synthetic):
     with pytest.raises(UserError, match="dflash.block_size"):
-        draft_fit.check(_header(synthetic, "target"), replace(_header(synthetic, "dflash"), block_size=None),
-                        ("draft-dflash",))
+        draft_fit.check(
+            _header(synthetic, "target"), replace(_header(synthetic, "dflash"), block_size=None), ("draft-dflash",)
+        )
 
 
-@pytest.mark.parametrize("args,match", [
-    (("-m", "target", "-md", "eagle3", "--spec-type", "draft-simple"), "is a draft-eagle3 draft, not a draft-simple"),
-    (("-m", "target", "-md", "SMOL", "--spec-type", "draft-eagle3"), "is a draft-simple draft, not a draft-eagle3"),
-    (("-m", "target", "-md", "dspark", "--spec-type", "draft-dflash"), "is a draft-dspark draft"),
-    (("-m", "target", "--spec-type", "draft-mtp"), "needs a target with NextN"),
-    (("-m", "target", "--spec-type", "draft-eagle3"), "needs a draft model"),
-    (("-m", "SMOL", "-md", "eagle3", "--spec-type", "draft-eagle3"), "n_embd 64"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (
+            ("-m", "target", "-md", "eagle3", "--spec-type", "draft-simple"),
+            "is a draft-eagle3 draft, not a draft-simple",
+        ),
+        (("-m", "target", "-md", "SMOL", "--spec-type", "draft-eagle3"), "is a draft-simple draft, not a draft-eagle3"),
+        (("-m", "target", "-md", "dspark", "--spec-type", "draft-dflash"), "is a draft-dspark draft"),
+        (("-m", "target", "--spec-type", "draft-mtp"), "needs a target with NextN"),
+        (("-m", "target", "--spec-type", "draft-eagle3"), "needs a draft model"),
+        (("-m", "SMOL", "-md", "eagle3", "--spec-type", "draft-eagle3"), "n_embd 64"),
+    ],
+)
 def test_misfits_exit_2_with_one_line(synthetic, args, match):
-    args = [a if a.startswith("-") or a.startswith("draft-") else
-            ("smollm2-135m-instruct-q4_1" if a == "SMOL" else str(synthetic(a))) for a in args]
+    args = [
+        a
+        if a.startswith("-") or a.startswith("draft-")
+        else ("smollm2-135m-instruct-q4_1" if a == "SMOL" else str(synthetic(a)))
+        for a in args
+    ]
     r = spectui("run", *args, "-n", "4", "hello")
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -264,7 +330,8 @@ def test_a_llama_cpp_python_without_the_symbols_names_one_and_the_rest_runs(synt
     s = open_pair(synthetic, "target-mtp", None, types=("ngram-simple",))  # draft-mtp is simply not offered
     try:
         assert "draft-mtp" not in s.available_types()
-        assert isinstance(list(s.generate(tokens=s.target.tokenize(PROMPT),
-                                          limits=GenerationLimits(n_predict=8)))[-1], TurnEnd)
+        assert isinstance(
+            list(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=8)))[-1], TurnEnd
+        )
     finally:
         s.close()

@@ -7,7 +7,6 @@ import os
 import pytest
 
 from spectui.config import history
-from spectui.errors import UserError
 from spectui.config.history import (
     Chat,
     Message,
@@ -18,6 +17,7 @@ from spectui.config.history import (
     new_chat,
     save_chat,
 )
+from spectui.errors import UserError
 
 
 @pytest.fixture(autouse=True)
@@ -34,9 +34,13 @@ def sample_chat() -> Chat:
         Message(
             "assistant",
             "Draft tokens 🚀 are verified by the target. 한국어도 됩니다.",
-            segments=[("Draft tokens 🚀", "draft"), (" zebraword", "rejected"),
-                      (" are verified", "target"), (" by the target.", "ngram"),
-                      (" 한국어도 됩니다.", "resampled")],
+            segments=[
+                ("Draft tokens 🚀", "draft"),
+                (" zebraword", "rejected"),
+                (" are verified", "target"),
+                (" by the target.", "ngram"),
+                (" 한국어도 됩니다.", "resampled"),
+            ],
             stopped=True,
             stats={"acceptance": 0.5, "n_rounds": 3},
             config="draft n-max 8",
@@ -80,8 +84,7 @@ def test_markdown_export_excludes_rejected_text(tmp_path):
 
 def test_markdown_closes_a_code_block_cut_short():
     chat = new_chat()
-    chat.messages = [Message("assistant", "```python\nwhile True:", stopped=True),
-                     Message("user", "next")]
+    chat.messages = [Message("assistant", "```python\nwhile True:", stopped=True), Message("user", "next")]
     md = chat.to_markdown()
     assert "while True:\n```\n\n*(stopped)*\n\n## User" in md
 
@@ -132,9 +135,11 @@ def test_interrupted_write_keeps_the_old_file(data, monkeypatch):
     [
         ('{"id": "x", "title": "t", "created": 1, "upd', "Unterminated string"),
         ('{"id": "x", "title": "t", "created": 1, "updated": 2}', "missing field 'messages'"),
-        ('{"id": "x", "title": "t", "created": 1, "updated": 2, "messages": '
-         '[{"role": "robot", "content": "hi"}]}', "unknown role 'robot'"),
-        ('[1, 2]', "not a JSON object"),
+        (
+            '{"id": "x", "title": "t", "created": 1, "updated": 2, "messages": [{"role": "robot", "content": "hi"}]}',
+            "unknown role 'robot'",
+        ),
+        ("[1, 2]", "not a JSON object"),
     ],
 )
 def test_corrupt_file_is_a_user_error_naming_it(data, content, problem):

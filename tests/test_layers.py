@@ -15,8 +15,17 @@ UI_LIBRARIES = ("textual", "rich", "argparse", "platformdirs")
 # Top to bottom: a module imports its own layer and the layers below it, never one above it
 # or beside it (bench and trace share a rank). llama is the ground floor, the only one that
 # talks to llama.cpp.
-LAYERS = (("cli",), ("tui",), ("chat",), ("bench", "trace"), ("launch",), ("config",), ("engine",), ("drafters",),
-          ("llama",))
+LAYERS = (
+    ("cli",),
+    ("tui",),
+    ("chat",),
+    ("bench", "trace"),
+    ("launch",),
+    ("config",),
+    ("engine",),
+    ("drafters",),
+    ("llama",),
+)
 RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
 UNLAYERED = ("spectui", "spectui.errors", "spectui.__main__")  # errors: every layer's; __main__ runs cli
 # (importer, imported): layers that, though in order, must not skip what stands between them
@@ -140,13 +149,19 @@ def test_imports_run_down_the_layers():
 
 
 def test_the_layer_rule_finds_an_import_up_or_aside():
-    graph = {"spectui.llama.model": {"spectui.drafters.base", "spectui.errors"},
-             "spectui.drafters.draft_model": {"spectui.engine.session", "spectui.llama.context"},
-             "spectui.bench.protocol": {"spectui.trace.format"}, "spectui.config.setup": {"spectui.launch.session"},
-             "spectui.engine.session": {"spectui.drafters.base", "spectui.llama.model", "spectui.errors"}}
+    graph = {
+        "spectui.llama.model": {"spectui.drafters.base", "spectui.errors"},
+        "spectui.drafters.draft_model": {"spectui.engine.session", "spectui.llama.context"},
+        "spectui.bench.protocol": {"spectui.trace.format"},
+        "spectui.config.setup": {"spectui.launch.session"},
+        "spectui.engine.session": {"spectui.drafters.base", "spectui.llama.model", "spectui.errors"},
+    }
     assert against_the_layers(graph) == {
-        "spectui.llama.model": ["spectui.drafters.base"], "spectui.drafters.draft_model": ["spectui.engine.session"],
-        "spectui.bench.protocol": ["spectui.trace.format"], "spectui.config.setup": ["spectui.launch.session"]}
+        "spectui.llama.model": ["spectui.drafters.base"],
+        "spectui.drafters.draft_model": ["spectui.engine.session"],
+        "spectui.bench.protocol": ["spectui.trace.format"],
+        "spectui.config.setup": ["spectui.launch.session"],
+    }
 
 
 def test_the_tui_never_imports_the_bench():
@@ -154,8 +169,10 @@ def test_the_tui_never_imports_the_bench():
 
 
 def test_the_skip_rule_finds_the_tui_importing_the_bench():
-    graph = {"spectui.tui.app": {"spectui.bench.memory", "spectui.chat.controller"},
-             "spectui.cli.bench": {"spectui.bench.memory"}}
+    graph = {
+        "spectui.tui.app": {"spectui.bench.memory", "spectui.chat.controller"},
+        "spectui.cli.bench": {"spectui.bench.memory"},
+    }
     assert skipping(graph) == {"spectui.tui.app": ["spectui.bench.memory"]}
 
 
@@ -164,6 +181,9 @@ def test_only_the_llama_layer_imports_llama_cpp():
 
 
 def test_the_llama_cpp_rule_finds_an_import_elsewhere():
-    imports_of = {"spectui.llama.context": {"llama_cpp", "numpy"}, "spectui.launch.environment": {"llama_cpp", "os"},
-                  "spectui.errors": set()}
+    imports_of = {
+        "spectui.llama.context": {"llama_cpp", "numpy"},
+        "spectui.launch.environment": {"llama_cpp", "os"},
+        "spectui.errors": set(),
+    }
     assert importers_outside(imports_of, "llama_cpp", "llama") == ["spectui.launch.environment"]

@@ -11,13 +11,13 @@ import time
 import numpy as np
 import pytest
 
+from spectui.errors import UserError
 from spectui.llama import draft_fit
 from spectui.llama.compat import check_compatible, incompatibility
 from spectui.llama.context import Context, ContextParams, until_rejection
 from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, dist
-from spectui.errors import UserError
 from tests.conftest import model_file
 
 TEXT = "Hello, 세계! 안녕하세요 😀🎉 fin"
@@ -153,7 +153,7 @@ def test_greedy_verification_stops_at_the_first_rejection(smol, bs):
         ctx.truncate(6)
         matched = ctx.decode_argmax(batch, range(len(batch)), match=True)
         n_acc = next(i for i, t in enumerate(every) if t != batch[i + 1])
-        assert matched == every[:n_acc + 1] == until_rejection(every, batch)
+        assert matched == every[: n_acc + 1] == until_rejection(every, batch)
         assert len(matched) < len(batch) and ctx.tokens == tokens[:20]  # the whole batch is in the cache
         ctx.truncate(6)  # a draft the target accepts: its own greedy continuation
         own = [batch[0]]
@@ -177,7 +177,7 @@ def test_lazy_rows_are_taken_only_when_indexed(smol):
         taken = []
 
         def take(row):
-            taken.append(1)
+            taken.append(1)  # noqa: B023  (called within this iteration)
             return float(row.max()), int(row.argmax())
 
         try:
@@ -242,6 +242,7 @@ def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch
         def call(*args):
             time.sleep(0.02)
             return fn(*args)
+
         return call
 
     for name in ("llama_decode", "llama_memory_seq_rm", "llama_get_sampled_token_ith"):
@@ -249,12 +250,15 @@ def test_time_inside_every_llama_cpp_call_counts_as_llama_time(smol, monkeypatch
     for name in ("_logits_address", "_logits_ith_address", "_candidates_address", "_candidate_logits_address"):
         monkeypatch.setattr(model, name, slow(getattr(model, name)))
     temp = SamplingParams(temp=0.8)
-    for c, step, expected in [(ctx, lambda: ctx.decode([1, 2, 3]), 0.02),
-                              (ctx, lambda: ctx.decode([4], want=[0]), 0.04),
-                              (ctx, lambda: ctx.logits_at(0), 0.02), (ctx, lambda: ctx.truncate(2), 0.02),
-                              (ctx, lambda: ctx.forget_from(1), 0.02),
-                              (on_backend, lambda: on_backend.decode_argmax([1, 2], [0, 1]), 0.06),
-                              (on_backend, lambda: on_backend.decode_dists([3, 4], [0, 1], temp), 0.10)]:
+    for c, step, expected in [
+        (ctx, lambda: ctx.decode([1, 2, 3]), 0.02),
+        (ctx, lambda: ctx.decode([4], want=[0]), 0.04),
+        (ctx, lambda: ctx.logits_at(0), 0.02),
+        (ctx, lambda: ctx.truncate(2), 0.02),
+        (ctx, lambda: ctx.forget_from(1), 0.02),
+        (on_backend, lambda: on_backend.decode_argmax([1, 2], [0, 1]), 0.06),
+        (on_backend, lambda: on_backend.decode_dists([3, 4], [0, 1], temp), 0.10),
+    ]:
         before = c.t_llama
         step()
         assert c.t_llama - before >= expected
@@ -290,8 +294,12 @@ def test_chat_template_comes_from_the_gguf(smol):
 
 @pytest.fixture(scope="module")
 def vocabs():
-    names = ["qwen2.5-coder-1.5b-instruct-q4_k_m", "qwen2.5-coder-0.5b-instruct-q4_k_m",
-             "gemma-3-270m-q4_k_m", "smollm2-135m-instruct-q4_1"]
+    names = [
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "gemma-3-270m-q4_k_m",
+        "smollm2-135m-instruct-q4_1",
+    ]
     return {n.split("-")[0] + ("-big" if "1.5b" in n else ""): Model(model_file(n), vocab_only=True) for n in names}
 
 
@@ -324,8 +332,14 @@ def test_smollm2_and_qwen_are_not(vocabs):
 
 def _run_cli(*args):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.run([sys.executable, "-m", "spectui", *args], capture_output=True, text=True,
-                          env=env, timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "spectui", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize("kind", ["empty", "random", pytest.param("truncated", marks=pytest.mark.model), "header-cut"])
@@ -343,6 +357,10 @@ def test_bad_model_files_give_one_clear_line(tmp_path, smol_path, kind):
     assert "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and str(bad.name) in lines[0]
-    expected = {"empty": "empty", "random": "not a GGUF", "truncated": "cannot load model",
-                "header-cut": "header is cut short"}[kind]
+    expected = {
+        "empty": "empty",
+        "random": "not a GGUF",
+        "truncated": "cannot load model",
+        "header-cut": "header is cut short",
+    }[kind]
     assert expected in lines[0]

@@ -29,7 +29,7 @@ def oracle_simple(tokens, n, m, n_max):
     cur_len = len(inp)
     if cur_len <= n + m + 1:
         return []
-    pattern = inp[cur_len - n + 1:] + [sampled]
+    pattern = inp[cur_len - n + 1 :] + [sampled]
     match_pos = 0
     for j in range(cur_len - n - 1, 0, -1):
         if all(inp[j + k] == pattern[k] for k in range(n)):
@@ -40,7 +40,7 @@ def oracle_simple(tokens, n, m, n_max):
     copy_max = min(m, cur_len - (match_pos + n))
     if copy_max < n:
         return []
-    return inp[match_pos + n:match_pos + n + copy_max][:n_max]
+    return inp[match_pos + n : match_pos + n + copy_max][:n_max]
 
 
 class OracleSimple:
@@ -111,7 +111,7 @@ class OracleMap:
             return []
         assert self.idx_last_check <= cur_len
         self.idx_last_check = cur_len
-        key = inp[cur_len - n + 1:] + [sampled]
+        key = inp[cur_len - n + 1 :] + [sampled]
 
         def matches(j):
             return all(inp[j + k] == key[k] for k in range(n))
@@ -137,11 +137,11 @@ class OracleMap:
         if self.size_last_begin > n + m + 1:
             j = self.size_last_begin - n - m - 1
             while j > self.key_map_last_idx:
-                self.key_map.setdefault(self.h(inp[j:j + n]), j)
+                self.key_map.setdefault(self.h(inp[j : j + n]), j)
                 j -= 1
         j = cur_len - n - m - 1
         while j > self.size_last_begin and j > self.key_map_last_idx:
-            self.key_map.setdefault(self.h(inp[j:j + n]), j)
+            self.key_map.setdefault(self.h(inp[j : j + n]), j)
             j -= 1
         self.key_map_last_idx = max(cur_len - n - m - 1, self.key_map_last_idx)
         if match_pos == 0:
@@ -159,7 +159,7 @@ class OracleMap:
         values = cur[3]
         if self.key_only:
             self.last = values[0]
-            return inp[match_pos + n:match_pos + n + min(m, values[0][2])][:n_max]
+            return inp[match_pos + n : match_pos + n + min(m, values[0][2])][:n_max]
         if cur[2] < self.min_hits:
             return []
         for i in range(cur[1], match_pos + 1):
@@ -187,7 +187,7 @@ class OracleMap:
             return []
         self.last = values[slot_max]
         start = values[slot_max][0]
-        return inp[start:start + min(m, values[slot_max][2])][:n_max]
+        return inp[start : start + min(m, values[slot_max][2])][:n_max]
 
     def accept(self, n_accepted):
         if self.last is not None:
@@ -207,7 +207,7 @@ class OracleMod:
 
     def idx(self, toks):
         res = 0
-        for t in toks[:self.n]:
+        for t in toks[: self.n]:
             res = (res * F + t) % 2**64
         return res % self.size
 
@@ -242,7 +242,7 @@ class OracleMod:
             for i in range(self.i_last, cur_len - n):
                 self.add(prompt[i:])
             self.i_last = cur_len - n
-        result = prompt[cur_len - n + 1:] + [id_last]
+        result = prompt[cur_len - n + 1 :] + [id_last]
         for i in range(self.n_max):
             token = self.entries[self.idx(result[i:])]
             if token == -1:
@@ -312,9 +312,10 @@ def continuation_check(n):
         if not draft:
             return
         hist, key, d = seq[:-1], seq[-n:], len(draft)
-        assert any(
-            hist[j - n:j] == key and hist[j:j + d] == draft for j in range(n + 1, len(hist) - d + 1)
-        ), (seq, draft)
+        assert any(hist[j - n : j] == key and hist[j : j + d] == draft for j in range(n + 1, len(hist) - d + 1)), (
+            seq,
+            draft,
+        )
 
     return check
 
@@ -365,10 +366,12 @@ def test_simple_sees_a_changed_history_at_begin():
     """begin() checks its mirror of the history against the new context; within a turn
     draft() only appends what grew, as the engine's history only grows then."""
     s = NgramSimple(2, 3)
-    for tokens, expected in [([0, 1, 2, 5, 6, 7, 1, 2], [5, 6, 7]),
-                             ([0, 4, 1, 2, 6, 6, 1, 2], [6, 6, 1]),  # same length, copy moved
-                             ([0, 4, 4, 4, 1, 2, 7, 7, 7, 1, 2], [7, 7, 7]),  # longer, prefix changed
-                             (np.array([0, 1, 2, 4, 4, 4, 1, 2]), [4, 4, 4])]:
+    for tokens, expected in [
+        ([0, 1, 2, 5, 6, 7, 1, 2], [5, 6, 7]),
+        ([0, 4, 1, 2, 6, 6, 1, 2], [6, 6, 1]),  # same length, copy moved
+        ([0, 4, 4, 4, 1, 2, 7, 7, 7, 1, 2], [7, 7, 7]),  # longer, prefix changed
+        (np.array([0, 1, 2, 4, 4, 4, 1, 2]), [4, 4, 4]),
+    ]:
         s.begin(tokens[:-1])
         assert s.draft(tokens, 10) == expected
     grown = [0, 1, 2, 4, 4, 4, 1, 2, 4, 4, 9, 1, 2]  # the same turn, grown
@@ -427,7 +430,7 @@ def test_map_index_one_by_one_matches_the_vectorised_index(monkeypatch):
     import spectui.drafters.ngram_map as ngram_map
 
     rng = np.random.default_rng(7)
-    for case in range(40):
+    for _ in range(40):
         toks = rng.integers(0, 3, 120).tolist()
         spans = sorted(rng.choice(np.arange(1, 100), 4, replace=False).tolist())
         maps = []
@@ -636,7 +639,7 @@ def test_mod_drafts_followers_of_their_context(config, prompt, truth, later, n_m
 
     def observe(seq):
         for i in range(len(seq) - n_match):
-            seen.add((ngram_hash(seq[i:i + n_match]) % size, seq[i + n_match]))
+            seen.add((ngram_hash(seq[i : i + n_match]) % size, seq[i + n_match]))
 
     class Observing:
         def begin(self, prompt):
@@ -654,7 +657,7 @@ def test_mod_drafts_followers_of_their_context(config, prompt, truth, later, n_m
         assert not draft or len(draft) >= min(n_min, n_max_cfg, n_max)
         ext = seq + draft
         for k, token in enumerate(draft):
-            context = ext[len(seq) - n_match + k:len(seq) + k]
+            context = ext[len(seq) - n_match + k : len(seq) + k]
             assert (ngram_hash(context) % size, token) in seen
 
     run_session(Observing(), (prompt, truth), later, n_max, check=check)
@@ -715,12 +718,12 @@ def test_cache_drafts_followers_of_a_context_suffix(prompt, truth, later, n_max)
         for i in range(len(seq)):
             for s in range(1, 5):
                 if i >= s:
-                    seen.add((tuple(seq[i - s:i]), seq[i]))
+                    seen.add((tuple(seq[i - s : i]), seq[i]))
         assert len(draft) <= 8
         ext = seq + draft
         for k, token in enumerate(draft):
             end = len(seq) + k
-            assert any((tuple(ext[end - s:end]), token) in seen for s in range(1, 5) if end >= s)
+            assert any((tuple(ext[end - s : end]), token) in seen for s in range(1, 5) if end >= s)
 
     run_session(cache, (prompt, truth), later, n_max, check=check)
 

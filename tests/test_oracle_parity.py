@@ -17,17 +17,18 @@ import pytest
 
 from spectui.config import embedded
 from spectui.engine.events import Round
+from spectui.engine.interface import GenerationLimits
+from spectui.engine.session import Session
 from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams
-from spectui.engine.interface import GenerationLimits
-from spectui.engine.session import Session
 from spectui.llama.spec_config import SpecConfig, parse_types
 from tests.conftest import model_file
 
 pytestmark = pytest.mark.model  # every case loads its models (SmolLM2, Gemma 3 or a synthetic checkpoint)
 
 FIXTURES = sorted((Path(__file__).parent / "data" / "oracle").glob("*.json"))
+
 
 def _spec(case: dict) -> SpecConfig:
     values = {"types": parse_types(case["spec_type"]), "draft_n_max": case["n_max"]}
@@ -50,11 +51,18 @@ def test_drafts_match_llama_cpp_round_by_round(fixture, synthetic):
         assert path(model["name"]).name == model["file"], f"{role} changed since recording: re-record"
     target = Model(path(case["target"]))
     draft = Model(path(case["draft"])) if case.get("draft") else None
-    session = Session(target, draft, ContextParams(n_ctx=case["n_ctx"], n_threads=case["threads"]),
-                      spec=_spec(case), sampling=SamplingParams(temp=0.0), owns_models=True)
+    session = Session(
+        target,
+        draft,
+        ContextParams(n_ctx=case["n_ctx"], n_threads=case["threads"]),
+        spec=_spec(case),
+        sampling=SamplingParams(temp=0.0),
+        owns_models=True,
+    )
     try:
-        events = list(session.generate(tokens=oracle["prompt_tokens"],
-                                       limits=GenerationLimits(n_predict=case["n_predict"])))
+        events = list(
+            session.generate(tokens=oracle["prompt_tokens"], limits=GenerationLimits(n_predict=case["n_predict"]))
+        )
     finally:
         session.close()
     rounds = [e for e in events if isinstance(e, Round)]
@@ -62,7 +70,7 @@ def test_drafts_match_llama_cpp_round_by_round(fixture, synthetic):
     committed = [t for r in oracle["rounds"] for t in r["ids"]]
     if oracle["has_eos"]:  # llama.cpp counts the end-of-generation token; spectui stops at it
         committed = committed[:-1]
-    assert list(events[-1].tokens) == committed[:case["n_predict"]]  # the same answer
+    assert list(events[-1].tokens) == committed[: case["n_predict"]]  # the same answer
     n_done = 0  # tokens generated before each round
     for i, (ours, theirs) in enumerate(zip(rounds, oracle["rounds"], strict=False)):
         if n_done >= case["n_predict"] - 1:

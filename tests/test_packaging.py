@@ -13,8 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_wheel_ships_every_module_presets_themes_styles_and_prompts(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     (wheel,) = tmp_path.glob("spectui-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for preset in (ROOT / "presets").glob("*.toml"):

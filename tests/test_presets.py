@@ -9,11 +9,11 @@ import pytest
 
 from spectui.cli.main import build_parser
 from spectui.config import presets
-from spectui.config.resolve import resolve
 from spectui.config.options import overrides_from
+from spectui.config.resolve import resolve
 from spectui.config.setup import Setup, kept_across_presets
-from spectui.llama.spec_config import SpecConfig
 from spectui.errors import UserError
+from spectui.llama.spec_config import SpecConfig
 from tests.test_run_command import spectui
 
 
@@ -49,13 +49,16 @@ def test_user_preset_overrides_a_shipped_one_by_name(config_dir):
     assert not p.shipped and p.values["spec_type"] == "ngram-simple"
 
 
-@pytest.mark.parametrize("text, match", [
-    ('spec_type = "ngram-mod"\nspec_draft_n_max = \n', r"bad\.toml: TOML syntax error.*line 2"),
-    ('spec_typo = "ngram-mod"\n', r"bad\.toml: unknown key 'spec_typo'; valid keys"),
-    ('spec_draft_n_max = "five"\n', r"bad\.toml: key 'spec_draft_n_max' must be int"),
-    ('flash_attn = "maybe"\n', r"bad\.toml: key 'flash_attn' must be one of on, off, auto"),
-    ('model = "/nowhere/model.gguf"\n', r"bad\.toml: key 'model': model file not found: /nowhere/model.gguf"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('spec_type = "ngram-mod"\nspec_draft_n_max = \n', r"bad\.toml: TOML syntax error.*line 2"),
+        ('spec_typo = "ngram-mod"\n', r"bad\.toml: unknown key 'spec_typo'; valid keys"),
+        ('spec_draft_n_max = "five"\n', r"bad\.toml: key 'spec_draft_n_max' must be int"),
+        ('flash_attn = "maybe"\n', r"bad\.toml: key 'flash_attn' must be one of on, off, auto"),
+        ('model = "/nowhere/model.gguf"\n', r"bad\.toml: key 'model': model file not found: /nowhere/model.gguf"),
+    ],
+)
 def test_bad_presets_name_file_and_key(config_dir, text, match):
     write_user(config_dir, "bad", text)
     with pytest.raises(UserError, match=match):
@@ -63,7 +66,7 @@ def test_bad_presets_name_file_and_key(config_dir, text, match):
 
 
 def test_a_bad_preset_stops_the_cli_before_anything_starts(config_dir):
-    write_user(config_dir, "bad", 'spec_typo = 1\n')
+    write_user(config_dir, "bad", "spec_typo = 1\n")
     r = spectui("run", "--preset", "bad", "hello")
     assert r.returncode == 2 and "unknown key 'spec_typo'" in r.stderr and "Traceback" not in r.stderr
 
@@ -122,19 +125,37 @@ def test_presets_show_is_a_preset_file_at_any_width(tmp_path):
 
 
 def test_spec_default_means_ngram_mod_even_over_a_spec_type():
-    args = build_parser().parse_args(["run", "--preset", "smollm2", "--spec-type", "ngram-simple", "--spec-default", "x"])
+    args = build_parser().parse_args(
+        ["run", "--preset", "smollm2", "--spec-type", "ngram-simple", "--spec-default", "x"]
+    )
     assert resolve(args.preset, overrides_from(args)).spec.types == ("ngram-mod",)
 
 
 def test_the_flat_keys_of_a_preset_give_the_spec_back():
-    spec = SpecConfig(types=("ngram-simple", "draft-simple"), draft_n_max=7, draft_n_min=2, draft_p_min=0.5,
-                      draft_sampling="probabilistic", verify="rejection", ngram_mod_n_max=60)
+    spec = SpecConfig(
+        types=("ngram-simple", "draft-simple"),
+        draft_n_max=7,
+        draft_n_min=2,
+        draft_p_min=0.5,
+        draft_sampling="probabilistic",
+        verify="rejection",
+        ngram_mod_n_max=60,
+    )
     values = Setup(model="m", spec=spec).values()
     assert values["spec_type"] == "ngram-simple,draft-simple" and values["spec_ngram_mod_n_max"] == 60
     assert Setup().with_values(values).spec == spec and Setup().with_values(values).values() == values
 
 
 def test_a_preset_switch_keeps_sampling_and_context_but_not_models_or_speculation():
-    kept = kept_across_presets({"temp": 0.0, "ctx_size": 2048, "system": "hi", "model": "x.gguf",
-                                "model_draft": "y.gguf", "spec_type": "ngram-mod", "spec_draft_n_max": 9})
+    kept = kept_across_presets(
+        {
+            "temp": 0.0,
+            "ctx_size": 2048,
+            "system": "hi",
+            "model": "x.gguf",
+            "model_draft": "y.gguf",
+            "spec_type": "ngram-mod",
+            "spec_draft_n_max": 9,
+        }
+    )
     assert kept == {"temp": 0.0, "ctx_size": 2048, "system": "hi"}

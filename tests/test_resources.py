@@ -59,8 +59,9 @@ class FakeNvml:
             "nvmlDeviceGetHandleByIndex": lambda i: gpus[i],
             "nvmlDeviceGetName": lambda h: h[0],
             "nvmlDeviceGetMemoryInfo": lambda h: SimpleNamespace(used=int(h[1]), total=int(h[2])),
-            "nvmlDeviceGetComputeRunningProcesses":
-                lambda h: [SimpleNamespace(pid=p, usedGpuMemory=m) for p, m in h[3]],
+            "nvmlDeviceGetComputeRunningProcesses": lambda h: [
+                SimpleNamespace(pid=p, usedGpuMemory=m) for p, m in h[3]
+            ],
             "nvmlSystemGetDriverVersion": lambda: "550.54.15",
         }
         for name, fn in fns.items():
@@ -72,10 +73,7 @@ def test_gpu_numbers_and_line_come_from_nvml(monkeypatch):
     gpus = gpu_memory()
     assert gpus[0] == GpuMemory(0, "NVIDIA H100", int(5.1 * GIB), 80 * GIB, int(4.2 * GIB))
     assert gpus[1].process_used is None
-    assert describe_gpu() == (
-        "GPU 0 NVIDIA H100: 5.1/80.0 GiB (this process 4.2 GiB)\n"
-        "GPU 1 NVIDIA L4: 0.5/24.0 GiB"
-    )
+    assert describe_gpu() == ("GPU 0 NVIDIA H100: 5.1/80.0 GiB (this process 4.2 GiB)\nGPU 1 NVIDIA L4: 0.5/24.0 GiB")
     assert gpu_info() == [
         {"index": 0, "name": "NVIDIA H100", "driver_version": "550.54.15", "memory_total": 80 * GIB},
         {"index": 1, "name": "NVIDIA L4", "driver_version": "550.54.15", "memory_total": 24 * GIB},

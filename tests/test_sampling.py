@@ -181,8 +181,9 @@ def test_matches_literal_chain_on_a_large_vocab(sp):
         assert np.count_nonzero(got) <= sp.top_k
 
 
-@pytest.mark.parametrize("sp", [SamplingParams(top_p=1.0, min_p=0.0), SamplingParams(),
-                                SamplingParams(top_k=500, top_p=1.0, min_p=0.0)])
+@pytest.mark.parametrize(
+    "sp", [SamplingParams(top_p=1.0, min_p=0.0), SamplingParams(), SamplingParams(top_k=500, top_p=1.0, min_p=0.0)]
+)
 def test_top_k_ties_keep_the_lower_ids(sp):
     """Integer logits tie across the k-th place: the chain keeps the lower ids, as the
     literal chain's stable sort does."""
@@ -486,7 +487,12 @@ def run_once(seed: int | None) -> list:
     target = [probs(logits_rng.normal(scale=2, size=151_936), sp) for _ in range(5)]
     drafts_q = [probs(logits_rng.normal(scale=2, size=151_936), sp) for _ in range(4)]
     draft = [sample(q, rng) for q in drafts_q]
-    return [verify_rejection(target, drafts_q, draft, rng), verify_match(target, draft, rng), sample(target[0], rng), draft]
+    return [
+        verify_rejection(target, drafts_q, draft, rng),
+        verify_match(target, draft, rng),
+        sample(target[0], rng),
+        draft,
+    ]
 
 
 def test_same_seed_same_tokens():
@@ -503,8 +509,14 @@ def test_seed_none_draws_fresh_randomness():
 # the sparse rows the engine verifies with
 
 
-@pytest.mark.parametrize("params", [SamplingParams(temp=0.8), SamplingParams(temp=1.3, top_k=0, top_p=0.9, min_p=0.0),
-                                    SamplingParams(temp=0.6, top_k=200, top_p=1.0, min_p=0.01)])
+@pytest.mark.parametrize(
+    "params",
+    [
+        SamplingParams(temp=0.8),
+        SamplingParams(temp=1.3, top_k=0, top_p=0.9, min_p=0.0),
+        SamplingParams(temp=0.6, top_k=200, top_p=1.0, min_p=0.01),
+    ],
+)
 def test_sparse_rows_verify_exactly_as_the_dense_reference(params):
     """dist() keeps only the surviving tokens; sampling and both verifiers must draw the very
     same tokens from it as from the dense vector, for the same random draws."""
@@ -518,8 +530,11 @@ def test_sparse_rows_verify_exactly_as_the_dense_reference(params):
     for seed in range(200):
         draft = [int(np.argmax(dense[i])) if seed % 3 else seed % 7 for i in range(3)]
         assert verify_match(sparse, draft, np.random.default_rng(seed)) == verify_match(
-            dense, draft, np.random.default_rng(seed))
+            dense, draft, np.random.default_rng(seed)
+        )
         assert verify_rejection(sparse, None, draft, np.random.default_rng(seed)) == verify_rejection(
-            dense, None, draft, np.random.default_rng(seed))
+            dense, None, draft, np.random.default_rng(seed)
+        )
         assert verify_rejection(sparse, sparse[1:], draft, np.random.default_rng(seed)) == verify_rejection(
-            dense, dense[1:], draft, np.random.default_rng(seed))
+            dense, dense[1:], draft, np.random.default_rng(seed)
+        )

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
-from spectui.llama.sampling import SamplingParams
+from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.server import ServerSession, connect, rejected_marker
-from spectui.engine.interface import chat_messages, GenerationLimits
 from spectui.errors import UserError
+from spectui.llama.sampling import SamplingParams
 from spectui.trace import format as trace_format
 from tests.test_run_command import PROMPT, spectui
 
@@ -49,10 +49,28 @@ class Server:
     def __init__(self, binary: str, model: Path, *args: str, env: dict | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([binary, "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port),
-                                      "-c", "2048", "-np", "1", "-t", "2", "--metrics", *args],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={**os.environ, **(env or {})})
+        self.proc = subprocess.Popen(
+            [
+                binary,
+                "-m",
+                str(model),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "-c",
+                "2048",
+                "-np",
+                "1",
+                "-t",
+                "2",
+                "--metrics",
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
         deadline = time.monotonic() + 120
         while True:
             assert self.proc.poll() is None, "llama-server exited at start"
@@ -77,8 +95,9 @@ class Server:
 
 @pytest.fixture(scope="module")
 def drafting(server_bin, smol_path):
-    server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple",
-                    "--spec-draft-n-max", "3")
+    server = Server(
+        server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple", "--spec-draft-n-max", "3"
+    )
     yield server
     server.stop()
 
@@ -99,8 +118,11 @@ def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
     after = drafting.metrics()
     rounds = [e for e in events if isinstance(e, Round)]
     end = events[-1]
-    assert isinstance(events[0], TurnStart) and isinstance(end, TurnEnd) and end.stop_reason in (
-        StopReason.EOS, StopReason.N_PREDICT)
+    assert (
+        isinstance(events[0], TurnStart)
+        and isinstance(end, TurnEnd)
+        and end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
+    )
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
     assert sum(r.n_accepted for r in rounds) == delta["spec_decode_num_accepted_tokens_total"] > 0
     assert sum(r.n_drafted for r in rounds) == delta["spec_decode_num_draft_tokens_total"]
@@ -113,7 +135,9 @@ def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
     for r in rounds:
         n_rejected = r.n_drafted - r.n_accepted
         assert r.rejected_text == (rejected_marker(n_rejected) if n_rejected else "")
-        assert [t.source.value for t in r.tokens] == ["draft"] * r.n_accepted + ["target"] * (len(r.tokens) - r.n_accepted)
+        assert [t.source.value for t in r.tokens] == ["draft"] * r.n_accepted + ["target"] * (
+            len(r.tokens) - r.n_accepted
+        )
     assert [r.t for r in rounds] == sorted(r.t for r in rounds)  # the server's clock
 
 
@@ -145,12 +169,25 @@ def test_cancel_ends_the_answer_and_keeps_what_came(drafting):
 
 @pytest.mark.model
 def test_run_against_the_server_prints_json_and_writes_a_trace_without_the_key(server_bin, smol_path, tmp_path):
-    server = Server(server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple",
-                    "--api-key", "s3cret-key")
+    server = Server(
+        server_bin, smol_path, "-md", str(smol_path), "--spec-type", "draft-simple", "--api-key", "s3cret-key"
+    )
     try:
         trace = tmp_path / "t.jsonl"
-        r = spectui("run", "--server", server.url, "--temp", "0", "-n", "24", "--json", "--trace", str(trace),
-                    PROMPT, env={"LLAMA_API_KEY": "s3cret-key"})
+        r = spectui(
+            "run",
+            "--server",
+            server.url,
+            "--temp",
+            "0",
+            "-n",
+            "24",
+            "--json",
+            "--trace",
+            str(trace),
+            PROMPT,
+            env={"LLAMA_API_KEY": "s3cret-key"},
+        )
         assert r.returncode == 0, r.stderr
         data = json.loads(r.stdout)
         assert data["text"] and data["stats"]["n_accepted"] > 0 and data["config"]["spec_type"] == "draft-simple"
@@ -188,8 +225,24 @@ def test_two_servers_are_two_configurations_to_switch_between(drafting, plain):
 @pytest.mark.model
 def test_bench_against_two_servers_measures_the_speedup(drafting, plain, tmp_path):
     out = tmp_path / "r.json"
-    r = spectui("bench", "--server", f"{drafting.url},{plain.url}", "--lang", "en", "--category", "code",
-                "--limit", "1", "--repeat", "1", "-n", "16", "--json", str(out), timeout=300)
+    r = spectui(
+        "bench",
+        "--server",
+        f"{drafting.url},{plain.url}",
+        "--lang",
+        "en",
+        "--category",
+        "code",
+        "--limit",
+        "1",
+        "--repeat",
+        "1",
+        "-n",
+        "16",
+        "--json",
+        str(out),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     assert [c["label"] for c in doc["configs"]] == ["none", "draft-simple"]
@@ -258,9 +311,9 @@ def test_a_dropped_connection_keeps_the_text_and_marks_the_answer_cut(server_bin
 
 @pytest.mark.model
 def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
-    from tests.tui_helpers import answered, chat_args, resolved, run_ab, send, sync, until
     from spectui.tui.app import SpecApp
     from spectui.tui.screens.ab import ABScreen
+    from tests.tui_helpers import answered, chat_args, resolved, run_ab, send, sync, until
 
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))

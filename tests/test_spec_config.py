@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from spectui.llama.spec_config import SpecConfig, parse_types
 from spectui.errors import UserError
+from spectui.llama.spec_config import SpecConfig, parse_types
 from tests.test_run_command import spectui
 
 
@@ -22,7 +22,11 @@ def test_none_anywhere_resets_to_none():
 
 def test_hidden_state_types_parse_in_llama_cpp_priority():
     assert parse_types("draft-dspark,draft-eagle3,ngram-mod,draft-mtp") == (
-        "ngram-mod", "draft-eagle3", "draft-mtp", "draft-dspark")
+        "ngram-mod",
+        "draft-eagle3",
+        "draft-mtp",
+        "draft-dspark",
+    )
 
 
 def test_unknown_type_lists_the_valid_ones():
@@ -30,20 +34,25 @@ def test_unknown_type_lists_the_valid_ones():
         parse_types("ngram-fast")
 
 
-@pytest.mark.parametrize("kw", [{"draft_n_max": 65}, {"draft_n_max": -1}, {"verify": "exact"},
-                                {"draft_p_min": 1.5}, {"draft_sampling": "top"}])
+@pytest.mark.parametrize(
+    "kw",
+    [{"draft_n_max": 65}, {"draft_n_max": -1}, {"verify": "exact"}, {"draft_p_min": 1.5}, {"draft_sampling": "top"}],
+)
 def test_bad_values_are_user_errors(kw):
     with pytest.raises(UserError):
         SpecConfig(**kw)
 
 
 def test_cli_refusals_are_one_line_with_exit_code_2():
-    refused = (("--spec-type", "draft-dspark"),
-               ("-m", "smollm2-135m-instruct-q4_1", "--spec-type", "draft-mtp"),
-               ("--preset", "smollm2", "--spec-draft-n-max", "99"),
-               ("--preset", "smollm2", "--spec-ngram-simple-size-m", "0"),
-               ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80"),
-               ("--preset", "smollm2", "-t", "0"), ("--preset", "smollm2", "-t", "-2"))
+    refused = (
+        ("--spec-type", "draft-dspark"),
+        ("-m", "smollm2-135m-instruct-q4_1", "--spec-type", "draft-mtp"),
+        ("--preset", "smollm2", "--spec-draft-n-max", "99"),
+        ("--preset", "smollm2", "--spec-ngram-simple-size-m", "0"),
+        ("--preset", "smollm2", "--spec-ngram-mod-n-min", "80"),
+        ("--preset", "smollm2", "-t", "0"),
+        ("--preset", "smollm2", "-t", "-2"),
+    )
     with ThreadPoolExecutor(2) as pool:  # independent processes: two at a time
         runs = list(pool.map(lambda args: spectui("run", *args, "hello"), refused))
     for args, r in zip(refused, runs):
@@ -57,5 +66,5 @@ def test_the_spec_type_help_names_every_type():
     r = spectui("run", "--help", env={"COLUMNS": "2000"})
     lines = r.stdout.splitlines()
     [at] = [i for i, ln in enumerate(lines) if ln.strip().startswith("--spec-type SPEC_TYPE")]
-    text = " " + " ".join(lines[at:at + 2])  # the help may start on the flag's line or the next
+    text = " " + " ".join(lines[at : at + 2])  # the help may start on the flag's line or the next
     assert all(f" {t}," in text or f" {t} (" in text for t in ALL_TYPES), text

@@ -26,16 +26,39 @@ from spectui.engine.stats import (
 )
 
 
-def rnd(n_drafted=0, n_accepted=0, *, t=0.0, n_tokens=None, spec_type="ngram-mod", n_max=8,
-        verify="match", t_draft=0.0, t_verify=0.0, t_other=0.0, index=0, configured=None):
+def rnd(
+    n_drafted=0,
+    n_accepted=0,
+    *,
+    t=0.0,
+    n_tokens=None,
+    spec_type="ngram-mod",
+    n_max=8,
+    verify="match",
+    t_draft=0.0,
+    t_verify=0.0,
+    t_other=0.0,
+    index=0,
+    configured=None,
+):
     """A consistent Round: drafted 100.., the first n_accepted accepted, plus one target token."""
     drafted = tuple(range(100, 100 + n_drafted))
     n_tokens = n_accepted + 1 if n_tokens is None else n_tokens
     return Round(
-        index=index, t=t, spec_type=spec_type, drafted=drafted, n_accepted=n_accepted,
-        rejected=drafted[n_accepted:], rejected_text="", n_max=n_max, verify=verify,
+        index=index,
+        t=t,
+        spec_type=spec_type,
+        drafted=drafted,
+        n_accepted=n_accepted,
+        rejected=drafted[n_accepted:],
+        rejected_text="",
+        n_max=n_max,
+        verify=verify,
         tokens=tuple(Token(i, "x", Source.TARGET) for i in range(n_tokens)),
-        t_draft=t_draft, t_verify=t_verify, t_other=t_other, n_past=0,
+        t_draft=t_draft,
+        t_verify=t_verify,
+        t_other=t_other,
+        n_past=0,
         configured=configured if configured is not None else (spec_type or "none"),
     )
 
@@ -97,8 +120,11 @@ def test_config_changes_marks_type_n_max_and_verify_changes():
 
 
 def turn(rounds, end=True):
-    events = [TurnStart(t=10.0, n_prompt=5, n_prompt_decoded=5, n_ctx=512, config={}),
-              PromptDone(t=10.5, t_prompt=0.5), *rounds]
+    events = [
+        TurnStart(t=10.0, n_prompt=5, n_prompt_decoded=5, n_ctx=512, config={}),
+        PromptDone(t=10.5, t_prompt=0.5),
+        *rounds,
+    ]
     if end:
         events.append(TurnEnd(t=11.5, stop_reason=StopReason.EOS, text="", n_generated=7))
     return events
@@ -132,21 +158,54 @@ def test_itl_shares_a_rounds_wait_among_its_tokens():
 
 
 def test_summary_as_dict_is_json_friendly():
-    rounds = [rnd(3, 2, t=10.6, spec_type="ngram-mod"), rnd(2, 0, t=10.8, spec_type="draft-simple"),
-              rnd(0, 0, t=10.9, spec_type=None)]
+    rounds = [
+        rnd(3, 2, t=10.6, spec_type="ngram-mod"),
+        rnd(2, 0, t=10.8, spec_type="draft-simple"),
+        rnd(0, 0, t=10.9, spec_type=None),
+    ]
     d = summarize(turn(rounds)).as_dict()
     assert d == json.loads(json.dumps(d))
-    assert {k: d[k] for k in ("n_generated", "n_drafted", "n_accepted", "acceptance_rate",
-                              "rounds", "stop_reason", "spec_types", "per_position")} == {
-        "n_generated": 5, "n_drafted": 5, "n_accepted": 2, "acceptance_rate": 0.4, "rounds": 3,
-        "stop_reason": "eos", "spec_types": ["ngram-mod", "draft-simple"],
+    assert {
+        k: d[k]
+        for k in (
+            "n_generated",
+            "n_drafted",
+            "n_accepted",
+            "acceptance_rate",
+            "rounds",
+            "stop_reason",
+            "spec_types",
+            "per_position",
+        )
+    } == {
+        "n_generated": 5,
+        "n_drafted": 5,
+        "n_accepted": 2,
+        "acceptance_rate": 0.4,
+        "rounds": 3,
+        "stop_reason": "eos",
+        "spec_types": ["ngram-mod", "draft-simple"],
         "per_position": [0.5, 0.5, 0.0],
     }
     assert d["mean_acceptance_length"] == pytest.approx(1 + 2 / 3)
-    assert d["per_type"]["draft-simple"] == {"gen_drafts": 1, "acc_drafts": 0, "gen_tokens": 2,
-                                             "acc_tokens": 0, "t_draft_s": 0.0, "t_verify_s": 0.0}
-    assert {"tok_per_s", "tok_per_s_e2e", "ttft_s", "itl_p50_s", "itl_p95_s",
-            "t_draft_s", "t_verify_s", "t_other_s"} <= d.keys()
+    assert d["per_type"]["draft-simple"] == {
+        "gen_drafts": 1,
+        "acc_drafts": 0,
+        "gen_tokens": 2,
+        "acc_tokens": 0,
+        "t_draft_s": 0.0,
+        "t_verify_s": 0.0,
+    }
+    assert {
+        "tok_per_s",
+        "tok_per_s_e2e",
+        "ttft_s",
+        "itl_p50_s",
+        "itl_p95_s",
+        "t_draft_s",
+        "t_verify_s",
+        "t_other_s",
+    } <= d.keys()
 
 
 def test_empty_input_gives_none_not_errors():
@@ -159,8 +218,17 @@ def test_empty_input_gives_none_not_errors():
     d = summarize([]).as_dict()
     assert json.loads(json.dumps(d)) == d
     assert d["n_generated"] == d["rounds"] == 0 and d["stop_reason"] is None
-    for key in ("acceptance_rate", "mean_acceptance_length", "tok_per_s", "tok_per_s_e2e",
-                "ttft_s", "itl_p50_s", "itl_p95_s", "round_p50_s", "round_p95_s"):
+    for key in (
+        "acceptance_rate",
+        "mean_acceptance_length",
+        "tok_per_s",
+        "tok_per_s_e2e",
+        "ttft_s",
+        "itl_p50_s",
+        "itl_p95_s",
+        "round_p50_s",
+        "round_p95_s",
+    ):
         assert d[key] is None, key
 
 
@@ -187,8 +255,11 @@ def build(specs):
     t, out = 10.5, []
     for i, (n_drafted, frac, n_tokens, gap) in enumerate(specs):
         t += gap
-        out.append(rnd(n_drafted, int(frac * n_drafted), t=t, n_tokens=n_tokens,
-                       spec_type=("ngram-mod", "draft-simple")[i % 2]))
+        out.append(
+            rnd(
+                n_drafted, int(frac * n_drafted), t=t, n_tokens=n_tokens, spec_type=("ngram-mod", "draft-simple")[i % 2]
+            )
+        )
     return out
 
 

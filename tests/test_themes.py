@@ -92,10 +92,14 @@ spec-draft = "#00ff00"
         ('name = "x"\nprimary = "#112233\n', "TOML syntax error"),
         ('name = "x"\nprimary = "#112233"\nprimery = "#112233"\n', "unknown key 'primery'"),
         ('name = "x"\nprimary = "#11223"\n', "key 'primary': '#11223' is not a colour"),
-        ('name = "x"\nprimary = "#112233"\n[variables]\nspec-rejected = "redd"\n',
-         "variable 'spec-rejected': 'redd' is not a colour"),
-        ('name = "x"\nprimary = "#112233"\n[variables]\nspec-accepted = "red"\n',
-         "unknown overlay variable 'spec-accepted'"),
+        (
+            'name = "x"\nprimary = "#112233"\n[variables]\nspec-rejected = "redd"\n',
+            "variable 'spec-rejected': 'redd' is not a colour",
+        ),
+        (
+            'name = "x"\nprimary = "#112233"\n[variables]\nspec-accepted = "red"\n',
+            "unknown overlay variable 'spec-accepted'",
+        ),
         ('name = "x"\nprimary = "#112233"\ndark = "yes"\n', "key 'dark' must be true or false"),
         ('name = "x"\nsecondary = "#112233"\n', "missing key 'primary'"),
     ],
@@ -117,8 +121,9 @@ def test_syntax_error_message_names_the_line(config):
 
 
 def test_user_theme_overrides_shipped_one_by_name(config):
-    user_theme(config, "my-dark.toml", 'name = "spectui-dark"\nprimary = "#123456"\n'
-               '[variables]\nspec-draft = "#0000ff"\n')
+    user_theme(
+        config, "my-dark.toml", 'name = "spectui-dark"\nprimary = "#123456"\n[variables]\nspec-draft = "#0000ff"\n'
+    )
     themes, problems = load_themes()
     assert problems == []
     dark = [t for t in themes if t.name == "spectui-dark"]

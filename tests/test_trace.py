@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from spectui.cli.export import export
 from spectui.cli.main import main
 from spectui.cli.replay import with_text
-from spectui.llama import model as model_module
 from spectui.engine.events import Round
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
+from spectui.llama import model as model_module
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace
 from spectui.trace.timeline import INTER_TURN_S, Playhead, steps
@@ -35,8 +35,25 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def recorded(tmp_path_factory):
     """A real run with rejections (n-gram drafts at a high temperature): its trace and --json."""
     path = tmp_path_factory.mktemp("trace") / "run.jsonl"
-    r = spectui("run", "--preset", "smollm2", "--temp", "1.2", "--seed", "3", "-n", "48", "--spec-type",
-                "ngram-cache", "--spec-verify", "rejection", "--json", "--trace", str(path), PROMPT)
+    r = spectui(
+        "run",
+        "--preset",
+        "smollm2",
+        "--temp",
+        "1.2",
+        "--seed",
+        "3",
+        "-n",
+        "48",
+        "--spec-type",
+        "ngram-cache",
+        "--spec-verify",
+        "rejection",
+        "--json",
+        "--trace",
+        str(path),
+        PROMPT,
+    )
     assert r.returncode == 0, r.stderr
     return path, json.loads(r.stdout)
 
@@ -262,11 +279,18 @@ CASES = {
     "newer schema": (version_99, r"trace version 99, written by a newer spectui"),
     "not a trace": (lambda ls: b'{"kind": "Round"}\n', r"line 1: not a spectui trace"),
     "empty": (lambda ls: b"", r"is empty"),
-    "unknown kind": (lambda ls: ("".join(ls[:3]) + '{"kind": "Bogus"}\n' + "".join(ls[3:])).encode(),
-                     r"line 4: unknown record kind 'Bogus'"),
-    "round without fields": (lambda ls: ("".join(ls[:4]) + '{"kind": "Round", "index": 0}\n' + "".join(ls[4:])).encode(),
-                             r"line 5: a malformed Round record"),
-    "event outside a turn": (lambda ls: (ls[0] + "".join(ls[2:])).encode(), r"line 2: a TurnStart record outside a turn"),
+    "unknown kind": (
+        lambda ls: ("".join(ls[:3]) + '{"kind": "Bogus"}\n' + "".join(ls[3:])).encode(),
+        r"line 4: unknown record kind 'Bogus'",
+    ),
+    "round without fields": (
+        lambda ls: ("".join(ls[:4]) + '{"kind": "Round", "index": 0}\n' + "".join(ls[4:])).encode(),
+        r"line 5: a malformed Round record",
+    ),
+    "event outside a turn": (
+        lambda ls: (ls[0] + "".join(ls[2:])).encode(),
+        r"line 2: a TurnStart record outside a turn",
+    ),
     "bad configuration": (bad_config, r"line 3: a TurnStart record with a bad configuration"),
 }
 
@@ -297,8 +321,15 @@ def test_any_damage_is_refused_cleanly_or_replays(recorded, tmp_path, data):
     n = data.draw(st.integers(0, len(lines) - 1))
     d = json.loads(lines[n])
     key = data.draw(st.sampled_from(sorted(d)))
-    d[key] = data.draw(st.one_of(st.none(), st.integers(-5, 10**6), st.text(max_size=5), st.lists(st.integers(-2, 5)),
-                                 st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)))
+    d[key] = data.draw(
+        st.one_of(
+            st.none(),
+            st.integers(-5, 10**6),
+            st.text(max_size=5),
+            st.lists(st.integers(-2, 5)),
+            st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+        )
+    )
     lines[n] = json.dumps(d)
     path = tmp_path / "fuzz.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -18,6 +18,9 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
+from spectui.chat.panel import PanelState
+from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
+from spectui.chat.turn import LiveTurn
 from spectui.cli.run import generate_in_thread
 from spectui.config import history, settings
 from spectui.config.options import overrides_from
@@ -25,25 +28,34 @@ from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.handover import Handover
-from spectui.llama.model import Model
 from spectui.engine.overlay import REJECTED
 from spectui.engine.session import Session
-from spectui.llama.spec_config import SpecConfig
 from spectui.engine.stats import config_changes
+from spectui.llama.model import Model
+from spectui.llama.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
-from spectui.tui.screens.help import HelpScreen
-from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
-from spectui.chat.turn import LiveTurn
-from spectui.tui.widgets.chat_input import ChatInput
-from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, CHUNK_CHARS
-from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
-from spectui.chat.panel import PanelState
 from spectui.tui.messages import MemoryMeasured, SessionLoading
+from spectui.tui.screens.help import HelpScreen
+from spectui.tui.widgets.chat_input import ChatInput
+from spectui.tui.widgets.message import CHUNK_CHARS, AnswerChunk, AssistantMessage
+from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
 from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip, render, rolling_tok_per_s, sparkline
 from tests.fake_session import FakeSession
-from tests.tui_helpers import (LONG, REJECTED_TEXT, SHORT, answered, chat_args, fixed_chat, palette_offers, resolved,
-                               run_ab, send, sync, until)
+from tests.tui_helpers import (
+    LONG,
+    REJECTED_TEXT,
+    SHORT,
+    answered,
+    chat_args,
+    fixed_chat,
+    palette_offers,
+    resolved,
+    run_ab,
+    send,
+    sync,
+    until,
+)
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -92,7 +104,7 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
         changes = config_changes(rounds)
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
-        assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1]:])
+        assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1] :])
         assert "→ ngram-cache" in app.controller.chat.messages[-1].config
 
 
@@ -234,6 +246,7 @@ async def test_every_answer_is_generated_on_one_thread(fake, setup, monkeypatch)
 def test_a_failing_caller_stops_the_answer_on_the_llama_thread(slow_fake):
     """When `spectui run`'s printing fails (a closed pipe), the answer stops after its round
     instead of going on to its end on the llama thread, which the exit then waits for."""
+
     def broken(event):
         raise BrokenPipeError
 
@@ -353,8 +366,14 @@ async def test_spec_types_cycle_through_the_available_ones(fake, setup):
 @pytest.mark.model
 async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic, setup):
     """The keys offer what the loaded models allow: with an EAGLE-3 head, draft-eagle3, not draft-simple."""
-    session = Session(Model(synthetic("target")), Model(synthetic("eagle3")), setup.ctx_params(),
-                      spec=SpecConfig(types=("ngram-simple",)), sampling=setup.sampling(), owns_models=True)
+    session = Session(
+        Model(synthetic("target")),
+        Model(synthetic("eagle3")),
+        setup.ctx_params(),
+        spec=SpecConfig(types=("ngram-simple",)),
+        sampling=setup.sampling(),
+        owns_models=True,
+    )
     app = SpecApp(setup, session=session)
     async with app.run_test(size=(120, 40)) as pilot:
         seen = await cycle_types(pilot, session)
@@ -468,7 +487,9 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
         assert app.controller.session is fresh
         assert any("no-such-preset" in n.message for n in app._notifications)
         app.controller.load_preset("smollm2")
-        await until(pilot, lambda: app.controller.session is not None and app.controller.session is not fresh, timeout=120)
+        await until(
+            pilot, lambda: app.controller.session is not None and app.controller.session is not fresh, timeout=120
+        )
         assert app.controller.setup.n_predict == 7 and app.controller.setup.temp == 0  # kept from the command line
         assert app.controller.session.spec.label == "draft-simple"  # the preset's, not the flag's
         assert app.chat_screen.title.startswith("draft-simple")
@@ -490,10 +511,23 @@ def test_chat_command_resumes_the_latest_chat(monkeypatch):
 
 def rnd(i, drafted, accepted, t, configured="draft-simple", n_max=3, pieces=("a",)):
     tokens = tuple(Token(100 + j, p, Source.DRAFT if j < accepted else Source.TARGET) for j, p in enumerate(pieces))
-    return Round(index=i, t=t, spec_type="draft-simple", drafted=tuple(range(drafted)), n_accepted=accepted,
-                 rejected=tuple(range(drafted - accepted)), rejected_text="x" * (drafted - accepted),
-                 tokens=tokens, t_draft=0.01, t_verify=0.02, t_other=0.0, n_max=n_max, verify="greedy",
-                 n_past=10 + i, configured=configured)
+    return Round(
+        index=i,
+        t=t,
+        spec_type="draft-simple",
+        drafted=tuple(range(drafted)),
+        n_accepted=accepted,
+        rejected=tuple(range(drafted - accepted)),
+        rejected_text="x" * (drafted - accepted),
+        tokens=tokens,
+        t_draft=0.01,
+        t_verify=0.02,
+        t_other=0.0,
+        n_max=n_max,
+        verify="greedy",
+        n_past=10 + i,
+        configured=configured,
+    )
 
 
 def test_live_turn_builds_the_message():
@@ -583,16 +617,34 @@ def test_selection_copies_without_rejected_text():
 def test_panel_text_and_sparkline_marks_config_changes():
     from spectui.llama.spec_config import SpecConfig
 
-    events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}),
-              PromptDone(t=0.5, t_prompt=0.5)]
+    events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}), PromptDone(t=0.5, t_prompt=0.5)]
     events += [rnd(i, 3, i % 4, 0.5 + 0.1 * (i + 1), n_max=3 if i < 5 else 5) for i in range(10)]
     lines = sparkline([e for e in events if isinstance(e, Round)], 20)
     assert len(lines) == 2 and lines[1].plain.index("▲") == 5
     assert rolling_tok_per_s(events) == pytest.approx(10 / 1.0)
-    text = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events,
-                             baseline=5.0, n_ctx=100, n_past=20, memory="GPU: none (CPU)\nRSS 1 MiB")).plain
-    for expected in ("draft-simple", "last 10 rounds", "tok/s last 10", "mean acc. len", "#1", "×2.00 vs 5.0 tok/s",
-                     "20 / 100", "GPU: none (CPU)", "RSS 1 MiB", "rejected draft"):
+    text = render(
+        PanelState(
+            spec=SpecConfig(types=("draft-simple",)),
+            verify="greedy",
+            events=events,
+            baseline=5.0,
+            n_ctx=100,
+            n_past=20,
+            memory="GPU: none (CPU)\nRSS 1 MiB",
+        )
+    ).plain
+    for expected in (
+        "draft-simple",
+        "last 10 rounds",
+        "tok/s last 10",
+        "mean acc. len",
+        "#1",
+        "×2.00 vs 5.0 tok/s",
+        "20 / 100",
+        "GPU: none (CPU)",
+        "RSS 1 MiB",
+        "rejected draft",
+    ):
         assert expected in text
     assert max(len(line) for line in text.splitlines()) <= PanelState.width  # nothing wraps
     hint = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)).plain

@@ -11,12 +11,12 @@ from textual.widgets import Input, Select
 
 from spectui.engine.ab import compare
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.llama.spec_config import SpecConfig
 from spectui.engine.stats import first_divergence, summarize
+from spectui.llama.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.ab import ABScreen
-from spectui.tui.widgets.side_pane import SidePane
 from spectui.tui.widgets.message import AnswerChunk
+from spectui.tui.widgets.side_pane import SidePane
 from tests.fake_session import FakeSession
 from tests.tui_helpers import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
 
@@ -68,7 +68,9 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         assert v.speedup == pytest.approx(sb.timing.tok_per_s / sa.timing.tok_per_s)
         text = screen.query_one("#ab-verdict").visual.plain
         assert f"speedup of B over A ×{v.speedup:.2f}" in text
-        assert "A - (nothing drafted)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
+        assert (
+            "A - (nothing drafted)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
+        )
         diverged = first_divergence(ends[0].tokens, ends[1].tokens)
         if diverged is None:  # greedy verification: the expected case
             assert v.identical and "output identical" in text
@@ -131,22 +133,40 @@ async def test_ab_without_a_draft_model_falls_back_for_b(setup):
 # --- the verdict on synthetic events ------------------------------------------------------
 
 
-def run_events(spec_type: str, ids: list[int], per_round: int, drafted: int, tok_per_s: float,
-               stop=StopReason.EOS, verify="greedy") -> list:
+def run_events(
+    spec_type: str, ids: list[int], per_round: int, drafted: int, tok_per_s: float, stop=StopReason.EOS, verify="greedy"
+) -> list:
     """A turn emitting `ids` (piece "<id>") `per_round` at a time, drafting `drafted` per round
     and accepting per_round - 1 of them, at `tok_per_s`."""
-    events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={"spec_type": spec_type}),
-              PromptDone(t=1.0, t_prompt=1.0)]
+    events = [
+        TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={"spec_type": spec_type}),
+        PromptDone(t=1.0, t_prompt=1.0),
+    ]
     for i in range(0, len(ids), per_round):
-        chunk = ids[i:i + per_round]
-        tokens = tuple(Token(t, f"<{t}>", Source.NGRAM if j < len(chunk) - 1 else Source.TARGET)
-                       for j, t in enumerate(chunk))
+        chunk = ids[i : i + per_round]
+        tokens = tuple(
+            Token(t, f"<{t}>", Source.NGRAM if j < len(chunk) - 1 else Source.TARGET) for j, t in enumerate(chunk)
+        )
         accepted = len(chunk) - 1 if drafted else 0
-        events.append(Round(index=i, t=1.0 + (i + len(chunk)) / tok_per_s, spec_type=spec_type if drafted else None,
-                            drafted=tuple(range(drafted)), n_accepted=accepted,
-                            rejected=tuple(range(drafted - accepted)), rejected_text="", tokens=tokens,
-                            t_draft=0.0, t_verify=0.0, t_other=0.0, n_max=3, verify=verify, n_past=5 + i,
-                            configured=spec_type))
+        events.append(
+            Round(
+                index=i,
+                t=1.0 + (i + len(chunk)) / tok_per_s,
+                spec_type=spec_type if drafted else None,
+                drafted=tuple(range(drafted)),
+                n_accepted=accepted,
+                rejected=tuple(range(drafted - accepted)),
+                rejected_text="",
+                tokens=tokens,
+                t_draft=0.0,
+                t_verify=0.0,
+                t_other=0.0,
+                n_max=3,
+                verify=verify,
+                n_past=5 + i,
+                configured=spec_type,
+            )
+        )
     events.append(TurnEnd(t=9.0, stop_reason=stop, text="", n_generated=len(ids), tokens=tuple(ids)))
     return events
 
@@ -176,7 +196,9 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     prefix = compare(run_events("none", [1, 2, 3], 1, 0, 1.0), run_events("none", [1, 2], 1, 0, 1.0))
     assert prefix.divergence.index == 2 and prefix.divergence.b == ""
 
-    sampled = compare(run_events("none", [1, 2], 1, 0, 1.0, verify="match"),
-                      run_events("ngram-mod", [1, 3], 2, 2, 1.0, verify="match"))
+    sampled = compare(
+        run_events("none", [1, 2], 1, 0, 1.0, verify="match"),
+        run_events("ngram-mod", [1, 3], 2, 2, 1.0, verify="match"),
+    )
     assert not sampled.greedy and "expected to differ" in " ".join(sampled.notes)
     assert "near-tie" not in " ".join(sampled.notes)

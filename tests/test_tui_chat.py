@@ -104,8 +104,10 @@ async def test_edit_the_last_message_and_resend_replaces_what_followed(fake, set
         assert roles(app) == ["user", "assistant"] * 2
         assert len(app.query(UserMessage)) == 2 and len(app.query(AssistantMessage)) == 2
         assert fake.prompts[-1][-1]["content"] == "second, edited"
-        assert [m.content for m in history.load_chat(app.controller.chat.id).messages if m.role == "user"] == \
-            ["first", "second, edited"]
+        assert [m.content for m in history.load_chat(app.controller.chat.id).messages if m.role == "user"] == [
+            "first",
+            "second, edited",
+        ]
 
         # an earlier message (the palette's "Edit an earlier message…"): the rest is replaced
         app.controller.edit(messages[0])
@@ -144,9 +146,20 @@ async def test_settings_screen_applies_from_the_next_turn_and_saves_into_a_prese
         await pilot.press("ctrl+s")
         assert isinstance(app.screen, SettingsScreen)  # refused, with the reason, nothing applied
         assert "top-k must be a whole number, not 'many'" in screen.query_one("#error").visual.plain
-        await fill(pilot, screen, {"top_k": "20", "temp": "0.7", "seed": "7", "n_predict": "12",
-                                   "spec_draft_n_max": "5", "spec_draft_p_min": "0.5", "spec_verify": "rejection",
-                                   "system": "Be brief."})
+        await fill(
+            pilot,
+            screen,
+            {
+                "top_k": "20",
+                "temp": "0.7",
+                "seed": "7",
+                "n_predict": "12",
+                "spec_draft_n_max": "5",
+                "spec_draft_p_min": "0.5",
+                "spec_verify": "rejection",
+                "system": "Be brief.",
+            },
+        )
         await pilot.press("ctrl+s")
         assert not isinstance(app.screen, SettingsScreen)
         assert fake.sampling == SamplingParams(temp=0.7, top_k=20, top_p=setup.top_p, min_p=setup.min_p, seed=7)
@@ -161,8 +174,13 @@ async def test_settings_screen_applies_from_the_next_turn_and_saves_into_a_prese
         await pilot.press(*"tuned", "enter")
         await pilot.pause()
     saved = presets.load("tuned").values
-    assert (saved["temp"], saved["top_k"], saved["seed"], saved["n_predict"], saved["system"]) == \
-        (0.7, 20, 7, 12, "Be brief.")
+    assert (saved["temp"], saved["top_k"], saved["seed"], saved["n_predict"], saved["system"]) == (
+        0.7,
+        20,
+        7,
+        12,
+        "Be brief.",
+    )
     assert (saved["spec_draft_n_max"], saved["spec_draft_p_min"], saved["spec_verify"]) == (5, 0.5, "rejection")
 
 
@@ -190,7 +208,9 @@ async def test_opening_a_model_reports_its_load_progress(setup):
     from spectui.launch.session import open_session
 
     seen: list[str] = []
-    session = open_session(replace(setup, model_draft=None, spec=setup.spec.with_types("ngram-mod")), status=seen.append)
+    session = open_session(
+        replace(setup, model_draft=None, spec=setup.spec.with_types("ngram-mod")), status=seen.append
+    )
     session.close()
     assert seen[0] == "loading target SmolLM2-135M-Instruct.Q4_1.gguf"
     assert seen[-2:] == ["loading target SmolLM2-135M-Instruct.Q4_1.gguf 100%", "creating contexts"]
@@ -229,7 +249,9 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
         await pilot.press(*"No draft model")
         await until(pilot, lambda: palette_offers(app, "No draft model"))
         await pilot.press("enter")
-        await until(pilot, lambda: app.controller.session is not fresh and app.controller.session is not None, timeout=120)
+        await until(
+            pilot, lambda: app.controller.session is not fresh and app.controller.session is not None, timeout=120
+        )
         status = app.controller.session.status()
         assert status.draft is None and app.controller.setup.model == gguf and app.controller.setup.model_draft is None
         assert app.controller.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
@@ -350,8 +372,15 @@ async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(
 
 
 def test_markdown_in_the_overlay_keeps_the_colours_and_the_text():
-    segments = [("## Steps\n", "draft"), ("- one **two**\n", "target"), ("ZZ", "rejected"), ("```py\n", "ngram"),
-                ("x = 1\n", "draft"), ("```\n", "target"), ("Use `x`.", "draft")]
+    segments = [
+        ("## Steps\n", "draft"),
+        ("- one **two**\n", "target"),
+        ("ZZ", "rejected"),
+        ("```py\n", "ngram"),
+        ("x = 1\n", "draft"),
+        ("```\n", "target"),
+        ("Use `x`.", "draft"),
+    ]
     overlay = overlay_content(segments)
     shown = render_markdown(segments)
     # the fence is found in the answer's text, though a rejected draft precedes it on screen

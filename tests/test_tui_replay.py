@@ -42,8 +42,13 @@ def ab_trace() -> Trace:
     """A recorded A/B run: A per token without drafting, B in draft-simple rounds."""
     per_token = [([], "", p) for accepted, _, last in ANSWER_ROUNDS for p in accepted + [last]]
     prompt = "Write a python function that adds two numbers."
-    return Trace(load_trace().header, [TraceTurn(prompt, recorded("none", per_token, 20.0), side="A"),
-                                       TraceTurn(prompt, recorded("draft-simple", ANSWER_ROUNDS, 50.0), side="B")])
+    return Trace(
+        load_trace().header,
+        [
+            TraceTurn(prompt, recorded("none", per_token, 20.0), side="A"),
+            TraceTurn(prompt, recorded("draft-simple", ANSWER_ROUNDS, 50.0), side="B"),
+        ],
+    )
 
 
 def shown_text(app: ReplayApp) -> str:
@@ -167,8 +172,8 @@ def test_ab_replay_snapshot(snap_compare):
 def app_for():
     def make(flags=("-n", "48")):
         setup = resolved(chat_args(*flags))
-        return SpecApp(setup, session=FakeSession(spec=setup.spec),
-                       environment=load_trace().header["environment"])
+        return SpecApp(setup, session=FakeSession(spec=setup.spec), environment=load_trace().header["environment"])
+
     return make
 
 
@@ -194,7 +199,7 @@ async def test_f3_saves_the_chats_trace_and_it_replays(app_for, dirs):
 async def test_record_every_chat_appends_each_answer(app_for, dirs):
     app = app_for()
     async with app.run_test(size=SIZE) as pilot:
-        await app.run_action("toggle_record_traces", app.chat_screen)
+        await app.run_action("toggle_record_traces")
         assert app.settings["record_traces"]
         for prompt in ("One.", "Two."):
             await send(pilot, app, prompt)
@@ -207,8 +212,9 @@ async def test_record_every_chat_appends_each_answer(app_for, dirs):
 @sync
 async def test_a_configuration_change_mid_answer_is_in_the_trace(dirs):
     setup = resolved(chat_args("-n", "48"))
-    app = SpecApp(setup, session=FakeSession(spec=setup.spec, round_s=0.05),
-                  environment=load_trace().header["environment"])
+    app = SpecApp(
+        setup, session=FakeSession(spec=setup.spec, round_s=0.05), environment=load_trace().header["environment"]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "Add two numbers.")
         await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)

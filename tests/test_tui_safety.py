@@ -56,8 +56,9 @@ async def test_ctrl_c_stops_the_answer_then_quits():
 async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
     chats = dirs / "data" / "chats"
     chats.mkdir(parents=True)
-    (chats / "bad.json").write_text(json.dumps({"id": "bad", "title": "t", "created": 1.0, "updated": "NaN",
-                                                "messages": []}), encoding="utf-8")
+    (chats / "bad.json").write_text(
+        json.dumps({"id": "bad", "title": "t", "created": 1.0, "updated": "NaN", "messages": []}), encoding="utf-8"
+    )
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+l")
@@ -88,8 +89,12 @@ asyncio.run(main())
 def test_kill_9_mid_answer_loses_nothing_shown(dirs):
     """The chat file is written when the answer starts; what streams after goes to the
     journal, which reading the chat replays."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPECTUI_DATA_DIR": str(dirs / "data"),
-           "SPECTUI_CONFIG_DIR": str(dirs / "config")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SPECTUI_DATA_DIR": str(dirs / "data"),
+        "SPECTUI_CONFIG_DIR": str(dirs / "config"),
+    }
     p = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
         chat_id, shown = json.loads(p.stdout.readline())

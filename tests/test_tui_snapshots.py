@@ -33,20 +33,40 @@ def session(setup):
 def saved_chat() -> history.Chat:
     chat = history.new_chat("smollm2")
     segments = [
-        ("Here is", "draft"), (" a", "target"), (" function", "draft"), (" that", "ngram"), (" adds", "target"),
-        (" numbers", "rejected"), (" two", "resampled"), (" numbers:\n\n", "draft"), ("```python\n", "ngram"),
-        ("def add(a, b):\n    return a + b\n", "draft"), ("```\n", "target"), ("It returns", "draft"),
-        (" their", "rejected"), (" the", "target"), (" sum.", "draft"),
+        ("Here is", "draft"),
+        (" a", "target"),
+        (" function", "draft"),
+        (" that", "ngram"),
+        (" adds", "target"),
+        (" numbers", "rejected"),
+        (" two", "resampled"),
+        (" numbers:\n\n", "draft"),
+        ("```python\n", "ngram"),
+        ("def add(a, b):\n    return a + b\n", "draft"),
+        ("```\n", "target"),
+        ("It returns", "draft"),
+        (" their", "rejected"),
+        (" the", "target"),
+        (" sum.", "draft"),
     ]
     chat.messages = [
         history.Message("user", "Write a python function that adds two numbers."),
-        history.Message("assistant", "".join(t for t, k in segments if k != "rejected"), segments=segments,
-                        stats={"n_generated": 31, "acceptance_rate": 0.82, "tok_per_s": 48.5, "stop_reason": "eos"},
-                        config="draft-simple n-max 3"),
+        history.Message(
+            "assistant",
+            "".join(t for t, k in segments if k != "rejected"),
+            segments=segments,
+            stats={"n_generated": 31, "acceptance_rate": 0.82, "tok_per_s": 48.5, "stop_reason": "eos"},
+            config="draft-simple n-max 3",
+        ),
         history.Message("user", "Thanks!"),
-        history.Message("assistant", "You're welc", segments=[("You're", "draft"), (" welc", "target")],
-                        stopped=True, stats={"n_generated": 3, "stop_reason": "cancelled"},
-                        config="ngram-mod n-max 16"),
+        history.Message(
+            "assistant",
+            "You're welc",
+            segments=[("You're", "draft"), (" welc", "target")],
+            stopped=True,
+            stats={"n_generated": 3, "stop_reason": "cancelled"},
+            config="ngram-mod n-max 16",
+        ),
     ]
     return chat
 
@@ -76,15 +96,21 @@ def test_help_screen(snap_compare, session, setup):
 
 # A recorded A/B run: the same answer, per token with spec type none (A) and in draft-simple
 # rounds with one rejected draft (B), replayed into the A/B screen; the times are fixed.
-ANSWER_ROUNDS = [(["def", " add", "(a"], "", ","), ([" b"], " c", "):\n"), (["   ", " return", " a"], "", " +"),
-                 ([" b"], "", "\n")]
+ANSWER_ROUNDS = [
+    (["def", " add", "(a"], "", ","),
+    ([" b"], " c", "):\n"),
+    (["   ", " return", " a"], "", " +"),
+    ([" b"], "", "\n"),
+]
 
 
 def recorded(spec_type: str, rounds: list[tuple[list[str], str, str]], tok_per_s: float) -> list:
     """A turn from (accepted pieces, rejected text, the target's piece) per round."""
     ids: dict[str, int] = {}
-    events = [TurnStart(t=0.0, n_prompt=20, n_prompt_decoded=20, n_ctx=4096,
-                        config=SpecConfig(types=(spec_type,)).as_dict()), PromptDone(t=0.25, t_prompt=0.25)]
+    events = [
+        TurnStart(t=0.0, n_prompt=20, n_prompt_decoded=20, n_ctx=4096, config=SpecConfig(types=(spec_type,)).as_dict()),
+        PromptDone(t=0.25, t_prompt=0.25),
+    ]
     t, emitted = 0.25, []
     for i, (accepted, rejected, last) in enumerate(rounds):
         tokens = [Token(ids.setdefault(p, len(ids)), p, Source.DRAFT) for p in accepted]
@@ -92,12 +118,34 @@ def recorded(spec_type: str, rounds: list[tuple[list[str], str, str]], tok_per_s
         drafted = tuple(range(len(accepted) + bool(rejected)))
         t += len(tokens) / tok_per_s
         emitted += tokens
-        events.append(Round(index=i, t=t, spec_type=spec_type if drafted else None, drafted=drafted,
-                            n_accepted=len(accepted), rejected=drafted[len(accepted):], rejected_text=rejected,
-                            tokens=tuple(tokens), t_draft=0.002 * len(drafted), t_verify=0.01, t_other=0.0, n_max=3,
-                            verify="greedy", n_past=20 + len(emitted), configured=spec_type))
-    events.append(TurnEnd(t=t, stop_reason=StopReason.EOS, text="".join(tok.piece for tok in emitted),
-                          n_generated=len(emitted), tokens=tuple(tok.id for tok in emitted)))
+        events.append(
+            Round(
+                index=i,
+                t=t,
+                spec_type=spec_type if drafted else None,
+                drafted=drafted,
+                n_accepted=len(accepted),
+                rejected=drafted[len(accepted) :],
+                rejected_text=rejected,
+                tokens=tuple(tokens),
+                t_draft=0.002 * len(drafted),
+                t_verify=0.01,
+                t_other=0.0,
+                n_max=3,
+                verify="greedy",
+                n_past=20 + len(emitted),
+                configured=spec_type,
+            )
+        )
+    events.append(
+        TurnEnd(
+            t=t,
+            stop_reason=StopReason.EOS,
+            text="".join(tok.piece for tok in emitted),
+            n_generated=len(emitted),
+            tokens=tuple(tok.id for tok in emitted),
+        )
+    )
     return events
 
 
@@ -109,8 +157,9 @@ async def replay_ab(pilot) -> None:
     prompt.value = "Write a python function that adds two numbers."
     screen.query_one("#type-a", Select).value = "none"
     per_token = [([], "", p) for accepted, _, last in ANSWER_ROUNDS for p in accepted + [last]]
-    for side, (spec_type, rounds, tok_per_s) in enumerate((("none", per_token, 20.0),
-                                                            ("draft-simple", ANSWER_ROUNDS, 50.0))):
+    for side, (spec_type, rounds, tok_per_s) in enumerate(
+        (("none", per_token, 20.0), ("draft-simple", ANSWER_ROUNDS, 50.0))
+    ):
         screen.post_message(SideStarted(side, SpecConfig(types=(spec_type,))))
         screen.post_message(TurnEvents(recorded(spec_type, rounds, tok_per_s)))
     screen.post_message(RunEnded())

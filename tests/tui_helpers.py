@@ -84,13 +84,24 @@ async def answered(pilot, app: SpecApp) -> None:
 def fixed_chat() -> history.Chat:
     """A saved chat whose overlay has every kind, including a rejected draft."""
     chat = history.new_chat("smollm2")
-    segments = [("Sure", "draft"), (":\n", "target"), (REJECTED_TEXT, REJECTED), ("```python\n", "ngram"),
-                ("print('hello')", "draft"), ("\n```\n", "resampled"), ("Done.", "target")]
+    segments = [
+        ("Sure", "draft"),
+        (":\n", "target"),
+        (REJECTED_TEXT, REJECTED),
+        ("```python\n", "ngram"),
+        ("print('hello')", "draft"),
+        ("\n```\n", "resampled"),
+        ("Done.", "target"),
+    ]
     chat.messages = [
         history.Message("user", "Write hello world in Python."),
-        history.Message("assistant", "".join(t for t, k in segments if k != REJECTED), segments=segments,
-                        stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
-                        config="draft-simple n-max 3"),
+        history.Message(
+            "assistant",
+            "".join(t for t, k in segments if k != REJECTED),
+            segments=segments,
+            stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
+            config="draft-simple n-max 3",
+        ),
     ]
     history.save_chat(chat)
     return chat

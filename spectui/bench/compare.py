@@ -49,8 +49,9 @@ def settings_diff(a: dict, b: dict) -> list[tuple[str, object, object]]:
     out = []
     for section in ("environment", "protocol"):
         fa, fb = _flat(a[section]), _flat(b[section])
-        out += [(f"{section}.{k}", fa.get(k), fb.get(k)) for k in sorted(fa.keys() | fb.keys())
-                if fa.get(k) != fb.get(k)]
+        out += [
+            (f"{section}.{k}", fa.get(k), fb.get(k)) for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)
+        ]
     return out
 
 
@@ -59,7 +60,7 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def _cell(d: dict, spec: str, scale: float = 1.0, change=None) -> str:
-    """"A->B" in the column's unit, then the change: as a percentage of A where it has one,
+    """ "A->B" in the column's unit, then the change: as a percentage of A where it has one,
     else as `change(B - A)`."""
     if d["a"] is None and d["b"] is None:
         return "-"
@@ -85,9 +86,12 @@ def tables(rows: list[dict], name_a: str, name_b: str) -> list[Table]:
             if r["only"]:
                 t.add_row(r["config"], f"only in {r['only'].upper()}", "", "", "")
                 continue
-            t.add_row(r["config"], _cell(r["tok_per_s"], ".1f"),
-                      _cell(r["speedup"], ".2f", change=lambda x: f"{x:+.2f}"),
-                      _cell(r["acceptance_rate"], ".0%", change=lambda x: f"{x * 100:+.0f} pts"),
-                      _cell(r["ttft_s"], ".0f", 1000))
+            t.add_row(
+                r["config"],
+                _cell(r["tok_per_s"], ".1f"),
+                _cell(r["speedup"], ".2f", change=lambda x: f"{x:+.2f}"),
+                _cell(r["acceptance_rate"], ".0%", change=lambda x: f"{x * 100:+.0f} pts"),
+                _cell(r["ttft_s"], ".0f", 1000),
+            )
         out.append(t)
     return out

@@ -23,13 +23,13 @@ driven on the calling thread, so the interrupt stops it within one decode. A fai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from spectui.bench.memory import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
-from spectui.engine.interface import chat_messages, GenerationLimits
+from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
 from spectui.llama.spec_config import SpecConfig
 
@@ -99,14 +99,24 @@ class Run:
     memory: MemorySample  # the larger of the samples after the prompt and at the end
 
     @classmethod
-    def from_events(cls, config: str, prompt: Prompt, repeat: int, events: list[Event],
-                    memory: MemorySample) -> "Run":
+    def from_events(cls, config: str, prompt: Prompt, repeat: int, events: list[Event], memory: MemorySample) -> Run:
         start = next(e for e in events if isinstance(e, TurnStart))
         end = next(e for e in events if isinstance(e, TurnEnd))
         done = next((e for e in events if isinstance(e, PromptDone)), None)
-        return cls(config, prompt, repeat, summarize(events), tuple(rounds_of(events)), end.tokens,
-                   start.n_prompt, done.t_prompt if done else None, end.t - start.t,
-                   end.stop_reason.value, end.error, memory)
+        return cls(
+            config,
+            prompt,
+            repeat,
+            summarize(events),
+            tuple(rounds_of(events)),
+            end.tokens,
+            start.n_prompt,
+            done.t_prompt if done else None,
+            end.t - start.t,
+            end.stop_reason.value,
+            end.error,
+            memory,
+        )
 
 
 @dataclass
@@ -144,8 +154,14 @@ def rotated(configs: list[Config], k: int) -> list[Config]:
     return configs[k:] + configs[:k]
 
 
-def measure(session, configs: list[Config], prompts: list[Prompt], proto: Protocol,
-            on_event: OnEvent = lambda c, p, e: None, on_pass: OnPass = lambda i, r: None) -> Measurement:
+def measure(
+    session,
+    configs: list[Config],
+    prompts: list[Prompt],
+    proto: Protocol,
+    on_event: OnEvent = lambda c, p, e: None,
+    on_pass: OnPass = lambda i, r: None,
+) -> Measurement:
     m = Measurement()
     done: dict[str, list[Run]] = {cfg.label: [] for cfg in configs}
     where = "start"

@@ -66,25 +66,33 @@ def _title(doc: dict, group: str) -> str:
     p = doc["protocol"]
     n = sum(1 for q in doc["prompts"] if f"{q['lang']}/{q['category']}" == group)
     eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
-    return (f"{group}: {n} prompts x {p['repeat']} runs (+{p['warmup']} warm-up), "
-            f"{p['n_predict']} tokens ({eos}), temperature {p['temp']}")
+    return (
+        f"{group}: {n} prompts x {p['repeat']} runs (+{p['warmup']} warm-up), "
+        f"{p['n_predict']} tokens ({eos}), temperature {p['temp']}"
+    )
 
 
 def environment_line(env: dict) -> str:
     if "server" in env:
         srv = env["server"]
-        return (f"llama-server {srv['url']} (build {srv['build_info']}): {env['models']['target']['file']} "
-                f"({srv['model_ftype']}), speculation {','.join(srv['spec_types'])}, n_ctx {srv['n_ctx']}\n"
-                f"client: {env['cpu']}, spectui {env['spectui']}; {env['os']}")
+        return (
+            f"llama-server {srv['url']} (build {srv['build_info']}): {env['models']['target']['file']} "
+            f"({srv['model_ftype']}), speculation {','.join(srv['spec_types'])}, n_ctx {srv['n_ctx']}\n"
+            f"client: {env['cpu']}, spectui {env['spectui']}; {env['os']}"
+        )
     models = " | ".join(
-        f"{role} {m['file']} ({m['quant']}, {m['size_bytes'] / MIB:.0f} MiB, sha256 {m['sha256'][:12]} {m['sha256_source']})"
-        for role, m in env["models"].items())
+        f"{role} {m['file']} ({m['quant']}, {m['size_bytes'] / MIB:.0f} MiB, "
+        f"sha256 {m['sha256'][:12]} {m['sha256_source']})"
+        for role, m in env["models"].items()
+    )
     gpus = ", ".join(f"{g['name']} (driver {g['driver_version']})" for g in env["gpus"]) or "no GPU"
     build = env["llama_cpp"]
-    return (f"{models}\nllama.cpp {build['version']} (libllama {build['libllama_sha256']}), "
-            f"llama-cpp-python {env['llama_cpp_python']}, spectui {env['spectui']}\n"
-            f"{env['cpu']}, threads {env['threads']}{_openmp(env)}, {gpus}; n_ctx {env['n_ctx']}, "
-            f"n_batch {env['n_batch']}; {env['os']}")
+    return (
+        f"{models}\nllama.cpp {build['version']} (libllama {build['libllama_sha256']}), "
+        f"llama-cpp-python {env['llama_cpp_python']}, spectui {env['spectui']}\n"
+        f"{env['cpu']}, threads {env['threads']}{_openmp(env)}, {gpus}; n_ctx {env['n_ctx']}, "
+        f"n_batch {env['n_batch']}; {env['os']}"
+    )
 
 
 def _openmp(env: dict) -> str:
@@ -136,16 +144,23 @@ def markdown(doc: dict) -> str:
     p = doc["protocol"]
     out = ["# spectui bench" + (" (partial)" if doc["partial"] else ""), ""]
     out += [f"- {line}" for line in environment_line(doc["environment"]).splitlines()]
-    out += [f"- started {doc['started']}, {doc['duration_s']:.0f} s, preset {doc['setup']['preset']}",
-            f"- llama.cpp system info: `{doc['environment']['llama_cpp']['system_info']}`",
-            f"- medians: {p['median']}", ""]
+    out += [
+        f"- started {doc['started']}, {doc['duration_s']:.0f} s, preset {doc['setup']['preset']}",
+        f"- llama.cpp system info: `{doc['environment']['llama_cpp']['system_info']}`",
+        f"- medians: {p['median']}",
+        "",
+    ]
     verdicts = {v["group"]: v for v in doc["verdicts"]}
     for group in _groups(doc):
-        out += [f"## {_title(doc, group)}", "",
-                "| " + " | ".join(name for name, _ in ALL_COLUMNS) + " |",
-                "|" + "|".join("---" if name == "config" else "---:" for name, _ in ALL_COLUMNS) + "|"]
-        out += ["| " + " | ".join(cell(r) for _, cell in ALL_COLUMNS) + " |"
-                for r in doc["results"] if r["group"] == group]
+        out += [
+            f"## {_title(doc, group)}",
+            "",
+            "| " + " | ".join(name for name, _ in ALL_COLUMNS) + " |",
+            "|" + "|".join("---" if name == "config" else "---:" for name, _ in ALL_COLUMNS) + "|",
+        ]
+        out += [
+            "| " + " | ".join(cell(r) for _, cell in ALL_COLUMNS) + " |" for r in doc["results"] if r["group"] == group
+        ]
         if group in verdicts:
             out += [""] + [f"- {line.strip()}" for line in _verdict_lines(verdicts[group])]
         out.append("")
@@ -160,8 +175,10 @@ CSV_SKIP = ("per_position", "divergence", "step")
 
 def csv_rows(doc: dict) -> list[dict]:
     """One flat row per (config, group); the step timings become step_* columns."""
-    return [{k: v for k, v in r.items() if k not in CSV_SKIP} | {f"step_{k}": v for k, v in r["step"].items()}
-            for r in doc["results"]]
+    return [
+        {k: v for k, v in r.items() if k not in CSV_SKIP} | {f"step_{k}": v for k, v in r["step"].items()}
+        for r in doc["results"]
+    ]
 
 
 def write(doc: dict, json_path: str | None, csv_path: str | None, md_path: str | None) -> list[str]:

@@ -26,8 +26,14 @@ from pathlib import Path
 
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.bench.verdict import verdicts
-from spectui.engine.stats import (acceptance, first_divergence, mean_acceptance_length, p50_p95,
-                                  per_position_acceptance, speedup)
+from spectui.engine.stats import (
+    acceptance,
+    first_divergence,
+    mean_acceptance_length,
+    p50_p95,
+    per_position_acceptance,
+    speedup,
+)
 from spectui.errors import UserError
 
 SCHEMA = "spectui-bench/1"
@@ -37,8 +43,18 @@ MEDIAN_NOTE = (
     "counts and rates pooled over all measured rounds; request latency p50/p95 over all measured runs"
 )
 # Per-run numbers that are reduced by median-of-medians.
-MEDIAN_METRICS = ("tok_per_s", "tok_per_s_e2e", "ttft_s", "t_prompt_s", "itl_p50_s", "itl_p95_s",
-                  "round_p50_s", "round_p95_s", "overhead_ms_per_round", "n_generated")
+MEDIAN_METRICS = (
+    "tok_per_s",
+    "tok_per_s_e2e",
+    "ttft_s",
+    "t_prompt_s",
+    "itl_p50_s",
+    "itl_p95_s",
+    "round_p50_s",
+    "round_p95_s",
+    "overhead_ms_per_round",
+    "n_generated",
+)
 
 
 def median(values: Iterable[float | None]) -> float | None:
@@ -171,11 +187,20 @@ def aggregate(runs: list[Run], configs: list[Config], n_prompts: dict[str, int],
 
 def run_record(run: Run) -> dict:
     return {
-        "config": run.config, "prompt": run.prompt.id, "group": run.prompt.group, "repeat": run.repeat,
-        "n_prompt": run.n_prompt, "n_generated": run.summary.n_generated, "stop_reason": run.stop_reason,
-        "error": run.error or None, "latency_s": run.latency_s, "t_prompt_s": run.t_prompt_s,
-        "memory_bytes": run.memory.used, "memory_source": run.memory.source,
-        "tokens": list(run.tokens), "stats": run.summary.as_dict(),
+        "config": run.config,
+        "prompt": run.prompt.id,
+        "group": run.prompt.group,
+        "repeat": run.repeat,
+        "n_prompt": run.n_prompt,
+        "n_generated": run.summary.n_generated,
+        "stop_reason": run.stop_reason,
+        "error": run.error or None,
+        "latency_s": run.latency_s,
+        "t_prompt_s": run.t_prompt_s,
+        "memory_bytes": run.memory.used,
+        "memory_source": run.memory.source,
+        "tokens": list(run.tokens),
+        "stats": run.summary.as_dict(),
     }
 
 
@@ -187,23 +212,28 @@ def warnings(runs: list[Run], protocol: dict, environment: dict) -> list[str]:
     the fixed length, errors."""
     out = []
     if protocol["temp"] > 0:
-        out.append(f"temperature {protocol['temp']}: outputs are sampled, so they are not expected "
-                   "to match the baseline's token for token")
+        out.append(
+            f"temperature {protocol['temp']}: outputs are sampled, so they are not expected "
+            "to match the baseline's token for token"
+        )
     load = environment.get("load_average")
     if load is not None and load >= BUSY_LOAD:
-        out.append(f"the machine was busy before the measurement (load average {load:.1f} on "
-                   f"{environment['cpu_count']} CPUs): other processes compete for the cores, expect noisy numbers")
+        out.append(
+            f"the machine was busy before the measurement (load average {load:.1f} on "
+            f"{environment['cpu_count']} CPUs): other processes compete for the cores, expect noisy numbers"
+        )
     for r in runs:
         if r.error:
             out.append(f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.error}")
         elif protocol["ignore_eos"] and r.summary.n_generated != protocol["n_predict"]:
-            out.append(f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.summary.n_generated} tokens, "
-                       f"not {protocol['n_predict']} ({r.stop_reason})")
+            out.append(
+                f"{r.config} {r.prompt.id} run {r.repeat + 1}: {r.summary.n_generated} tokens, "
+                f"not {protocol['n_predict']} ({r.stop_reason})"
+            )
     return out
 
 
-def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, environment: dict,
-          meta: dict) -> dict:
+def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, environment: dict, meta: dict) -> dict:
     """The whole result document: settings, environment, rows, verdicts, warnings, runs."""
     groups: dict[str, int] = {}
     for p in prompts:
@@ -236,10 +266,11 @@ def load(path: str | Path) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"{path} is not a spectui bench result: not JSON ({e})") from e
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise UserError(f"{path} is not a spectui bench result (expected \"schema\": \"{SCHEMA}\"; "
-                        "write one with spectui bench --json FILE)")
+        raise UserError(
+            f'{path} is not a spectui bench result (expected "schema": "{SCHEMA}"; '
+            "write one with spectui bench --json FILE)"
+        )
     for key in ("results", "protocol", "environment"):
         if key not in doc:
             raise UserError(f"{path}: bench result without '{key}'")
     return doc
-

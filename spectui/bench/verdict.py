@@ -32,16 +32,24 @@ def _step_costs(row: dict, base: dict) -> list[dict]:
     if ratio is None:
         draft = _cause("draft cost", None, None, "not measured: no drafting rounds or no baseline target step")
     else:
-        draft = _cause("draft cost", ratio >= DRAFT_COST_LIMIT, ratio,
-                       f"a drafted token costs {_ms(st['draft_token_s'])}, {ratio:.0%} of a target step "
-                       f"({_ms(target)}); drafting is {st['draft_share']:.0%} of generation time")
+        draft = _cause(
+            "draft cost",
+            ratio >= DRAFT_COST_LIMIT,
+            ratio,
+            f"a drafted token costs {_ms(st['draft_token_s'])}, {ratio:.0%} of a target step "
+            f"({_ms(target)}); drafting is {st['draft_share']:.0%} of generation time",
+        )
     length = st["drafting_round_tokens"]
     if verify is None or length is None:
         check = _cause("verify cost", None, None, "not measured: no drafting rounds or no baseline target step")
     else:
-        check = _cause("verify cost", verify >= length, verify,
-                       f"verifying a draft of {st['draft_len']:.1f} tokens costs {verify:.2f} target steps "
-                       f"and yields {length:.2f} tokens; batching only pays when it is cheaper")
+        check = _cause(
+            "verify cost",
+            verify >= length,
+            verify,
+            f"verifying a draft of {st['draft_len']:.1f} tokens costs {verify:.2f} target steps "
+            f"and yields {length:.2f} tokens; batching only pays when it is cheaper",
+        )
     return [draft, check]
 
 
@@ -49,9 +57,13 @@ def _acceptance(row: dict) -> dict:
     rate = row["acceptance_rate"]
     if rate is None:
         return _cause("low acceptance", None, None, "nothing was drafted")
-    return _cause("low acceptance", rate < LOW_ACCEPTANCE, rate,
-                  f"{row['n_accepted']} of {row['n_drafted']} drafted tokens accepted ({rate:.0%}); "
-                  f"mean acceptance length {row['mean_acceptance_length']:.2f}")
+    return _cause(
+        "low acceptance",
+        rate < LOW_ACCEPTANCE,
+        rate,
+        f"{row['n_accepted']} of {row['n_drafted']} drafted tokens accepted ({rate:.0%}); "
+        f"mean acceptance length {row['mean_acceptance_length']:.2f}",
+    )
 
 
 def _short_output(row: dict, base: dict, n_predict: int, noise: float) -> dict:
@@ -63,22 +75,28 @@ def _short_output(row: dict, base: dict, n_predict: int, noise: float) -> dict:
     saved = 1 / base["tok_per_s"] - 1 / row["tok_per_s"]
     ttft = f"time to first token {_ms(row['ttft_s'])} vs {_ms(base['ttft_s'])} without speculation"
     if row["speedup"] <= 1 + noise:
-        return _cause("short outputs", False, None,
-                      f"generation is not measurably faster, so length is not the issue; {ttft}")
+        return _cause(
+            "short outputs", False, None, f"generation is not measurably faster, so length is not the issue; {ttft}"
+        )
     if extra <= 0:
         return _cause("short outputs", False, 0, f"no extra cost before the first token; {ttft}")
     tokens = extra / saved
-    return _cause("short outputs", tokens > n_predict, tokens,
-                  f"{ttft}: speculation adds {_ms(extra)} up front and saves {_ms(saved)} per token, "
-                  f"so it breaks even after {tokens:.0f} tokens (answers here: {n_predict})")
+    return _cause(
+        "short outputs",
+        tokens > n_predict,
+        tokens,
+        f"{ttft}: speculation adds {_ms(extra)} up front and saves {_ms(saved)} per token, "
+        f"so it breaks even after {tokens:.0f} tokens (answers here: {n_predict})",
+    )
 
 
 def _temperature(protocol: dict) -> dict:
     temp = protocol["temp"]
     if temp <= 0:
         return _cause("high temperature", False, temp, "greedy (temperature 0): drafts are checked by argmax")
-    return _cause("high temperature", True, temp,
-                  f"temperature {temp}: sampling lowers acceptance (verify: {protocol['verify']})")
+    return _cause(
+        "high temperature", True, temp, f"temperature {temp}: sampling lowers acceptance (verify: {protocol['verify']})"
+    )
 
 
 def _uses_draft_model(row: dict, environment: dict) -> bool:
@@ -89,14 +107,23 @@ def _uses_draft_model(row: dict, environment: dict) -> bool:
 
 def _vram(row: dict, environment: dict) -> dict:
     if "server" in environment:
-        return _cause("VRAM pressure", None, None, "the models run on the llama-server: its memory is not "
-                                                   "visible from here")
+        return _cause(
+            "VRAM pressure", None, None, "the models run on the llama-server: its memory is not visible from here"
+        )
     if not environment["gpus"]:
-        return _cause("VRAM pressure", None, None,
-                      f"no GPU: the models run on the CPU (peak RSS {row['peak_memory_bytes'] / 2**20:.0f} MiB)")
+        return _cause(
+            "VRAM pressure",
+            None,
+            None,
+            f"no GPU: the models run on the CPU (peak RSS {row['peak_memory_bytes'] / 2**20:.0f} MiB)",
+        )
     if not environment["llama_cpp"]["gpu_offload"]:
-        return _cause("VRAM pressure", True, None, "llama.cpp was built without GPU support: everything runs "
-                                                   "on the CPU although a GPU is present")
+        return _cause(
+            "VRAM pressure",
+            True,
+            None,
+            "llama.cpp was built without GPU support: everything runs on the CPU although a GPU is present",
+        )
     offloaded = []
     roles = ("target", "draft") if _uses_draft_model(row, environment) else ("target",)
     for role in roles:
@@ -113,8 +140,12 @@ def _vram(row: dict, environment: dict) -> dict:
 
 def _tokenizer(row: dict, environment: dict) -> dict:
     if any(t in HIDDEN_STATE_TYPES for t in row["spec_type"].split(",")):
-        return _cause("tokenizer mismatch", False, None,
-                      "a hidden-state draft works in the target's vocabulary; its fit was checked from the GGUF headers")
+        return _cause(
+            "tokenizer mismatch",
+            False,
+            None,
+            "a hidden-state draft works in the target's vocabulary; its fit was checked from the GGUF headers",
+        )
     if not _uses_draft_model(row, environment):
         return _cause("tokenizer mismatch", None, None, "no draft model (n-gram drafting uses the target's tokens)")
     return _cause("tokenizer mismatch", False, None, "draft and target vocabularies checked compatible at load")
@@ -132,8 +163,7 @@ def _judge(best: dict, base: dict, noise: float) -> tuple[str, str]:
 def idle_noise(rows: list[dict]) -> float:
     """A configuration that drafted nothing did the baseline's work: its distance from the
     baseline, in any group, measures this machine's noise directly."""
-    return max((abs(r["speedup"] - 1) for r in rows if r["n_drafted"] == 0 and r["speedup"] is not None),
-               default=0.0)
+    return max((abs(r["speedup"] - 1) for r in rows if r["n_drafted"] == 0 and r["speedup"] is not None), default=0.0)
 
 
 def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, floor: float = NOISE_FLOOR) -> dict:
@@ -144,27 +174,43 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
     best = max(measured, key=lambda r: r["tok_per_s"], default=None)
     spec = [r for r in measured if r is not base and r["speedup"] is not None]
     idle = [r for r in rows if r is not base and r["n_drafted"] == 0 and r["speedup"] is not None]
-    out = {"group": group, "best": best and best["config"], "best_speculative": None, "speedup": None,
-           "noise": None, "pays_off": "unknown", "summary": "", "causes": []}
+    out = {
+        "group": group,
+        "best": best and best["config"],
+        "best_speculative": None,
+        "speedup": None,
+        "noise": None,
+        "pays_off": "unknown",
+        "summary": "",
+        "causes": [],
+    }
     if base is None or not (spec or idle):
         out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
         return out
-    noise = max([floor, idle_noise(rows)]
-                + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None])
+    noise = max(
+        [floor, idle_noise(rows)] + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None]
+    )
     out["noise"] = noise
     note = ""
     if idle:
         speeds = sorted({f"{r['speedup']:.2f}x" for r in idle})
-        note = (f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work at "
-                f"{'-'.join([speeds[0], speeds[-1]][:len(speeds)])}: noise)")
+        note = (
+            f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work at "
+            f"{'-'.join([speeds[0], speeds[-1]][: len(speeds)])}: noise)"
+        )
     if not spec:
         out["pays_off"], out["summary"] = "no", "nothing was drafted, so nothing can be gained" + note
         return out
     top = max(spec, key=lambda r: r["tok_per_s"])
     out["pays_off"], out["summary"] = _judge(top, base, noise)
     out["summary"] += note
-    causes = _step_costs(top, base) + [_acceptance(top), _short_output(top, base, protocol["n_predict"], noise),
-                                       _temperature(protocol), _vram(top, environment), _tokenizer(top, environment)]
+    causes = _step_costs(top, base) + [
+        _acceptance(top),
+        _short_output(top, base, protocol["n_predict"], noise),
+        _temperature(protocol),
+        _vram(top, environment),
+        _tokenizer(top, environment),
+    ]
     flagged = [c["cause"] for c in causes if c["flagged"]]
     if flagged and out["pays_off"] != "yes":
         out["summary"] += "; likely causes: " + ", ".join(flagged)

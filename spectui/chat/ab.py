@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from spectui.chat.streaming import TurnJob, stream_turn
 from spectui.chat.turn import LiveTurn
@@ -51,8 +51,13 @@ class ABRun:
         self.prompt, self.turns, self.side, self.running = prompt, [None, None], 0, True
         self._stop.clear()
 
-    def run(self, specs: list[SpecConfig], started: Callable[[int, SpecConfig], None],
-            deliver: Callable[[list[Event]], None], fail: Callable[[str], None]) -> None:
+    def run(
+        self,
+        specs: list[SpecConfig],
+        started: Callable[[int, SpecConfig], None],
+        deliver: Callable[[list[Event]], None],
+        fail: Callable[[str], None],
+    ) -> None:
         """The worker: each side cold, in turn, `started` before each; `ended` follows."""
         session, restore = self.session, self.session.spec
         messages = chat_messages([("user", self.prompt)], self.system)
@@ -98,8 +103,11 @@ class ABRun:
     def save_trace(self) -> Path | None:
         """Both sides of the last run in one trace (spectui replay shows them side by side):
         its path, or None while nothing finished. Raises UserError when it cannot be written."""
-        turns = [TraceTurn(self.prompt, list(t.events), side=NAMES[i])
-                 for i, t in enumerate(self.turns) if t is not None and not t.running]
+        turns = [
+            TraceTurn(self.prompt, list(t.events), side=NAMES[i])
+            for i, t in enumerate(self.turns)
+            if t is not None and not t.running
+        ]
         if self.running or not turns:
             return None
         name = f"spectui-ab-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"

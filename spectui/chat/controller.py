@@ -10,24 +10,38 @@ hands to the screen as a `Generate` or `Load` update, whose worker reports back 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from spectui.chat.panel import PanelState
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import Baselines, LiveTurn
-from spectui.chat.updates import (AnswerEnded, AnswerStarted, AnswerUpdated, ChatShown, ComposeText, ConfigShown,
-                                  Generate, Load, MessageAdded, MessagesRemoved, Notice, OutboxChanged,
-                                  PanelChanged, StatusLine, Update)
+from spectui.chat.updates import (
+    AnswerEnded,
+    AnswerStarted,
+    AnswerUpdated,
+    ChatShown,
+    ComposeText,
+    ConfigShown,
+    Generate,
+    Load,
+    MessageAdded,
+    MessagesRemoved,
+    Notice,
+    OutboxChanged,
+    PanelChanged,
+    StatusLine,
+    Update,
+)
 from spectui.config import history, paths, presets
 from spectui.config.embedded import CATALOG
-from spectui.config.resolve import model_name, resolve, restored
 from spectui.config.recent import remember_models
+from spectui.config.resolve import model_name, resolve, restored
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.events import Event, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages
-from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.errors import UserError
+from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
 
@@ -36,9 +50,16 @@ STOPPING = StatusLine((("stopping at the end of this round…", "$warning"),))
 
 
 class ChatController:
-    def __init__(self, setup: Setup, settings: dict, emit: Callable[[Update], None],
-                 chat: history.Chat | None = None, session: ChatSession | None = None,
-                 environment: dict | None = None, overrides: dict | None = None):
+    def __init__(
+        self,
+        setup: Setup,
+        settings: dict,
+        emit: Callable[[Update], None],
+        chat: history.Chat | None = None,
+        session: ChatSession | None = None,
+        environment: dict | None = None,
+        overrides: dict | None = None,
+    ):
         """`settings`: the app's settings dict (read for `record_traces`); `session`: an
         open one to use (a test's), else the screen loads `setup` on the first `Load`;
         `environment`: what traces record of that session's models and machine;
@@ -84,8 +105,9 @@ class ChatController:
     def configure(self, spec: SpecConfig) -> bool:
         """Speculate as `spec` from the next round, even mid-answer."""
         if self.comparing:
-            self._notify("The A/B view uses the models: choose its configurations there, or close it (esc).",
-                         severity="warning")
+            self._notify(
+                "The A/B view uses the models: choose its configurations there, or close it (esc).", severity="warning"
+            )
             return False
         if (session := self.need_session()) is None:
             return False
@@ -136,8 +158,15 @@ class ChatController:
             spec = self.setup.spec
             return PanelState(spec=spec, verify=spec.verify, events=events, memory=self.memory)
         kept = self.baselines.best(status.target_path)
-        return PanelState(spec=status.spec, verify=status.verify, events=events, baseline=kept,
-                          n_ctx=status.n_ctx, n_past=self._context_used(), memory=self.memory)
+        return PanelState(
+            spec=status.spec,
+            verify=status.verify,
+            events=events,
+            baseline=kept,
+            n_ctx=status.n_ctx,
+            n_past=self._context_used(),
+            memory=self.memory,
+        )
 
     def _context_used(self) -> int | None:
         """This chat's tokens in the context (not the session's cache, which a new chat or
@@ -211,18 +240,30 @@ class ChatController:
         self.editing = message
         self.emit(ComposeText(message.content))
         later = len(self.chat.messages) - 1 - self.chat.messages.index(message)
-        self.emit(StatusLine((("✎ ", "$accent"), ("editing: enter resends", ""),
-                              (f" and replaces the {later} message(s) after it" if later else "", "$text-muted"),
-                              ("  esc cancels", "$text-muted"))))
+        self.emit(
+            StatusLine(
+                (
+                    ("✎ ", "$accent"),
+                    ("editing: enter resends", ""),
+                    (f" and replaces the {later} message(s) after it" if later else "", "$text-muted"),
+                    ("  esc cancels", "$text-muted"),
+                )
+            )
+        )
 
     def cancel_edit(self) -> None:
         self.editing = None
         self.emit(ComposeText(""))
         self.emit(StatusLine())
 
-    def editable(self) -> list[tuple[int, history.Message]]:
-        """The sent messages, newest first, with their place in the chat."""
-        return [(i, m) for i, m in reversed(list(enumerate(self.chat.messages))) if m.role == "user"]
+    def editable(self) -> list[tuple[str, history.Message, str]]:
+        """The sent messages, newest first: (its first line, the message, its place in the chat)."""
+        n = len(self.chat.messages)
+        return [
+            (m.content.splitlines()[0][:80] if m.content.strip() else "(empty)", m, f"message {i + 1} of {n}")
+            for i, m in reversed(list(enumerate(self.chat.messages)))
+            if m.role == "user"
+        ]
 
     def _cut_from(self, message: history.Message) -> None:
         """Drop `message` and everything after it."""
@@ -379,8 +420,9 @@ class ChatController:
             self._notify("Nothing to export yet.", severity="warning")
             return
         try:
-            path = paths.write_export(f"spectui-chat-{self.chat.id}.md",
-                                      lambda p: history.export_markdown(self.chat, p))
+            path = paths.write_export(
+                f"spectui-chat-{self.chat.id}.md", lambda p: history.export_markdown(self.chat, p)
+            )
         except UserError as e:
             self._notify(str(e), title="Export failed", severity="error")
             return
@@ -396,8 +438,11 @@ class ChatController:
         except UserError as e:
             self._notify(str(e), title="Trace not saved", severity="error")
             return
-        self._notify(f"{path}\nreplay it with: spectui replay {path.name}",
-                     title=f"Saved the trace of {len(self.traced)} answer(s)", timeout=8)
+        self._notify(
+            f"{path}\nreplay it with: spectui replay {path.name}",
+            title=f"Saved the trace of {len(self.traced)} answer(s)",
+            timeout=8,
+        )
 
     def last_answer(self) -> str | None:
         """The last answer's text (never rejected tokens); None, with a notice, when there is none."""
@@ -447,8 +492,9 @@ class ChatController:
         self.loading = False
         if self.session is not None:  # a switch failed: the loaded pair stays
             self.emit(StatusLine())
-            self._notify(f"{error}\nStill on {self.header()[1]}.", title="Models not switched", severity="error",
-                         timeout=15)
+            self._notify(
+                f"{error}\nStill on {self.header()[1]}.", title="Models not switched", severity="error", timeout=15
+            )
             self.send_queued()
             return
         self.emit(ConfigShown())
@@ -475,8 +521,9 @@ class ChatController:
     def save_preset(self, name: str) -> None:
         spec = self.setup.spec
         try:
-            path = presets.save_user(name, self.setup.values(),
-                                     f"saved from the chat: {spec.label}, n-max {spec.draft_n_max}")
+            path = presets.save_user(
+                name, self.setup.values(), f"saved from the chat: {spec.label}, n-max {spec.draft_n_max}"
+            )
         except UserError as e:
             self._notify(str(e), severity="error")
             return
@@ -487,8 +534,11 @@ class ChatController:
         and n-predict are read per answer."""
         setup = self.setup.with_values(values)
         if self._apply(setup):
-            self._notify(", ".join(f"{k.removeprefix('spec_').replace('_', '-')} {v!r}" for k, v in values.items()),
-                         title="Settings changed", timeout=4)
+            self._notify(
+                ", ".join(f"{k.removeprefix('spec_').replace('_', '-')} {v!r}" for k, v in values.items()),
+                title="Settings changed",
+                timeout=4,
+            )
 
     def _apply(self, setup: Setup) -> bool:
         """Run the loaded models with `setup`'s settings (no reload)."""
@@ -517,8 +567,9 @@ class ChatController:
             self._notify(why, title="Chat opened on the current models", severity="warning", timeout=10)
         if setup.values() == self.setup.values():
             return
-        if self.session is None or any(getattr(setup, k) != getattr(self.setup, k) for k, f in OPTIONS.items()
-                                       if f.group == "models"):
+        if self.session is None or any(
+            getattr(setup, k) != getattr(self.setup, k) for k, f in OPTIONS.items() if f.group == "models"
+        ):
             self.load(setup)
         else:
             self._apply(setup)

@@ -4,19 +4,20 @@ picker chose them), the session, and what its traces record of the models and ma
 from __future__ import annotations
 
 import io
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 
-from spectui.launch.environment import collect
 from spectui.config.resolve import with_models
-from spectui.launch.session import open_session
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
+from spectui.launch.environment import collect
+from spectui.launch.session import open_session
 
 
-def load_session(setup: Setup, models: tuple[str, str | None] | None,
-                 status: Callable[[str], None]) -> tuple[ChatSession, Setup, dict]:
+def load_session(
+    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], None]
+) -> tuple[ChatSession, Setup, dict]:
     """(session, the setup it runs, its environment); raises UserError on a bad pair."""
     console = Console(file=io.StringIO())  # an embedded model's assembly progress: the status line shows it
     if models is not None:

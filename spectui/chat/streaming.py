@@ -8,8 +8,8 @@ answer then updates less often (docs/performance.md has the measurement).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher

@@ -10,9 +10,8 @@ from spectui.config.history import Message
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
-from spectui.llama.spec_config import SpecConfig, config_label
 from spectui.engine.stats import summarize
-
+from spectui.llama.spec_config import SpecConfig, config_label
 
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
@@ -26,8 +25,9 @@ class LiveTurn:
 
     def __init__(self, spec: SpecConfig):
         self.events: list[Event] = []
-        self.message = Message(role="assistant", content="", stopped=True,
-                               config=config_label(spec.label, spec.draft_n_max))
+        self.message = Message(
+            role="assistant", content="", stopped=True, config=config_label(spec.label, spec.draft_n_max)
+        )
         self.end: TurnEnd | None = None
         self._configs = [self.message.config]
 
@@ -53,7 +53,7 @@ class LiveTurn:
             self.end = event
             # The detokenizer's final flush is in TurnEnd.text only.
             if event.text.startswith(m.content) and len(event.text) > len(m.content):
-                add_segments(m.segments, [(event.text[len(m.content):], "target")])
+                add_segments(m.segments, [(event.text[len(m.content) :], "target")])
             m.content = event.text
             m.stopped = event.stop_reason in (StopReason.CANCELLED, StopReason.ERROR, StopReason.CONTEXT_FULL)
             self.sync_stats()
@@ -70,8 +70,11 @@ def baseline_tok_s(turn: LiveTurn) -> float | None:
     n-predict, long enough to trust; else None."""
     rounds = turn.rounds
     tok_s = turn.message.stats.get("tok_per_s")
-    clean = (turn.end is not None and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
-             and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS)
+    clean = (
+        turn.end is not None
+        and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
+        and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS
+    )
     return tok_s if rounds and all(r.configured == "none" for r in rounds) and tok_s and clean else None
 
 
@@ -87,7 +90,7 @@ class Baselines:
         tok_s = baseline_tok_s(turn)
         if tok_s is not None:
             kept = self._kept.setdefault(target_path, [])
-            kept[:] = (kept + [tok_s])[-self.KEPT:]
+            kept[:] = (kept + [tok_s])[-self.KEPT :]
 
     def best(self, target_path: str) -> float | None:
         kept = self._kept.get(target_path)

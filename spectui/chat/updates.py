@@ -100,5 +100,19 @@ class Load:
     models: tuple[str, str | None] | None = field(default=None)
 
 
-Update = (Notice | StatusLine | ChatShown | MessageAdded | MessagesRemoved | AnswerStarted | AnswerUpdated
-          | AnswerEnded | ConfigShown | PanelChanged | OutboxChanged | ComposeText | Generate | Load)
+Update = (
+    Notice
+    | StatusLine
+    | ChatShown
+    | MessageAdded
+    | MessagesRemoved
+    | AnswerStarted
+    | AnswerUpdated
+    | AnswerEnded
+    | ConfigShown
+    | PanelChanged
+    | OutboxChanged
+    | ComposeText
+    | Generate
+    | Load
+)

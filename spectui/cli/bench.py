@@ -10,22 +10,23 @@ import argparse
 import re
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from spectui.bench import compare, prompts as prompt_set, protocol, report, results
-from spectui.launch.environment import collect
+from spectui.bench import compare, protocol, report, results
+from spectui.bench import prompts as prompt_set
 from spectui.cli import interrupt
-from spectui.config.resolve import resolve
-from spectui.launch.session import open_session
 from spectui.config.options import add_setup_flags, overrides_from
+from spectui.config.resolve import resolve
 from spectui.engine.events import Round, TurnEnd, TurnStart
+from spectui.errors import UserError
+from spectui.launch.environment import collect
+from spectui.launch.session import open_session
 from spectui.llama.runtime import configure_logging
 from spectui.llama.spec_config import parse_types
-from spectui.errors import UserError
 from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
@@ -53,40 +54,62 @@ tok/s, speedup, acceptance and TTFT, and what differs in environment and protoco
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("bench", help="measure whether speculation pays off on this machine",
-                       usage="spectui bench [options]\n       spectui bench compare A.json B.json",
-                       description="Run the measurement protocol on the shipped Korean/English prompts "
-                                   "(or yours) and say whether speculation pays off here, and why not.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "bench",
+        help="measure whether speculation pays off on this machine",
+        usage="spectui bench [options]\n       spectui bench compare A.json B.json",
+        description="Run the measurement protocol on the shipped Korean/English prompts "
+        "(or yours) and say whether speculation pays off here, and why not.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", title="actions (optional)")
-    c = actions.add_parser("compare", help="per-configuration deltas between two --json results",
-                           description="Deltas (B - A) per configuration and group: tok/s, speedup, "
-                                       "acceptance, TTFT; then what differs in environment and protocol.")
+    c = actions.add_parser(
+        "compare",
+        help="per-configuration deltas between two --json results",
+        description="Deltas (B - A) per configuration and group: tok/s, speedup, "
+        "acceptance, TTFT; then what differs in environment and protocol.",
+    )
     c.add_argument("a", metavar="A.json")
     c.add_argument("b", metavar="B.json")
     c.set_defaults(func=compare_main)
     b = p.add_argument_group("benchmark")
     b.add_argument("--lang", help="ko, en or all (default: ko for the shipped set, all for --prompts)")
-    b.add_argument("--category", choices=("qa", "code", "all"), default="all",
-                   help="qa (questions, summaries), code (code, repetitive text) or all (default)")
-    b.add_argument("--prompts", metavar="FILE", help="your prompts: TOML [[prompt]] tables or JSONL, "
-                                                     "keys id, lang, category (qa|code), text")
+    b.add_argument(
+        "--category",
+        choices=("qa", "code", "all"),
+        default="all",
+        help="qa (questions, summaries), code (code, repetitive text) or all (default)",
+    )
+    b.add_argument(
+        "--prompts",
+        metavar="FILE",
+        help="your prompts: TOML [[prompt]] tables or JSONL, keys id, lang, category (qa|code), text",
+    )
     b.add_argument("--limit", type=int, metavar="N", help="only the first N prompts of each group")
     b.add_argument("--repeat", type=int, default=3, help="measured runs per prompt (default 3)")
     b.add_argument("--respect-eos", action="store_true", help="stop at end of generation (lengths then vary)")
-    b.add_argument("--sweep-types", metavar="SETS",
-                   help="spec-type sets to measure, ';'-separated, each as --spec-type "
-                        "(e.g. 'ngram-mod;draft-simple;ngram-simple,draft-simple'); "
-                        "default: the one --spec-type (or the preset's)")
-    b.add_argument("--sweep-n-max", metavar="LIST",
-                   help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, "
-                        "or just --spec-draft-n-max when given)")
+    b.add_argument(
+        "--sweep-types",
+        metavar="SETS",
+        help="spec-type sets to measure, ';'-separated, each as --spec-type "
+        "(e.g. 'ngram-mod;draft-simple;ngram-simple,draft-simple'); "
+        "default: the one --spec-type (or the preset's)",
+    )
+    b.add_argument(
+        "--sweep-n-max",
+        metavar="LIST",
+        help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given)",
+    )
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1)")
     o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
     o.add_argument("--markdown", metavar="FILE", help="write a report")
-    o.add_argument("--trace", metavar="DIR", help="write one trace per run into DIR (spectui replay shows why a "
-                                                  "configuration was slow)")
+    o.add_argument(
+        "--trace",
+        metavar="DIR",
+        help="write one trace per run into DIR (spectui replay shows why a configuration was slow)",
+    )
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -126,8 +149,9 @@ def _prompts(args) -> list[prompt_set.Prompt]:
     return prompt_set.select(chosen, _lang(args), args.category, args.limit)
 
 
-def _report_pass(console: Console, configs: list[protocol.Config], index: int, repeat: int,
-                 done: dict[str, list[protocol.Run]]) -> None:
+def _report_pass(
+    console: Console, configs: list[protocol.Config], index: int, repeat: int, done: dict[str, list[protocol.Run]]
+) -> None:
     """After each pass, one line per configuration with its tok/s so far, above the progress
     bar (only tok/s, so the group sizes given to aggregate do not matter)."""
     for cfg in configs:
@@ -138,8 +162,16 @@ def _report_pass(console: Console, configs: list[protocol.Config], index: int, r
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tokens"),
-                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("tokens"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+    )
 
 
 def _trace_dir(name: str) -> Path:
@@ -174,7 +206,8 @@ class RunTraces:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run}-{cfg.label}-{prompt.id}") + ".jsonl"
         head = trace_format.header("spectui bench", self.environment, replace(self.setup, spec=cfg.spec).values())
         trace_format.Trace(head, [trace_format.TraceTurn(prompt.text, self.events, label=label)]).write(
-            self.folder / name)
+            self.folder / name
+        )
         self.written += 1
 
 
@@ -186,8 +219,12 @@ def main(args) -> int:
     n = DEFAULT_N if args.n_predict is None else args.n_predict
     if n < 1:
         raise UserError(f"-n must be at least 1 for a fixed output length, got {n}")
-    setup = replace(setup, n_predict=n, temp=args.temp if args.temp is not None else 0.0,
-                    seed=args.seed if args.seed is not None else 0)
+    setup = replace(
+        setup,
+        n_predict=n,
+        temp=args.temp if args.temp is not None else 0.0,
+        seed=args.seed if args.seed is not None else 0,
+    )
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         configs = []
     else:
@@ -195,8 +232,7 @@ def main(args) -> int:
         if not any(c.spec.uses_draft_model for c in configs):
             setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
         setup = replace(setup, spec=setup.spec.with_types("none"))  # the session starts as the baseline
-    proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat,
-                              system=setup.system)
+    proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system)
 
     trace_dir = _trace_dir(args.trace) if args.trace else None
     configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
@@ -204,15 +240,19 @@ def main(args) -> int:
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     with interrupt.held():
-        session = open_session(setup, status=lambda s: err.print(s, style="dim", highlight=False), console=err,
-                               types=tuple({t: None for c in configs for t in c.spec.types}) or None)
+        session = open_session(
+            setup,
+            status=lambda s: err.print(s, style="dim", highlight=False),
+            console=err,
+            types=tuple({t: None for c in configs for t in c.spec.types}) or None,
+        )
     if setup.server:  # one configuration per server, the one without a draft first: the baseline
         specs = [session.spec.with_types(t) for t in session.available_types()]
         configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.label != "none")]
     try:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)
-        started, t0 = datetime.now(timezone.utc), time.perf_counter()
+        started, t0 = datetime.now(UTC), time.perf_counter()
         total = len(configs) * (proto.warmup + proto.repeat * len(chosen)) * n
         traces = RunTraces(trace_dir, environment, setup, chosen[0], proto.warmup) if trace_dir else None
         with _progress(err) as progress:
@@ -228,21 +268,40 @@ def main(args) -> int:
                 elif isinstance(ev, TurnEnd):
                     progress.advance(task, max(0, n - ev.n_generated))  # runs that stopped early
 
-            m = protocol.measure(session, configs, chosen, proto, on_event,
-                                 lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done))
+            m = protocol.measure(
+                session,
+                configs,
+                chosen,
+                proto,
+                on_event,
+                lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done),
+            )
     finally:
         session.close()
     record = {
-        "n_predict": n, "ignore_eos": proto.ignore_eos, "repeat": proto.repeat, "warmup": proto.warmup,
-        "temp": setup.temp, "top_k": setup.top_k, "top_p": setup.top_p, "min_p": setup.min_p,
-        "seed": setup.seed, "verify": setup.spec.verify, "system": setup.system,
-        "prompts": args.prompts or "shipped", "lang": _lang(args),
-        "category": args.category, "limit": args.limit,
+        "n_predict": n,
+        "ignore_eos": proto.ignore_eos,
+        "repeat": proto.repeat,
+        "warmup": proto.warmup,
+        "temp": setup.temp,
+        "top_k": setup.top_k,
+        "top_p": setup.top_p,
+        "min_p": setup.min_p,
+        "seed": setup.seed,
+        "verify": setup.spec.verify,
+        "system": setup.system,
+        "prompts": args.prompts or "shipped",
+        "lang": _lang(args),
+        "category": args.category,
+        "limit": args.limit,
         "spec_types": list(dict.fromkeys(c.spec.label for c in configs)),
         "n_max": list(dict.fromkeys(c.n_max for c in configs if c.n_max is not None)),
     }
-    meta = {"started": started.isoformat(timespec="seconds"), "duration_s": time.perf_counter() - t0,
-            "setup": {"preset": setup.preset, **setup.values()}}
+    meta = {
+        "started": started.isoformat(timespec="seconds"),
+        "duration_s": time.perf_counter() - t0,
+        "setup": {"preset": setup.preset, **setup.values()},
+    }
     doc = results.build(m, configs, chosen, record, environment, meta)
     written = report.write(doc, args.json, args.csv, args.markdown)
     Console(soft_wrap=True).print(report.render(doc))

@@ -15,8 +15,11 @@ from spectui.config.options import add_setup_flags, overrides_from
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("chat", help="start the chat app",
-                       description="Chat with a local model and watch speculative decoding, token by token.")
+    p = sub.add_parser(
+        "chat",
+        help="start the chat app",
+        description="Chat with a local model and watch speculative decoding, token by token.",
+    )
     p.add_argument("--resume", action="store_true", help="reopen the latest chat")
     add_setup_flags(p)
     p.set_defaults(func=main)

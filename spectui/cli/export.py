@@ -27,8 +27,15 @@ FORMATS = (".svg", ".html", ".cast")
 
 
 def _console(file=None) -> Console:
-    return Console(record=file is None, file=file or io.StringIO(), width=WIDTH, force_terminal=True,
-                   color_system="truecolor", highlight=False, soft_wrap=file is not None)
+    return Console(
+        record=file is None,
+        file=file or io.StringIO(),
+        width=WIDTH,
+        force_terminal=True,
+        color_system="truecolor",
+        highlight=False,
+        soft_wrap=file is not None,
+    )
 
 
 def _title(trace: Trace) -> str:
@@ -45,15 +52,18 @@ def _tail(turn: TraceTurn) -> str:
     """Text the detokenizer flushed at the end (in TurnEnd only)."""
     shown = "".join(t.piece for e in turn.events if isinstance(e, Round) for t in e.tokens)
     text = turn.end.text
-    return text[len(shown):] if text.startswith(shown) else ""
+    return text[len(shown) :] if text.startswith(shown) else ""
 
 
 def _summary(turn: TraceTurn) -> Text:
     s = summarize(turn.events)
     tok_s = "-" if s.timing.tok_per_s is None else f"{s.timing.tok_per_s:.1f}"
     rate = "-" if s.acceptance_rate is None else f"{s.acceptance_rate:.0%}"
-    return Text(f"{turn.end.stop_reason.value} · {s.n_generated} tokens · {tok_s} tok/s · "
-                f"accepted {s.n_accepted}/{s.n_drafted} ({rate})", style="dim")
+    return Text(
+        f"{turn.end.stop_reason.value} · {s.n_generated} tokens · {tok_s} tok/s · "
+        f"accepted {s.n_accepted}/{s.n_drafted} ({rate})",
+        style="dim",
+    )
 
 
 def _verdict(a: TraceTurn, b: TraceTurn) -> Text:
@@ -85,6 +95,7 @@ def _page(trace: Trace, show_rejected: bool) -> Console:
 
 def _cast(trace: Trace, show_rejected: bool) -> str:
     """asciinema v2: a header line, then [seconds, "o", text] for each step of the replay."""
+
     def ansi(*texts: Text) -> str:
         buf = io.StringIO()
         console = _console(buf)
@@ -92,8 +103,17 @@ def _cast(trace: Trace, show_rejected: bool) -> str:
             console.print(t, end="")
         return buf.getvalue().replace("\r\n", "\n").replace("\n", "\r\n")
 
-    lines = [json.dumps({"version": 2, "width": WIDTH, "height": CAST_HEIGHT, "title": _title(trace),
-                         "env": {"TERM": "xterm-256color"}})]
+    lines = [
+        json.dumps(
+            {
+                "version": 2,
+                "width": WIDTH,
+                "height": CAST_HEIGHT,
+                "title": _title(trace),
+                "env": {"TERM": "xterm-256color"},
+            }
+        )
+    ]
     shown = [-1] * len(trace.turns)  # events of each turn written so far; -1: not started
     for step in steps(trace):
         turn = trace.turns[step.turn]
@@ -101,7 +121,7 @@ def _cast(trace: Trace, show_rejected: bool) -> str:
         if shown[step.turn] < 0:
             shown[step.turn] = 0
             out.append(Text("\n") + _prompt(turn) + Text("\n"))
-        for e in turn.events[shown[step.turn]: step.n_events]:
+        for e in turn.events[shown[step.turn] : step.n_events]:
             if isinstance(e, Round):
                 out.append(round_text(e, show_rejected))
             elif isinstance(e, TurnEnd):

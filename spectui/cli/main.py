@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="spectui",
         description="Chat with a local LLM and watch speculative decoding happen. "
-                    "Without a command, starts the chat (spectui chat).",
+        "Without a command, starts the chat (spectui chat).",
     )
     parser.add_argument("--version", action="version", version=f"spectui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")

@@ -44,15 +44,23 @@ def summary_table(s, spec_label: str, end: TurnEnd) -> Table:
         ("per-position acceptance", " ".join(f"{p:.0%}" for p in s.per_position) or "-"),
         ("tok/s (generation / e2e)", f"{_fmt(tm.tok_per_s, '.1f')} / {_fmt(tm.tok_per_s_e2e, '.1f')}"),
         ("time to first token", _fmt(tm.ttft_s, ".3f", " s")),
-        ("inter-token latency p50 / p95",
-         f"{_fmt(tm.itl_p50_s and tm.itl_p50_s * 1000, '.1f')} / {_fmt(tm.itl_p95_s and tm.itl_p95_s * 1000, '.1f')} ms"),
+        (
+            "inter-token latency p50 / p95",
+            f"{_fmt(tm.itl_p50_s and tm.itl_p50_s * 1000, '.1f')} / "
+            f"{_fmt(tm.itl_p95_s and tm.itl_p95_s * 1000, '.1f')} ms",
+        ),
         ("draft / verify / other", f"{tm.t_draft_s:.2f} / {tm.t_verify_s:.2f} / {tm.t_other_s:.2f} s"),
         ("overhead per round", _fmt(tm.overhead_ms_per_round, ".2f", " ms outside llama.cpp")),
     ]
     for name, c in s.per_type.items():
-        rows.append((f"  {name}", f"#gen drafts {c.gen_drafts}  #acc drafts {c.acc_drafts}  "
-                                  f"#gen tokens {c.gen_tokens}  #acc tokens {c.acc_tokens}  "
-                                  f"dur(g,a) {c.t_draft_s * 1000:.0f}, {c.t_verify_s * 1000:.0f} ms"))
+        rows.append(
+            (
+                f"  {name}",
+                f"#gen drafts {c.gen_drafts}  #acc drafts {c.acc_drafts}  "
+                f"#gen tokens {c.gen_tokens}  #acc tokens {c.acc_tokens}  "
+                f"dur(g,a) {c.t_draft_s * 1000:.0f}, {c.t_verify_s * 1000:.0f} ms",
+            )
+        )
     for r in rows:
         t.add_row(*r)
     return t

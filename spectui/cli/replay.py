@@ -13,15 +13,22 @@ from spectui.errors import UserError
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("replay", help="replay a recorded trace (spectui run --trace, the chat, A/B, bench)",
-                       description="Replay a trace with the overlay and the stats panel, or export it.")
+    p = sub.add_parser(
+        "replay",
+        help="replay a recorded trace (spectui run --trace, the chat, A/B, bench)",
+        description="Replay a trace with the overlay and the stats panel, or export it.",
+    )
     p.add_argument("trace", metavar="FILE", help="a trace (.jsonl) written by spectui")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 10 (default 1: as recorded)")
     p.add_argument("--paused", action="store_true", help="start paused: step with → (or .), play with space")
     p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
     p.add_argument("--export", metavar="OUT", help="write OUT.svg, OUT.html or OUT.cast (asciinema) instead of playing")
-    p.add_argument("-m", "--model", help="the recorded target (GGUF file or embedded name), only to rebuild "
-                                         "token text a trace lacks from its ids; only its vocabulary is loaded")
+    p.add_argument(
+        "-m",
+        "--model",
+        help="the recorded target (GGUF file or embedded name), only to rebuild "
+        "token text a trace lacks from its ids; only its vocabulary is loaded",
+    )
     p.set_defaults(func=main)
 
 
@@ -34,18 +41,30 @@ def with_text(trace, model: str | None):
         return trace
     recorded = trace.header["environment"].get("models", {}).get("target", {})
     if model is None:
-        raise UserError(f"this trace has token ids without their text; give -m with the recorded target "
-                        f"({recorded.get('file', 'its GGUF file')}) to rebuild the text from the ids")
+        raise UserError(
+            f"this trace has token ids without their text; give -m with the recorded target "
+            f"({recorded.get('file', 'its GGUF file')}) to rebuild the text from the ids"
+        )
     from spectui.config.embedded import resolve_model
     from spectui.llama.detokenizer import Detokenizer
     from spectui.llama.model import Model
 
     vocab = Model(resolve_model(model, Console(stderr=True)), vocab_only=True)
-    top = max((i for turn in trace.turns for e in turn.events if isinstance(e, Round)
-               for i in (*e.drafted, *(t.id for t in e.tokens))), default=-1)
+    top = max(
+        (
+            i
+            for turn in trace.turns
+            for e in turn.events
+            if isinstance(e, Round)
+            for i in (*e.drafted, *(t.id for t in e.tokens))
+        ),
+        default=-1,
+    )
     if top >= vocab.n_vocab:
-        raise UserError(f"{model} has {vocab.n_vocab} tokens but the trace uses id {top}: "
-                        f"not the recorded model ({recorded.get('file', '?')})")
+        raise UserError(
+            f"{model} has {vocab.n_vocab} tokens but the trace uses id {top}: "
+            f"not the recorded model ({recorded.get('file', '?')})"
+        )
     fill_text(trace, lambda: Detokenizer(vocab))
     return trace
 

@@ -15,30 +15,36 @@ from rich.console import Console
 from spectui.cli import interrupt
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
-from spectui.config.resolve import model_label, resolve
-from spectui.launch.session import open_session
 from spectui.config.options import add_setup_flags, overrides_from
+from spectui.config.resolve import model_label, resolve
 from spectui.engine import llama_thread
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
+from spectui.launch.session import open_session
 
 HAND_OVER_S = 0.05  # rounds reach the printing thread at most 20 times a second
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("run", help="answer one prompt headless, with the speculation overlay",
-                       description="Answer one prompt: from the argument, -f FILE, or stdin.")
+    p = sub.add_parser(
+        "run",
+        help="answer one prompt headless, with the speculation overlay",
+        description="Answer one prompt: from the argument, -f FILE, or stdin.",
+    )
     p.add_argument("prompt", nargs="?", help="the prompt (default: -f FILE or stdin)")
     p.add_argument("-f", "--file", help="read the prompt from this file")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--no-color", action="store_true", help="plain text (for pipes); hides rejected tokens")
     p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
     p.add_argument("--trace", metavar="FILE", help="record the run as a trace (JSON Lines) for spectui replay")
-    p.add_argument("--ignore-eos", action="store_true",
-                   help="go on past the end of generation up to -n tokens, as llama.cpp's --ignore-eos "
-                        "(a fixed length for timing)")
+    p.add_argument(
+        "--ignore-eos",
+        action="store_true",
+        help="go on past the end of generation up to -n tokens, as llama.cpp's --ignore-eos "
+        "(a fixed length for timing)",
+    )
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -119,8 +125,8 @@ def main(args) -> int:
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     with interrupt.held():
+        from spectui.engine.interface import GenerationLimits, chat_messages
         from spectui.llama.runtime import configure_logging
-        from spectui.engine.interface import chat_messages, GenerationLimits
 
         configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
         session = open_session(setup, console=err)
@@ -130,8 +136,12 @@ def main(args) -> int:
         if isinstance(ev, Round) and not args.json:
             out.print(round_text(ev, show_rejected, styled=show_rejected), end="")
 
-    events = generate_in_thread(session, show, messages=chat_messages([("user", prompt)], setup.system),
-                      limits=GenerationLimits(n_predict=setup.n_predict, ignore_eos=args.ignore_eos))
+    events = generate_in_thread(
+        session,
+        show,
+        messages=chat_messages([("user", prompt)], setup.system),
+        limits=GenerationLimits(n_predict=setup.n_predict, ignore_eos=args.ignore_eos),
+    )
     end = events[-1]
     assert isinstance(end, TurnEnd)
     if trace_path is not None:
@@ -142,17 +152,29 @@ def main(args) -> int:
         raise UserError(end.error)
     summary = summarize(events)
     if args.json:
-        print(json.dumps({
-            "text": end.text,
-            "tokens": list(end.tokens),
-            "stop_reason": end.stop_reason.value,
-            "error": end.error or None,
-            "config": {**session.spec.as_dict(), "temp": setup.temp, "seed": setup.seed,
-                       "model": model_label(setup.model), "model_draft": model_label(setup.model_draft),
-                       "n_predict": setup.n_predict, "ignore_eos": args.ignore_eos, "ctx_size": setup.ctx_size,
-                       "backend_sampling": setup.backend_sampling},
-            "stats": summary.as_dict(),
-        }, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "text": end.text,
+                    "tokens": list(end.tokens),
+                    "stop_reason": end.stop_reason.value,
+                    "error": end.error or None,
+                    "config": {
+                        **session.spec.as_dict(),
+                        "temp": setup.temp,
+                        "seed": setup.seed,
+                        "model": model_label(setup.model),
+                        "model_draft": model_label(setup.model_draft),
+                        "n_predict": setup.n_predict,
+                        "ignore_eos": args.ignore_eos,
+                        "ctx_size": setup.ctx_size,
+                        "backend_sampling": setup.backend_sampling,
+                    },
+                    "stats": summary.as_dict(),
+                },
+                ensure_ascii=False,
+            )
+        )
         return 0
     out.print()
     if why := cut_off(end, setup):

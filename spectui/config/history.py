@@ -134,8 +134,7 @@ class Journal:
             segments.insert(0, (text[n_last:], kind))
         if len(m.content) == n_text and not segments:
             return
-        line = json.dumps({"i": i, "at": n_text, "text": m.content[n_text:], "segments": segments},
-                          ensure_ascii=False)
+        line = json.dumps({"i": i, "at": n_text, "text": m.content[n_text:], "segments": segments}, ensure_ascii=False)
         path = _journal_path(self.chat.id)
         try:
             with open(path, "a", encoding="utf-8") as f:
@@ -158,8 +157,12 @@ def _replay(chat: Chat) -> None:
             r = json.loads(line)
             i, at, text = r["i"], r["at"], r["text"]
             segments = [(t, k) for t, k in r["segments"]]
-            if not (isinstance(i, int) and 0 <= i < len(chat.messages) and isinstance(text, str)
-                    and all(isinstance(x, str) for seg in segments for x in seg)):
+            if not (
+                isinstance(i, int)
+                and 0 <= i < len(chat.messages)
+                and isinstance(text, str)
+                and all(isinstance(x, str) for seg in segments for x in seg)
+            ):
                 raise ValueError("not a journal line")
         except (ValueError, KeyError, TypeError):
             return
@@ -185,14 +188,20 @@ def _message(d: dict) -> Message:
     if not isinstance(d, dict):
         raise ValueError(f"a message must be an object, got {type(d).__name__}")
     m = Message(
-        role=d["role"], content=d["content"],
+        role=d["role"],
+        content=d["content"],
         segments=[(text, kind) for text, kind in d.get("segments", [])],
-        stopped=d.get("stopped", False), stats=d.get("stats", {}), config=d.get("config", ""),
+        stopped=d.get("stopped", False),
+        stats=d.get("stats", {}),
+        config=d.get("config", ""),
     )
     if m.role not in ROLES:
         raise ValueError(f"unknown role {m.role!r}")
     checks = (
-        (m.content, str), (m.stopped, bool), (m.stats, dict), (m.config, str),
+        (m.content, str),
+        (m.stopped, bool),
+        (m.stats, dict),
+        (m.config, str),
         *((part, str) for seg in m.segments for part in seg),
     )
     for value, kind in checks:
@@ -210,9 +219,13 @@ def _read(path: Path) -> Chat:
         if doc.get("format", FORMAT) > FORMAT:
             raise UserError(f"{path}: written by a newer spectui (format {doc['format']}); upgrade spectui")
         chat = Chat(
-            id=str(doc["id"]), title=str(doc["title"]), created=_time(doc["created"]),
-            updated=_time(doc["updated"]), messages=[_message(m) for m in doc["messages"]],
-            preset=str(doc.get("preset", "")), setup=doc.get("setup", {}),  # format 1 has none
+            id=str(doc["id"]),
+            title=str(doc["title"]),
+            created=_time(doc["created"]),
+            updated=_time(doc["updated"]),
+            messages=[_message(m) for m in doc["messages"]],
+            preset=str(doc.get("preset", "")),
+            setup=doc.get("setup", {}),  # format 1 has none
         )
         if not isinstance(chat.setup, dict):
             raise ValueError(f"setup must be an object, got {chat.setup!r}")

@@ -18,8 +18,9 @@ def add_setup_flags(p: argparse.ArgumentParser) -> None:
     groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
     for name, o in OPTIONS.items():
         groups[o.group].add_argument(*o.flags, dest=name, type=o.type, choices=o.choices or None, help=o.help)
-    groups["speculation"].add_argument("--spec-default", action="store_true",
-                                       help="ngram-mod with its defaults (as llama.cpp)")
+    groups["speculation"].add_argument(
+        "--spec-default", action="store_true", help="ngram-mod with its defaults (as llama.cpp)"
+    )
     v = p.add_argument_group("diagnostics")
     v.add_argument("--verbose", action="store_true", help="show llama.cpp's own log on stderr")
     v.add_argument("--log-file", help="append llama.cpp's log to this file")

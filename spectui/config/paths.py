@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Callable
 
 import platformdirs
 

@@ -50,14 +50,12 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False, check_
     values = {}
     for key, value in data.items():
         if key not in OPTIONS:
-            raise UserError(
-                f"{path}: unknown key '{key}'; valid keys: description, {', '.join(sorted(OPTIONS))}"
-            )
+            raise UserError(f"{path}: unknown key '{key}'; valid keys: description, {', '.join(sorted(OPTIONS))}")
         values[key] = check_value(key, value, str(path))
     preset = Preset(name or path.stem, path, description, values, shipped)
     if check_models:
         for key, v in missing_models(preset):
-            where = (f"copy it to {user_presets_dir() / path.name} and put" if shipped else "put")
+            where = f"copy it to {user_presets_dir() / path.name} and put" if shipped else "put"
             raise UserError(
                 f"{path}: key '{key}': model file not found: {v}; {where} the path of your GGUF "
                 "file there (or an embedded name from `spectui models list`)"
@@ -69,8 +67,11 @@ def missing_models(preset: Preset) -> list[tuple[str, str]]:
     """(key, value) of each model the preset names that is neither embedded nor a file here:
     a template's placeholders until the user fills in their paths."""
     try:
-        return [(key, v) for key in ("model", "model_draft")
-                if (v := preset.values.get(key)) and v not in CATALOG and not user_path(v).exists()]
+        return [
+            (key, v)
+            for key in ("model", "model_draft")
+            if (v := preset.values.get(key)) and v not in CATALOG and not user_path(v).exists()
+        ]
     except UserError as e:
         raise UserError(f"{preset.path}: {e}") from None
 

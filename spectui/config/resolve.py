@@ -37,24 +37,34 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
             notes.append("no draft model given (-md): speculating with ngram-mod")
     values |= overrides
     draft = overrides.get("model_draft")
-    if draft and "spec_type" not in overrides and "draft-simple" in values.get("spec_type", "") \
-            and user_path(draft).is_file():
+    if (
+        draft
+        and "spec_type" not in overrides
+        and "draft-simple" in values.get("spec_type", "")
+        and user_path(draft).is_file()
+    ):
         # as llama.cpp does without --spec-type: a hidden-state draft says what it drafts with
         kind = draft_fit.read_header(user_path(draft)).draft_type
         if kind != "draft-simple":
             values["spec_type"] = values["spec_type"].replace("draft-simple", kind)
             notes.append(f"{Path(draft).name} is a {kind} draft: speculating with {kind}")
     if values.get("server"):
-        notes += [f"--server: the server's models and speculation are used; {flag} ignored"
-                  for key, flag in (("model", "-m"), ("model_draft", "-md"), ("spec_type", "--spec-type"))
-                  if key in overrides]
+        notes += [
+            f"--server: the server's models and speculation are used; {flag} ignored"
+            for key, flag in (("model", "-m"), ("model_draft", "-md"), ("spec_type", "--spec-type"))
+            if key in overrides
+        ]
     elif not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
     setup = Setup().with_values(values, preset=chosen.name, notes=tuple(notes))
     setup.ctx_params()  # validate now: bad flags fail before any model loads
     if "model_draft" in overrides and not setup.spec.uses_draft_model:
-        setup = replace(setup, model_draft=None, notes=setup.notes + (
-            f"the draft model (-md) is unused with --spec-type {setup.spec.label}: not loading it",))
+        setup = replace(
+            setup,
+            model_draft=None,
+            notes=setup.notes
+            + (f"the draft model (-md) is unused with --spec-type {setup.spec.label}: not loading it",),
+        )
     return setup
 
 
@@ -86,14 +96,18 @@ def restored(saved: dict, current: Setup) -> tuple[Setup, str | None]:
     when its model files are gone or its values are no longer valid, `current` and why."""
     if not saved:
         return current, None
-    gone = [v for key in ("model", "model_draft") if (v := saved.get(key)) and v not in CATALOG
-            and not Path(v).expanduser().is_file()]
+    gone = [
+        v
+        for key in ("model", "model_draft")
+        if (v := saved.get(key)) and v not in CATALOG and not Path(v).expanduser().is_file()
+    ]
     if gone:
         return current, f"this chat ran on {', '.join(gone)}, which is gone; keeping {model_label(current.model)}"
     try:
         values = {k: v for k, v in saved.items() if k in OPTIONS}
-        setup = current.with_values({k: check_value(k, v, "the chat file") if v is not None else None
-                                     for k, v in values.items()}, notes=())
+        setup = current.with_values(
+            {k: check_value(k, v, "the chat file") if v is not None else None for k, v in values.items()}, notes=()
+        )
         setup.ctx_params()
     except UserError as e:
         return current, f"this chat's settings are not usable ({e}); keeping the current ones"

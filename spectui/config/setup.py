@@ -21,8 +21,9 @@ GROUPS = ("models", "speculation", "sampling")
 def _opt(default, *flags: str, help: str, group: str, choices: tuple = (), owned: bool = False):
     """A Setup field: `owned` ones (the models and the speculation) are what a preset chooses,
     so switching presets replaces them even when they were given on the command line."""
-    return field(default=default, metadata={"flags": flags, "help": help, "group": group,
-                                            "choices": choices, "owned": owned})
+    return field(
+        default=default, metadata={"flags": flags, "help": help, "group": group, "choices": choices, "owned": owned}
+    )
 
 
 def _model(default, *flags, **kw):
@@ -38,26 +39,50 @@ class Setup:
     """Resolved settings. Field names are the flags' names and a preset's keys; the speculation's
     are OPTIONS' (spec_type, spec_draft_n_max, ...), read with value() and set with with_values()."""
 
-    server: str | None = _model(None, "--server", help="watch a running llama-server (URL; several, comma-separated, "
-                                "to switch between their configurations) instead of loading models; its API key "
-                                "from LLAMA_API_KEY", owned=True)
+    server: str | None = _model(
+        None,
+        "--server",
+        help="watch a running llama-server (URL; several, comma-separated, "
+        "to switch between their configurations) instead of loading models; its API key "
+        "from LLAMA_API_KEY",
+        owned=True,
+    )
     model: str | None = _model(None, "-m", "--model", help="target GGUF file or embedded model name", owned=True)
-    model_draft: str | None = _model(None, "-md", "--model-draft",
-                                     help="draft GGUF file or embedded model name (same tokenizer)", owned=True)
+    model_draft: str | None = _model(
+        None, "-md", "--model-draft", help="draft GGUF file or embedded model name (same tokenizer)", owned=True
+    )
     n_gpu_layers: int = _model(-1, "-ngl", "--n-gpu-layers", help="target layers on the GPU (-1: all)", owned=True)
-    n_gpu_layers_draft: int = _model(-1, "-ngld", "--n-gpu-layers-draft", help="draft layers on the GPU (-1: all)",
-                                     owned=True)
+    n_gpu_layers_draft: int = _model(
+        -1, "-ngld", "--n-gpu-layers-draft", help="draft layers on the GPU (-1: all)", owned=True
+    )
     ctx_size: int = _model(4096, "-c", "--ctx-size", help="context size in tokens (default 4096)")
     batch_size: int = _model(512, "-b", "--batch-size", help="logical batch size (default 512)")
     threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
     flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
-    backend_sampling: str = _model("auto", "-bs", "--backend-sampling", choices=BACKEND_SAMPLING,
-                                   help="greedy's argmax or sampling's top-k in llama.cpp's graph, so no "
-                                        "logits row is copied out (default auto: where the output layer is on a GPU)")
-    cache_type_k_draft: str = _model("f16", "-ctkd", "--cache-type-k-draft", choices=tuple(KV_CACHE_TYPES),
-                                     help="draft KV cache type for K (default f16)", owned=True)
-    cache_type_v_draft: str = _model("f16", "-ctvd", "--cache-type-v-draft", choices=tuple(KV_CACHE_TYPES),
-                                     help="draft KV cache type for V (needs -fa on if quantized)", owned=True)
+    backend_sampling: str = _model(
+        "auto",
+        "-bs",
+        "--backend-sampling",
+        choices=BACKEND_SAMPLING,
+        help="greedy's argmax or sampling's top-k in llama.cpp's graph, so no "
+        "logits row is copied out (default auto: where the output layer is on a GPU)",
+    )
+    cache_type_k_draft: str = _model(
+        "f16",
+        "-ctkd",
+        "--cache-type-k-draft",
+        choices=tuple(KV_CACHE_TYPES),
+        help="draft KV cache type for K (default f16)",
+        owned=True,
+    )
+    cache_type_v_draft: str = _model(
+        "f16",
+        "-ctvd",
+        "--cache-type-v-draft",
+        choices=tuple(KV_CACHE_TYPES),
+        help="draft KV cache type for V (needs -fa on if quantized)",
+        owned=True,
+    )
     # the speculation: its options are SpecConfig's fields (OPTIONS), so a preset owns them
     spec: SpecConfig = field(default=SpecConfig(), metadata={"group": "speculation", "owned": True})
     n_predict: int = _sampling(-1, "-n", "--n-predict", help="max tokens per answer (-1: no limit)")
@@ -87,11 +112,12 @@ class Setup:
         """Every option by name, flat: what a preset saves, a saved chat keeps and a record shows."""
         return {name: self.value(name) for name in OPTIONS}
 
-    def with_values(self, values: dict, **changes) -> "Setup":
+    def with_values(self, values: dict, **changes) -> Setup:
         """This setup with `values` (option name -> value, as values() gives them) over it, and
         `changes` to the other fields (preset, notes); a bad speculation value is a UserError."""
-        spec = {SPEC_FIELDS[k]: parse_types(v) if k == "spec_type" else v
-                for k, v in values.items() if k in SPEC_FIELDS}
+        spec = {
+            SPEC_FIELDS[k]: parse_types(v) if k == "spec_type" else v for k, v in values.items() if k in SPEC_FIELDS
+        }
         own = {k: v for k, v in values.items() if k not in SPEC_FIELDS}
         return replace(self, **own, **changes, spec=self.spec.replace(**spec) if spec else self.spec)
 
@@ -101,19 +127,27 @@ class Setup:
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
         if self.ctx_size == 0:
-            raise UserError(f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
-                            f"tokens, at least {MIN_CTX} (default 4096)")
+            raise UserError(
+                f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
+                f"tokens, at least {MIN_CTX} (default 4096)"
+            )
         if self.ctx_size < MIN_CTX:
-            raise UserError(f"-c/--ctx-size must be at least {MIN_CTX} tokens, llama.cpp's smallest context; "
-                            f"got {self.ctx_size}")
+            raise UserError(
+                f"-c/--ctx-size must be at least {MIN_CTX} tokens, llama.cpp's smallest context; got {self.ctx_size}"
+            )
         if self.batch_size < 1:
             raise UserError(f"-b/--batch-size must be at least 1, got {self.batch_size}")
         if self.threads is not None and self.threads < 1:
-            raise UserError(f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the "
-                            "physical cores")
+            raise UserError(
+                f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the physical cores"
+            )
         return ContextParams(
-            n_ctx=self.ctx_size, n_batch=self.batch_size, n_threads=self.threads or 0, flash_attn=self.flash_attn,
-            type_k=self.cache_type_k_draft if draft else "f16", type_v=self.cache_type_v_draft if draft else "f16",
+            n_ctx=self.ctx_size,
+            n_batch=self.batch_size,
+            n_threads=self.threads or 0,
+            flash_attn=self.flash_attn,
+            type_k=self.cache_type_k_draft if draft else "f16",
+            type_v=self.cache_type_v_draft if draft else "f16",
             backend_sampling=self.backend_sampling,
         )
 
@@ -152,12 +186,26 @@ def _options() -> dict[str, Option]:
             for s in fields(SpecConfig):
                 meta, name = s.metadata, _spec_key(s)
                 default = ",".join(s.default) if isinstance(s.default, tuple) else s.default
-                out[name] = Option(name, (meta["flag"],), f"{meta['help']} (default {default})", f.metadata["group"],
-                                   _TYPES[s.type], meta["choices"], f.metadata["owned"])
+                out[name] = Option(
+                    name,
+                    (meta["flag"],),
+                    f"{meta['help']} (default {default})",
+                    f.metadata["group"],
+                    _TYPES[s.type],
+                    meta["choices"],
+                    f.metadata["owned"],
+                )
         elif "flags" in f.metadata:
             meta = f.metadata
-            out[f.name] = Option(f.name, meta["flags"], meta["help"], meta["group"], _TYPES[f.type.split(" | ")[0]],
-                                 meta["choices"], meta["owned"])
+            out[f.name] = Option(
+                f.name,
+                meta["flags"],
+                meta["help"],
+                meta["group"],
+                _TYPES[f.type.split(" | ")[0]],
+                meta["choices"],
+                meta["owned"],
+            )
     return out
 
 

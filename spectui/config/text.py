@@ -16,8 +16,7 @@ def from_bytes(data: bytes, source: str, fix: str = "save it as UTF-8") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError(f"{source} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-                        f"{fix}") from None
+        raise UserError(f"{source} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); {fix}") from None
 
 
 def from_argv(text: str, source: str) -> str:

@@ -22,8 +22,17 @@ from spectui.engine.overlay import KINDS
 
 OVERLAY_VARIABLES = tuple(f"spec-{kind}" for kind in KINDS)
 COLOR_KEYS = (
-    "primary", "secondary", "accent", "warning", "error", "success",
-    "foreground", "background", "surface", "panel", "boost",
+    "primary",
+    "secondary",
+    "accent",
+    "warning",
+    "error",
+    "success",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
 )
 VALID_KEYS = ("name", *COLOR_KEYS, "dark", "variables")
 
@@ -41,14 +50,13 @@ class _BadTheme(Exception):
 
 def _color(where: str, value) -> str:
     if not isinstance(value, str):
-        raise _BadTheme(f"{where} must be a colour string like \"#1e90ff\", got {value!r}")
+        raise _BadTheme(f'{where} must be a colour string like "#1e90ff", got {value!r}')
     try:
         Color.parse(value)
     except ColorParseError as e:
         hint = f"; did you mean {e.suggested_color!r}?" if e.suggested_color else ""
         raise _BadTheme(
-            f"{where}: {value!r} is not a colour (use #RRGGBB, rgb(r,g,b), hsl(h,s,l) or a "
-            f"colour name){hint}"
+            f"{where}: {value!r} is not a colour (use #RRGGBB, rgb(r,g,b), hsl(h,s,l) or a colour name){hint}"
         ) from e
     return value
 
@@ -76,9 +84,7 @@ def _parse(text: str, stem: str) -> Theme:
         raise _BadTheme("'variables' must be a table: put [variables] on its own line")
     for key, value in variables.items():
         if key.startswith("spec-") and key not in OVERLAY_VARIABLES:
-            raise _BadTheme(
-                f"unknown overlay variable '{key}'; overlay variables: {', '.join(OVERLAY_VARIABLES)}"
-            )
+            raise _BadTheme(f"unknown overlay variable '{key}'; overlay variables: {', '.join(OVERLAY_VARIABLES)}")
         if key in OVERLAY_VARIABLES:
             _color(f"variable '{key}'", value)
         elif not isinstance(value, str):

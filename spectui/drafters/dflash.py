@@ -54,7 +54,7 @@ class DFlash(HiddenStateDrafter):
         b = self.batch
         for off in range(0, len(tokens), self.dft.n_ubatch):
             b.clear()
-            for i, row in enumerate(features[off:off + self.dft.n_ubatch]):
+            for i, row in enumerate(features[off : off + self.dft.n_ubatch]):
                 b.add(None, pos0 + off + i, False, row, n_pos=self.n_pos)
             b.process(self.dft)  # the fused decode encodes and injects them into the K/V cache
 
@@ -71,8 +71,11 @@ class DFlash(HiddenStateDrafter):
         b.process(self.dft)
         result: list[int] = []
         if self.is_dspark:
-            conf = (llama_ext.rows(self.dft, "llama_get_embeddings_nextn", n_block, self.n_embd_dec)
-                    if self.p_min > 0 else None)
+            conf = (
+                llama_ext.rows(self.dft, "llama_get_embeddings_nextn", n_block, self.n_embd_dec)
+                if self.p_min > 0
+                else None
+            )
             for i in range(0 if self.sample_from_anchor else 1, n_block):
                 if conf is not None and conf[i, 0] < self.p_min:
                     break

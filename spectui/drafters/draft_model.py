@@ -12,7 +12,7 @@ single decodes, and accept() has nothing to do: the next round's sync keeps the 
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -86,7 +86,7 @@ class DraftModel(Drafter):
         # needs the row (see Context.decode_argmax, decode_dists)
         take = "row" if self.p_min > 0 else "dist" if self.probabilistic else "argmax"
         try:
-            out = self._decode_last(list(tokens[len(tokens) - 1 - lacking:]), take)
+            out = self._decode_last(list(tokens[len(tokens) - 1 - lacking :]), take)
         except ContextFull:
             return []
         result: list[int] = []

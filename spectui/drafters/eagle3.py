@@ -47,14 +47,14 @@ class Eagle3(HiddenStateDrafter):
         n = len(features)
         g = np.empty((n, self.n_embd_dec), dtype=np.float32)
         for i in range(0, n, self.dft.n_ubatch):
-            chunk = features[i:i + self.dft.n_ubatch]
+            chunk = features[i : i + self.dft.n_ubatch]
             # the per-token encoder ignores positions: placeholders after the cache's end
             pos = self.dft.pos_max() + 1
             self.enc.clear()
             for j, row in enumerate(chunk):
                 self.enc.add(None, pos + j, True, row)
             self.enc.process(self.dft, encode=True)
-            g[i:i + len(chunk)] = llama_ext.rows(self.dft, "llama_get_embeddings_nextn", len(chunk), self.n_embd_dec)
+            g[i : i + len(chunk)] = llama_ext.rows(self.dft, "llama_get_embeddings_nextn", len(chunk), self.n_embd_dec)
         return g
 
     def _process(self, tokens: Sequence[int], pos0: int) -> None:

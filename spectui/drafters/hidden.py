@@ -117,8 +117,11 @@ def layer_features(tgt: Context, layer_ids: Sequence[int], n_tokens: int, n_laye
     n_embd = tgt.model.n_embd
     parts = []
     for lid in layer_ids:
-        parts.append(llama_ext.rows(tgt, "llama_get_embeddings_layer_inp", n_tokens, n_embd, lid) if lid < n_layer_tgt
-                     else llama_ext.rows(tgt, "llama_get_embeddings_nextn", n_tokens, n_embd))
+        parts.append(
+            llama_ext.rows(tgt, "llama_get_embeddings_layer_inp", n_tokens, n_embd, lid)
+            if lid < n_layer_tgt
+            else llama_ext.rows(tgt, "llama_get_embeddings_nextn", n_tokens, n_embd)
+        )
     return np.concatenate(parts, axis=1)
 
 

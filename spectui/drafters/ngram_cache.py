@@ -43,14 +43,14 @@ class NgramCache(NgramDrafter):
 
     def begin(self, prompt: Sequence[int]) -> None:
         toks = as_token_list(prompt)
-        if toks[:len(self._seen)] != self._seen:
+        if toks[: len(self._seen)] != self._seen:
             self._counts.clear()
             self._seen = []
 
     def _update(self, chunk: list[int]) -> None:
         for size in range(NGRAM_MIN, NGRAM_MAX + 1):
             for i in range(size, len(chunk)):
-                following = self._counts.setdefault(tuple(chunk[i - size:i]), {})
+                following = self._counts.setdefault(tuple(chunk[i - size : i]), {})
                 token = chunk[i]
                 following[token] = following.get(token, 0) + 1
 
@@ -75,7 +75,7 @@ class NgramCache(NgramDrafter):
             return []
         toks = as_token_list(tokens)
         if len(self._seen) < len(toks):
-            chunk = toks[len(self._seen):]
+            chunk = toks[len(self._seen) :]
             self._update(chunk)
             self._seen.extend(chunk)
         if len(toks) < NGRAM_STATIC:

@@ -46,7 +46,7 @@ def rfind(tokens: list[int], pattern: list[int], hi: int, lo: int) -> int:
     for _ in range(rev.count(first)):
         r = rev.index(first, r)
         j = hi - r
-        if tokens[j:j + n] == pattern:
+        if tokens[j : j + n] == pattern:
             return j
         r += 1
     return 0
@@ -55,11 +55,11 @@ def rfind(tokens: list[int], pattern: list[int], hi: int, lo: int) -> int:
 def _lcg_hashes(tokens: list[int], lo: int, hi: int, n: int) -> np.ndarray:
     """lcg_hash of the n-gram starting at each position lo..hi (inclusive), vectorised."""
     count = hi - lo + 1
-    arr = np.array(tokens[lo:hi + n], dtype=np.int64).astype(np.uint32)
+    arr = np.array(tokens[lo : hi + n], dtype=np.int64).astype(np.uint32)
     h = np.zeros(count, dtype=np.uint32)
     factor = np.uint32(LCG_FACTOR)
     for k in range(n):
-        h = h * factor + arr[k:k + count]
+        h = h * factor + arr[k : k + count]
     return h
 
 
@@ -139,7 +139,7 @@ class _NgramMap(NgramDrafter):
         if hi - lo <= FEW_POSITIONS:
             key_map, n = self._key_slots, self.size_n
             for pos in range(hi, lo, -1):
-                slot = lcg_hash(tokens[pos:pos + n]) & (KEY_MAP_SIZE - 1)
+                slot = lcg_hash(tokens[pos : pos + n]) & (KEY_MAP_SIZE - 1)
                 if key_map[slot] == 0:
                     key_map[slot] = pos
             return
@@ -157,7 +157,7 @@ class _NgramMap(NgramDrafter):
         begin_top = self._size_last_begin - n - m - 1
         match_pos = 0
         idx = self._key_slots[lcg_hash(key) & (KEY_MAP_SIZE - 1)]
-        if idx != 0 and idx < top and toks[idx:idx + n] == key:
+        if idx != 0 and idx < top and toks[idx : idx + n] == key:
             match_pos = idx
         if match_pos == 0 and begin_top > 0:
             match_pos = rfind(toks, key, begin_top, last)
@@ -179,13 +179,13 @@ class _NgramMap(NgramDrafter):
                 i = toks.index(first, i, match_pos + 1)
             except ValueError:
                 break
-            if toks[i:i + n] == key:
+            if toks[i : i + n] == key:
                 start = i + n
-                mgram = toks[start:start + m]
+                mgram = toks[start : start + m]
                 for v in entry.values:
                     if v.idx == 0:  # a new m-gram takes the first free slot
                         v.idx, v.num, v.n_accepted = start, 0, m
-                    elif toks[v.idx:v.idx + m] != mgram:
+                    elif toks[v.idx : v.idx + m] != mgram:
                         continue
                     v.num = min(v.num + 1, MAX_VALUE_COUNT)
                     break
@@ -210,7 +210,7 @@ class _NgramMap(NgramDrafter):
         if match_pos == 0:
             return []
 
-        entry = next((k for k in self._keys if toks[k.key_idx:k.key_idx + n] == key), None)
+        entry = next((k for k in self._keys if toks[k.key_idx : k.key_idx + n] == key), None)
         if entry is None:
             entry = _Key(match_pos, m)
             self._keys.append(entry)
@@ -230,7 +230,7 @@ class _NgramMap(NgramDrafter):
             if others > 0 and max_occur < 2 * others:
                 return []
             start = value.idx  # llama.cpp copies from match_pos here; see the class docstring
-        result = toks[start:start + min(m, value.n_accepted, n_max)]
+        result = toks[start : start + min(m, value.n_accepted, n_max)]
         if result:
             self._last_value = value
         return result

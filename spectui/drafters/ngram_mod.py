@@ -75,7 +75,7 @@ class NgramMod(NgramDrafter):
         n = self.n_match
         if count <= FEW_POSITIONS:
             slots, size, drop = self._slots, len(self._slots), self._drop_factor
-            h = ngram_hash(toks[lo:lo + n])
+            h = ngram_hash(toks[lo : lo + n])
             for i in range(lo, hi):
                 slot = h % size
                 if slots[slot] == EMPTY:
@@ -83,15 +83,15 @@ class NgramMod(NgramDrafter):
                 slots[slot] = toks[i + n]
                 h = ((h - toks[i] * drop) * HASH_FACTOR + toks[i + n]) & MASK64
             return
-        arr = np.array(toks[lo:hi + n], dtype=np.int64)
+        arr = np.array(toks[lo : hi + n], dtype=np.int64)
         words = arr.astype(np.uint64)
         h = np.zeros(count, dtype=np.uint64)
         factor = np.uint64(HASH_FACTOR)
         for k in range(n):
-            h = h * factor + words[k:k + count]
+            h = h * factor + words[k : k + count]
         slots = (h % np.uint64(self.table.size)).astype(np.int64)
         uniq, first = np.unique(slots[::-1], return_index=True)  # the last write to each slot
-        followers = arr[n:n + count][::-1][first].astype(np.int32)
+        followers = arr[n : n + count][::-1][first].astype(np.int32)
         self.used += int(np.count_nonzero(self.table[uniq] == EMPTY))
         self.table[uniq] = followers
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from spectui.drafters.base import NgramDrafter, as_token_list
 
-
 _WIDTH = array("i").itemsize  # bytes per token
 
 
@@ -28,7 +27,7 @@ class _TokenBytes:
 
     def sync(self, tokens: list[int]) -> None:
         """Mirror `tokens`, kept where they extend the mirror, else from scratch."""
-        if tokens[:len(self._tokens)] != self._tokens:  # (a shorter list differs too)
+        if tokens[: len(self._tokens)] != self._tokens:  # (a shorter list differs too)
             self._tokens, self._buf = [], bytearray()
         self.extend(tokens)
 
@@ -84,4 +83,4 @@ class NgramSimple(NgramDrafter):
         if copy_max < n:
             return []
         start = match_pos + n
-        return toks[start:start + min(copy_max, n_max)]
+        return toks[start : start + min(copy_max, n_max)]

@@ -34,10 +34,12 @@ class Needs:
 
 TYPES: dict[str, Callable[[Needs], Drafter]] = {
     "ngram-simple": lambda n: NgramSimple(n.spec.ngram_simple_size_n, n.spec.ngram_simple_size_m),
-    "ngram-map-k": lambda n: NgramMapK(n.spec.ngram_map_k_size_n, n.spec.ngram_map_k_size_m,
-                                       n.spec.ngram_map_k_min_hits),
-    "ngram-map-k4v": lambda n: NgramMapK4V(n.spec.ngram_map_k4v_size_n, n.spec.ngram_map_k4v_size_m,
-                                           n.spec.ngram_map_k4v_min_hits),
+    "ngram-map-k": lambda n: NgramMapK(
+        n.spec.ngram_map_k_size_n, n.spec.ngram_map_k_size_m, n.spec.ngram_map_k_min_hits
+    ),
+    "ngram-map-k4v": lambda n: NgramMapK4V(
+        n.spec.ngram_map_k4v_size_n, n.spec.ngram_map_k4v_size_m, n.spec.ngram_map_k4v_min_hits
+    ),
     "ngram-mod": lambda n: NgramMod(n.spec.ngram_mod_n_match, n.spec.ngram_mod_n_min, n.spec.ngram_mod_n_max),
     "ngram-cache": lambda n: NgramCache(),
     "draft-simple": lambda n: DraftModel(n.draft_ctx, n.sampling, n.spec),

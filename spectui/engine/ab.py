@@ -57,29 +57,39 @@ def _divergence(a: Sequence[Event], b: Sequence[Event]) -> Divergence | None:
     i = first_divergence(ids_a, ids_b)
     if i is None:
         return None
-    return Divergence(i, "".join(pieces_a[:i])[-BEFORE_CHARS:], "".join(pieces_a[i:i + AFTER_TOKENS]),
-                      "".join(pieces_b[i:i + AFTER_TOKENS]))
+    return Divergence(
+        i,
+        "".join(pieces_a[:i])[-BEFORE_CHARS:],
+        "".join(pieces_a[i : i + AFTER_TOKENS]),
+        "".join(pieces_b[i : i + AFTER_TOKENS]),
+    )
 
 
-def _notes(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary], greedy: bool,
-           divergence: Divergence | None) -> list[str]:
+def _notes(
+    runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary], greedy: bool, divergence: Divergence | None
+) -> list[str]:
     notes = []
     for name, events, s in zip(NAMES, runs, summaries):
         spec_type = _spec_type(events)
         if spec_type != "none" and s.n_drafted == 0 and s.rounds:
-            notes.append(f"{name} ({spec_type}) drafted nothing on this prompt: it ran as plain decoding, "
-                         "so its acceptance is undefined")
+            notes.append(
+                f"{name} ({spec_type}) drafted nothing on this prompt: it ran as plain decoding, "
+                "so its acceptance is undefined"
+            )
         if s.stop_reason not in CLEAN_ENDS:
             reason = s.stop_reason.value if s.stop_reason else "no end"
             notes.append(f"{name} ended early ({reason}): the comparison covers a partial run")
         if s.timing.tok_per_s is None:
             notes.append(f"{name} generated no tokens: no speed to compare")
     if not greedy:
-        notes.append("sampling (temperature > 0): the outputs are expected to differ; "
-                     "compare speed and acceptance, not the text")
+        notes.append(
+            "sampling (temperature > 0): the outputs are expected to differ; compare speed and acceptance, not the text"
+        )
     elif divergence is not None:
-        notes.append("greedy verification keeps the target's choices, so identical outputs are expected; "
-                     "batched and single-token decodes round slightly differently, which can flip a near-tie")
+        notes.append(
+            "greedy verification keeps the target's choices, so identical outputs are expected; "
+            "batched and single-token decodes round slightly differently, which can flip a near-tie"
+        )
     return notes
 
 

@@ -25,8 +25,8 @@ every no-draft round measures: their ratios, which decide, stay as last measured
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 NGRAM = "ngram-simple"
 DRAFT = "draft model"  # a role: the session's draft model, head or MTP layer (Session.model_type)
@@ -86,8 +86,15 @@ def expected_tokens(accept: list[float], k: int) -> float:
     return total
 
 
-def decide(costs: Costs, accept: dict[str, list[float]], ngram_len: int, has_draft: bool, n_max: int,
-           probe: str | None = None, catchup_per_token: float = 0.0) -> Decision:
+def decide(
+    costs: Costs,
+    accept: dict[str, list[float]],
+    ngram_len: int,
+    has_draft: bool,
+    n_max: int,
+    probe: str | None = None,
+    catchup_per_token: float = 0.0,
+) -> Decision:
     """The best (source, k) by expected tokens per second.
 
     `accept[source]` gives per-position conditional acceptance estimates; `ngram_len` is
@@ -204,9 +211,15 @@ class Controller:
         c = self.costs()
         return draft_behind * self._sync_per_token(step) + PROBE_K * step + c.t_verify(PROBE_K + 1) - c.t_verify(1)
 
-    def choose(self, ngram_len: int, has_draft: bool, n_max: int,
-               draft_behind: Callable[[], int] = lambda: 0, tokens_left: int | None = None,
-               tokens_done: int = 0) -> Decision:
+    def choose(
+        self,
+        ngram_len: int,
+        has_draft: bool,
+        n_max: int,
+        draft_behind: Callable[[], int] = lambda: 0,
+        tokens_left: int | None = None,
+        tokens_done: int = 0,
+    ) -> Decision:
         """`draft_behind` counts the tokens the draft cache would have to catch up on;
         `tokens_left` is how many the answer may still take (None: unknown, then taken to
         be as many as the `tokens_done` so far, at least PROBE_START)."""
@@ -248,9 +261,19 @@ class Controller:
         if n_tokens >= 32:
             self.prefill = _ema(self.prefill, seconds / n_tokens)
 
-    def observe(self, decision: Decision, n_drafted: int, n_accepted: int, t_draft: float, t_verify: float,
-                t_lookup: float, ngram_candidate: list[int], emitted: list[int],
-                t_sync: float = 0.0, n_synced: int = 0) -> None:
+    def observe(
+        self,
+        decision: Decision,
+        n_drafted: int,
+        n_accepted: int,
+        t_draft: float,
+        t_verify: float,
+        t_lookup: float,
+        ngram_candidate: list[int],
+        emitted: list[int],
+        t_sync: float = 0.0,
+        n_synced: int = 0,
+    ) -> None:
         """One round: `t_draft` is the draft model's time including `t_sync`, the time
         its cache took to catch up on `n_synced` tokens; `t_lookup` the n-gram lookup."""
         t_single = self.verify.get(1)

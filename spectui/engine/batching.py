@@ -15,14 +15,15 @@ slower than pushing from the generating thread where cores are few (docs/perform
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from spectui.engine.events import Event, PromptDone, Round
 
 
 class EventBatcher:
-    def __init__(self, post: Callable[[list[Event]], None], interval: float,
-                 clock: Callable[[], float] = time.perf_counter):
+    def __init__(
+        self, post: Callable[[list[Event]], None], interval: float, clock: Callable[[], float] = time.perf_counter
+    ):
         self._post = post
         self._interval = interval
         self._clock = clock

@@ -12,8 +12,8 @@ to the oldest generation, collected between turns.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -4,8 +4,9 @@ are written against `ChatSession`, never against one of them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Protocol, Sequence
+from typing import Protocol
 
 from spectui.engine.events import Event
 from spectui.llama.sampling import SamplingParams
@@ -44,7 +45,8 @@ class GenerationLimits:
 def chat_messages(turns: Sequence[tuple[str, str]], system: str | None = None) -> list[dict]:
     """Chat-template messages from (role, content) pairs, the system prompt first."""
     return ([{"role": "system", "content": system}] if system else []) + [
-        {"role": role, "content": content} for role, content in turns]
+        {"role": role, "content": content} for role, content in turns
+    ]
 
 
 class ChatSession(Protocol):
@@ -65,8 +67,12 @@ class ChatSession(Protocol):
 
     def memory_text(self) -> str: ...
 
-    def generate(self, messages: list[dict] | None = None, tokens: Sequence[int] | None = None,
-                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]: ...
+    def generate(
+        self,
+        messages: list[dict] | None = None,
+        tokens: Sequence[int] | None = None,
+        limits: GenerationLimits = GenerationLimits(),
+    ) -> Iterator[Event]: ...
 
     def cancel(self) -> None: ...
 

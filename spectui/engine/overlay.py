@@ -42,7 +42,7 @@ def add_segments(into: list[tuple[str, str]], new) -> None:
 
 def segments(r: Round, show_rejected: bool = True) -> list[tuple[str, str]]:
     """(text, kind) pieces of one round in display order, adjacent kinds merged."""
-    accepted, last = r.tokens[: r.n_accepted], r.tokens[r.n_accepted:]
+    accepted, last = r.tokens[: r.n_accepted], r.tokens[r.n_accepted :]
     pieces = [(t.piece, t.source.value) for t in accepted]
     if show_rejected:
         pieces.append((r.rejected_text, REJECTED))

@@ -89,8 +89,12 @@ def gpu_info() -> list[dict]:
     try:
         driver = pynvml.nvmlSystemGetDriverVersion()
         return [
-            {"index": i, "name": pynvml.nvmlDeviceGetName(h), "driver_version": driver,
-             "memory_total": pynvml.nvmlDeviceGetMemoryInfo(h).total}
+            {
+                "index": i,
+                "name": pynvml.nvmlDeviceGetName(h),
+                "driver_version": driver,
+                "memory_total": pynvml.nvmlDeviceGetMemoryInfo(h).total,
+            }
             for i in range(pynvml.nvmlDeviceGetCount())
             for h in [pynvml.nvmlDeviceGetHandleByIndex(i)]
         ]

@@ -24,8 +24,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Iterator
 
 from spectui.engine import resources
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -47,8 +47,13 @@ def rejected_marker(n: int) -> str:
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}; not followed, so the API key "
-                                     "stays with the URL you gave", headers, fp)
+        raise urllib.error.HTTPError(
+            req.full_url,
+            code,
+            f"redirected to {newurl}; not followed, so the API key stays with the URL you gave",
+            headers,
+            fp,
+        )
 
 
 @dataclass(frozen=True)
@@ -67,8 +72,7 @@ class ServerInfo:
 class ServerSession:
     """Speaks the part of engine.session.Session that the chat, `run` and the bench use."""
 
-    def __init__(self, url: str, sampling: SamplingParams = SamplingParams(), key: str | None = None,
-                 n_max: int = 3):
+    def __init__(self, url: str, sampling: SamplingParams = SamplingParams(), key: str | None = None, n_max: int = 3):
         parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise UserError(f"--server needs an http(s) URL such as http://127.0.0.1:8080, not {url!r}")
@@ -90,8 +94,9 @@ class ServerSession:
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, headers=headers,
-                                         method="POST" if data is not None else "GET")
+        request = urllib.request.Request(
+            self.url + path, data=data, headers=headers, method="POST" if data is not None else "GET"
+        )
         try:
             return self._opener.open(request, timeout=timeout)
         except urllib.error.HTTPError as e:
@@ -102,9 +107,12 @@ class ServerSession:
 
     def _http_error(self, path: str, e: urllib.error.HTTPError) -> str:
         if e.code == 401:
-            return (f"llama-server at {self.url} refused the API key (401): set {KEY_ENV} to the key it was "
-                    "started with (--api-key)" if self._key else
-                    f"llama-server at {self.url} wants an API key (401): set {KEY_ENV}")
+            return (
+                f"llama-server at {self.url} refused the API key (401): set {KEY_ENV} to the key it was "
+                "started with (--api-key)"
+                if self._key
+                else f"llama-server at {self.url} wants an API key (401): set {KEY_ENV}"
+            )
         if e.code == 404:
             return f"{self.url} answered 404 for {path}: is it a llama-server?"
         try:
@@ -135,9 +143,15 @@ class ServerSession:
         except UserError:
             spec_types = ("none",)  # a type this spectui does not know: watched, but named none
         path = str(props.get("model_path") or "")
-        return ServerInfo(self.url, os.path.basename(str(props.get("model_alias") or path)) or "model", path,
-                          int(props["default_generation_settings"].get("n_ctx") or 0), spec_types,
-                          str(props["build_info"]), props)
+        return ServerInfo(
+            self.url,
+            os.path.basename(str(props.get("model_alias") or path)) or "model",
+            path,
+            int(props["default_generation_settings"].get("n_ctx") or 0),
+            spec_types,
+            str(props["build_info"]),
+            props,
+        )
 
     # --- the session interface ---------------------------------------------------------
 
@@ -150,17 +164,26 @@ class ServerSession:
 
     def configure(self, spec: SpecConfig) -> None:
         if spec.types != self._spec.types or (spec.uses_n_max and spec.draft_n_max != self._spec.draft_n_max):
-            raise UserError(f"llama-server fixes its speculation when it starts ({self._spec.label}); its "
-                            "per-request settings are compiled out in this llama.cpp: restart it with other "
-                            "--spec-type / --spec-draft-n-max")
+            raise UserError(
+                f"llama-server fixes its speculation when it starts ({self._spec.label}); its "
+                "per-request settings are compiled out in this llama.cpp: restart it with other "
+                "--spec-type / --spec-draft-n-max"
+            )
         self._spec = spec
 
     def status(self) -> SessionStatus:
         drafting = self._spec.label != "none"
-        return SessionStatus(target=f"{self.info.model} on {self.host}", target_path=self.info.model_path,
-                             draft="on the server" if drafting else None, n_ctx=self.info.n_ctx, n_past=self._n_past,
-                             greedy=self.sampling.temp <= 0, spec=self._spec, types=self.available_types(),
-                             draft_path="on the server" if drafting else None)
+        return SessionStatus(
+            target=f"{self.info.model} on {self.host}",
+            target_path=self.info.model_path,
+            draft="on the server" if drafting else None,
+            n_ctx=self.info.n_ctx,
+            n_past=self._n_past,
+            greedy=self.sampling.temp <= 0,
+            spec=self._spec,
+            types=self.available_types(),
+            draft_path="on the server" if drafting else None,
+        )
 
     def set_sampling(self, sampling: SamplingParams) -> None:
         """Sampling goes with every request: from the next answer."""
@@ -186,15 +209,25 @@ class ServerSession:
 
     def _request_body(self, prompt: str, limits: GenerationLimits) -> dict:
         s = self.sampling
-        body = {"prompt": prompt, "stream": True, "timings_per_token": True, "n_predict": limits.n_predict,
-                "ignore_eos": limits.ignore_eos, "temperature": s.temp, "top_k": s.top_k, "top_p": s.top_p,
-                "min_p": s.min_p, "cache_prompt": not self._cold}
+        body = {
+            "prompt": prompt,
+            "stream": True,
+            "timings_per_token": True,
+            "n_predict": limits.n_predict,
+            "ignore_eos": limits.ignore_eos,
+            "temperature": s.temp,
+            "top_k": s.top_k,
+            "top_p": s.top_p,
+            "min_p": s.min_p,
+            "cache_prompt": not self._cold,
+        }
         if s.seed is not None and s.seed >= 0:
             body["seed"] = s.seed
         return body
 
-    def generate(self, messages: list[dict] | None = None, tokens=None,
-                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]:
+    def generate(
+        self, messages: list[dict] | None = None, tokens=None, limits: GenerationLimits = GenerationLimits()
+    ) -> Iterator[Event]:
         self._cancel.clear()
         prompt = self._json("/apply-template", {"messages": messages or []}).get("prompt")
         if not isinstance(prompt, str):
@@ -232,9 +265,13 @@ class _Rounds:
         if not self.started:
             self.started = True
             timings = chunk.get("timings") or {}
-            yield TurnStart(t=self.t0, n_prompt=int(chunk.get("tokens_evaluated") or 0),
-                            n_prompt_decoded=int(timings.get("prompt_n") or 0), n_ctx=self.s.info.n_ctx,
-                            config=self.spec.as_dict())
+            yield TurnStart(
+                t=self.t0,
+                n_prompt=int(chunk.get("tokens_evaluated") or 0),
+                n_prompt_decoded=int(timings.get("prompt_n") or 0),
+                n_ctx=self.s.info.n_ctx,
+                config=self.spec.as_dict(),
+            )
 
     def _t(self, timings: dict) -> float:
         """A chunk's time on the server's clock (prompt + generation), else its arrival."""
@@ -265,8 +302,9 @@ class _Rounds:
         except (OSError, ValueError, TypeError, KeyError) as e:  # the connection dropped, or a chunk was cut
             yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
             return
-        yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost (the stream ended "
-                                               "without its final chunk)")
+        yield from self._end(
+            StopReason.ERROR, f"the connection to {self.s.url} was lost (the stream ended without its final chunk)"
+        )
 
     def _chunk(self, chunk: dict) -> Iterator[Event]:
         yield from self._start(chunk)
@@ -305,12 +343,22 @@ class _Rounds:
         self.t_server = c["t"] - self.t0
         self.emitted.extend(tokens)
         yield Round(
-            index=self.index, t=c["t"], spec_type=self.spec.label if c["drafted"] else None,
-            drafted=known + (-1,) * (accepted + n_rejected - len(known)), n_accepted=accepted,
-            rejected=(-1,) * n_rejected, rejected_text=rejected_marker(n_rejected) if n_rejected else "",
-            tokens=tokens, t_draft=0.0, t_verify=max(t_gen, 0.0), t_other=0.0, n_max=self.spec.draft_n_max,
-            verify="greedy" if self.s.sampling.temp <= 0 else "match", n_past=self.n_past,
-            configured=self.spec.label, t_llama=max(t_gen, 0.0),
+            index=self.index,
+            t=c["t"],
+            spec_type=self.spec.label if c["drafted"] else None,
+            drafted=known + (-1,) * (accepted + n_rejected - len(known)),
+            n_accepted=accepted,
+            rejected=(-1,) * n_rejected,
+            rejected_text=rejected_marker(n_rejected) if n_rejected else "",
+            tokens=tokens,
+            t_draft=0.0,
+            t_verify=max(t_gen, 0.0),
+            t_other=0.0,
+            n_max=self.spec.draft_n_max,
+            verify="greedy" if self.s.sampling.temp <= 0 else "match",
+            n_past=self.n_past,
+            configured=self.spec.label,
+            t_llama=max(t_gen, 0.0),
         )
         self.index += 1
 
@@ -318,8 +366,14 @@ class _Rounds:
         yield from self._start({})
         yield from self._flush()
         t = self._t(timings) if timings else time.perf_counter()
-        yield TurnEnd(t=max(t, self.t0 + self.t_server), stop_reason=stop, text="".join(tok.piece for tok in self.emitted),
-                      n_generated=len(self.emitted), error=error, tokens=tuple(tok.id for tok in self.emitted))
+        yield TurnEnd(
+            t=max(t, self.t0 + self.t_server),
+            stop_reason=stop,
+            text="".join(tok.piece for tok in self.emitted),
+            n_generated=len(self.emitted),
+            error=error,
+            tokens=tuple(tok.id for tok in self.emitted),
+        )
 
 
 class ServerPool:
@@ -359,8 +413,9 @@ class ServerPool:
     def memory_text(self) -> str:
         return self.active.memory_text()
 
-    def generate(self, messages: list[dict] | None = None, tokens=None,
-                 limits: GenerationLimits = GenerationLimits()) -> Iterator[Event]:
+    def generate(
+        self, messages: list[dict] | None = None, tokens=None, limits: GenerationLimits = GenerationLimits()
+    ) -> Iterator[Event]:
         return self.active.generate(messages, tokens, limits)
 
     def cancel(self) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -172,9 +172,14 @@ class Session:
         with self._lock:
             sampling = self._next_sampling or self.sampling
         return SessionStatus(
-            target=self.target.name, target_path=str(self.target.path),
-            draft=self.draft.name if self.draft else None, n_ctx=self.ctx.n_ctx, n_past=self.ctx.n_past,
-            greedy=sampling.greedy, spec=self.spec, types=self.available_types(),
+            target=self.target.name,
+            target_path=str(self.target.path),
+            draft=self.draft.name if self.draft else None,
+            n_ctx=self.ctx.n_ctx,
+            n_past=self.ctx.n_past,
+            greedy=sampling.greedy,
+            spec=self.spec,
+            types=self.available_types(),
             draft_path=str(self.draft.path) if self.draft else None,
             cpu_bound=(self.ctx.params.n_threads or default_threads()) >= usable_cores(),
         )
@@ -215,7 +220,8 @@ class Session:
             if spec_type not in self.available_types():
                 raise UserError(f"spec type {spec_type} is not available")
             d = self._drafters[spec_type] = registry.build(
-                spec_type, registry.Needs(spec, self.sampling, self.draft_ctx, self.ctx, self.mtp_ctx))
+                spec_type, registry.Needs(spec, self.sampling, self.draft_ctx, self.ctx, self.mtp_ctx)
+            )
         d.configure(spec)
         return d
 
@@ -253,11 +259,21 @@ class Session:
         candidate = ngram.draft(seq, n_max)
         t_lookup = time.perf_counter() - t0
         model = self._drafter(self.model_type, spec) if self.model_type else None  # syncs itself in draft()
-        dec = self._auto.choose(len(candidate), model is not None, n_max,
-                                draft_behind=lambda: model.behind(seq), tokens_left=left, tokens_done=done)
+        dec = self._auto.choose(
+            len(candidate),
+            model is not None,
+            n_max,
+            draft_behind=lambda: model.behind(seq),
+            tokens_left=left,
+            tokens_done=done,
+        )
         name = self.model_type if dec.source == auto.DRAFT else dec.source
-        out = _Draft(note=f"auto: {name or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
-                     decision=dec, candidate=candidate, t_lookup=t_lookup)
+        out = _Draft(
+            note=f"auto: {name or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
+            decision=dec,
+            candidate=candidate,
+            t_lookup=t_lookup,
+        )
         if dec.source == auto.NGRAM:
             out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
         elif dec.source == auto.DRAFT:
@@ -278,8 +294,9 @@ class Session:
         with heap.frozen():
             yield from self._generate(messages, tokens, limits)
 
-    def _generate(self, messages: list[dict] | None, tokens: Sequence[int] | None,
-                  limits: GenerationLimits) -> Iterator[Event]:
+    def _generate(
+        self, messages: list[dict] | None, tokens: Sequence[int] | None, limits: GenerationLimits
+    ) -> Iterator[Event]:
         self._cancel.clear()
         self._take_sampling()
         t0 = time.perf_counter()
@@ -292,12 +309,22 @@ class Session:
             n_keep = 0  # their state is for another text: they see it all again
             for f in self._followers:
                 f.reset()
-        yield TurnStart(t=t0, n_prompt=len(prompt), n_prompt_decoded=len(prompt) - n_keep,
-                        n_ctx=self.ctx.n_ctx, config=spec.as_dict())
+        yield TurnStart(
+            t=t0,
+            n_prompt=len(prompt),
+            n_prompt_decoded=len(prompt) - n_keep,
+            n_ctx=self.ctx.n_ctx,
+            config=spec.as_dict(),
+        )
         if len(prompt) >= self.ctx.n_ctx:
-            yield TurnEnd(t=time.perf_counter(), stop_reason=StopReason.CONTEXT_FULL, text="", n_generated=0,
-                          error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}: give a "
-                                f"larger -c (the model allows up to {self.target.n_ctx_train})")
+            yield TurnEnd(
+                t=time.perf_counter(),
+                stop_reason=StopReason.CONTEXT_FULL,
+                text="",
+                n_generated=0,
+                error=f"the prompt has {len(prompt)} tokens; the context holds {self.ctx.n_ctx}: give a "
+                f"larger -c (the model allows up to {self.target.n_ctx_train})",
+            )
             return
         self.ctx.truncate(n_keep)
         self.ctx.banned = self.target.eog_tokens if limits.ignore_eos else None
@@ -316,10 +343,16 @@ class Session:
         except Exception as e:  # a llama.cpp failure mid-turn ends the turn, not the app
             stop, error = StopReason.ERROR, f"{type(e).__name__}: {e}"
         state.text.append(state.detok.flush())
-        yield TurnEnd(t=time.perf_counter(), stop_reason=stop, text="".join(state.text),
-                      n_generated=len(state.out), error=error, tokens=tuple(state.out))
+        yield TurnEnd(
+            t=time.perf_counter(),
+            stop_reason=stop,
+            text="".join(state.text),
+            n_generated=len(state.out),
+            error=error,
+            tokens=tuple(state.out),
+        )
 
-    def _rounds(self, st: "_Turn", limits: GenerationLimits) -> Iterator[Round]:
+    def _rounds(self, st: _Turn, limits: GenerationLimits) -> Iterator[Round]:
         """Draft-verify rounds until a stop reason; returns it."""
         seq, out = st.seq, st.out  # seq[-1] is id_last (not yet in the target cache)
         greedy = self.sampling.greedy  # a turn samples with one setting (set_sampling: the next turn)
@@ -355,11 +388,22 @@ class Session:
             stop = self._emit(st, dr, limits, emitted)
             now = time.perf_counter()
             yield Round(
-                index=index, t=now, spec_type=dr.spec_type, drafted=tuple(dr.tokens), n_accepted=dr.n_acc,
-                rejected=dr.rejected, rejected_text=dr.rejected_text, tokens=tuple(emitted),
-                t_draft=t_draft, t_verify=t_verify, t_other=(now - t_round) - t_draft - t_verify,
+                index=index,
+                t=now,
+                spec_type=dr.spec_type,
+                drafted=tuple(dr.tokens),
+                n_accepted=dr.n_acc,
+                rejected=dr.rejected,
+                rejected_text=dr.rejected_text,
+                tokens=tuple(emitted),
+                t_draft=t_draft,
+                t_verify=t_verify,
+                t_other=(now - t_round) - t_draft - t_verify,
                 t_llama=self._llama_time() - llama0,
-                n_max=spec.draft_n_max, verify=verify, n_past=len(seq) - 1, configured=spec.label,
+                n_max=spec.draft_n_max,
+                verify=verify,
+                n_past=len(seq) - 1,
+                configured=spec.label,
                 note=dr.note,
             )
             index += 1
@@ -401,8 +445,17 @@ class Session:
     def _observe_auto(self, dr: _Draft, t_draft: float, t_verify: float) -> None:
         """What auto's choice cost and gained this round, for its next choices."""
         synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
-        self._auto.observe(dr.decision, len(dr.tokens), dr.n_acc, t_draft - dr.t_lookup, t_verify, dr.t_lookup,
-                           dr.candidate, dr.tokens[:dr.n_acc] + [dr.nxt], *synced)
+        self._auto.observe(
+            dr.decision,
+            len(dr.tokens),
+            dr.n_acc,
+            t_draft - dr.t_lookup,
+            t_verify,
+            dr.t_lookup,
+            dr.candidate,
+            dr.tokens[: dr.n_acc] + [dr.nxt],
+            *synced,
+        )
 
     def _drop_rejected(self, n_seq: int, dr: _Draft) -> None:
         """The target's cache holds id_last and the whole draft: drop the rejected tail."""
@@ -413,7 +466,7 @@ class Session:
         """The accepted tokens, then the target's own, detokenised into `emitted` and added to the
         turn, up to an end of generation or the answer's length; returns the stop reason that
         gives (None: go on). Sets dr.rejected and the text it would have added."""
-        accepted = dr.tokens[:dr.n_acc]
+        accepted = dr.tokens[: dr.n_acc]
         draft_src = Source.NGRAM if dr.spec_type and dr.spec_type.startswith("ngram") else Source.DRAFT
         stop = None
         for tok in accepted:
@@ -421,7 +474,7 @@ class Session:
                 stop = StopReason.EOS
                 break
             emitted.append(Token(tok, st.detok.feed(tok), draft_src))
-        dr.rejected = tuple(dr.tokens[dr.n_acc:])
+        dr.rejected = tuple(dr.tokens[dr.n_acc :])
         if dr.rejected and stop is None:  # read between the accepted tokens and the target's own
             dr.rejected_text = st.detok.peek(dr.rejected)
         if stop is None:
@@ -432,7 +485,7 @@ class Session:
                 emitted.append(Token(dr.nxt, st.detok.feed(dr.nxt), source))
         out = st.out
         if limits.n_predict >= 0 and len(out) + len(emitted) >= limits.n_predict:
-            del emitted[limits.n_predict - len(out):]
+            del emitted[limits.n_predict - len(out) :]
             stop = stop or StopReason.N_PREDICT
         st.seq.extend(accepted)
         st.seq.append(dr.nxt)

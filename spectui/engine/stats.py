@@ -55,10 +55,7 @@ def per_position_acceptance(rounds: Sequence[Round]) -> list[float]:
     Acceptance is a prefix, so position i is accepted exactly when n_accepted > i.
     """
     longest = max((r.n_drafted for r in rounds), default=0)
-    return [
-        sum(r.n_accepted > i for r in rounds) / sum(r.n_drafted > i for r in rounds)
-        for i in range(longest)
-    ]
+    return [sum(r.n_accepted > i for r in rounds) / sum(r.n_drafted > i for r in rounds) for i in range(longest)]
 
 
 @dataclass(frozen=True)
@@ -199,7 +196,8 @@ def timing(events: Sequence[Event]) -> TurnTiming:
         t_draft_s=sum(r.t_draft for r in rounds),
         t_verify_s=sum(r.t_verify for r in rounds),
         t_other_s=sum(r.t_other for r in rounds),
-        overhead_ms_per_round=None if t_gen is None or last is None or not rounds
+        overhead_ms_per_round=None
+        if t_gen is None or last is None or not rounds
         else 1000 * ((last - t_gen) - sum(r.t_llama for r in rounds)) / len(rounds),
     )
 

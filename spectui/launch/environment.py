@@ -94,9 +94,15 @@ def server_environment(session: ServerSession) -> dict:
     props = info.props
     return {
         **_client(),
-        "server": {"url": info.url, "build_info": info.build, "model_path": info.model_path,
-                   "model_ftype": props.get("model_ftype"), "n_ctx": info.n_ctx,
-                   "total_slots": props.get("total_slots"), "spec_types": list(info.spec_types)},
+        "server": {
+            "url": info.url,
+            "build_info": info.build,
+            "model_path": info.model_path,
+            "model_ftype": props.get("model_ftype"),
+            "n_ctx": info.n_ctx,
+            "total_slots": props.get("total_slots"),
+            "spec_types": list(info.spec_types),
+        },
         "models": {"target": {"name": info.model, "file": info.model, "quant": props.get("model_ftype")}},
         "n_ctx": info.n_ctx,
         "gpus": [],  # the server's are not visible from here
@@ -129,9 +135,14 @@ def collect(session, setup, hash_files: bool = True) -> dict:
         "n_gpu_layers_draft": setup.n_gpu_layers_draft,
         "flash_attn": ctx.flash_attn,
         # -bs as given, and where greedy's argmax was taken: "backend" or "numpy", per context
-        "backend_sampling": {"given": ctx.backend_sampling, **{
-            name: "backend" if c.sample_on_backend else "numpy"
-            for name, c in (("target", session.ctx), ("draft", session.draft_ctx)) if c is not None}},
+        "backend_sampling": {
+            "given": ctx.backend_sampling,
+            **{
+                name: "backend" if c.sample_on_backend else "numpy"
+                for name, c in (("target", session.ctx), ("draft", session.draft_ctx))
+                if c is not None
+            },
+        },
         "cache_type_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft],
         "gpus": resources.gpu_info(),
         **_client(),

@@ -3,16 +3,17 @@ Session built, or llama-servers connected; the one path for chat, run, bench and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from spectui.config.embedded import resolve_model
 from spectui.config.setup import Setup
 from spectui.llama import draft_fit
 
 
-def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, console=None,
-                 types: tuple[str, ...] | None = None):
+def open_session(
+    setup: Setup, status: Callable[[str], None] = lambda s: None, console=None, types: tuple[str, ...] | None = None
+):
     """Assemble embedded models if needed, load target and draft, build the Session; or,
     with `server`, connect to that llama-server (it runs the models and the speculation).
     `types`: every spec type the session will be asked to run (default: the setup's)."""
@@ -49,6 +50,7 @@ def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, c
             if int(fraction * 10) > shown[0]:
                 shown[0] = int(fraction * 10)
                 status(f"loading {what} {path.name} {shown[0] * 10}%")
+
         return progress
 
     target = Model(target_path, n_gpu_layers=setup.n_gpu_layers, progress=loading("target", target_path))
@@ -56,5 +58,6 @@ def open_session(setup: Setup, status: Callable[[str], None] = lambda s: None, c
     if draft_path is not None:
         draft = Model(draft_path, n_gpu_layers=setup.n_gpu_layers_draft, progress=loading("draft", draft_path))
     status("creating contexts")
-    return Session(target, draft, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec, setup.sampling(),
-                   owns_models=True)
+    return Session(
+        target, draft, setup.ctx_params(), setup.ctx_params(draft=True), setup.spec, setup.sampling(), owns_models=True
+    )

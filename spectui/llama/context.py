@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
+import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 import numpy as np
 
 from spectui.errors import UserError
 from spectui.llama import runtime
 from spectui.llama import sampling as smp
 from spectui.llama.model import Model
-
-import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 
 T = TypeVar("T")
 
@@ -32,7 +31,8 @@ _logits_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("llama_get
 # The same for output row i's logits, and a backend top-k's candidates and their logits.
 _logits_ith_address, _candidates_address, _candidate_logits_address = (
     ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)((name, llama_cpp.llama_cpp._lib))
-    for name in ("llama_get_logits_ith", "llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith"))
+    for name in ("llama_get_logits_ith", "llama_get_sampled_candidates_ith", "llama_get_sampled_logits_ith")
+)
 
 
 # numpy dtypes of the ctypes types read in place: given the ctypes type, numpy works the
@@ -47,8 +47,15 @@ def array_at(at: int, ctype, count: int) -> np.ndarray:
 
 # KV cache types for --cache-type-k/-v (llama.cpp's names and ggml type ids).
 KV_CACHE_TYPES = {
-    "f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8,
-    "iq4_nl": 20, "bf16": 30,
+    "f32": 0,
+    "f16": 1,
+    "q4_0": 2,
+    "q4_1": 3,
+    "q5_0": 6,
+    "q5_1": 7,
+    "q8_0": 8,
+    "iq4_nl": 20,
+    "bf16": 30,
 }
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
 BACKEND_SAMPLING = ("auto", "on", "off")
@@ -106,8 +113,14 @@ class Context:
     mirror stays exact and a new turn can reuse the longest common prefix.
     """
 
-    def __init__(self, model: Model, params: ContextParams = ContextParams(), *,
-                 other: "Context | None" = None, mtp: bool = False):
+    def __init__(
+        self,
+        model: Model,
+        params: ContextParams = ContextParams(),
+        *,
+        other: Context | None = None,
+        mtp: bool = False,
+    ):
         """`other`: the target context a hidden-state draft reads (llama.cpp's ctx_other);
         `mtp`: a context that runs the target model's own NextN layers (draft-mtp)."""
         if params.n_ctx > model.n_ctx_train:
@@ -148,17 +161,22 @@ class Context:
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
         omp = runtime.openmp_settings()
         waiting = ", ".join(f"{k}={omp[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if omp[k] is not None)
-        runtime.note(f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
-              f"({'-t' if params.n_threads else 'default: the physical cores'}), "
-              f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})")
+        runtime.note(
+            f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
+            f"({'-t' if params.n_threads else 'default: the physical cores'}), "
+            f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})"
+        )
         # On a GPU the argmax or top-k in the graph saves copying each row of the vocabulary to the
         # host; on a CPU ggml's one-thread argmax and partial sort are no faster than numpy, so the
         # rows stay in numpy there.
         self.sample_on_backend = params.backend_sampling == "on" or (
-            params.backend_sampling == "auto" and model.output_on_gpu)
+            params.backend_sampling == "auto" and model.output_on_gpu
+        )
         where = "on the backend" if self.sample_on_backend else "in numpy"
-        runtime.note(f"{model.path.name}: greedy's argmax and top-k {where} "
-              f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})")
+        runtime.note(
+            f"{model.path.name}: greedy's argmax and top-k {where} "
+            f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})"
+        )
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []
@@ -239,21 +257,27 @@ class Context:
             return until_rejection(self.decode_each(tokens, want, lambda row: int(row.argmax()), lazy=True), tokens)
         return [i for part in self._decode(tokens, want, lambda rows: rows.argmax(axis=1)) for i in part.tolist()]
 
-    def decode_dists(self, tokens: Sequence[int], want: Sequence[int],
-                     params: smp.SamplingParams) -> Sequence[smp.Dist]:
+    def decode_dists(
+        self, tokens: Sequence[int], want: Sequence[int], params: smp.SamplingParams
+    ) -> Sequence[smp.Dist]:
         """As decode(), but each wanted row's sampling.dist under `params`, computed when first
         indexed: a verifier that stops at the first rejection takes no more. With
         sample_on_backend (and temperature > 0), llama.cpp's top-k sampler picks each row's k
         candidates in the graph, and only their ids and logits come back, not a row of the
         vocabulary; the rest of the chain runs on those k (dist_of_candidates)."""
-        if (self.sample_on_backend and not params.greedy and 0 < params.top_k < self.n_vocab
-                and self._attach_chain(params.top_k)):
+        if (
+            self.sample_on_backend
+            and not params.greedy
+            and 0 < params.top_k < self.n_vocab
+            and self._attach_chain(params.top_k)
+        ):
             found = [c for part in self._decode(tokens, want, None) for c in part]
             return _LazyRows(found, lambda c: smp.dist_of_candidates(*c, params, self.n_vocab))
         return self.decode_each(tokens, want, lambda row: smp.dist(row, params), lazy=True)
 
-    def decode_each(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T],
-                    lazy: bool = False) -> Sequence[T]:
+    def decode_each(
+        self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], T], lazy: bool = False
+    ) -> Sequence[T]:
         """As decode(), but `take` of each wanted row, read in place (no row is copied).
 
         `lazy`: each row is taken when first indexed, so a verifier that stops at the first
@@ -265,8 +289,9 @@ class Context:
             return parts[0] if parts else []
         return [x for part in self._decode(tokens, want, lambda rows: [take(row) for row in rows]) for x in part]
 
-    def _decode(self, tokens: Sequence[int], want: Sequence[int],
-                take: Callable[[np.ndarray], np.ndarray] | None) -> list:
+    def _decode(
+        self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], np.ndarray] | None
+    ) -> list:
         """Decode in n_batch chunks; `take` gets each chunk's wanted rows as a view into
         llama.cpp's buffer (valid until the next decode) and returns what to keep. With
         take None, each chunk keeps what the attached chain found at its wanted rows: the greedy
@@ -281,7 +306,7 @@ class Context:
         b = self._batch
         token_p, pos_p, output_p = self._batch_fields
         for start in range(0, len(tokens), self.n_batch):
-            chunk = tokens[start:start + self.n_batch]
+            chunk = tokens[start : start + self.n_batch]
             outs = []
             for i, tok in enumerate(chunk):
                 token_p[i] = tok
@@ -348,11 +373,14 @@ class Context:
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         if self.banned is not None and len(self.banned):
             biases = (llama_cpp.llama_logit_bias * len(self.banned))(
-                *(llama_cpp.llama_logit_bias(int(t), -np.inf) for t in self.banned))
+                *(llama_cpp.llama_logit_bias(int(t), -np.inf) for t in self.banned)
+            )
             llama_cpp.llama_sampler_chain_add(
-                chain, llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(self.banned), biases))
+                chain, llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(self.banned), biases)
+            )
         llama_cpp.llama_sampler_chain_add(
-            chain, llama_cpp.llama_sampler_init_top_k(top_k) if top_k else llama_cpp.llama_sampler_init_greedy())
+            chain, llama_cpp.llama_sampler_init_top_k(top_k) if top_k else llama_cpp.llama_sampler_init_greedy()
+        )
         if not llama_cpp.llama_set_sampler(self.ptr, 0, chain):
             llama_cpp.llama_sampler_free(chain)
             self.sample_on_backend = False

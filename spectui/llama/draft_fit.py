@@ -67,7 +67,7 @@ def _parse(buf) -> tuple[dict, list[str]]:
         nonlocal off
         n = take("Q")
         off += n
-        return buf[off - n:off].decode("utf-8", "replace")
+        return buf[off - n : off].decode("utf-8", "replace")
 
     def value(vtype: int):
         nonlocal off
@@ -78,7 +78,11 @@ def _parse(buf) -> tuple[dict, list[str]]:
             if etype in _SCALARS:
                 size = struct.calcsize(_SCALARS[etype])
                 off += size * count
-                return list(struct.unpack_from(f"<{count}{_SCALARS[etype]}", buf, off - size * count)) if count < 4096 else None
+                return (
+                    list(struct.unpack_from(f"<{count}{_SCALARS[etype]}", buf, off - size * count))
+                    if count < 4096
+                    else None
+                )
             if etype == 8:  # a vocabulary: stepped over, string by string, not decoded
                 for _ in range(count):
                     off += 8 + struct.unpack_from("<Q", buf, off)[0]
@@ -125,11 +129,15 @@ def _read_header(path: Path, _mtime_ns: int, _size: int) -> Header:
     layers = value(f"{arch}.target_layers")
     layers = [] if layers is None else layers if isinstance(layers, list) else [layers]
     return Header(
-        path=path, arch=arch, n_embd=int(value(f"{arch}.embedding_length") or 0),
-        n_layer=int(value(f"{arch}.block_count") or 0), n_nextn=int(value(f"{arch}.nextn_predict_layers") or 0),
+        path=path,
+        arch=arch,
+        n_embd=int(value(f"{arch}.embedding_length") or 0),
+        n_layer=int(value(f"{arch}.block_count") or 0),
+        n_nextn=int(value(f"{arch}.nextn_predict_layers") or 0),
         target_layers=tuple(int(x) for x in layers),
         target_hidden_size=value(f"{arch}.target_hidden_size"),
-        block_size=value("dflash.block_size"), selector_top_k=int(value("dflash.selector_top_k") or 0),
+        block_size=value("dflash.block_size"),
+        selector_top_k=int(value("dflash.selector_top_k") or 0),
         tensors=frozenset(names),
     )
 
@@ -138,11 +146,12 @@ def check(target: Header, draft: Header | None, types: tuple[str, ...]) -> None:
     """Refuse a draft that cannot serve `types` with this target, in one line."""
     wanted_hidden = [t for t in types if t in ("draft-eagle3", "draft-dflash", "draft-dspark")]
     if "draft-mtp" in types and not target.has_nextn:
-        raise UserError(f"--spec-type draft-mtp needs a target with NextN (MTP) layers; "
-                        f"{target.path.name} has none")
+        raise UserError(f"--spec-type draft-mtp needs a target with NextN (MTP) layers; {target.path.name} has none")
     if "draft-mtp" in types and target.n_nextn > 1:
-        raise UserError(f"{target.path.name} chains {target.n_nextn} NextN heads, which spectui's draft-mtp "
-                        "does not run yet (one head only)")
+        raise UserError(
+            f"{target.path.name} chains {target.n_nextn} NextN heads, which spectui's draft-mtp "
+            "does not run yet (one head only)"
+        )
     if draft is None:
         needing = wanted_hidden + (["draft-simple"] if "draft-simple" in types else [])
         if needing:
@@ -162,11 +171,12 @@ def check(target: Header, draft: Header | None, types: tuple[str, ...]) -> None:
     top = n_layer if kind == "draft-eagle3" else n_layer - 1
     bad = [i for i in draft.target_layers if not 0 <= i <= top]
     if bad:
-        raise UserError(f"{draft.path.name} reads target layer {bad[0]}, but {target.path.name} has "
-                        f"{n_layer} layers")
+        raise UserError(f"{draft.path.name} reads target layer {bad[0]}, but {target.path.name} has {n_layer} layers")
     if draft.target_hidden_size not in (None, target.n_embd):
-        raise UserError(f"{draft.path.name} was trained on a target with n_embd {draft.target_hidden_size}; "
-                        f"{target.path.name} has {target.n_embd}")
+        raise UserError(
+            f"{draft.path.name} was trained on a target with n_embd {draft.target_hidden_size}; "
+            f"{target.path.name} has {target.n_embd}"
+        )
     if draft.arch == "dflash":
         if draft.block_size is None:
             raise UserError(f"{draft.path.name} lacks the dflash.block_size metadata its converter writes")

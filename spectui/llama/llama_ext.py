@@ -16,9 +16,8 @@ import ctypes
 import time
 from importlib.metadata import PackageNotFoundError, version
 
-import numpy as np
-
 import llama_cpp
+import numpy as np
 
 from spectui.errors import UserError
 from spectui.llama.context import array_at
@@ -27,38 +26,63 @@ _ctx = llama_cpp.llama_context_p_ctypes
 _model = llama_cpp.llama_model_p_ctypes
 
 
-def _data_field(embd: "llama_cpp.llama_embd") -> ctypes.c_void_p:
+def _data_field(embd: llama_cpp.llama_embd) -> ctypes.c_void_p:
     """llama_embd's data pointer as a c_void_p over the struct's own memory."""
     return ctypes.c_void_p.from_buffer(embd, llama_cpp.llama_embd.data.offset)
 
 
 # name -> (mangled Itanium name, argtypes, restype): the staging API of src/llama-ext.h.
 _EXT = {
-    "llama_set_embeddings_layer_inp": ("_Z30llama_set_embeddings_layer_inpP13llama_contextjb",
-                                       [_ctx, ctypes.c_uint32, ctypes.c_bool], None),
-    "llama_get_embeddings_layer_inp": ("_Z30llama_get_embeddings_layer_inpP13llama_contextj",
-                                       [_ctx, ctypes.c_uint32], ctypes.c_void_p),
-    "llama_set_embeddings_nextn": ("_Z26llama_set_embeddings_nextnP13llama_contextbb",
-                                   [_ctx, ctypes.c_bool, ctypes.c_bool], None),
+    "llama_set_embeddings_layer_inp": (
+        "_Z30llama_set_embeddings_layer_inpP13llama_contextjb",
+        [_ctx, ctypes.c_uint32, ctypes.c_bool],
+        None,
+    ),
+    "llama_get_embeddings_layer_inp": (
+        "_Z30llama_get_embeddings_layer_inpP13llama_contextj",
+        [_ctx, ctypes.c_uint32],
+        ctypes.c_void_p,
+    ),
+    "llama_set_embeddings_nextn": (
+        "_Z26llama_set_embeddings_nextnP13llama_contextbb",
+        [_ctx, ctypes.c_bool, ctypes.c_bool],
+        None,
+    ),
     "llama_get_embeddings_nextn": ("_Z26llama_get_embeddings_nextnP13llama_context", [_ctx], ctypes.c_void_p),
-    "llama_get_embeddings_nextn_ith": ("_Z30llama_get_embeddings_nextn_ithP13llama_contexti",
-                                       [_ctx, ctypes.c_int32], ctypes.c_void_p),
-    "llama_set_nextn_layer_offset": ("_Z28llama_set_nextn_layer_offsetP13llama_contexti",
-                                     [_ctx, ctypes.c_int32], None),
+    "llama_get_embeddings_nextn_ith": (
+        "_Z30llama_get_embeddings_nextn_ithP13llama_contexti",
+        [_ctx, ctypes.c_int32],
+        ctypes.c_void_p,
+    ),
+    "llama_set_nextn_layer_offset": ("_Z28llama_set_nextn_layer_offsetP13llama_contexti", [_ctx, ctypes.c_int32], None),
     "llama_get_ctx_other": ("_Z19llama_get_ctx_otherP13llama_context", [_ctx], ctypes.c_void_p),
-    "llama_model_target_layer_ids": ("_Z28llama_model_target_layer_idsPK11llama_model",
-                                     [_model], ctypes.POINTER(ctypes.c_int32)),
-    "llama_model_target_layer_ids_n": ("_Z30llama_model_target_layer_ids_nPK11llama_model",
-                                       [_model], ctypes.c_uint32),
-    "llama_model_dflash_selector_top_k": ("_Z33llama_model_dflash_selector_top_kPK11llama_model",
-                                          [_model], ctypes.c_int32),
+    "llama_model_target_layer_ids": (
+        "_Z28llama_model_target_layer_idsPK11llama_model",
+        [_model],
+        ctypes.POINTER(ctypes.c_int32),
+    ),
+    "llama_model_target_layer_ids_n": ("_Z30llama_model_target_layer_ids_nPK11llama_model", [_model], ctypes.c_uint32),
+    "llama_model_dflash_selector_top_k": (
+        "_Z33llama_model_dflash_selector_top_kPK11llama_model",
+        [_model],
+        ctypes.c_int32,
+    ),
 }
 # Public C API that older llama-cpp-python builds lack.
 _PUBLIC = (
-    "llama_process", "llama_batch_ext_init", "llama_batch_ext_free", "llama_batch_ext_clear",
-    "llama_batch_ext_add_token", "llama_batch_ext_add_embd", "llama_batch_ext_set_embd_token",
-    "llama_batch_ext_set_pos", "llama_batch_ext_set_output_logits", "llama_model_n_layer_nextn",
-    "llama_vocab_mask", "llama_model_n_embd_out", "llama_set_causal_attn",
+    "llama_process",
+    "llama_batch_ext_init",
+    "llama_batch_ext_free",
+    "llama_batch_ext_clear",
+    "llama_batch_ext_add_token",
+    "llama_batch_ext_add_embd",
+    "llama_batch_ext_set_embd_token",
+    "llama_batch_ext_set_pos",
+    "llama_batch_ext_set_output_logits",
+    "llama_model_n_layer_nextn",
+    "llama_vocab_mask",
+    "llama_model_n_embd_out",
+    "llama_set_causal_attn",
 )
 MIN_VERSION = "0.3.36"
 
@@ -99,8 +123,10 @@ def missing() -> str | None:
         _missing = _resolve() or ""
     if not _missing:
         return None
-    return (f"llama-cpp-python {_llama_cpp_version()} lacks llama.cpp's {_missing}, which hidden-state "
-            f"drafts need; install llama-cpp-python>={MIN_VERSION}")
+    return (
+        f"llama-cpp-python {_llama_cpp_version()} lacks llama.cpp's {_missing}, which hidden-state "
+        f"drafts need; install llama-cpp-python>={MIN_VERSION}"
+    )
 
 
 def require() -> None:
@@ -156,8 +182,9 @@ class ExtBatch:
         self.size = 0
         self._pos = (llama_cpp.llama_pos * 4)()
         self._add_token, self._add_embd, self._set_pos, self._set_embd, self._set_output = (
-            fn(f"llama_batch_ext_{name}") for name in ("add_token", "add_embd", "set_pos", "set_embd_token",
-                                                      "set_output_logits"))
+            fn(f"llama_batch_ext_{name}")
+            for name in ("add_token", "add_embd", "set_pos", "set_embd_token", "set_output_logits")
+        )
 
     def clear(self) -> None:
         fn("llama_batch_ext_clear")(self.ptr)
@@ -171,8 +198,7 @@ class ExtBatch:
         _data_field(embd).value = row.ctypes.data  # half the cost of building a POINTER(c_float)
         return embd
 
-    def add(self, token: int | None, pos: int, output: bool, embd: np.ndarray | None = None,
-            n_pos: int = 1) -> int:
+    def add(self, token: int | None, pos: int, output: bool, embd: np.ndarray | None = None, n_pos: int = 1) -> int:
         """Append one entry at position `pos` (n_pos copies for M-RoPE); its batch index."""
         idx = self._add_embd(self.ptr, 0, self._embd(embd)) if token is None else self._add_token(self.ptr, 0, token)
         if idx < 0:

@@ -5,24 +5,27 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable
 
+import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 import numpy as np
 
 from spectui.errors import UserError
 from spectui.llama import runtime
 from spectui.llama.gguf import check_gguf_file
 
-import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
-
 
 class Model:
     """A loaded GGUF model: vocabulary, metadata and chat template."""
 
-    def __init__(self, path: str | os.PathLike, n_gpu_layers: int = -1, vocab_only: bool = False,
-                 progress: Callable[[float], None] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        n_gpu_layers: int = -1,
+        vocab_only: bool = False,
+        progress: Callable[[float], None] | None = None,
+    ):
         """`progress(fraction)`: called as llama.cpp loads the weights (a UI's progress bar)."""
         self.path = Path(path)
         check_gguf_file(self.path)
@@ -50,7 +53,8 @@ class Model:
         self.n_params = llama_cpp.llama_model_n_params(ptr)
         # llama.cpp offloads the output layer last: only when more layers than the repeating ones go
         self.output_on_gpu = bool(llama_cpp.llama_supports_gpu_offload()) and (
-            n_gpu_layers < 0 or n_gpu_layers > self.n_layer)
+            n_gpu_layers < 0 or n_gpu_layers > self.n_layer
+        )
         self._pieces: dict[int, bytes] = {}
         self._eog: dict[int, bool] = {}
 
@@ -78,8 +82,11 @@ class Model:
     @property
     def file_type(self) -> str:
         """The GGUF's general.file_type as llama.cpp names it ("Q4_K_M"), else the description's tail."""
-        names = {getattr(llama_cpp, n): n.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_")
-                 for n in dir(llama_cpp) if n.startswith("LLAMA_FTYPE_")}
+        names = {
+            getattr(llama_cpp, n): n.removeprefix("LLAMA_FTYPE_").removeprefix("MOSTLY_")
+            for n in dir(llama_cpp)
+            if n.startswith("LLAMA_FTYPE_")
+        }
         file_type = self.meta("general.file_type")
         if file_type is not None and file_type.isdigit() and int(file_type) in names:
             return names[int(file_type)]
@@ -176,4 +183,3 @@ _CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-

@@ -13,9 +13,9 @@ from collections import deque
 from pathlib import Path
 from typing import TextIO
 
-from spectui.errors import UserError
-
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
+
+from spectui.errors import UserError
 
 _recent_errors: deque[str] = deque(maxlen=8)
 _log_sink: TextIO | None = None

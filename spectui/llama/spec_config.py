@@ -19,8 +19,16 @@ DRAFT_FILE_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspar
 
 # llama.cpp asks combined types in this fixed order; the first non-empty draft wins.
 PRIORITY = (
-    "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
-    "draft-simple", "draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
+    "ngram-simple",
+    "ngram-map-k",
+    "ngram-map-k4v",
+    "ngram-mod",
+    "ngram-cache",
+    "draft-simple",
+    "draft-eagle3",
+    "draft-mtp",
+    "draft-dflash",
+    "draft-dspark",
 )
 AUTO = "auto"  # chooses per round among no draft, an n-gram draft and the draft model (auto.py)
 ALL_TYPES = ("none",) + PRIORITY + (AUTO,)
@@ -28,9 +36,17 @@ VERIFY_MODES = ("match", "rejection")
 DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
 NGRAM_FIELDS = (
-    "ngram_simple_size_n", "ngram_simple_size_m", "ngram_map_k_size_n", "ngram_map_k_size_m",
-    "ngram_map_k_min_hits", "ngram_map_k4v_size_n", "ngram_map_k4v_size_m", "ngram_map_k4v_min_hits",
-    "ngram_mod_n_match", "ngram_mod_n_min", "ngram_mod_n_max",
+    "ngram_simple_size_n",
+    "ngram_simple_size_m",
+    "ngram_map_k_size_n",
+    "ngram_map_k_size_m",
+    "ngram_map_k_min_hits",
+    "ngram_map_k4v_size_n",
+    "ngram_map_k4v_size_m",
+    "ngram_map_k4v_min_hits",
+    "ngram_mod_n_match",
+    "ngram_mod_n_min",
+    "ngram_mod_n_max",
 )
 
 
@@ -62,9 +78,7 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     names = [n for n in names if n]
     for name in names:
         if name not in ALL_TYPES:
-            raise UserError(
-                f"unknown --spec-type {name!r}; choose from: {', '.join(ALL_TYPES)}"
-            )
+            raise UserError(f"unknown --spec-type {name!r}; choose from: {', '.join(ALL_TYPES)}")
     if not names or "none" in names:
         return ("none",)
     if AUTO in names:
@@ -84,17 +98,27 @@ def _flag(default, flag: str, help: str, choices: tuple[str, ...] = ()):
 class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
 
-    types: tuple[str, ...] = _flag(("none",), "--spec-type", f"{', '.join(ALL_TYPES)}, comma-separated to "
-                                   f"combine; {AUTO} chooses per round and goes alone")
+    types: tuple[str, ...] = _flag(
+        ("none",),
+        "--spec-type",
+        f"{', '.join(ALL_TYPES)}, comma-separated to combine; {AUTO} chooses per round and goes alone",
+    )
     # --spec-draft-*: the draft-* types (a draft model or head). As in llama.cpp, the n-gram
     # types are not bound by n-max: each drafts up to its own size below (ngram-cache: 8).
-    draft_n_max: int = _flag(3, "--spec-draft-n-max", "max draft length of the draft-* types and auto; the "
-                             "n-gram types use their own sizes, as in llama.cpp")
+    draft_n_max: int = _flag(
+        3,
+        "--spec-draft-n-max",
+        "max draft length of the draft-* types and auto; the n-gram types use their own sizes, as in llama.cpp",
+    )
     draft_n_min: int = _flag(0, "--spec-draft-n-min", "min draft-model draft length")
     draft_p_min: float = _flag(0.0, "--spec-draft-p-min", "min draft-model token probability")
     draft_sampling: str = _flag("greedy", "--spec-draft-sampling", "draft token choice", DRAFT_SAMPLING)
-    verify: str = _flag("match", "--spec-verify", "at temperature > 0: llama.cpp's sample-and-match, or exact "
-                        "rejection sampling", VERIFY_MODES)
+    verify: str = _flag(
+        "match",
+        "--spec-verify",
+        "at temperature > 0: llama.cpp's sample-and-match, or exact rejection sampling",
+        VERIFY_MODES,
+    )
     # --spec-ngram-*, llama.cpp's names and defaults
     ngram_simple_size_n: int = _flag(12, "--spec-ngram-simple-size-n", "ngram-simple lookup n-gram")
     ngram_simple_size_m: int = _flag(48, "--spec-ngram-simple-size-m", "ngram-simple max draft")
@@ -121,8 +145,10 @@ class SpecConfig:
             if getattr(self, name) < 1:
                 raise UserError(f"--spec-{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.ngram_mod_n_min > self.ngram_mod_n_max:
-            raise UserError(f"--spec-ngram-mod-n-min ({self.ngram_mod_n_min}) must not exceed "
-                            f"--spec-ngram-mod-n-max ({self.ngram_mod_n_max})")
+            raise UserError(
+                f"--spec-ngram-mod-n-min ({self.ngram_mod_n_min}) must not exceed "
+                f"--spec-ngram-mod-n-max ({self.ngram_mod_n_max})"
+            )
         if self.draft_sampling not in DRAFT_SAMPLING:
             raise UserError(
                 f"--spec-draft-sampling must be one of {', '.join(DRAFT_SAMPLING)}, got '{self.draft_sampling}'"
@@ -153,14 +179,14 @@ class SpecConfig:
         """A draft file given with -md can draft: a type that runs it, or auto, which may."""
         return self.needs_draft_model or AUTO in self.types
 
-    def with_types(self, types) -> "SpecConfig":
+    def with_types(self, types) -> SpecConfig:
         return replace(self, types=parse_types(types))
 
-    def replace(self, **changes) -> "SpecConfig":
+    def replace(self, **changes) -> SpecConfig:
         return replace(self, **changes)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SpecConfig":
+    def from_dict(cls, d: dict) -> SpecConfig:
         """The inverse of as_dict (a trace's configuration); validated as any SpecConfig."""
         names = {f.name for f in fields(cls)}
         return cls(**{k: tuple(v) if k == "types" else v for k, v in d.items() if k in names})

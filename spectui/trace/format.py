@@ -57,8 +57,9 @@ class TraceTurn:
         return config_label(config.get("spec_type", "none"), config.get("draft_n_max", 0))
 
     def lines(self) -> list[str]:
-        records = [{"kind": "turn", "prompt": self.prompt, "side": self.side, "label": self.label,
-                    "memory": self.memory}]
+        records = [
+            {"kind": "turn", "prompt": self.prompt, "side": self.side, "label": self.label, "memory": self.memory}
+        ]
         records += _merged(self.events, self.changes)
         return [json.dumps(r, ensure_ascii=False) for r in records]
 
@@ -73,7 +74,10 @@ class Trace:
         return any(t.side for t in self.turns)
 
     def text(self) -> str:
-        return "\n".join([json.dumps(self.header, ensure_ascii=False)] + [ln for t in self.turns for ln in t.lines()]) + "\n"
+        return (
+            "\n".join([json.dumps(self.header, ensure_ascii=False)] + [ln for t in self.turns for ln in t.lines()])
+            + "\n"
+        )
 
     def write(self, path: Path) -> Path:
         """Atomically: a reader sees the old file or the whole new one."""
@@ -83,8 +87,15 @@ class Trace:
 def header(recorded_by: str, environment: dict, settings: dict) -> dict:
     """`environment`: models, machine and build (launch.environment.collect); `settings`: the
     Setup's values."""
-    return {"kind": "header", "format": FORMAT, "version": VERSION, "recorded_by": recorded_by,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "environment": environment, "settings": settings}
+    return {
+        "kind": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "recorded_by": recorded_by,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "environment": environment,
+        "settings": settings,
+    }
 
 
 def machine_line(head: dict) -> str:
@@ -151,9 +162,12 @@ def _fits(value, hint) -> bool:
 
 def _wrong_fields(obj) -> list[str]:
     hints = get_type_hints(type(obj))
-    return [f.name for f in fields(obj)
-            if not (getattr(obj, f.name) is None and f.name in TEXT_FIELDS) and not _fits(getattr(obj, f.name),
-                                                                                           hints[f.name])]
+    return [
+        f.name
+        for f in fields(obj)
+        if not (getattr(obj, f.name) is None and f.name in TEXT_FIELDS)
+        and not _fits(getattr(obj, f.name), hints[f.name])
+    ]
 
 
 def event_from_record(d: dict) -> Event | ConfigChange:
@@ -205,8 +219,10 @@ def _check_header(path: Path, d: dict) -> None:
     if not isinstance(d["environment"].get("gpus", []), list):
         raise _fail(path, 1, "the header's environment.gpus must be a list")
     if version > VERSION:
-        raise UserError(f"{path} is trace version {version}, written by a newer spectui; this one reads up to "
-                        f"version {VERSION}: upgrade spectui to replay it")
+        raise UserError(
+            f"{path} is trace version {version}, written by a newer spectui; this one reads up to "
+            f"version {VERSION}: upgrade spectui to replay it"
+        )
 
 
 def read(path: Path) -> Trace:
@@ -250,8 +266,10 @@ def read(path: Path) -> Trace:
             side = d.get("side")
             if side not in (None, *SIDES) or not isinstance(d.get("prompt"), str):
                 raise _fail(path, n, "a turn record needs a 'prompt' string and a side of A, B or null")
-            turn, turn_line = TraceTurn(d["prompt"], side=side, label=str(d.get("label") or ""),
-                                        memory=str(d.get("memory") or "")), n
+            turn, turn_line = (
+                TraceTurn(d["prompt"], side=side, label=str(d.get("label") or ""), memory=str(d.get("memory") or "")),
+                n,
+            )
             continue
         if kind not in _EVENTS and kind != "config":
             raise _fail(path, n, f"unknown record kind {kind!r}")
@@ -309,7 +327,7 @@ def fill_text(trace: Trace, detokenizer) -> None:
             if isinstance(e, Round):
                 accepted = [detok.feed(t.id) for t in e.tokens[: e.n_accepted]]
                 rejected = detok.peek(e.rejected) if e.rejected else ""
-                pieces = accepted + [detok.feed(t.id) for t in e.tokens[e.n_accepted:]]
+                pieces = accepted + [detok.feed(t.id) for t in e.tokens[e.n_accepted :]]
                 tokens = tuple(t if t.piece is not None else replace(t, piece=p) for t, p in zip(e.tokens, pieces))
                 text += [t.piece for t in tokens]
                 e = replace(e, tokens=tokens, rejected_text=rejected if e.rejected_text is None else e.rejected_text)

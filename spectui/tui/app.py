@@ -16,7 +16,7 @@ from textual.app import App
 from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, Update
-from spectui.config import history, presets
+from spectui.config import history, paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.recent import recent_models
 from spectui.config.resolve import model_label
@@ -39,8 +39,14 @@ class SpecApp(ThemedApp):
     COMMANDS = App.COMMANDS | {SpecCommands}
     BINDINGS = bindings(chat=False)
 
-    def __init__(self, setup: Setup, session: ChatSession | None = None, chat: history.Chat | None = None,
-                 overrides: dict | None = None, environment: dict | None = None):
+    def __init__(
+        self,
+        setup: Setup,
+        session: ChatSession | None = None,
+        chat: history.Chat | None = None,
+        overrides: dict | None = None,
+        environment: dict | None = None,
+    ):
         """`overrides`: the options given on the command line; `environment`: what traces
         record of a given session's models and machine (collected for sessions loaded here)."""
         super().__init__()
@@ -60,8 +66,12 @@ class SpecApp(ThemedApp):
     def _show(self, update: Update) -> None:
         """Where each of the controller's updates goes."""
         if isinstance(update, Notice):
-            self.notify(update.text, title=update.title, severity=update.severity,  # type: ignore[arg-type]
-                        timeout=update.timeout)
+            self.notify(
+                update.text,
+                title=update.title,
+                severity=update.severity,  # type: ignore[arg-type]
+                timeout=update.timeout,
+            )
         elif isinstance(update, Load):
             self._load(update.setup, update.models)
         else:
@@ -96,12 +106,23 @@ class SpecApp(ThemedApp):
     def action_compare(self) -> None:
         chat = self.controller
         if chat.start_compare():
-            self.push_screen(ABScreen(chat.session, chat.setup, self.settings["show_rejected"],
-                                      chat.trace_header("A/B")), lambda _: chat.end_compare())
+            self.push_screen(
+                ABScreen(chat.session, chat.setup, self.settings["show_rejected"], chat.trace_header("A/B")),
+                lambda _: chat.end_compare(),
+            )
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_toggle_record_traces(self) -> None:
+        self.remember("record_traces", not self.settings["record_traces"])
+        self.notify(
+            f"Every answer is now appended to {paths.traces_dir()}/<chat id>.jsonl"
+            if self.settings["record_traces"]
+            else "Chats are no longer recorded (f3 still saves this chat's trace)",
+            timeout=5,
+        )
 
     def show_problem(self, message: str) -> None:
         self.notify(message, title="Unreadable chat", severity="error", timeout=10)
@@ -109,33 +130,41 @@ class SpecApp(ThemedApp):
     # --- presets ------------------------------------------------------------------
 
     def action_switch_preset(self) -> None:
-        entries = [(name, partial(self.controller.load_preset, name), f"{'shipped' if shipped else 'user'}: {path}")
-                   for name, (path, shipped) in presets.available().items()]
+        entries = [
+            (name, partial(self.controller.load_preset, name), f"{'shipped' if shipped else 'user'}: {path}")
+            for name, (path, shipped) in presets.available().items()
+        ]
         self.search_commands(entries, placeholder="Switch to preset…")
 
     def action_save_preset(self) -> None:
         if self.controller.need_session():
-            self.push_screen(NameScreen("Save the current configuration as a user preset named:",
-                                        placeholder="e.g. my-ngram"),
-                             lambda name: self.controller.save_preset(name) if name else None)
+            self.push_screen(
+                NameScreen("Save the current configuration as a user preset named:", placeholder="e.g. my-ngram"),
+                lambda name: self.controller.save_preset(name) if name else None,
+            )
 
     # --- settings and models ---------------------------------------------------------
 
     def action_settings(self, focus: str | None = None) -> None:
         """Open any time but during a load or the A/B view (which runs the session itself)."""
         chat = self.controller
-        busy = "The A/B view is open: close it (esc) first." if chat.comparing else (
-            "The models are loading: change settings when they are ready." if chat.loading else "")
+        busy = (
+            "The A/B view is open: close it (esc) first."
+            if chat.comparing
+            else ("The models are loading: change settings when they are ready." if chat.loading else "")
+        )
         if busy:
             self.notify(busy, severity="warning")
         elif chat.need_session():
-            self.push_screen(SettingsScreen(chat.setup, focus),
-                             lambda values: chat.apply_settings(values) if values else None)
+            self.push_screen(
+                SettingsScreen(chat.setup, focus), lambda values: chat.apply_settings(values) if values else None
+            )
 
     def action_switch_models(self) -> None:
         if self.controller.idle("switch models"):
-            self.search_commands(self._model_entries(self._pick_draft, draft=False),
-                                 placeholder="Target model (the one that answers)…")
+            self.search_commands(
+                self._model_entries(self._pick_draft, draft=False), placeholder="Target model (the one that answers)…"
+            )
 
     def _model_entries(self, then, draft: bool) -> list[tuple[str, object, str]]:
         """The picker's rows: the embedded models, recent GGUF files, another file."""
@@ -146,13 +175,18 @@ class SpecApp(ThemedApp):
         return rows
 
     def _ask_file(self, then) -> None:
-        self.push_screen(NameScreen("Path of the GGUF file:", placeholder="~/models/model.gguf"),
-                         lambda path: then(path) if path else None)
+        self.push_screen(
+            NameScreen("Path of the GGUF file:", placeholder="~/models/model.gguf"),
+            lambda path: then(path) if path else None,
+        )
 
     def _pick_draft(self, target: str) -> None:
         pick = partial(self.controller.switch_models, target)
-        self.call_later(self.search_commands, self._model_entries(pick, draft=True),
-                        placeholder=f"Draft model for {model_label(target)}…")
+        self.call_later(
+            self.search_commands,
+            self._model_entries(pick, draft=True),
+            placeholder=f"Draft model for {model_label(target)}…",
+        )
 
     # --- memory and leaving -------------------------------------------------------
 

@@ -28,16 +28,24 @@ class ThemedApp(App):
         for problem in problems + ([self._settings_problem] if self._settings_problem else []):
             self.notify(problem, severity="warning", timeout=8)
         wanted = self.settings["theme"]
-        self.theme = wanted if wanted in self.available_themes else (
-            DEFAULT_THEME if DEFAULT_THEME in self.available_themes else self.theme)
+        self.theme = (
+            wanted
+            if wanted in self.available_themes
+            else (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else self.theme)
+        )
         self.theme_changed_signal.subscribe(self, self._remember_theme)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Overlay colours for themes without `spec-*` variables (Textual's own themes):
         taken from the theme's semantic colours, so they suit it."""
         v = self.current_theme.to_color_system().generate()
-        return {"spec-draft": v["success"], "spec-ngram": v["primary"], "spec-target": v["foreground"],
-                "spec-resampled": v["warning"], "spec-rejected": v["error"]}
+        return {
+            "spec-draft": v["success"],
+            "spec-ngram": v["primary"],
+            "spec-target": v["foreground"],
+            "spec-resampled": v["warning"],
+            "spec-rejected": v["error"],
+        }
 
     def remember(self, key: str, value) -> None:
         """Change a setting and save the settings file (a failure is a warning only)."""

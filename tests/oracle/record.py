@@ -102,8 +102,17 @@ def _ngram(name: str, flags: list[str], n_max: int = 8) -> Case:
 
 def _hidden(spec_type: str, target: str, draft: str | None, n_max: int = 4) -> Case:
     # no expectation on drafts: random synthetic weights rarely agree with the target
-    return Case(spec_type, spec_type, n_max, target, draft, SYNTH_PROMPT, 32,
-                ["--spec-draft-n-max", str(n_max)], expect_drafts=False)
+    return Case(
+        spec_type,
+        spec_type,
+        n_max,
+        target,
+        draft,
+        SYNTH_PROMPT,
+        32,
+        ["--spec-draft-n-max", str(n_max)],
+        expect_drafts=False,
+    )
 
 
 # The n-gram types ignore --spec-draft-n-max: each has its own length limit (size-m, or
@@ -115,12 +124,12 @@ CASES: list[Case] = [
     _ngram("ngram-simple", ["--spec-ngram-simple-size-n", "3", "--spec-ngram-simple-size-m", "8"]),
     _ngram("ngram-map-k", ["--spec-ngram-map-k-size-n", "2", "--spec-ngram-map-k-size-m", "8"]),
     _ngram("ngram-map-k4v", ["--spec-ngram-map-k4v-size-n", "2", "--spec-ngram-map-k4v-size-m", "8"]),
-    _ngram("ngram-mod", ["--spec-ngram-mod-n-match", "2", "--spec-ngram-mod-n-min", "2",
-                         "--spec-ngram-mod-n-max", "8"]),
+    _ngram(
+        "ngram-mod", ["--spec-ngram-mod-n-match", "2", "--spec-ngram-mod-n-min", "2", "--spec-ngram-mod-n-max", "8"]
+    ),
     _ngram("ngram-cache", []),
     Case("ngram-cache-ties", "ngram-cache", 8, SMOL, None, COPY_PROMPT, 128),
-    Case("draft-simple", "draft-simple", 4, SMOL, SMOL, CODE_PROMPT, 64,
-         ["--spec-draft-n-max", "4"]),
+    Case("draft-simple", "draft-simple", 4, SMOL, SMOL, CODE_PROMPT, 64, ["--spec-draft-n-max", "4"]),
     # llama.cpp's defaults (n-max 3, ngram size-n 12 / size-m 48): the n-gram drafts run past
     # n-max, and with a draft model too, the n-gram type is asked first each round
     Case("ngram-simple-defaults", "ngram-simple", 3, SMOL, None, CODE_PROMPT, 96),
@@ -206,9 +215,11 @@ def llama_cpp_python_version() -> str | None:
     venv_python = REPO / ".venv" / "bin" / "python"
     if venv_python.exists():
         r = subprocess.run(
-            [str(venv_python), "-c",
-             "import importlib.metadata as m; print(m.version('llama_cpp_python'))"],
-            capture_output=True, text=True, check=False)
+            [str(venv_python), "-c", "import importlib.metadata as m; print(m.version('llama_cpp_python'))"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if r.returncode == 0:
             return r.stdout.strip()
     return None
@@ -220,8 +231,7 @@ def find_oracle(explicit: str | None) -> Path:
     if os.environ.get("SPEC_ORACLE_BIN"):
         return Path(os.environ["SPEC_ORACLE_BIN"])
     log("running build.sh to find (or build) the oracle")
-    r = subprocess.run(["bash", str(HERE / "build.sh")], stdout=subprocess.PIPE, text=True,
-                       check=True)
+    r = subprocess.run(["bash", str(HERE / "build.sh")], stdout=subprocess.PIPE, text=True, check=True)
     return Path(r.stdout.strip().splitlines()[-1])
 
 
@@ -230,9 +240,21 @@ def case_args(case: Case) -> list[str]:
     args = ["-m", "{target}"]
     if case.draft is not None:
         args += ["-md", "{draft}"]
-    args += ["--spec-type", case.spec_type, *case.flags,
-             "-p", case.prompt, "-n", str(case.n_predict),
-             "--temp", "0", "-t", str(THREADS), "-c", str(N_CTX)]
+    args += [
+        "--spec-type",
+        case.spec_type,
+        *case.flags,
+        "-p",
+        case.prompt,
+        "-n",
+        str(case.n_predict),
+        "--temp",
+        "0",
+        "-t",
+        str(THREADS),
+        "-c",
+        str(N_CTX),
+    ]
     return args
 
 
@@ -254,28 +276,28 @@ def record(case: Case, oracle: Path, models: Models, out_dir: Path, timeout: flo
         paths["draft"] = models.path(case.draft)
 
     args = case_args(case)
-    argv = [str(oracle)] + [a.format(**{k: str(v) for k, v in paths.items()})
-                            if a in ("{target}", "{draft}") else a for a in args]
+    argv = [str(oracle)] + [
+        a.format(**{k: str(v) for k, v in paths.items()}) if a in ("{target}", "{draft}") else a for a in args
+    ]
     shown = ["<prompt>" if a == case.prompt else a for a in argv]
     log(f"{case.name}: {shlex.join(shown)}")
-    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                       check=False)
+    r = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     stderr = r.stderr.decode("utf-8", "replace")
     if r.returncode != 0:
-        raise RuntimeError(f"{case.name}: oracle exited with {r.returncode}\n"
-                           + "\n".join(stderr.splitlines()[-30:]))
+        raise RuntimeError(f"{case.name}: oracle exited with {r.returncode}\n" + "\n".join(stderr.splitlines()[-30:]))
     output = json.loads(r.stdout.decode("utf-8", "replace"))
 
     rounds = output["rounds"]
     n_nonempty = sum(1 for rd in rounds if rd["drafted"])
-    log(f"{case.name}: {len(rounds)} rounds, {n_nonempty} with a draft, "
-        f"{output['n_accept']}/{output['n_drafted']} drafted tokens accepted")
+    log(
+        f"{case.name}: {len(rounds)} rounds, {n_nonempty} with a draft, "
+        f"{output['n_accept']}/{output['n_drafted']} drafted tokens accepted"
+    )
     if case.expect_drafts and n_nonempty == 0:
         raise RuntimeError(f"{case.name}: no round drafted anything")
 
     models_info = {
-        role: {"name": getattr(case, role), "file": p.name, "sha256": sha256(p)}
-        for role, p in paths.items()
+        role: {"name": getattr(case, role), "file": p.name, "sha256": sha256(p)} for role, p in paths.items()
     }
     fixture = {
         "case": case.name,
@@ -306,8 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cases", nargs="*", help="case names (default: all)")
     ap.add_argument("--oracle", help="spec_oracle binary (default: $SPEC_ORACLE_BIN or build.sh)")
     ap.add_argument("--out", type=Path, default=OUT_DIR, help=f"fixture dir (default {OUT_DIR})")
-    ap.add_argument("--models-dir", type=Path,
-                    help="where to build synthetic models (default: a temp dir)")
+    ap.add_argument("--models-dir", type=Path, help="where to build synthetic models (default: a temp dir)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per oracle run")
     ap.add_argument("--strict", action="store_true", help="fail on skipped cases")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
@@ -316,8 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     by_name = {c.name: c for c in CASES}
     if opts.list:
         for c in CASES:
-            print(f"{c.name:16} target={c.target} draft={c.draft} n_max={c.n_max} "
-                  f"flags={' '.join(c.flags)}")
+            print(f"{c.name:16} target={c.target} draft={c.draft} n_max={c.n_max} flags={' '.join(c.flags)}")
         return 0
     unknown = [n for n in opts.cases if n not in by_name]
     if unknown:

@@ -67,14 +67,25 @@ class ABScreen(Screen):
         yield Footer()
 
     def _intro(self, b: str, types: tuple[str, ...]) -> Content:
-        lines = [Content.styled("Pick A and B, type a prompt, press enter: both run cold on the loaded models, "
-                                "one after the other, with the same sampling.", "$text-muted")]
+        lines = [
+            Content.styled(
+                "Pick A and B, type a prompt, press enter: both run cold on the loaded models, "
+                "one after the other, with the same sampling.",
+                "$text-muted",
+            )
+        ]
         if len(types) == 1:
-            lines.append(Content.styled(f"This session allows one configuration only ({types[0]}): A and B run the "
-                                        "same, which measures the noise between two runs.", "$warning"))
+            lines.append(
+                Content.styled(
+                    f"This session allows one configuration only ({types[0]}): A and B run the "
+                    "same, which measures the noise between two runs.",
+                    "$warning",
+                )
+            )
         elif b == FALLBACK_B:
-            lines.append(Content.styled(f"No draft model is loaded: B defaults to {b} instead of a draft-* type.",
-                                        "$warning"))
+            lines.append(
+                Content.styled(f"No draft model is loaded: B defaults to {b} instead of a draft-* type.", "$warning")
+            )
         return Content("\n").join(lines)
 
     def on_mount(self) -> None:
@@ -121,8 +132,12 @@ class ABScreen(Screen):
     def _run(self, specs: list[SpecConfig]) -> None:
         post = self.post_message
         try:
-            self.run.run(specs, lambda side, spec: post(SideStarted(side, spec)),
-                         lambda events: post(TurnEvents(events)), lambda error: post(TurnFailed(error)))
+            self.run.run(
+                specs,
+                lambda side, spec: post(SideStarted(side, spec)),
+                lambda events: post(TurnEvents(events)),
+                lambda error: post(TurnFailed(error)),
+            )
         finally:
             post(RunEnded())
 
@@ -165,8 +180,9 @@ class ABScreen(Screen):
 
     def action_stop_or_close(self) -> None:
         if self.run.stop():
-            self.query_one("#ab-verdict", Static).update(Content.styled("stopping at the end of this round…",
-                                                                        "$warning"))
+            self.query_one("#ab-verdict", Static).update(
+                Content.styled("stopping at the end of this round…", "$warning")
+            )
         else:
             self.dismiss()
 

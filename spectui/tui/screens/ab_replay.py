@@ -58,10 +58,15 @@ class ABReplayScreen(ReplayScreen):
         pair = self.pairs[step.turn]
         shown_turn, shown_n = self._shown
         panes = list(self.query(SidePane))
-        if rebuild or pair != self.pairs.get(shown_turn) or step.turn < shown_turn or (
-                step.turn == shown_turn and step.n_events < shown_n):
-            self.query_one("#ab-prompt", Static).update(Content.assemble(
-                ("prompt ", "$text-muted"), self.trace.turns[step.turn].prompt))
+        if (
+            rebuild
+            or pair != self.pairs.get(shown_turn)
+            or step.turn < shown_turn
+            or (step.turn == shown_turn and step.n_events < shown_n)
+        ):
+            self.query_one("#ab-prompt", Static).update(
+                Content.assemble(("prompt ", "$text-muted"), self.trace.turns[step.turn].prompt)
+            )
             for pane in panes:
                 pane.show_rejected = self.show_rejected
                 await pane.clear()
@@ -70,8 +75,7 @@ class ABReplayScreen(ReplayScreen):
                     await self._feed(panes, i, 0, step.n_events if i == step.turn else None)
         else:  # forward in the same run: the rest of each side up to the step
             for i in range(shown_turn, step.turn + 1):
-                await self._feed(panes, i, shown_n if i == shown_turn else 0,
-                                 step.n_events if i == step.turn else None)
+                await self._feed(panes, i, shown_n if i == shown_turn else 0, step.n_events if i == step.turn else None)
         self._shown = (step.turn, step.n_events)
         self._verdict(pair, step)
 
@@ -93,8 +97,11 @@ class ABReplayScreen(ReplayScreen):
             verdict.update(render_verdict(compare(turns[0].events, turns[1].events), labels))
         else:
             side = self.trace.turns[step.turn].side
-            verdict.update(Content.styled(f"replaying {side}…" if len(turns) == 2 else
-                                          "this run has one side only: no verdict", "$accent"))
+            verdict.update(
+                Content.styled(
+                    f"replaying {side}…" if len(turns) == 2 else "this run has one side only: no verdict", "$accent"
+                )
+            )
 
 
 def pairs(trace: Trace) -> dict[int, tuple[int, ...]]:

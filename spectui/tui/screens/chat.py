@@ -19,12 +19,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from spectui.chat import updates as up
 from spectui.chat.controller import ChatController
 from spectui.chat.streaming import TurnJob, stream_turn
-from spectui.chat.updates import (AnswerEnded, AnswerStarted, AnswerUpdated, ChatShown, ComposeText, ConfigShown,
-                                  Generate, MessageAdded, MessagesRemoved, OutboxChanged, PanelChanged, StatusLine,
-                                  Update)
-from spectui.config import paths
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
@@ -50,7 +47,7 @@ class ChatScreen(Screen):
         super().__init__()
         self.controller = controller
         self.settings = settings
-        self._updates: deque[Update] = deque()  # emitted by the controller, rendered in order
+        self._updates: deque[up.Update] = deque()  # emitted by the controller, rendered in order
         self._draining = False
         self._answer: AssistantMessage | None = None
         self._last_panel = self._last_interrupt = 0.0
@@ -71,7 +68,9 @@ class ChatScreen(Screen):
     async def on_mount(self) -> None:
         self.set_class(not self.settings["show_panel"], "-no-panel")
         self.query_one("#status", Static).display = False
-        await self.query_one(Transcript).show(self.controller.chat, self.settings["show_overlay"], self.settings["show_rejected"])
+        await self.query_one(Transcript).show(
+            self.controller.chat, self.settings["show_overlay"], self.settings["show_rejected"]
+        )
         self.query_one(ChatInput).focus()
         self._show_header()
         self.refresh_panel()
@@ -80,7 +79,7 @@ class ChatScreen(Screen):
 
     # --- rendering the controller's updates -----------------------------------------
 
-    def show(self, update: Update) -> None:
+    def show(self, update: up.Update) -> None:
         """Queue an update; they render in order, each after the previous one's mounts."""
         self._updates.append(update)
         if self._shown and not self._draining:
@@ -97,52 +96,52 @@ class ChatScreen(Screen):
         finally:
             self._draining = False
 
-    async def _show_update(self, update: Update) -> None:
+    async def _show_update(self, update: up.Update) -> None:
         overlay, rejected = self.settings["show_overlay"], self.settings["show_rejected"]
         box = self.query_one(ChatInput)
         match update:
-            case AnswerUpdated(started=started):
+            case up.AnswerUpdated(started=started):
                 if self._answer is not None:
                     await self._answer.refresh_answer()
                 if started or time.monotonic() - self._last_panel >= PANEL_EVERY_S:
                     self.refresh_panel()  # the turn's start takes the panel to its live layout at once
-            case MessageAdded(message=message):
+            case up.MessageAdded(message=message):
                 await self.query_one(Transcript).add(UserMessage(message))
-            case AnswerStarted(turn=turn):
+            case up.AnswerStarted(turn=turn):
                 self._answer = AssistantMessage(turn.message, overlay, rejected, streaming=True)
                 await self.query_one(Transcript).add(self._answer)
                 box.cursor_blink = False  # a blink is a repaint; keep the CPU for the model
-            case AnswerEnded(removed=removed):
+            case up.AnswerEnded(removed=removed):
                 box.cursor_blink = True
                 if self._answer is not None:
                     await (self._answer.remove() if removed else self._answer.finish())
-            case Generate(job=job):
+            case up.Generate(job=job):
                 self._generate(job)
-            case StatusLine(spans=spans):
+            case up.StatusLine(spans=spans):
                 status = self.query_one("#status", Static)
                 status.update(Content.assemble(*spans))
                 status.display = bool(spans)
-            case ChatShown(chat=chat):
+            case up.ChatShown(chat=chat):
                 self._answer = None
                 await self.query_one(Transcript).show(chat, overlay, rejected)
-            case MessagesRemoved(ids=ids):
+            case up.MessagesRemoved(ids=ids):
                 await self.query_one(Transcript).remove_messages(set(ids))
-            case OutboxChanged(texts=texts):
+            case up.OutboxChanged(texts=texts):
                 self.query_one(Outbox).show(texts)
-            case ComposeText(text=text):
+            case up.ComposeText(text=text):
                 box.clear()
                 box.insert(text)
                 box.focus()
-            case ConfigShown():
+            case up.ConfigShown():
                 self._show_header()
                 self.refresh_panel()
-            case PanelChanged():
+            case up.PanelChanged():
                 self.refresh_panel()
 
     @work(thread=True, exclusive=True, group="generate", exit_on_error=False)
     def _generate(self, job: TurnJob) -> None:
-        stream_turn(job, lambda events: self.post_message(TurnEvents(events)),
-                    lambda error: self.post_message(TurnFailed(error)))
+        post = self.post_message
+        stream_turn(job, lambda events: post(TurnEvents(events)), lambda error: post(TurnFailed(error)))
 
     def on_turn_events(self, msg: TurnEvents) -> None:
         self.controller.add_events(msg.events)
@@ -172,8 +171,10 @@ class ChatScreen(Screen):
         active = super().active_bindings
         if self.size.width >= NARROW:
             return active
-        return {key: a._replace(binding=replace(a.binding, show=False)) if a.binding.action in WIDE_FOOTER else a
-                for key, a in active.items()}
+        return {
+            key: a._replace(binding=replace(a.binding, show=False)) if a.binding.action in WIDE_FOOTER else a
+            for key, a in active.items()
+        }
 
     def refresh_panel(self) -> None:
         try:
@@ -198,8 +199,7 @@ class ChatScreen(Screen):
         self.controller.edit_previous()
 
     def action_edit_message(self) -> None:
-        entries = [(m.content.splitlines()[0][:80] if m.content.strip() else "(empty)", partial(self.controller.edit, m),
-                    f"message {i + 1} of {len(self.controller.chat.messages)}") for i, m in self.controller.editable()]
+        entries = [(label, partial(self.controller.edit, m), where) for label, m, where in self.controller.editable()]
         if not entries:
             self.notify("No message to edit yet.", severity="warning")
             return
@@ -247,6 +247,7 @@ class ChatScreen(Screen):
 
     def action_save_trace(self) -> None:
         self.controller.save_trace()
+
     def action_copy_answer(self, code: bool = False) -> None:
         """Copy the last answer's text (never rejected tokens), or its last code block."""
         text = self.controller.last_answer()
@@ -262,18 +263,13 @@ class ChatScreen(Screen):
     def action_rounds(self) -> None:
         turn = self.controller.turn
         if turn is None or not turn.rounds:
-            self.notify("No rounds yet: the round details show the last answer given in this session.",
-                        severity="warning")
+            self.notify(
+                "No rounds yet: the round details show the last answer given in this session.", severity="warning"
+            )
             return
         self.app.push_screen(RoundsScreen(turn.rounds, turn.message.config))
 
     # --- view settings ---------------------------------------------------------------
-
-    def action_toggle_record_traces(self) -> None:
-        self.app.remember("record_traces", not self.settings["record_traces"])
-        self.notify(f"Every answer is now appended to {paths.traces_dir()}/<chat id>.jsonl"
-                    if self.settings["record_traces"]
-                    else "Chats are no longer recorded (f3 still saves this chat's trace)", timeout=5)
 
     async def _redraw_answers(self) -> None:
         overlay, rejected = self.settings["show_overlay"], self.settings["show_rejected"]

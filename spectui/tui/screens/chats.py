@@ -38,8 +38,11 @@ def when(chat: history.Chat) -> str:
 
 
 def row(chat: history.Chat, current: bool) -> Content:
-    return Content.assemble((chat.title or chat.id, "bold" if current else ""), ("  " + when(chat), "$text-muted"),
-                            ("  (open now)" if current else "", "$accent"))
+    return Content.assemble(
+        (chat.title or chat.id, "bold" if current else ""),
+        ("  " + when(chat), "$text-muted"),
+        ("  (open now)" if current else "", "$accent"),
+    )
 
 
 class ChatsScreen(ModalScreen[Picked]):
@@ -92,8 +95,14 @@ class ChatsScreen(ModalScreen[Picked]):
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options([Option(row(c, c.id == self.current), id=c.id) for c in chats])
-        options.add_options([Option(Content.assemble((f"unreadable: {path.name}", "$error"), (f"  {why}", "$text-muted")),
-                                    disabled=True) for path, why in problems])
+        options.add_options(
+            [
+                Option(
+                    Content.assemble((f"unreadable: {path.name}", "$error"), (f"  {why}", "$text-muted")), disabled=True
+                )
+                for path, why in problems
+            ]
+        )
         if not chats and not problems:
             options.add_option(Option(Content.styled("No saved chats yet.", "$text-muted"), disabled=True))
         if chats:  # the given chat, else the open one, else the newest
@@ -116,8 +125,9 @@ class ChatsScreen(ModalScreen[Picked]):
         chat_id = self._chosen()
         if chat_id is None:
             return
-        self.app.push_screen(NameScreen("Rename the chat to:", value=self._titles[chat_id]),
-                             lambda name: self._rename(chat_id, name))
+        self.app.push_screen(
+            NameScreen("Rename the chat to:", value=self._titles[chat_id]), lambda name: self._rename(chat_id, name)
+        )
 
     def _rename(self, chat_id: str, name: str | None) -> None:
         if not name:

@@ -61,8 +61,13 @@ class HelpScreen(ModalScreen):
                     yield Label(help_text, classes="about")
             yield Static(Content.styled("Overlay", "bold $primary"), classes="heading")
             yield Static(Content("\n").join(legend_lines()))
-            yield Static(Content.styled(
-                "Spec type and n-max changes apply at the next round, even mid-answer; in the settings "
-                "(f10), the draft settings too, the others from the next answer. A message sent while an "
-                "answer streams waits above the box and goes when the answer ends. "
-                "Esc, q or ? closes this screen.", "$text-muted"), classes="heading")
+            yield Static(
+                Content.styled(
+                    "Spec type and n-max changes apply at the next round, even mid-answer; in the settings "
+                    "(f10), the draft settings too, the others from the next answer. A message sent while an "
+                    "answer streams waits above the box and goes when the answer ends. "
+                    "Esc, q or ? closes this screen.",
+                    "$text-muted",
+                ),
+                classes="heading",
+            )

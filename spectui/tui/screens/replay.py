@@ -19,14 +19,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from spectui.chat.panel import PanelState
+from spectui.chat.turn import LiveTurn, baseline_tok_s
 from spectui.config.history import Chat, Message
 from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
-from spectui.chat.turn import LiveTurn, baseline_tok_s
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
-from spectui.chat.panel import PanelState
 from spectui.tui.widgets.stats_panel import StatsPanel
 from spectui.tui.widgets.transcript import Transcript
 
@@ -52,13 +52,13 @@ def finished(turn: TraceTurn) -> LiveTurn:
     return live
 
 
-
 def recorded_name(model: dict | None) -> str | None:
     """A recorded model as the chat names it: its file's stem (the quantisation included),
     not the header's general.name, which often names something else."""
     if not model:
         return None
     return Path(model["file"]).stem if isinstance(model.get("file"), str) else model.get("name")
+
 
 class ReplayScreen(Screen):
     """The timeline, its keys and its status line; subclasses draw a step."""
@@ -138,10 +138,15 @@ class ReplayScreen(Screen):
         p, turns = self.playhead, self.trace.turns
         state = ("▶ playing", "$success") if p.playing else ("⏸ paused", "$warning")
         shown = sum(self._rounds[: p.step.turn]) + sum(
-            isinstance(e, Round) for e in turns[p.step.turn].events[: p.step.n_events])
-        self.query_one("#status", Static).update(Content.assemble(
-            state, f"  ×{p.speed:g}  round {shown}/{sum(self._rounds)}  turn {p.step.turn + 1}/{len(turns)}",
-            ("  space play/pause · ←/→ round · +/- speed · q quit", "$text-muted")))
+            isinstance(e, Round) for e in turns[p.step.turn].events[: p.step.n_events]
+        )
+        self.query_one("#status", Static).update(
+            Content.assemble(
+                state,
+                f"  ×{p.speed:g}  round {shown}/{sum(self._rounds)}  turn {p.step.turn + 1}/{len(turns)}",
+                ("  space play/pause · ←/→ round · +/- speed · q quit", "$text-muted"),
+            )
+        )
 
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
         raise NotImplementedError
@@ -172,7 +177,7 @@ class ChatReplayScreen(ReplayScreen):
         if rebuild or step.turn != shown_turn or step.n_events < shown_n:
             await self._rebuild(step)
         else:
-            for event in turn.events[shown_n: step.n_events]:
+            for event in turn.events[shown_n : step.n_events]:
                 self.live.add(event)
             await self.answer.refresh_answer()
             if not self.live.running:
@@ -205,6 +210,11 @@ class ChatReplayScreen(ReplayScreen):
         baselines = [b for b in map(baseline_tok_s, self.done[: step.turn]) if b is not None]
         self.title = f"replay · {spec.label}"
         self.query_one(StatsPanel).state = PanelState(
-            spec=spec, verify=verify, events=events, baseline=max(baselines) if baselines else None,
-            n_ctx=start.n_ctx, n_past=rounds[-1].n_past if rounds else start.n_prompt,
-            memory=f"{turn.memory}\n{machine_line(self.trace.header)}".strip())
+            spec=spec,
+            verify=verify,
+            events=events,
+            baseline=max(baselines) if baselines else None,
+            n_ctx=start.n_ctx,
+            n_past=rounds[-1].n_past if rounds else start.n_prompt,
+            memory=f"{turn.memory}\n{machine_line(self.trace.header)}".strip(),
+        )

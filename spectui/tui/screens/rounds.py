@@ -18,8 +18,17 @@ COLUMNS = ("#", "drafted by", "drafted", "accepted", "rejected", "draft ms", "ve
 
 
 def cells(r: Round) -> tuple:
-    return (r.index + 1, r.spec_type or "-", r.n_drafted, r.n_accepted, r.rejected_text.replace("\n", "⏎") or "",
-            f"{1000 * r.t_draft:.1f}", f"{1000 * r.t_verify:.1f}", len(r.tokens), r.note)
+    return (
+        r.index + 1,
+        r.spec_type or "-",
+        r.n_drafted,
+        r.n_accepted,
+        r.rejected_text.replace("\n", "⏎") or "",
+        f"{1000 * r.t_draft:.1f}",
+        f"{1000 * r.t_verify:.1f}",
+        len(r.tokens),
+        r.note,
+    )
 
 
 class RoundsScreen(ModalScreen):
@@ -51,7 +60,9 @@ class RoundsScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="rounds"):
-            yield Label(Content.assemble(("Rounds of the last answer", "bold $primary"), ("  " + self.config, "$text-muted")))
+            yield Label(
+                Content.assemble(("Rounds of the last answer", "bold $primary"), ("  " + self.config, "$text-muted"))
+            )
             yield DataTable(cursor_type="row", zebra_stripes=True)
             first = f"the first {self.skipped} rounds are not listed · " if self.skipped else ""
             yield Label(f"{first}auto's note says why it chose each draft · esc closes", classes="hint")

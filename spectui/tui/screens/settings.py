@@ -18,8 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from spectui.config.setup import Setup
-from spectui.llama.spec_config import N_MAX_LIMIT, VERIFY_MODES
 from spectui.errors import UserError
+from spectui.llama.spec_config import N_MAX_LIMIT, VERIFY_MODES
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,13 @@ FIELDS = (
     Field("spec_draft_n_max", "draft n-max", int, "the most tokens a draft model drafts per round", 1, N_MAX_LIMIT),
     Field("spec_draft_n_min", "draft n-min", int, "a shorter draft is dropped", 0, N_MAX_LIMIT),
     Field("spec_draft_p_min", "draft p-min", float, "the draft stops at a token it is less sure of", 0, 1),
-    Field("spec_verify", "verify", str, "at temperature > 0: sample-and-match, or rejection sampling",
-          choices=VERIFY_MODES),
+    Field(
+        "spec_verify",
+        "verify",
+        str,
+        "at temperature > 0: sample-and-match, or rejection sampling",
+        choices=VERIFY_MODES,
+    ),
     Field("system", "system prompt", str, "sent before the chat with every answer", blank=True),
 )
 BY_NAME = {f.name: f for f in FIELDS}
@@ -61,10 +66,15 @@ def parse(field: Field, text: str):
     try:
         value = field.kind(text)
     except ValueError:
-        raise UserError(f"{field.label} must be {'a whole number' if field.kind is int else 'a number'}, "
-                        f"not '{text}'") from None
-    if value != value or (field.low is not None and value < field.low) or (field.high is not None and value > field.high):
-        bounds = (f"from {field.low} to {field.high}" if field.high is not None else f"at least {field.low}")
+        raise UserError(
+            f"{field.label} must be {'a whole number' if field.kind is int else 'a number'}, not '{text}'"
+        ) from None
+    if (
+        value != value
+        or (field.low is not None and value < field.low)
+        or (field.high is not None and value > field.high)
+    ):
+        bounds = f"from {field.low} to {field.high}" if field.high is not None else f"at least {field.low}"
         raise UserError(f"{field.label} must be {bounds}, not {text}")
     return value
 
@@ -136,16 +146,20 @@ class SettingsScreen(ModalScreen[dict | None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="settings"):
-            yield Static(Content.assemble(("Settings", "bold $primary"),
-                                          ("  speculation from the next round, the rest from the next answer",
-                                           "$text-muted")))
+            yield Static(
+                Content.assemble(
+                    ("Settings", "bold $primary"),
+                    ("  speculation from the next round, the rest from the next answer", "$text-muted"),
+                )
+            )
             with Grid(id="fields"):
                 for f in FIELDS[:-1]:
                     yield Label(f.label)
                     value = self.current.value(f.name)
                     if f.choices:
-                        yield Select([(c, c) for c in f.choices], value=value, allow_blank=False, id=f.name,
-                                     compact=True)
+                        yield Select(
+                            [(c, c) for c in f.choices], value=value, allow_blank=False, id=f.name, compact=True
+                        )
                     else:
                         yield Input(shown(value), id=f.name, compact=True)
                     yield Label(f.about, classes="about")

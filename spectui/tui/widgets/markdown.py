@@ -68,7 +68,7 @@ def render_markdown(segments, show_rejected: bool = True, in_code: bool = False)
         end = start + len(line)
         fence = FENCE.match(line)
         if fence:
-            rest = line[fence.start(1):]
+            rest = line[fence.start(1) :]
             run = len(rest) - len(rest.lstrip(rest[0]))
             swaps.update({start + fence.start(1) + i: ("╰" if in_code else "╭") if i == 0 else "─" for i in range(run)})
             spans.append(Span(start, end, MARK))
@@ -90,8 +90,10 @@ def _line_spans(line: str, pos: int, swaps: dict[int, str]) -> list[Span]:
     spans = []
     if m := HEADING.match(line):
         level = len(m.group(1))
-        spans += [Span(pos + m.start(1), pos + m.end(1), MARK),
-                  Span(pos + m.end(), pos + len(line), HEADING_STYLE.get(level, "bold italic"))]
+        spans += [
+            Span(pos + m.start(1), pos + m.end(1), MARK),
+            Span(pos + m.end(), pos + len(line), HEADING_STYLE.get(level, "bold italic")),
+        ]
     elif m := BULLET.match(line):
         swaps[pos + m.start(1)] = "•"
         spans.append(Span(pos + m.start(1), pos + m.end(1), "$accent"))

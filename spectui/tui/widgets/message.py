@@ -34,6 +34,7 @@ class UserMessage(Static):
         margin: 1 0 0 8;
     }
     """
+
     def __init__(self, message: Message):
         super().__init__(Content(message.content), classes="message user")
         self.message = message
@@ -53,8 +54,9 @@ class AnswerChunk(Widget):
 
     DEFAULT_CSS = "AnswerChunk { height: auto; }"
 
-    def __init__(self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False,
-                 in_code: bool = False):
+    def __init__(
+        self, segments: list[tuple[str, str]], show_rejected: bool, streaming: bool = False, in_code: bool = False
+    ):
         super().__init__(classes="chunk")
         self.segments = segments
         self.show_rejected = show_rejected
@@ -199,7 +201,7 @@ class AssistantMessage(Vertical):
         if len(content) > self._md_len:
             if self._md_stream is None:
                 self._md_stream = Markdown.get_stream(self._markdown)
-            await self._md_stream.write(content[self._md_len:])
+            await self._md_stream.write(content[self._md_len :])
             self._md_len = len(content)
 
     async def finish(self) -> None:
@@ -239,5 +241,7 @@ def meta_line(m: Message, streaming: bool) -> Content:
         parts.append(Content.styled("cut off at the answer limit (n-predict)", "$warning"))
     if m.stopped and not streaming:
         reason = s.get("stop_reason") if s else None
-        parts.append(Content.styled("stopped" + (f" ({reason})" if reason and reason != "cancelled" else ""), "$warning"))
+        parts.append(
+            Content.styled("stopped" + (f" ({reason})" if reason and reason != "cancelled" else ""), "$warning")
+        )
     return Content(" · ").join(parts)

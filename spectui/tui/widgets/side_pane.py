@@ -66,10 +66,19 @@ class SidePane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="picker"):
             yield Label(self.side_name, classes="side-name")
-            yield Select([(t, t) for t in self.types], value=self.spec_type, allow_blank=False,
-                         id=f"type-{self.side_name.lower()}")
-            yield Input(str(self.n_max), type="integer", validators=[Integer(1, N_MAX_LIMIT)],
-                        id=f"nmax-{self.side_name.lower()}", tooltip=f"draft n-max, 1 to {N_MAX_LIMIT}")
+            yield Select(
+                [(t, t) for t in self.types],
+                value=self.spec_type,
+                allow_blank=False,
+                id=f"type-{self.side_name.lower()}",
+            )
+            yield Input(
+                str(self.n_max),
+                type="integer",
+                validators=[Integer(1, N_MAX_LIMIT)],
+                id=f"nmax-{self.side_name.lower()}",
+                tooltip=f"draft n-max, 1 to {N_MAX_LIMIT}",
+            )
         yield VerticalScroll(classes="answers")
         yield CompactStats(classes="side-stats")
 

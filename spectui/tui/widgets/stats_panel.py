@@ -101,8 +101,14 @@ def render(state: PanelState) -> Content:
     lines: list[Content] = [
         _section("Speculation"),
         _row("spec type", Content.styled(spec.label, "bold")),
-        _row("draft n-max", str(spec.draft_n_max) if spec.uses_n_max
-             else "- (no drafting)" if spec.label == "none" else "- (n-gram sizes)"),
+        _row(
+            "draft n-max",
+            str(spec.draft_n_max)
+            if spec.uses_n_max
+            else "- (no drafting)"
+            if spec.label == "none"
+            else "- (n-gram sizes)",
+        ),
         _row("verify", state.verify),
         Content(""),
     ]
@@ -129,7 +135,9 @@ def render(state: PanelState) -> Content:
             lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(0, w - 10), ("    -", MUTED)))
         if len(per_pos) > MAX_POSITIONS:
             rest = per_pos[MAX_POSITIONS:]
-            lines.append(Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED))
+            lines.append(
+                Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED)
+            )
         lines += _speed(state, summary, events, rounds) + [Content("")]
 
     lines += [_section("Context")]
@@ -165,8 +173,11 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
         lines.append(Content.styled(f" draft {d:.0%}, verify {v:.0%}, other {1 - d - v:.0%}", MUTED))
     else:  # no round yet
         lines += [_row("draft/verify", Content.styled("-", MUTED)), Content("")]
-    baseline_turn = (summary.spec_types == () and all(r.configured in ("", "none") for r in rounds) if rounds
-                     else state.spec.label == "none")
+    baseline_turn = (
+        summary.spec_types == () and all(r.configured in ("", "none") for r in rounds)
+        if rounds
+        else state.spec.label == "none"
+    )
     if baseline_turn:
         lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
     elif state.baseline is not None and tm.tok_per_s is not None:
@@ -209,7 +220,9 @@ def compact(events: list[Event]) -> Content:
         _row("first token", _num(tm.ttft_s, ".2f", " s")),
         _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
-    return Content("\n").join(lines + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)])
+    return Content("\n").join(
+        lines + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)]
+    )
 
 
 class StatsPanel(VerticalScroll):

@@ -15,13 +15,17 @@ from spectui.tui.widgets.overlay import legend_lines
 def welcome() -> Content:
     lines = [
         Content.styled("spectui", "bold $primary"),
-        Content("Watch speculative decoding as the answer streams: drafted tokens the target accepted are "
-                "coloured by where they came from; rejected drafts show struck through."),
+        Content(
+            "Watch speculative decoding as the answer streams: drafted tokens the target accepted are "
+            "coloured by where they came from; rejected drafts show struck through."
+        ),
         Content(""),
         *legend_lines(),
         Content(""),
-        Content.styled("enter sends · ctrl+j new line · ctrl+t spec type · ctrl+↑/↓ n-max · "
-                       "? help · ctrl+p commands", "$text-muted"),
+        Content.styled(
+            "enter sends · ctrl+j new line · ctrl+t spec type · ctrl+↑/↓ n-max · ? help · ctrl+p commands",
+            "$text-muted",
+        ),
     ]
     return Content("\n").join(lines)
 

@@ -34,12 +34,14 @@ def render_verdict(v: Verdict, labels: list[str]) -> Content:
     )
     accepted = Content.assemble(("acceptance ", "$text-muted"), f"A {_acceptance(a)} · B {_acceptance(b)}")
     if v.divergence is None:
-        output = Content.assemble(("output ", "$text-muted"), ("identical", "bold $success"),
-                                  f" ({a.n_generated} tokens)")
+        output = Content.assemble(
+            ("output ", "$text-muted"), ("identical", "bold $success"), f" ({a.n_generated} tokens)"
+        )
     else:
         d = v.divergence
         output = Content.assemble(
-            ("output ", "$text-muted"), (f"differs from token {d.index}", "bold $warning"),
+            ("output ", "$text-muted"),
+            (f"differs from token {d.index}", "bold $warning"),
             f": …{d.before!r} then A {_quote(d.a)} · B {_quote(d.b)}",
         )
     notes = [Content.styled(f"· {note}", "$text-muted") for note in v.notes]
