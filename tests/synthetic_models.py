@@ -45,6 +45,7 @@ are very unlikely to reach the file; the random streams are numpy's, stable per 
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
@@ -85,9 +86,9 @@ SMOL = "smollm2-135m-instruct-q4_1"
 def build(kind: str, directory: Path) -> Path:
     """Write the `kind` GGUF into `directory` (reused when already there) and return its path.
 
-    The file name carries a digest of this module's source, so an edited recipe never
-    reuses a stale file; the write goes through a temp file and a rename, so concurrent
-    builders are safe.
+    The file name carries a digest of this module's code (its syntax tree: reformatting
+    leaves it alone), so an edited recipe never reuses a stale file; the write goes
+    through a temp file and a rename, so concurrent builders are safe.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(KINDS)}")
@@ -113,7 +114,7 @@ def build(kind: str, directory: Path) -> Path:
 def _recipe_digest() -> str:
     from spectui.config import embedded
 
-    recipe = inspect.getsource(sys.modules[__name__])
+    recipe = ast.dump(ast.parse(inspect.getsource(sys.modules[__name__])))  # the code, not its layout
     recipe += embedded.get(SMOL).sha256 + np.__version__.split(".")[0]
     return hashlib.sha256(recipe.encode()).hexdigest()[:12]
 

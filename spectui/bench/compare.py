@@ -7,6 +7,8 @@ across builds or settings is only meaningful when you know what else changed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
 # (result key, show as percentage change too)
@@ -35,7 +37,7 @@ def diff(a: dict, b: dict) -> list[dict]:
 
 
 def _flat(d: dict, prefix: str = "") -> dict:
-    out = {}
+    out: dict[str, Any] = {}
     for k, v in d.items():
         if isinstance(v, dict):
             out |= _flat(v, f"{prefix}{k}.")

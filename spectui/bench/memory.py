@@ -22,7 +22,7 @@ def sample_memory() -> MemorySample:
     if not gpus:
         return MemorySample(resources.process_rss(), "rss", None)
     fraction = max(g.used / g.total for g in gpus if g.total)
-    mine = [g.process_used for g in gpus]
-    if all(m is not None for m in mine):
+    mine = [g.process_used for g in gpus if g.process_used is not None]
+    if len(mine) == len(gpus):
         return MemorySample(sum(mine), "gpu-process", fraction)
     return MemorySample(sum(g.used for g in gpus), "gpu-total", fraction)

@@ -8,6 +8,8 @@ here so a verdict can be argued with.
 
 from __future__ import annotations
 
+from typing import Any
+
 from spectui.llama.spec_config import HIDDEN_STATE_TYPES
 
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
@@ -174,7 +176,7 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
     best = max(measured, key=lambda r: r["tok_per_s"], default=None)
     spec = [r for r in measured if r is not base and r["speedup"] is not None]
     idle = [r for r in rows if r is not base and r["n_drafted"] == 0 and r["speedup"] is not None]
-    out = {
+    out: dict[str, Any] = {
         "group": group,
         "best": best and best["config"],
         "best_speculative": None,

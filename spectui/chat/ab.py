@@ -54,9 +54,9 @@ class ABRun:
     def run(
         self,
         specs: list[SpecConfig],
-        started: Callable[[int, SpecConfig], None],
-        deliver: Callable[[list[Event]], None],
-        fail: Callable[[str], None],
+        started: Callable[[int, SpecConfig], object],
+        deliver: Callable[[list[Event]], object],
+        fail: Callable[[str], object],
     ) -> None:
         """The worker: each side cold, in turn, `started` before each; `ended` follows."""
         session, restore = self.session, self.session.spec

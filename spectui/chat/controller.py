@@ -38,7 +38,7 @@ from spectui.config.embedded import CATALOG
 from spectui.config.recent import remember_models
 from spectui.config.resolve import model_name, resolve, restored
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
-from spectui.engine.events import Event, TurnStart
+from spectui.engine.events import Event, Round, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages
 from spectui.errors import UserError
 from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
@@ -54,7 +54,7 @@ class ChatController:
         self,
         setup: Setup,
         settings: dict,
-        emit: Callable[[Update], None],
+        emit: Callable[[Update], object],
         chat: history.Chat | None = None,
         session: ChatSession | None = None,
         environment: dict | None = None,
@@ -451,6 +451,17 @@ class ChatController:
             self._notify("No answer to copy yet.", severity="warning")
             return None
         return answer.content
+
+    def last_rounds(self) -> tuple[list[Round], str] | None:
+        """The rounds of the last answer of this session, and its configuration label; None,
+        with a notice, before the first."""
+        turn = self.turn
+        if turn is None or not turn.rounds:
+            self._notify(
+                "No rounds yet: the round details show the last answer given in this session.", severity="warning"
+            )
+            return None
+        return turn.rounds, turn.message.config
 
     def trace_header(self, recorded_by: str) -> dict:
         """A trace's first line: the models and machine, and the settings in force now."""

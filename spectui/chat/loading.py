@@ -16,7 +16,7 @@ from spectui.launch.session import open_session
 
 
 def load_session(
-    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], None]
+    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], object]
 ) -> tuple[ChatSession, Setup, dict]:
     """(session, the setup it runs, its environment); raises UserError on a bad pair."""
     console = Console(file=io.StringIO())  # an embedded model's assembly progress: the status line shows it

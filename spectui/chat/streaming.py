@@ -35,7 +35,7 @@ class TurnJob:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def stream_turn(job: TurnJob, deliver: Callable[[list[Event]], None], fail: Callable[[str], None]) -> None:
+def stream_turn(job: TurnJob, deliver: Callable[[list[Event]], object], fail: Callable[[str], object]) -> None:
     """Run one turn on the llama thread, the calling (worker) thread waiting for its end.
     `deliver` gets the events in batches; `fail` the error when the engine raises. `stop`
     ends the turn between rounds, even when set before the engine started (the engine
@@ -43,7 +43,7 @@ def stream_turn(job: TurnJob, deliver: Callable[[list[Event]], None], fail: Call
     llama_thread.submit(_stream, job, deliver, fail).result()
 
 
-def _stream(job: TurnJob, deliver: Callable[[list[Event]], None], fail: Callable[[str], None]) -> None:
+def _stream(job: TurnJob, deliver: Callable[[list[Event]], object], fail: Callable[[str], object]) -> None:
     session = job.session
     batcher = EventBatcher(deliver, update_interval(session.status()))
     try:

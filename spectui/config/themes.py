@@ -89,7 +89,22 @@ def _parse(text: str, stem: str) -> Theme:
             _color(f"variable '{key}'", value)
         elif not isinstance(value, str):
             raise _BadTheme(f"variable '{key}' must be a string, got {value!r}")
-    return Theme(name=name, dark=dark, variables=dict(variables), **colors)
+    return Theme(
+        name=name,
+        primary=colors["primary"],
+        secondary=colors.get("secondary"),
+        accent=colors.get("accent"),
+        warning=colors.get("warning"),
+        error=colors.get("error"),
+        success=colors.get("success"),
+        foreground=colors.get("foreground"),
+        background=colors.get("background"),
+        surface=colors.get("surface"),
+        panel=colors.get("panel"),
+        boost=colors.get("boost"),
+        dark=dark,
+        variables=dict(variables),
+    )
 
 
 def _load_dir(files, problems: list[str]) -> dict[str, Theme]:

@@ -29,6 +29,7 @@ class Eagle3(HiddenStateDrafter):
         self.n_embd_dec = draft.model.n_embd
         enable_layer_inputs(target, self.layer_ids, self.n_layer_tgt)
         llama_ext.fn("llama_set_embeddings_nextn")(draft.ptr, True, True)  # the draft's pre-norm rows
+        assert draft.ptr is not None  # an open context
         self.enc = llama_ext.ExtBatch(draft.ptr)
         self.reset()
 

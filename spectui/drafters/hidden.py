@@ -14,6 +14,7 @@ tokens go), and after acceptance to the new end of the text.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 
@@ -30,6 +31,7 @@ class HiddenStateDrafter(Drafter):
     def __init__(self, target: Context, draft: Context, spec: SpecConfig):
         llama_ext.require()
         self.tgt, self.dft = target, draft
+        assert draft.ptr is not None  # an open context
         self.batch = llama_ext.ExtBatch(draft.ptr)
         # the draft sampler's top 10 in llama.cpp's graph where -bs puts sampling on the backend
         self.top_on_backend = draft.sample_top_k(LLAMA_DRAFT_SAMPLER.top_k)
@@ -70,6 +72,12 @@ class HiddenStateDrafter(Drafter):
 
     def _accept(self, n_accepted: int) -> None:
         """Move the deferred state to the last accepted row (llama.cpp's accept())."""
+
+    @overload
+    def _pick(self, i: int, p_min: Literal[0]) -> int: ...
+
+    @overload
+    def _pick(self, i: int, p_min: float | None = None) -> int | None: ...
 
     def _pick(self, i: int, p_min: float | None = None) -> int | None:
         """llama.cpp's draft sampler (top-k 10) on the draft's batch row i: its top token, or

@@ -85,12 +85,12 @@ class NgramMod(NgramDrafter):
             return
         arr = np.array(toks[lo : hi + n], dtype=np.int64)
         words = arr.astype(np.uint64)
-        h = np.zeros(count, dtype=np.uint64)
+        hashes = np.zeros(count, dtype=np.uint64)
         factor = np.uint64(HASH_FACTOR)
         for k in range(n):
-            h = h * factor + words[k : k + count]
-        slots = (h % np.uint64(self.table.size)).astype(np.int64)
-        uniq, first = np.unique(slots[::-1], return_index=True)  # the last write to each slot
+            hashes = hashes * factor + words[k : k + count]
+        at = (hashes % np.uint64(self.table.size)).astype(np.int64)
+        uniq, first = np.unique(at[::-1], return_index=True)  # the last write to each slot
         followers = arr[n : n + count][::-1][first].astype(np.int32)
         self.used += int(np.count_nonzero(self.table[uniq] == EMPTY))
         self.table[uniq] = followers

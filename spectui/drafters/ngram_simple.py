@@ -21,7 +21,7 @@ _WIDTH = array("i").itemsize  # bytes per token
 class _TokenBytes:
     """A token list and its int32 bytes, extended in place while the list only grows."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._tokens: list[int] = []
         self._buf = bytearray()
 

@@ -32,6 +32,12 @@ class Needs:
     mtp_ctx: Context | None = None
 
 
+def _given(ctx: Context | None) -> Context:
+    """A context a type needs: the session builds only the types its contexts allow."""
+    assert ctx is not None
+    return ctx
+
+
 TYPES: dict[str, Callable[[Needs], Drafter]] = {
     "ngram-simple": lambda n: NgramSimple(n.spec.ngram_simple_size_n, n.spec.ngram_simple_size_m),
     "ngram-map-k": lambda n: NgramMapK(
@@ -42,11 +48,11 @@ TYPES: dict[str, Callable[[Needs], Drafter]] = {
     ),
     "ngram-mod": lambda n: NgramMod(n.spec.ngram_mod_n_match, n.spec.ngram_mod_n_min, n.spec.ngram_mod_n_max),
     "ngram-cache": lambda n: NgramCache(),
-    "draft-simple": lambda n: DraftModel(n.draft_ctx, n.sampling, n.spec),
-    "draft-eagle3": lambda n: Eagle3(n.target_ctx, n.draft_ctx, n.spec),
-    "draft-dflash": lambda n: DFlash(n.target_ctx, n.draft_ctx, n.spec),
-    "draft-dspark": lambda n: DSpark(n.target_ctx, n.draft_ctx, n.spec),
-    "draft-mtp": lambda n: Mtp(n.target_ctx, n.mtp_ctx, n.spec),
+    "draft-simple": lambda n: DraftModel(_given(n.draft_ctx), n.sampling, n.spec),
+    "draft-eagle3": lambda n: Eagle3(_given(n.target_ctx), _given(n.draft_ctx), n.spec),
+    "draft-dflash": lambda n: DFlash(_given(n.target_ctx), _given(n.draft_ctx), n.spec),
+    "draft-dspark": lambda n: DSpark(_given(n.target_ctx), _given(n.draft_ctx), n.spec),
+    "draft-mtp": lambda n: Mtp(_given(n.target_ctx), _given(n.mtp_ctx), n.spec),
 }
 
 

@@ -234,7 +234,7 @@ class Controller:
             if self.probe_spent + self._probe_cost(behind, step) <= PROBE_BUDGET * self.elapsed:
                 probe = DRAFT
         catchup = 0.0
-        if behind:
+        if behind and step is not None:  # (behind is 0 without a step)
             left = tokens_left if tokens_left is not None else max(tokens_done, PROBE_START)
             catchup = behind * self._sync_per_token(step) / max(left, 1)
         accept = {name: s.estimates(n_max) for name, s in self.sources.items()}

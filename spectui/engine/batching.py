@@ -22,7 +22,7 @@ from spectui.engine.events import Event, PromptDone, Round
 
 class EventBatcher:
     def __init__(
-        self, post: Callable[[list[Event]], None], interval: float, clock: Callable[[], float] = time.perf_counter
+        self, post: Callable[[list[Event]], object], interval: float, clock: Callable[[], float] = time.perf_counter
     ):
         self._post = post
         self._interval = interval

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from spectui.drafters import registry
 from spectui.drafters.base import Drafter
+from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.engine import auto, heap, resources
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, SessionStatus
@@ -92,6 +94,7 @@ class Session:
             raise UserError(missing)
         mtp = target_header.has_nextn and target_header.n_nextn <= 1 and not missing
         if self.draft_type == "draft-simple":
+            assert draft is not None  # a draft type is read from the draft file
             check_compatible(target, draft)
         self.target = target
         self.draft = draft
@@ -118,7 +121,9 @@ class Session:
         self.keep_logits = False
         self.last_logits: np.ndarray | None = None
         # Hidden-state drafters see every target batch from the start, whatever drafts.
-        self._followers = [self._drafter(t, spec) for t in self._types if t in HIDDEN_STATE_TYPES]
+        self._followers = [
+            cast(HiddenStateDrafter, self._drafter(t, spec)) for t in self._types if t in HIDDEN_STATE_TYPES
+        ]
         if self._followers:
             self.ctx.on_batch = self._feed_followers
 
@@ -225,7 +230,7 @@ class Session:
         d.configure(spec)
         return d
 
-    def _ready(self, spec_type: str, spec: SpecConfig, seq: list[int]):
+    def _ready(self, spec_type: str, spec: SpecConfig, seq: list[int]) -> Drafter:
         """The drafter for `spec_type`, begun on this turn's context, `seq` without its last
         token (once per turn: a copy of the context every round grew with the chat's length)."""
         d = self._drafter(spec_type, spec)
@@ -263,7 +268,7 @@ class Session:
             len(candidate),
             model is not None,
             n_max,
-            draft_behind=lambda: model.behind(seq),
+            draft_behind=lambda: cast(Drafter, model).behind(seq),  # called only with a model
             tokens_left=left,
             tokens_done=done,
         )
@@ -277,6 +282,7 @@ class Session:
         if dec.source == auto.NGRAM:
             out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
         elif dec.source == auto.DRAFT:
+            model = cast(Drafter, model)  # auto chooses the draft model only when there is one
             out.spec_type, out.drafter, out.tokens = self.model_type, model, model.draft(seq, dec.k)
             out.q_rows = model.q_rows
         return out
@@ -352,7 +358,7 @@ class Session:
             tokens=tuple(state.out),
         )
 
-    def _rounds(self, st: _Turn, limits: GenerationLimits) -> Iterator[Round]:
+    def _rounds(self, st: _Turn, limits: GenerationLimits) -> Generator[Round, None, StopReason]:
         """Draft-verify rounds until a stop reason; returns it."""
         seq, out = st.seq, st.out  # seq[-1] is id_last (not yet in the target cache)
         greedy = self.sampling.greedy  # a turn samples with one setting (set_sampling: the next turn)
@@ -381,7 +387,7 @@ class Session:
             self._judge(dr, rows, fast, verify, st.rng)
             self._tell_drafters(dr)
             if dr.decision is not None:
-                self._observe_auto(dr, t_draft, t_verify)
+                self._observe_auto(dr, dr.decision, t_draft, t_verify)
             self._drop_rejected(len(seq), dr)
 
             emitted: list[Token] = []
@@ -410,7 +416,7 @@ class Session:
             if stop is not None:
                 return stop
 
-    def _verify(self, id_last: int, draft: list[int], fast: bool) -> Sequence:
+    def _verify(self, id_last: int, draft: list[int], fast: bool) -> Sequence[int] | Sequence[smp.Dist] | np.ndarray:
         """Decode id_last and the draft in one target batch, a row for each; what comes back is
         what the verification reads of the rows. `fast` (greedy): each row's argmax only, up to
         the first rejection, read in place with none copied out."""
@@ -442,11 +448,11 @@ class Session:
         for f in self._followers:  # as common_speculative_accept tells every implementation
             f.accept(dr.n_acc)
 
-    def _observe_auto(self, dr: _Draft, t_draft: float, t_verify: float) -> None:
-        """What auto's choice cost and gained this round, for its next choices."""
+    def _observe_auto(self, dr: _Draft, decision: auto.Decision, t_draft: float, t_verify: float) -> None:
+        """What auto's choice (`decision`, dr's) cost and gained this round, for its next choices."""
         synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
         self._auto.observe(
-            dr.decision,
+            decision,
             len(dr.tokens),
             dr.n_acc,
             t_draft - dr.t_lookup,

@@ -12,7 +12,7 @@ from spectui.llama import draft_fit
 
 
 def open_session(
-    setup: Setup, status: Callable[[str], None] = lambda s: None, console=None, types: tuple[str, ...] | None = None
+    setup: Setup, status: Callable[[str], object] = lambda s: None, console=None, types: tuple[str, ...] | None = None
 ):
     """Assemble embedded models if needed, load target and draft, build the Session; or,
     with `server`, connect to that llama-server (it runs the models and the speculation).
@@ -27,13 +27,14 @@ def open_session(
         status(f"connecting to {setup.server}")
         return connect(setup.server, setup.sampling(), setup.spec.draft_n_max)
 
+    assert setup.model is not None, "resolve() requires a target model without --server"
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
     # before the slow loads: does the draft fit the target and the spec types, and does a
     # plain draft share the target's vocabulary (read without the weights)?
     draft_header = draft_fit.read_header(draft_path) if draft_path else None
     draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec.types)
-    if draft_header is not None and draft_header.draft_type == "draft-simple":
+    if draft_path is not None and draft_header is not None and draft_header.draft_type == "draft-simple":
         vocabs = [Model(p, vocab_only=True) for p in (target_path, draft_path)]
         try:
             check_compatible(*vocabs)

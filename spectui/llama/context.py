@@ -12,7 +12,7 @@ import ctypes
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 import numpy as np
@@ -23,6 +23,8 @@ from spectui.llama import sampling as smp
 from spectui.llama.model import Model
 
 T = TypeVar("T")
+R = TypeVar("R")  # a row as _LazyRows reads it
+K = TypeVar("K")  # what Context._decode keeps of a chunk
 
 # llama_get_logits as a bare address: llama_cpp's binding returns a POINTER(c_float), and
 # numpy's as_array makes a new ctypes type from it on every call, a quarter of a greedy
@@ -79,16 +81,17 @@ def until_rejection(picks: Sequence[int], tokens: Sequence[int]) -> list[int]:
     return out
 
 
-class _LazyRows(Sequence):
+class _LazyRows(Sequence[T], Generic[R, T]):
     """take(row) of each row of a logits view, computed when first indexed."""
 
-    def __init__(self, rows: np.ndarray, take: Callable[[np.ndarray], T]):
-        self._rows, self._take, self._taken = rows, take, {}
+    def __init__(self, rows: np.ndarray | Sequence[R], take: Callable[[R], T]):
+        self._rows, self._take = rows, take
+        self._taken: dict[int, T] = {}
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def __getitem__(self, i: int):
+    def __getitem__(self, i: int) -> T:  # type: ignore[override]  # rows are indexed, never sliced
         if i not in self._taken:
             self._taken[i] = self._take(self._rows[i])
         return self._taken[i]
@@ -153,7 +156,7 @@ class Context:
         if mtp:
             cp.ctx_type = llama_cpp.LLAMA_CONTEXT_TYPE_MTP
         runtime.forget_errors()
-        self.ptr = llama_cpp.llama_init_from_model(model.ptr, cp)
+        self.ptr: llama_cpp.llama_context_p | None = llama_cpp.llama_init_from_model(model.ptr, cp)  # None: closed
         if not self.ptr:
             why = runtime.last_error() or "out of memory?"
             raise UserError(f"cannot create a context of {params.n_ctx} tokens for {model.path.name}: {why}")
@@ -202,7 +205,7 @@ class Context:
         self.banned: np.ndarray | None = None
         # llama.cpp's sampler chain on the backend, attached while decode_argmax (top-k 0: greedy)
         # or decode_dists (top-k k) is in use, for the ban list `_chain_banned`; None when detached
-        self._chain = None
+        self._chain: llama_cpp.llama_sampler_p | None = None
         self._chain_banned: np.ndarray | None = None
         self._chain_top_k = 0
 
@@ -271,7 +274,7 @@ class Context:
             and 0 < params.top_k < self.n_vocab
             and self._attach_chain(params.top_k)
         ):
-            found = [c for part in self._decode(tokens, want, None) for c in part]
+            found: list[tuple[np.ndarray, np.ndarray]] = [c for part in self._decode(tokens, want, None) for c in part]
             return _LazyRows(found, lambda c: smp.dist_of_candidates(*c, params, self.n_vocab))
         return self.decode_each(tokens, want, lambda row: smp.dist(row, params), lazy=True)
 
@@ -289,9 +292,15 @@ class Context:
             return parts[0] if parts else []
         return [x for part in self._decode(tokens, want, lambda rows: [take(row) for row in rows]) for x in part]
 
+    @overload
+    def _decode(self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], K]) -> list[K]: ...
+
+    @overload
+    def _decode(self, tokens: Sequence[int], want: Sequence[int], take: None) -> list[list[Any]]: ...
+
     def _decode(
-        self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], np.ndarray] | None
-    ) -> list:
+        self, tokens: Sequence[int], want: Sequence[int], take: Callable[[np.ndarray], K] | None
+    ) -> list[K] | list[list[Any]]:
         """Decode in n_batch chunks; `take` gets each chunk's wanted rows as a view into
         llama.cpp's buffer (valid until the next decode) and returns what to keep. With
         take None, each chunk keeps what the attached chain found at its wanted rows: the greedy
@@ -302,7 +311,7 @@ class Context:
         if take is not None and want and self._chain is not None:
             self._detach_chain()  # with a chain attached, llama.cpp copies out no logits
         want_set = set(want)
-        kept: list = []
+        kept: list[Any] = []
         b = self._batch
         token_p, pos_p, output_p = self._batch_fields
         for start in range(0, len(tokens), self.n_batch):
@@ -326,13 +335,14 @@ class Context:
                 self.truncate(n0 + start)
                 raise RuntimeError(f"llama_decode failed with status {rc}")
             self.tokens.extend(chunk)
-            if outs and take is None:
-                kept.append([self.candidates(i) for i in outs] if self._chain_top_k else self._sampled_tokens(outs))
-            elif outs:
-                rows = self._logits(len(outs))
-                if self.banned is not None:
-                    rows[:, self.banned] = -np.inf
-                kept.append(take(rows))
+            if outs:
+                if take is None:
+                    kept.append([self.candidates(i) for i in outs] if self._chain_top_k else self._sampled_tokens(outs))
+                else:
+                    rows = self._logits(len(outs))
+                    if self.banned is not None:
+                        rows[:, self.banned] = -np.inf
+                    kept.append(take(rows))
             if self.on_batch is not None:
                 self.on_batch(chunk, n0 + start)
         return kept

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import time
 from importlib.metadata import PackageNotFoundError, version
+from typing import cast, overload
 
 import llama_cpp
 import numpy as np
@@ -28,7 +29,8 @@ _model = llama_cpp.llama_model_p_ctypes
 
 def _data_field(embd: llama_cpp.llama_embd) -> ctypes.c_void_p:
     """llama_embd's data pointer as a c_void_p over the struct's own memory."""
-    return ctypes.c_void_p.from_buffer(embd, llama_cpp.llama_embd.data.offset)
+    offset = llama_cpp.llama_embd.data.offset  # type: ignore[attr-defined]  # a CField on the class
+    return ctypes.c_void_p.from_buffer(embd, offset)
 
 
 # name -> (mangled Itanium name, argtypes, restype): the staging API of src/llama-ext.h.
@@ -176,7 +178,7 @@ class ExtBatch:
     llama.cpp, made every round for each verified and drafted token, so the functions are
     bound once and the position buffer is reused (llama_batch_ext_set_pos copies it)."""
 
-    def __init__(self, ctx_ptr):
+    def __init__(self, ctx_ptr: llama_cpp.llama_context_p) -> None:
         self.ptr = fn("llama_batch_ext_init")(ctx_ptr)
         self._keep: list[np.ndarray] = []
         self.size = 0
@@ -198,9 +200,19 @@ class ExtBatch:
         _data_field(embd).value = row.ctypes.data  # half the cost of building a POINTER(c_float)
         return embd
 
+    @overload
+    def add(self, token: int, pos: int, output: bool, embd: np.ndarray | None = None, n_pos: int = 1) -> int: ...
+
+    @overload
+    def add(self, token: None, pos: int, output: bool, embd: np.ndarray, n_pos: int = 1) -> int: ...
+
     def add(self, token: int | None, pos: int, output: bool, embd: np.ndarray | None = None, n_pos: int = 1) -> int:
         """Append one entry at position `pos` (n_pos copies for M-RoPE); its batch index."""
-        idx = self._add_embd(self.ptr, 0, self._embd(embd)) if token is None else self._add_token(self.ptr, 0, token)
+        idx = (
+            self._add_embd(self.ptr, 0, self._embd(cast(np.ndarray, embd)))  # no token: embd given (overloads)
+            if token is None
+            else self._add_token(self.ptr, 0, token)
+        )
         if idx < 0:
             raise RuntimeError(f"llama_batch_ext refused an entry (error {idx})")
         positions = self._pos

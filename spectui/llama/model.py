@@ -7,6 +7,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 import numpy as np
@@ -161,13 +162,15 @@ class Model:
     def format_chat(self, messages: list[dict]) -> str:
         """The model's own chat template (GGUF metadata), ready for the assistant's turn."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        from llama_cpp.llama_types import ChatCompletionRequestMessage
 
         template = self.meta("tokenizer.chat_template") or _CHATML
         bos = self.piece(self.bos).decode("utf-8", "replace") if self.bos >= 0 else ""
         eos = self.piece(self.eos).decode("utf-8", "replace") if self.eos >= 0 else ""
         try:
             fmt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-            return fmt(messages=messages).prompt
+            # role/content dicts, the shape the template reads (llama_cpp types them as TypedDicts)
+            return fmt(messages=cast(list[ChatCompletionRequestMessage], messages)).prompt
         except Exception as e:  # a broken template inside a user's GGUF
             raise UserError(f"the chat template of {self.path.name} failed: {e}") from e
 

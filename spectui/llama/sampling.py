@@ -189,7 +189,7 @@ def _dist_of_few(cand: list[int], z: list[float], params: SamplingParams, n_voca
     z_max = max(z)
     if not math.isfinite(z_max):
         raise ValueError("logits have no finite maximum")
-    keep = range(len(z))
+    keep: Sequence[int] = range(len(z))
     if params.min_p > 0:
         floor = z_max + math.log(params.min_p)
         keep = [i for i in keep if z[i] >= floor]
@@ -231,6 +231,7 @@ def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     Never returns an index whose weight is zero. A Dist gives the same token as its dense
     vector for the same draw (the cumulative sums agree: adding zeros changes nothing)."""
     weights, ids = (p.p, p.ids) if isinstance(p, Dist) else (p, None)
+    c: list[float] | np.ndarray
     if ids is not None and ids.size <= FEW:
         # a top-k's few on Python floats: the same running sums as numpy's, without two numpy
         # calls, each costly with the caches cold after a decode

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
 
 from spectui.errors import UserError
 
@@ -189,7 +190,8 @@ class SpecConfig:
     def from_dict(cls, d: dict) -> SpecConfig:
         """The inverse of as_dict (a trace's configuration); validated as any SpecConfig."""
         names = {f.name for f in fields(cls)}
-        return cls(**{k: tuple(v) if k == "types" else v for k, v in d.items() if k in names})
+        kwargs: dict[str, Any] = {k: tuple(v) if k == "types" else v for k, v in d.items() if k in names}
+        return cls(**kwargs)
 
     def as_dict(self) -> dict:
         d = asdict(self)

@@ -48,12 +48,16 @@ class TraceTurn:
 
     @property
     def end(self) -> TurnEnd:
-        return self.events[-1]
+        end = self.events[-1]
+        assert isinstance(end, TurnEnd), "a finished turn's last event is its TurnEnd"
+        return end
 
     @property
     def config_label(self) -> str:
         """The configuration the turn started with ("draft-simple n-max 3")."""
-        config = self.events[0].config
+        start = self.events[0]
+        assert isinstance(start, TurnStart), "a turn's first event is its TurnStart"
+        config = start.config
         return config_label(config.get("spec_type", "none"), config.get("draft_n_max", 0))
 
     def lines(self) -> list[str]:
@@ -237,8 +241,8 @@ def read(path: Path) -> Trace:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise _fail(path, line, "not UTF-8 text: the trace is damaged") from e
+        bad_line = raw[: e.start].count(b"\n") + 1
+        raise _fail(path, bad_line, "not UTF-8 text: the trace is damaged") from e
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()

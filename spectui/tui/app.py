@@ -7,6 +7,7 @@ The app accepts an open session (tests load a model once per module) or a Setup 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -105,7 +106,7 @@ class SpecApp(ThemedApp):
 
     def action_compare(self) -> None:
         chat = self.controller
-        if chat.start_compare():
+        if chat.start_compare() and chat.session is not None:
             self.push_screen(
                 ABScreen(chat.session, chat.setup, self.settings["show_rejected"], chat.trace_header("A/B")),
                 lambda _: chat.end_compare(),
@@ -166,9 +167,11 @@ class SpecApp(ThemedApp):
                 self._model_entries(self._pick_draft, draft=False), placeholder="Target model (the one that answers)…"
             )
 
-    def _model_entries(self, then, draft: bool) -> list[tuple[str, object, str]]:
+    def _model_entries(self, then, draft: bool) -> list[tuple[str, Callable[[], object], str]]:
         """The picker's rows: the embedded models, recent GGUF files, another file."""
-        rows = [("No draft model", partial(then, None), "n-gram types and auto only")] if draft else []
+        rows: list[tuple[str, Callable[[], object], str]] = []
+        if draft:
+            rows.append(("No draft model", partial(then, None), "n-gram types and auto only"))
         rows += [(name, partial(then, name), f"embedded: {m.description}") for name, m in CATALOG.items()]
         rows += [(Path(p).name, partial(then, p), f"recent: {p}") for p in recent_models()]
         rows.append(("Another GGUF file…", partial(self._ask_file, then), "type its path"))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Protocol, cast
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
 
+from spectui.chat.controller import ChatController
 from spectui.config import history, presets
 from spectui.tui.screens.chats import when
 from spectui.tui.screens.settings import FIELDS
@@ -212,7 +215,7 @@ def key_display(keys: str) -> str:
 WIDE_FOOTER = {c.action for c in COMMANDS if c.wide} | {"newline"}  # and the input's ctrl+j
 
 
-def bindings(chat: bool) -> list[Binding]:
+def bindings(chat: bool) -> list[BindingType]:
     """The key bindings of the chat screen (chat=True) or of the app."""
     return [
         Binding(c.keys, c.action, c.label, show=c.footer, tooltip=c.help, priority=c.priority)
@@ -221,23 +224,33 @@ def bindings(chat: bool) -> list[Binding]:
     ]
 
 
+class ChatApp(Protocol):
+    """What the palette needs of the app besides Textual's (the app imports this module)."""
+
+    controller: ChatController
+    chat_screen: Screen
+
+    def show_problem(self, message: str) -> None: ...
+
+
 class SpecCommands(Provider):
     """The palette's spectui commands: the table above, plus one entry per spec type,
     per preset and per saved chat (so every choice is a few keystrokes away)."""
 
     async def startup(self) -> None:
-        self._chats = chat_entries(self.app.controller.open_chat, self.app.show_problem)
+        chat = cast(ChatApp, self.app)
+        self._chats = chat_entries(chat.controller.open_chat, chat.show_problem)
 
     def _entries(self, with_chats: bool):
-        app = self.app
+        app, chat = self.app, cast(ChatApp, self.app)
         for c in COMMANDS:
             keys = f"  ({key_display(c.keys)})" if c.keys else ""
-            where = app.chat_screen if c.chat else app
+            where = chat.chat_screen if c.chat else app
             yield c.title, partial(app.run_action, c.action, where), c.help + keys
-        for t in app.controller.available_types():
+        for t in chat.controller.available_types():
             yield (
                 f"Spec type: {t}",
-                partial(app.controller.set_spec_type, t),
+                partial(chat.controller.set_spec_type, t),
                 "Speculate with this type from the next round",
             )
         for f in FIELDS:
@@ -249,7 +262,7 @@ class SpecCommands(Provider):
         for name, (path, shipped) in presets.available().items():
             yield (
                 f"Preset: {name}",
-                partial(app.controller.load_preset, name),
+                partial(chat.controller.load_preset, name),
                 f"{'shipped' if shipped else 'user'} preset {path}",
             )
         if with_chats:

@@ -84,8 +84,10 @@ class ABReplayScreen(ReplayScreen):
         pane = panes[0 if turn.side == "A" else 1]
         if start == 0:
             await pane.start(LiveTurn(spec_in_force(turn, [])))
+        live = pane.turn
+        assert live is not None  # started above, or by the step that showed the side's start
         for event in turn.events[start:stop]:
-            pane.turn.add(event)
+            live.add(event)
         await pane.show_events()
 
     def _verdict(self, pair: tuple[int, ...], step: Step) -> None:

@@ -9,6 +9,7 @@ import time
 from collections import deque
 from dataclasses import replace
 from functools import partial
+from typing import cast
 
 from textual import work
 from textual.app import ComposeResult
@@ -26,6 +27,7 @@ from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
 from spectui.tui.screens.rounds import RoundsScreen
+from spectui.tui.themed import ThemedApp
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.markdown import last_code_block
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
@@ -237,7 +239,9 @@ class ChatScreen(Screen):
     def action_chats(self) -> None:
         self.app.push_screen(ChatsScreen(self.controller.chat.id), self._chats_closed)
 
-    def _chats_closed(self, picked: Picked) -> None:
+    def _chats_closed(self, picked: Picked | None) -> None:
+        if picked is None:
+            return
         self.controller.chats_changed(picked.renamed, picked.deleted)
         if picked.open is not None:
             self.controller.open_chat(picked.open)
@@ -261,15 +265,13 @@ class ChatScreen(Screen):
         self.notify(f"Copied {what} ({len(text)} characters).", timeout=3)
 
     def action_rounds(self) -> None:
-        turn = self.controller.turn
-        if turn is None or not turn.rounds:
-            self.notify(
-                "No rounds yet: the round details show the last answer given in this session.", severity="warning"
-            )
-            return
-        self.app.push_screen(RoundsScreen(turn.rounds, turn.message.config))
+        if (last := self.controller.last_rounds()) is not None:
+            self.app.push_screen(RoundsScreen(*last))
 
     # --- view settings ---------------------------------------------------------------
+
+    def _toggle(self, setting: str) -> None:
+        cast(ThemedApp, self.app).remember(setting, not self.settings[setting])
 
     async def _redraw_answers(self) -> None:
         overlay, rejected = self.settings["show_overlay"], self.settings["show_rejected"]
@@ -278,18 +280,18 @@ class ChatScreen(Screen):
                 await w.set_view(overlay, rejected)
 
     async def action_toggle_overlay(self) -> None:
-        self.app.remember("show_overlay", not self.settings["show_overlay"])
+        self._toggle("show_overlay")
         await self._redraw_answers()
         self.notify("Overlay on" if self.settings["show_overlay"] else "Overlay off: answers as Markdown", timeout=2)
 
     async def action_toggle_rejected(self) -> None:
-        self.app.remember("show_rejected", not self.settings["show_rejected"])
+        self._toggle("show_rejected")
         await self._redraw_answers()
         shown = self.settings["show_rejected"]
         note = "" if self.settings["show_overlay"] else " (visible with the overlay on)"
         self.notify(f"Rejected tokens {'shown' if shown else 'hidden'}{note}", timeout=2)
 
     def action_toggle_panel(self) -> None:
-        self.app.remember("show_panel", not self.settings["show_panel"])
+        self._toggle("show_panel")
         self.set_class(not self.settings["show_panel"], "-no-panel")
         self.refresh_panel()

@@ -176,7 +176,7 @@ class ChatReplayScreen(ReplayScreen):
         shown_turn, shown_n = self._shown
         if rebuild or step.turn != shown_turn or step.n_events < shown_n:
             await self._rebuild(step)
-        else:
+        elif self.live is not None and self.answer is not None:  # a rebuild set both
             for event in turn.events[shown_n : step.n_events]:
                 self.live.add(event)
             await self.answer.refresh_answer()
@@ -204,6 +204,7 @@ class ChatReplayScreen(ReplayScreen):
         events = turn.events[: step.n_events]
         rounds = [e for e in events if isinstance(e, Round)]
         start = turn.events[0]
+        assert isinstance(start, TurnStart)  # the trace reader checks every turn opens so
         spec = spec_in_force(turn, events)
         temp = self.trace.header.get("settings", {}).get("temp")
         verify = rounds[-1].verify if rounds else "greedy" if temp == 0 else spec.verify

@@ -9,6 +9,7 @@ bad value is one line under the form and nothing is applied.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -178,7 +179,7 @@ class SettingsScreen(ModalScreen[dict | None]):
         out = {}
         for f in FIELDS:
             widget = self.query_one(f"#{f.name}")
-            text = widget.text if isinstance(widget, TextArea) else str(widget.value)
+            text = widget.text if isinstance(widget, TextArea) else str(cast("Input | Select", widget).value)
             out[f.name] = parse(f, text)
         return out
 

@@ -33,7 +33,8 @@ def ends_in_code(text: str) -> bool:
 
 def last_code_block(text: str) -> str | None:
     """The body of the last fenced code block (an unclosed one runs to the end), or None."""
-    blocks, body = [], None
+    blocks: list[list[str]] = []
+    body: list[str] | None = None
     for line in text.split("\n"):
         if FENCE.match(line):
             if body is None:

@@ -3,6 +3,8 @@ speculation overlay or Markdown, both rebuilt from the history message alone."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -80,7 +82,7 @@ class AnswerChunk(Widget):
         if not width:
             self.refresh(layout=True)
             return
-        lines = self._content.get_height(self.styles, width)
+        lines = self._content.get_height(self.styles, width)  # type: ignore[arg-type]  # as Textual's Widget does
         if self.streaming:
             height = -(-lines // GROW_LINES) * GROW_LINES
             fits = self.styles.height is not None and self.styles.height.cells == height
@@ -178,18 +180,21 @@ class AssistantMessage(Vertical):
         tail = slice_segments(self.message.segments, self._frozen)
         while (cut := split_point(tail, CHUNK_CHARS)) is not None:
             await self._set_last_chunk(slice_segments(tail, 0, cut))
-            self._chunks.children[-1].settle()
+            self._last_chunk().settle()
             self._frozen += cut + 1
             answer = "".join(t for t, k in slice_segments(self.message.segments, 0, self._frozen) if k != REJECTED)
             await self._chunks.mount(AnswerChunk([], self.show_rejected, self.streaming, ends_in_code(answer)))
             tail = slice_segments(tail, cut + 1)
         await self._set_last_chunk(tail)
 
+    def _last_chunk(self) -> AnswerChunk:
+        return cast(AnswerChunk, self._chunks.children[-1])  # the container holds chunks only
+
     async def _set_last_chunk(self, segments: list[tuple[str, str]]) -> None:
         if not self._chunks.children:
             await self._chunks.mount(AnswerChunk(segments, self.show_rejected, self.streaming))
             return
-        last = self._chunks.children[-1]
+        last = self._last_chunk()
         last.segments = segments
         last.redraw()
 
@@ -208,7 +213,7 @@ class AssistantMessage(Vertical):
         """The turn ended: final text, and the stats line."""
         self.streaming = False
         await self.refresh_answer()
-        for chunk in self._chunks.children:
+        for chunk in self._chunks.query_children(AnswerChunk):
             chunk.settle()
         await self._stop_stream()
         if not self.overlay and self._markdown.source != self.message.content:

@@ -13,5 +13,5 @@ from textual.widgets import Static
 
 def update_in_place(widget: Static, content: Content) -> None:
     width = widget.content_region.width
-    same = width > 0 and content.get_height(widget.styles, width) == widget.content_region.height
+    same = width > 0 and content.get_height(widget.styles, width) == widget.content_region.height  # type: ignore[arg-type]  # as Textual's Widget does
     widget.update(content, layout=not same)

@@ -85,7 +85,8 @@ class SidePane(Vertical):
     def spec(self, base: SpecConfig) -> SpecConfig | str:
         """The chosen configuration (the app's other settings kept), or why it is not valid."""
         n_max = self.query_one(Input).value.strip()
-        if not self.query_one(Input).validate(n_max).is_valid:
+        checked = self.query_one(Input).validate(n_max)
+        if checked is not None and not checked.is_valid:
             return f"{self.side_name}: draft n-max must be a whole number from 1 to {N_MAX_LIMIT}, not '{n_max}'"
         return base.with_types(self.query_one(Select).value).replace(draft_n_max=int(n_max))
 
@@ -102,13 +103,16 @@ class SidePane(Vertical):
 
     async def show_events(self) -> None:
         """The side's turn has new events (fed by the run)."""
+        turn, answer = self.turn, self.answer
+        if turn is None or answer is None:  # not started: nothing to show
+            return
         scroll = self.query_one(".answers", VerticalScroll)
         following = scroll.scroll_y >= scroll.max_scroll_y - 1  # the reader has not scrolled up
-        await self.answer.refresh_answer()
+        await answer.refresh_answer()
         if following:
             scroll.scroll_end(animate=False)
-        if not self.turn.running:
-            await self.answer.finish()
+        if not turn.running:
+            await answer.finish()
             self.refresh_stats()
         elif time.monotonic() - self._last_panel >= PANEL_EVERY_S:
             self.refresh_stats()

@@ -73,6 +73,7 @@ def rolling_tok_per_s(events: list[Event], n: int = WINDOW) -> float | None:
     if not rounds:
         return None
     window = rounds[-n:]
+    since: float | None
     if len(rounds) > n:
         since = rounds[-n - 1].t
     else:
@@ -144,7 +145,7 @@ def render(state: PanelState) -> Content:
     if state.n_ctx and state.n_past is None:
         lines.append(_row("tokens", f"- / {state.n_ctx}"))
         lines.append(Content.styled(" counted at the next answer", MUTED))
-    elif state.n_ctx:
+    elif state.n_ctx and state.n_past is not None:
         used = state.n_past / state.n_ctx
         lines.append(Content.assemble(" ", bar(used, w - 8), f" {used:4.0%}"))
         lines.append(_row("tokens", f"{state.n_past} / {state.n_ctx}"))
