@@ -83,7 +83,7 @@ class Baselines:
 
     KEPT = 5  # recent `none` turns remembered per target model
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._kept: dict[str, list[float]] = {}  # target model path -> recent `none` tok/s
 
     def record(self, target_path: str, turn: LiveTurn) -> None:
