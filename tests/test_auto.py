@@ -105,7 +105,8 @@ def test_reprobes_a_switched_off_source_with_backoff_within_the_budget():
         assert c.probe_spent <= PROBE_BUDGET * c.elapsed + 1e-9
     probes = [i for i, d in enumerate(decisions) if d.source == DRAFT]
     assert probes, "a switched-off draft model must be probed again"
-    assert all(decisions[i].reason.startswith("probe") for i in probes)
+    assert all(decisions[i].probe and decisions[i].reason.startswith("probe") for i in probes)
+    assert not any(d.probe for d in decisions if d.source != DRAFT)
     assert len(probes) >= 3 and probes[0] >= PROBE_START
     gaps = [b - a for a, b in zip(probes, probes[1:])]
     assert gaps[1] > gaps[0]  # backing off: each interval longer than the one before

@@ -4,6 +4,7 @@ lengths and Ctrl+C keeping partial results."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import os
@@ -43,11 +44,11 @@ TINY = [
     "-t",
     "1",
     "--sweep-types",
-    "draft-simple;ngram-simple",
+    "draft-simple;ngram-simple;auto",
     "--sweep-n-max",
     "2",
 ]
-CONFIGS = ["none", "draft-simple n=2", "ngram-simple"]
+CONFIGS = ["none", "draft-simple n=2", "ngram-simple", "auto n=2"]
 
 
 @pytest.fixture
@@ -195,6 +196,126 @@ def test_incomplete_rows_are_marked():
     base = Config("none", SpecConfig())
     rows = results.aggregate([fake_run("none", QA_A, 0, 10.0)], [base], {"ko/qa": 2}, repeat=1)
     assert not rows[0]["complete"] and rows[0]["n_prompts"] == 1
+
+
+# --------------------------------------------------------------- auto's breakdown
+
+AUTO_CFG = Config("auto n=3", SpecConfig(types=("auto",)))
+# (spec type, drafted, accepted, t_draft, t_verify, probe, t_sync): 8 rounds, 1.1 s
+AUTO_ROUNDS = [
+    ("ngram-simple", 3, 2, 0.01, 0.09, False, 0.0),
+    ("ngram-simple", 2, 0, 0.01, 0.09, False, 0.0),
+    ("draft-simple", 2, 1, 0.30, 0.10, True, 0.2),  # a probe that first caught up
+    ("draft-simple", 3, 3, 0.05, 0.05, False, 0.0),
+    ("draft-simple", 0, 0, 0.00, 0.10, False, 0.0),  # chose the draft model, which drafted nothing
+    (None, 0, 0, 0.00, 0.10, False, 0.0),
+    (None, 0, 0, 0.00, 0.10, False, 0.0),
+    (None, 0, 0, 0.00, 0.10, False, 0.0),
+]
+
+
+def auto_run(prompt: Prompt, repeat: int, scale: float = 1.0, config: str = AUTO_CFG.label) -> Run:
+    """An auto run of AUTO_ROUNDS (14 tokens), every time multiplied by `scale`."""
+    t = 100.5
+    events: list = [
+        TurnStart(t=100.0, n_prompt=5, n_prompt_decoded=5, n_ctx=64, config={}),
+        PromptDone(t=t, t_prompt=0.5),
+    ]
+    for i, (spec_type, n, acc, t_draft, t_verify, probe, t_sync) in enumerate(AUTO_ROUNDS):
+        t += (t_draft + t_verify) * scale
+        events.append(
+            Round(
+                index=i,
+                t=t,
+                spec_type=spec_type,
+                drafted=tuple(range(n)),
+                n_accepted=acc,
+                rejected=tuple(range(n - acc)),
+                rejected_text="",
+                tokens=tuple(Token(7, "x", Source.TARGET) for _ in range(acc + 1)),
+                t_draft=t_draft * scale,
+                t_verify=t_verify * scale,
+                t_other=0.0,
+                n_max=3,
+                verify="greedy",
+                n_past=9 + i,
+                configured="auto",
+                note="auto: ...",
+                probe=probe,
+                t_sync=t_sync * scale,
+            )
+        )
+    events.append(TurnEnd(t=t, stop_reason=StopReason.N_PREDICT, text="", n_generated=14, tokens=(7,) * 14))
+    return Run.from_events(config, prompt, repeat, events, MemorySample(1000, "rss", None))
+
+
+def test_auto_rows_break_down_its_choices_and_what_probes_and_catch_ups_cost():
+    base = Config("none", SpecConfig())
+    runs = [fake_run("none", QA_A, 0, 10.0), auto_run(QA_A, 0), auto_run(QA_A, 1, scale=2.0)]
+    none, auto = results.aggregate(runs, [base, AUTO_CFG], {"ko/qa": 1}, repeat=2)
+    assert "auto" not in none  # the field is an auto configuration's only
+    a = auto["auto"]
+    assert a["n_rounds"] == 16
+    # a draft-model round that drafted nothing drafted nothing: it counts as neither
+    assert a["rounds_share"] == {"ngram": 0.25, "draft_model": 0.25, "none": 0.5}
+    assert a["draft_model_types"] == ["draft-simple"]
+    assert a["drafted"] == {"ngram": 10, "draft_model": 10} and a["accepted"] == {"ngram": 4, "draft_model": 8}
+    assert a["n_probes"] == 2 and a["generation_s"] == pytest.approx(3.3)
+    # the probe's drafting, its catch-up apart: 0.1 s of each 1.1 s; the catch-up 0.2 s
+    assert a["probe_share"] == pytest.approx(0.1 / 1.1) and a["catchup_share"] == pytest.approx(0.2 / 1.1)
+    assert a["vs_best_fixed"] is None  # no fixed type in this run: nothing to compare with
+    assert report.auto_line(auto).endswith("no fixed type in this run to compare with")
+
+
+def _with_fixed(auto_scale: float) -> dict:
+    configs = [
+        Config("none", SpecConfig()),
+        Config("ngram-simple", SpecConfig(types=("ngram-simple",))),
+        Config("draft-simple n=3", SpecConfig(types=("draft-simple",))),
+        AUTO_CFG,
+    ]
+    runs = [
+        fake_run("none", QA_A, 0, 10.0),
+        fake_run("ngram-simple", QA_A, 0, 12.0, drafted=2, accepted=1),
+        fake_run("draft-simple n=3", QA_A, 0, 14.0, drafted=2, accepted=2),
+        fake_run("none", Prompt("c", "ko", "code", "?"), 0, 30.0),  # another group's: no part in ko/qa
+        fake_run("draft-simple n=3", Prompt("c", "ko", "code", "?"), 0, 30.0, drafted=2, accepted=2),
+        auto_run(QA_A, 0, scale=auto_scale),
+    ]
+    rows = results.aggregate(runs, configs, {"ko/qa": 1, "ko/code": 1}, repeat=1)
+    return next(r for r in rows if "auto" in r)
+
+
+def test_auto_against_the_best_fixed_type_of_its_group_when_it_lost():
+    row = _with_fixed(auto_scale=1.0)  # 14 tokens in 1.1 s
+    assert row["tok_per_s"] == pytest.approx(14 / 1.1)
+    vs = row["auto"]["vs_best_fixed"]
+    assert vs["config"] == "draft-simple n=3" and vs["tok_per_s"] == pytest.approx(14.0)
+    assert vs["gain_tok_per_s"] == pytest.approx(14 / 1.1 - 14) and vs["ratio"] == pytest.approx(1 / 1.1)
+    line = report.auto_line(row)
+    assert line.startswith("auto n=3: rounds drafted by n-gram 25%, by the draft model (draft-simple) 25%")
+    assert "by neither 50%; of generation time, probes 9% (1 round), catch-ups 18%;" in line
+    assert line.endswith("vs the best fixed type, draft-simple n=3 at 14.0 tok/s: -1.3 tok/s (0.91x)")
+
+
+def test_auto_against_the_best_fixed_type_when_it_won():
+    vs = _with_fixed(auto_scale=0.5)["auto"]["vs_best_fixed"]  # 14 tokens in 0.55 s
+    assert vs["config"] == "draft-simple n=3" and vs["gain_tok_per_s"] == pytest.approx(14 / 0.55 - 14)
+    assert vs["ratio"] > 1
+
+
+def test_auto_breakdown_in_csv_columns_and_report_lines(tmp_path):
+    auto = _with_fixed(auto_scale=1.0)
+    fixed = {k: v for k, v in auto.items() if k != "auto"} | {"config": "ngram-simple"}
+    doc = {"results": [fixed, auto]}
+    report.write(doc, None, str(tmp_path / "r.csv"), None)
+    with open(tmp_path / "r.csv", encoding="utf-8", newline="") as f:
+        other, mine = list(csv.DictReader(f))
+    assert "auto" not in mine and other["auto_best_fixed"] == ""  # auto_* cells only in an auto row
+    assert mine["auto_best_fixed"] == "draft-simple n=3" and mine["auto_n_probes"] == "1"
+    assert float(mine["auto_rounds_none"]) == 0.5
+    # the screen and the Markdown report both show these lines under the group's tables
+    assert report._auto_lines(doc, "ko/qa") == [report.auto_line(auto)]
 
 
 # --------------------------------------------------------------- prompts
@@ -376,6 +497,13 @@ def test_tiny_run_result_schema(tiny):
             assert set(row["divergence"]) == {f"en-{row['category']}-01"}
     draft = next(r for r in doc["results"] if r["config"] == "draft-simple n=2")
     assert draft["n_drafted"] > 0 and draft["step"]["draft_cost_ratio"] > 0
+    for row in doc["results"]:  # auto's breakdown, in its rows only
+        assert ("auto" in row) == (row["config"] == "auto n=2")
+        if "auto" in row:
+            a = row["auto"]
+            assert a["n_rounds"] > 0 and sum(a["rounds_share"].values()) == pytest.approx(1)
+            assert 0 <= a["probe_share"] < 1 and 0 <= a["catchup_share"] < 1
+            assert a["vs_best_fixed"]["config"] in ("draft-simple n=2", "ngram-simple")
     assert {v["group"] for v in doc["verdicts"]} == {"en/qa", "en/code"}
     for v in doc["verdicts"]:
         assert v["pays_off"] in ("yes", "no", "within noise") and v["best"] in CONFIGS
@@ -417,9 +545,11 @@ def test_tiny_run_csv_markdown_and_screen(tiny):
     assert lines[0].startswith("config,spec_type,n_max,group") and len(lines) == 1 + len(doc["results"])
     md = files["md"].read_text(encoding="utf-8")
     assert "## en/code" in md and "| ngram-simple |" in md and "verdict (en/qa)" in md
+    assert md.count("- auto n=2: rounds drafted by n-gram") == 2 and "vs the best fixed type" in md
     console = Console(record=True, width=100)
     console.print(report.render(doc))
-    assert "draft-simple n=2" in console.export_text()
+    screen = console.export_text()
+    assert "draft-simple n=2" in screen and "auto n=2: rounds drafted by" in screen
 
 
 @pytest.mark.model

@@ -90,6 +90,23 @@ def test_format_round_trip_is_exact(recorded):
     assert shipped.text() == Path("tests/data/smollm2_turn.jsonl").read_text(encoding="utf-8")
 
 
+def test_auto_round_fields_are_written_only_when_set_and_old_lines_read_with_defaults(tmp_path):
+    recording = Path("tests/data/smollm2_turn.jsonl")
+    assert '"probe"' not in recording.read_text(encoding="utf-8")  # written before the fields existed
+    trace = load_trace(recording)
+    events = trace.turns[0].events
+    i, j = [k for k, e in enumerate(events) if isinstance(e, Round)][:2]
+    assert (events[i].probe, events[i].t_sync) == (False, 0.0)
+    events[j] = replace(events[j], probe=True, t_sync=0.25)
+    trace.write(tmp_path / "t.jsonl")
+    rounds = [d for d in map(json.loads, (tmp_path / "t.jsonl").read_text().splitlines()) if d["kind"] == "Round"]
+    assert "probe" not in rounds[0] and "t_sync" not in rounds[0]  # a plain round's line is unchanged
+    assert (rounds[1]["probe"], rounds[1]["t_sync"]) == (True, 0.25)
+    assert trace_format.read(tmp_path / "t.jsonl").turns[0].events == events
+    with pytest.raises(TypeError, match="probe"):
+        trace_format.event_from_record({**rounds[1], "probe": "yes"})
+
+
 def test_live_configuration_changes_are_recorded_in_time_order(tmp_path):
     trace = load_trace()
     turn = trace.turns[0]

@@ -102,6 +102,34 @@ def _openmp(env: dict) -> str:
     return f" ({', '.join(set_)}, chosen by {omp['chosen_by']})" if set_ else ""
 
 
+def _share(v: float | None) -> str:
+    return _f(v, ".0%") if v is None or v == 0 or v >= 0.005 else "<1%"
+
+
+def auto_line(r: dict) -> str:
+    """An auto row's choices and what they cost, in one line (screen and Markdown alike)."""
+    a = r["auto"]
+    shares = a["rounds_share"]
+    model = f" ({', '.join(a['draft_model_types'])})" if a["draft_model_types"] else ""
+    line = (
+        f"{r['config']}: rounds drafted by n-gram {_share(shares['ngram'])}, by the draft model{model} "
+        f"{_share(shares['draft_model'])}, by neither {_share(shares['none'])}; of generation time, "
+        f"probes {_share(a['probe_share'])} ({a['n_probes']} round{'' if a['n_probes'] == 1 else 's'}), "
+        f"catch-ups {_share(a['catchup_share'])}"
+    )
+    vs = a["vs_best_fixed"]
+    if vs is None:
+        return line + "; no fixed type in this run to compare with"
+    return (
+        f"{line}; vs the best fixed type, {vs['config']} at {vs['tok_per_s']:.1f} tok/s: "
+        f"{vs['gain_tok_per_s']:+.1f} tok/s ({_f(vs['ratio'], '.2f', unit='x')})"
+    )
+
+
+def _auto_lines(doc: dict, group: str) -> list[str]:
+    return [auto_line(r) for r in doc["results"] if r["group"] == group and "auto" in r]
+
+
 def _verdict_lines(v: dict) -> list[str]:
     lines = [f"verdict ({v['group']}): best {v['best']}; {v['summary']}"]
     for c in v["causes"]:
@@ -127,6 +155,8 @@ def render(doc: dict) -> Group:
                 if r["group"] == group:
                     t.add_row(*(cell(r) for _, cell in columns))
             parts.append(t)
+        for line in _auto_lines(doc, group):
+            parts.append(Text(line))
         if group in verdicts:
             text = Text()
             for line in _verdict_lines(verdicts[group]):
@@ -161,6 +191,9 @@ def markdown(doc: dict) -> str:
         out += [
             "| " + " | ".join(cell(r) for _, cell in ALL_COLUMNS) + " |" for r in doc["results"] if r["group"] == group
         ]
+        auto = _auto_lines(doc, group)
+        if auto:
+            out += [""] + [f"- {line}" for line in auto]
         if group in verdicts:
             out += [""] + [f"- {line.strip()}" for line in _verdict_lines(verdicts[group])]
         out.append("")
@@ -170,13 +203,32 @@ def markdown(doc: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-CSV_SKIP = ("per_position", "divergence", "step")
+CSV_SKIP = ("per_position", "divergence", "step", "auto")
+
+
+def _auto_columns(a: dict | None) -> dict:
+    """auto_* columns of an auto row (empty in the others' rows)."""
+    if a is None:
+        return {}
+    vs = a["vs_best_fixed"] or {}
+    return {
+        **{f"auto_rounds_{k}": v for k, v in a["rounds_share"].items()},
+        "auto_n_probes": a["n_probes"],
+        "auto_probe_share": a["probe_share"],
+        "auto_catchup_share": a["catchup_share"],
+        "auto_best_fixed": vs.get("config"),
+        "auto_vs_best_fixed_tok_per_s": vs.get("gain_tok_per_s"),
+        "auto_vs_best_fixed_ratio": vs.get("ratio"),
+    }
 
 
 def csv_rows(doc: dict) -> list[dict]:
-    """One flat row per (config, group); the step timings become step_* columns."""
+    """One flat row per (config, group); the step timings become step_* columns, auto's
+    breakdown auto_* columns."""
     return [
-        {k: v for k, v in r.items() if k not in CSV_SKIP} | {f"step_{k}": v for k, v in r["step"].items()}
+        {k: v for k, v in r.items() if k not in CSV_SKIP}
+        | {f"step_{k}": v for k, v in r["step"].items()}
+        | _auto_columns(r.get("auto"))
         for r in doc["results"]
     ]
 
@@ -195,7 +247,7 @@ def write(doc: dict, json_path: str | None, csv_path: str | None, md_path: str |
                     f.write(markdown(doc))
                 else:
                     rows = csv_rows(doc)
-                    fields = list(rows[0]) if rows else ["config", "group"]
+                    fields = list(dict.fromkeys(k for row in rows for k in row)) or ["config", "group"]
                     w = csv.DictWriter(f, fieldnames=fields)
                     w.writeheader()
                     w.writerows(rows)

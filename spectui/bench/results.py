@@ -14,7 +14,12 @@ language/category group ("ko/qa"):
 * peak memory is the largest sample; speedup is the group's median tok/s over the
   baseline's median tok/s for the same group in the same result;
 * greedy agreement compares each prompt's first measured run with the baseline's first
-  measured run of the same prompt, token id by token id.
+  measured run of the same prompt, token id by token id;
+* an auto configuration's row also has "auto" (only it): pooled over every measured round
+  of the group, the share of rounds drafted by an n-gram type, by the draft model (or
+  hidden-state head) and by neither; its probes' drafting and its draft cache's catch-ups
+  as shares of generation time; and its tok/s against the fastest fixed type of the group
+  (any configuration but the baseline and auto), named.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ import statistics
 from collections.abc import Iterable
 from pathlib import Path
 
-from spectui.bench.protocol import Config, Measurement, Run
+from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.bench.verdict import verdicts
+from spectui.engine.events import Round
 from spectui.engine.stats import (
     acceptance,
     first_divergence,
@@ -35,6 +41,7 @@ from spectui.engine.stats import (
     speedup,
 )
 from spectui.errors import UserError
+from spectui.llama.spec_config import AUTO
 
 SCHEMA = "spectui-bench/1"
 MEDIAN_NOTE = (
@@ -103,6 +110,74 @@ def _step(rounds: list) -> dict:
     }
 
 
+AUTO_SOURCES = ("ngram", "draft_model", "none")  # what drafted an auto round
+
+
+def _auto_source(r: Round) -> str:
+    if not r.n_drafted:
+        return "none"
+    return "ngram" if r.spec_type is not None and r.spec_type.startswith("ngram") else "draft_model"
+
+
+def _auto(rounds: list[Round]) -> dict:
+    """What auto chose and what finding out cost, so a loss can be traced to its choices.
+    Probe time is the drafting of probe rounds (the draft model measured, not paying); a
+    catch-up is the draft cache decoding the text it missed, where timed apart (Round.t_sync:
+    a few tokens ride with the first draft step instead, in its drafting time)."""
+    counts = dict.fromkeys(AUTO_SOURCES, 0)
+    drafted = dict.fromkeys(AUTO_SOURCES[:2], 0)
+    accepted = dict.fromkeys(AUTO_SOURCES[:2], 0)
+    for r in rounds:
+        src = _auto_source(r)
+        counts[src] += 1
+        if src != "none":
+            drafted[src] += r.n_drafted
+            accepted[src] += r.n_accepted
+    total = sum(r.t_draft + r.t_verify + r.t_other for r in rounds)
+    probes = [r for r in rounds if r.probe]
+    probe_s = sum(r.t_draft - r.t_sync for r in probes)
+    catchup_s = sum(r.t_sync for r in rounds)
+    return {
+        "n_rounds": len(rounds),
+        "rounds_share": {k: n / len(rounds) if rounds else None for k, n in counts.items()},
+        "draft_model_types": sorted({r.spec_type for r in rounds if _auto_source(r) == "draft_model" and r.spec_type}),
+        "drafted": drafted,
+        "accepted": accepted,
+        "n_probes": len(probes),
+        "generation_s": total,
+        "probe_s": probe_s,
+        "catchup_s": catchup_s,
+        "probe_share": probe_s / total if total > 0 else None,
+        "catchup_share": catchup_s / total if total > 0 else None,
+        "vs_best_fixed": None,  # set once the group's other rows exist (see aggregate)
+    }
+
+
+def _against_best_fixed(rows: list[dict]) -> None:
+    """Each auto row against the fastest fixed configuration of its group: a spec type chosen
+    once (not the baseline, not auto), so a loss is measured against what auto could have
+    picked for the whole run. No fixed configuration in the group: no comparison (None)."""
+    for row in rows:
+        if "auto" not in row or row["tok_per_s"] is None:
+            continue
+        fixed = [
+            r
+            for r in rows
+            if r["group"] == row["group"]
+            and "auto" not in r
+            and r["spec_type"] != BASELINE
+            and r["tok_per_s"] is not None
+        ]
+        if fixed:
+            best = max(fixed, key=lambda r: r["tok_per_s"])
+            row["auto"]["vs_best_fixed"] = {
+                "config": best["config"],
+                "tok_per_s": best["tok_per_s"],
+                "gain_tok_per_s": row["tok_per_s"] - best["tok_per_s"],
+                "ratio": speedup(row["tok_per_s"], best["tok_per_s"]),
+            }
+
+
 def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) -> dict:
     by_prompt: dict[str, list[dict]] = {}
     for r in runs:
@@ -143,6 +218,7 @@ def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) 
         "first_divergence": None,
         "divergence": {},
         "step": _step(rounds),
+        **({"auto": _auto(rounds)} if cfg.spec.types == (AUTO,) else {}),
     }
 
 
@@ -182,6 +258,7 @@ def aggregate(runs: list[Run], configs: list[Config], n_prompts: dict[str, int],
             elif group in baseline:
                 _against_baseline(row, baseline[group][0], rs, baseline[group][1])
             rows.append(row)
+    _against_best_fixed(rows)
     return rows
 
 

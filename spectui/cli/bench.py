@@ -43,7 +43,10 @@ generation banned, as llama.cpp's --ignore-eos, unless --respect-eos). Temperatu
 
 medians: {results.MEDIAN_NOTE}. Speedup: a configuration's median tok/s over the
 baseline's, same group, same run. Greedy agreement: each prompt's first measured run
-against the baseline's, token by token.
+against the baseline's, token by token. An auto configuration also shows its choices: the
+share of rounds drafted by n-gram, by the draft model and by neither; its probes' drafting
+and its draft cache's catch-ups as shares of generation time; its tok/s against the fastest
+fixed type of the same group and run.
 
 Ctrl+C stops and still writes everything measured so far, marked partial (exit 130);
 so does a llama.cpp failure (exit 1).

@@ -76,6 +76,7 @@ class Decision:
     k: int
     gain: float  # expected tokens/s relative to no draft
     reason: str
+    probe: bool = False  # drafts to measure the source, not because it is expected to pay
 
 
 def expected_tokens(accept: list[float], k: int) -> float:
@@ -120,7 +121,7 @@ def decide(
     if probe and best.source != probe and (probe != NGRAM or ngram_len > 0):
         k = min(PROBE_K, n_max, ngram_len if probe == NGRAM else n_max)
         if k > 0:
-            return Decision(probe, k, best.gain, f"probe {probe} (best: {best.reason})")
+            return Decision(probe, k, best.gain, f"probe {probe} (best: {best.reason})", probe=True)
     return best
 
 
@@ -239,7 +240,7 @@ class Controller:
             catchup = behind * self._sync_per_token(step) / max(left, 1)
         accept = {name: s.estimates(n_max) for name, s in self.sources.items()}
         d = decide(self.costs(), accept, ngram_len, has_draft, n_max, probe, catchup)
-        if d.reason.startswith("probe"):
+        if d.probe:
             src.probe_every = min(PROBE_MAX, src.probe_every * 2)
         elif d.source == DRAFT:
             src.probe_every = PROBE_START  # it pays again: probe soon after it stops paying
@@ -285,7 +286,7 @@ class Controller:
         self.elapsed += t_lookup + t_draft + t_verify
         for name, src in self.sources.items():
             src.idle = 0 if decision.source == name and n_drafted else src.idle + 1
-        if decision.reason.startswith("probe") and t_single is not None:
+        if decision.probe and t_single is not None:
             self.probe_spent += t_draft + t_verify - (n_accepted + 1) * t_single
         if decision.source == DRAFT and n_drafted:
             self.draft_step = _ema(self.draft_step, (t_draft - t_sync) / n_drafted)

@@ -82,6 +82,9 @@ class Round:
     configured: str = ""  # the spec types in force ("ngram-mod,draft-simple"), drafted or not
     note: str = ""  # why this round drafted what it did (spec type "auto")
     t_llama: float = 0.0  # of the round's time, what was spent inside llama.cpp (target and draft)
+    # Spec type auto only: set on its path alone, every other round keeps the defaults.
+    probe: bool = False  # auto tried the draft model to measure it rather than because it pays
+    t_sync: float = 0.0  # of t_draft, the draft cache catching up in a decode of its own (SYNC_APART)
 
     @property
     def n_drafted(self) -> int:

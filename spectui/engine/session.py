@@ -386,8 +386,9 @@ class Session:
             t_verify = time.perf_counter() - t_v
             self._judge(dr, rows, fast, verify, st.rng)
             self._tell_drafters(dr)
+            probe, t_sync = False, 0.0  # auto's alone
             if dr.decision is not None:
-                self._observe_auto(dr, dr.decision, t_draft, t_verify)
+                probe, t_sync = self._observe_auto(dr, dr.decision, t_draft, t_verify)
             self._drop_rejected(len(seq), dr)
 
             emitted: list[Token] = []
@@ -411,6 +412,8 @@ class Session:
                 n_past=len(seq) - 1,
                 configured=spec.label,
                 note=dr.note,
+                probe=probe,
+                t_sync=t_sync,
             )
             index += 1
             if stop is not None:
@@ -448,8 +451,9 @@ class Session:
         for f in self._followers:  # as common_speculative_accept tells every implementation
             f.accept(dr.n_acc)
 
-    def _observe_auto(self, dr: _Draft, decision: auto.Decision, t_draft: float, t_verify: float) -> None:
-        """What auto's choice (`decision`, dr's) cost and gained this round, for its next choices."""
+    def _observe_auto(self, dr: _Draft, decision: auto.Decision, t_draft: float, t_verify: float) -> tuple[bool, float]:
+        """What auto's choice (`decision`, dr's) cost and gained this round, for its next choices;
+        returns what the round's event reports of it (probe, catch-up seconds) for the bench."""
         synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
         self._auto.observe(
             decision,
@@ -462,6 +466,7 @@ class Session:
             dr.tokens[: dr.n_acc] + [dr.nxt],
             *synced,
         )
+        return decision.probe, synced[0]
 
     def _drop_rejected(self, n_seq: int, dr: _Draft) -> None:
         """The target's cache holds id_last and the whole draft: drop the rejected tail."""

@@ -126,10 +126,20 @@ def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
 # --- events <-> records ------------------------------------------------------------
 
 
+# Round fields only spec type auto sets: written only when set, so every other round's line
+# stays as version 1 wrote it (a reader of a line without them gets these defaults).
+AUTO_ONLY = {"probe": False, "t_sync": 0.0}
+
+
 def event_record(event: Event | ConfigChange) -> dict:
     if isinstance(event, ConfigChange):
         return {"kind": "config", "t": event.t, "config": event.config}
-    return {"kind": type(event).__name__, **asdict(event)}
+    record = {"kind": type(event).__name__, **asdict(event)}
+    if isinstance(event, Round):
+        for key, default in AUTO_ONLY.items():
+            if record[key] == default:
+                del record[key]
+    return record
 
 
 def _merged(events: list[Event], changes: list[ConfigChange]) -> list[dict]:
