@@ -125,7 +125,7 @@ async def main():
         answers = []
         for i in range(TURNS):
             if i:  # a new chat: each answer runs in its own worker
-                await app.chat_screen.action_new_chat()
+                app.controller.new_chat()
                 await asyncio.sleep(1.0)
             box = app.query_one(ChatInput)
             # A question the context has not seen, as a user's next one: its prompt is decoded
@@ -135,11 +135,12 @@ async def main():
             # its queue, as pilot.pause() does (15-25 ms of the UI thread's CPU each time, polled
             # all through the answer), work the real chat does not do. So sleep, and take the
             # figures from the events' own times.
-            before = app.chat_screen.turn
+            chat = app.controller
+            before = chat.turn
             box.post_message(ChatInput.Submitted(box.text))
-            while app.chat_screen.turn in (None, before) or app.chat_screen.generating:
+            while chat.turn in (None, before) or chat.generating:
                 await asyncio.sleep(0.5)
-            answers.append(summarize(app.chat_screen.turn.events).as_dict())
+            answers.append(summarize(chat.turn.events).as_dict())
         print(json.dumps(answers))
 
 asyncio.run(main())

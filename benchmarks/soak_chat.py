@@ -35,20 +35,20 @@ async def soak(turns: int, every: int, new_chat: int, n_predict: int, ctx: int) 
     print(f"loaded: RSS {mib():.0f} MiB", flush=True)
     t0 = time.monotonic()
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.chat_screen
+        chat = app.controller
         for turn in range(1, turns + 1):
             if new_chat and turn > 1 and (turn - 1) % new_chat == 0:
                 await pilot.press("ctrl+n")
                 await pilot.pause()
             app.query_one(ChatInput).insert(PROMPTS[turn % len(PROMPTS)])
             await pilot.press("enter")
-            while screen.turn is None or screen.generating or screen.turn.message not in screen.chat.messages:
+            while chat.turn is None or chat.generating or chat.turn.message not in chat.chat.messages:
                 await pilot.pause(0.02)
             if turn % every == 0:
                 gc.collect()
-                end = screen.turn.end
+                end = chat.turn.end
                 print(
-                    f"turn {turn:4d}: RSS {mib():6.0f} MiB  messages {len(screen.chat.messages):4d}  "
+                    f"turn {turn:4d}: RSS {mib():6.0f} MiB  messages {len(chat.chat.messages):4d}  "
                     f"n_past {session.status().n_past:5d}  last stop {end.stop_reason.value:12s}  "
                     f"{time.monotonic() - t0:6.0f} s",
                     flush=True,

@@ -118,19 +118,18 @@ def slow_fake(setup):
 def pytest_configure(config):
     model_guard.install()
     _settle_pilot_in_5_ms_windows()
-    # Textual makes garbage fast: with Python's default thresholds (700, 10, 10) the collector
-    # took 8 s of the fast subset's 60, with some 70 full collections of up to 0.12 s, longer
-    # than a slow_fake round (a test acting between two rounds could miss its moment). Ten
-    # thousand allocations a young collection: 3 s, four full collections. Nothing asserted
-    # depends on when garbage goes (test_engine.py's heap test controls the collector itself).
+    # Textual makes garbage fast: at Python's default thresholds full collections ran often and
+    # each outlasted a slow_fake round (a test acting between two rounds could miss its moment;
+    # docs/performance.md has the figures). Nothing asserted depends on when garbage goes
+    # (test_engine.py's heap test controls the collector itself).
     gc.set_threshold(10_000, 10, 10)
 
 
 def _settle_pilot_in_5_ms_windows() -> None:
     """Pilot's pause() and key presses wait until the process looks idle: under 5% CPU over a
     window of 20 ms (textual._wait), again and again while the app works. The same bar over
-    5 ms windows settles on the same state and takes a quarter off the Pilot modules' time
-    on two cores (44 s to 33 s) (nothing asserted changes: the waits are Textual's, not the tests')."""
+    5 ms windows settles on the same state sooner (nothing asserted changes: the waits are
+    Textual's, not the tests'; docs/performance.md has the figures)."""
     import textual._wait as wait
 
     if hasattr(wait, "SLEEP_GRANULARITY") and hasattr(wait, "SLEEP_IDLE"):
@@ -152,7 +151,7 @@ def _drop_dead_widgets_styles() -> None:
     """Textual caches StylesCache.get_inner_outer per instance (lru_cache on a method, 1024
     entries): it keeps the styles caches of every widget of the apps the tests have closed,
     with all their rendered lines, and every full collection of the garbage collector walks
-    them. Emptied after each test, the Pilot modules take an eighth less time."""
+    them. Emptied after each test, the Pilot modules run faster (docs/performance.md)."""
     styles_cache = sys.modules.get("textual._styles_cache")
     get_inner_outer = getattr(getattr(styles_cache, "StylesCache", None), "get_inner_outer", None)
     if hasattr(get_inner_outer, "cache_clear"):

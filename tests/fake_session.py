@@ -1,8 +1,8 @@
-"""A model-free stand-in for engine.session.Session, for UI tests where the model is not
-what is tested: it replays a recorded turn of real engine events.
+"""A model-free session for UI tests where the model is not what is tested: it replays a
+recorded turn of real engine events.
 
-It speaks the part of Session the TUI uses (status, spec, configure, set_sampling,
-available_types, generate, cancel, reset, close). Each generate() replays the recording, retimed from now,
+It satisfies `ChatSession` (engine/interface.py; tests/typing_checks.py has the type
+checker prove it). Each generate() replays the recording, retimed from now,
 one round every `round_s` seconds so that a test can act mid-answer; a configuration
 change shows in the rounds after it, as the engine's would.
 

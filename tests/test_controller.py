@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from spectui.chat.ab import ABRun, default_types
-from spectui.chat.controller import STOPPING, ChatController
+from spectui.chat.controller import GENERATING, STOPPING, ChatController
 from spectui.chat.streaming import stream_turn
 from spectui.chat.updates import (
     AnswerEnded,
@@ -24,27 +24,14 @@ from spectui.chat.updates import (
     OutboxChanged,
 )
 from spectui.config import history
-from spectui.config.resolve import resolve
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.trace import format as trace_format
 from tests.fake_session import FakeSession, load_recording
 
+pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (conftest.py)
 SETTINGS = {"record_traces": False}
-
-
-@pytest.fixture(autouse=True)
-def data(tmp_path, monkeypatch):
-    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture
-def setup():
-    return resolve("smollm2", {"temp": 0.0, "n_predict": 48})
 
 
 class Screen:
@@ -89,8 +76,9 @@ def answer_text() -> str:
 def test_send_streams_an_answer_saves_it_and_keeps_its_trace(setup):
     controller, screen = make(setup)
     assert controller.submit("Write a python function that adds two numbers.")
-    assert [type(u) for u in screen.updates[:3]] == [MessageAdded, AnswerStarted, type(screen.updates[2])]
-    assert controller.generating and len(screen.of(Generate)) == 1
+    assert [type(u) for u in screen.updates[:2]] == [MessageAdded, AnswerStarted]
+    assert screen.updates[2:] == [GENERATING, Generate(screen.of(Generate)[0].job)]
+    assert controller.generating
     screen.run(controller)
     assert not controller.generating
     user, answer = controller.chat.messages
@@ -186,7 +174,7 @@ def test_nothing_reconfigures_or_chats_while_the_ab_view_runs(setup):
     assert controller.submit("hi") and controller.generating
 
 
-def test_model_switch_loads_in_the_background_and_the_old_pair_answers_until_then(setup):
+def test_model_switch_loads_in_the_background_messages_wait_and_a_failure_keeps_the_old_pair(setup):
     controller, screen = make(setup, session=None)
     controller.load(setup)
     assert screen.of(Load)[-1] == Load(setup, None) and controller.header() == ("spectui", "loading…")
@@ -300,13 +288,13 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     run = ABRun(session, None, GenerationLimits(n_predict=48), trace_format.header("A/B", {}, setup.values()))
     a, b = default_types(session.available_types())
     assert (a, b) == ("ngram-mod", "draft-simple")
-    specs = [session.spec.with_types(a), session.spec.with_types(b)]
+    specs = [session.spec.with_types(a), session.spec.with_types(b).replace(draft_n_max=5)]
     run.start("Write a python function that adds two numbers.")
     started = []
     run.run(specs, lambda side, spec: started.append(run.side_started(side, spec)), run.add, pytest.fail)
     verdict = run.ended()
     assert isinstance(verdict, Verdict) and verdict.identical
-    assert [t.message.config for t in started] == ["ngram-mod", "draft-simple n-max 3"]
+    assert [t.message.config for t in started] == ["ngram-mod", "draft-simple n-max 5"]
     assert session.resets == 2 and session.spec == setup.spec  # cold each, then restored
     assert [p[-1]["content"] for p in session.prompts] == [run.prompt] * 2
     path = run.save_trace()
@@ -323,6 +311,87 @@ def test_an_ab_run_stopped_before_b_has_no_verdict(setup):
         run.side_started(side, spec)
         run.stop()
 
-    run.run([setup.spec, setup.spec], started, run.add, pytest.fail)
+    run.run([setup.spec.with_types("ngram-mod"), setup.spec], started, run.add, pytest.fail)
     assert run.ended() == "No verdict: B did not finish (stopped or failed)."
     assert session.spec == setup.spec
+
+
+def test_regenerate_replaces_the_last_answer(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+    screen.run(controller)
+    first = controller.chat.messages[-1]
+    controller.regenerate()
+    assert id(first) in screen.of(MessagesRemoved)[-1].ids
+    screen.run(controller)
+    assert [m.role for m in controller.chat.messages] == ["user", "assistant"]
+    assert controller.chat.messages[-1] is not first and controller.chat.messages[-1].content == answer_text()
+    assert screen.of(Generate)[-1].job.messages == [{"role": "user", "content": "hi"}]
+
+
+def test_nothing_replaces_the_chat_while_an_answer_streams(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+    chat = controller.chat
+    controller.new_chat()
+    controller.open_chat(chat.id)
+    assert controller.chat is chat and not screen.of(ChatShown)
+    assert [n.text for n in screen.of(Notice)] == [
+        "Stop the answer first (esc), then start a new chat.",
+        "Stop the answer first (esc), then open another chat.",
+    ]
+
+
+def test_deleting_the_open_chat_mid_answer_stops_it_and_nothing_else_runs_until_it_ends(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+    job = screen.of(Generate)[0].job
+    other = history.new_chat("smollm2")
+    other.messages = [history.Message("user", "q")]
+    history.save_chat(other)
+    controller.chats_changed({}, {controller.chat.id})
+    assert job.stop.is_set() and controller.generating  # asked to stop; its worker still runs
+    assert screen.of(ChatShown)[-1].chat is controller.chat and not controller.chat.messages
+    controller.open_chat(other.id)  # refused until the old answer's worker ends
+    assert controller.chat.id != other.id
+    controller.submit("queued behind the stopping answer")
+    assert controller.queued == ["queued behind the stopping answer"]
+    for event in job.session.generate(messages=job.messages, limits=job.limits):
+        job.session.cancel()
+        controller.add_events([event])  # dropped: their chat is gone
+    # the old answer's end freed the session: the queued message went, into the new chat only
+    assert screen.of(Generate)[-1].job is not job and controller.queued == []
+    assert [m.content for m in controller.chat.messages] == ["queued behind the stopping answer", ""]
+
+
+def test_settings_apply_to_the_loaded_session_without_a_reload(setup):
+    controller, screen = make(setup)
+    controller.apply_settings({"temp": 0.5, "spec_draft_n_max": 6, "n_predict": 9})
+    assert controller.session.sampling.temp == 0.5 and controller.session.spec.draft_n_max == 6
+    assert controller.setup.n_predict == 9 and not screen.of(Load)
+    assert screen.of(Notice)[-1].title == "Settings changed"
+    controller.submit("hi")
+    assert screen.of(Generate)[-1].job.limits.n_predict == 9
+
+
+def test_a_first_load_that_fails_says_so_and_keeps_the_text(setup):
+    controller, screen = make(setup, session=None)
+    controller.load(setup)
+    controller.submit("my question")
+    controller.session_failed("model.gguf: not a GGUF file")
+    assert controller.header() == ("spectui", "no model loaded") and not controller.loading
+    assert screen.of(Notice)[-1].title == "Loading failed"
+    assert controller.queued == ["my question"] and not screen.of(Generate)
+
+
+def test_an_answer_ended_by_an_engine_error_is_kept_and_said(setup):
+    session = FakeSession(spec=setup.spec)
+    recorded = load_recording()
+    end = next(e for e in recorded if isinstance(e, TurnEnd))
+    session.events = [*recorded[:-1], replace(end, stop_reason=StopReason.ERROR, error="llama_decode returned -3")]
+    controller, screen = make(setup, session)
+    controller.submit("hi")
+    screen.run(controller)
+    notice = screen.of(Notice)[-1]
+    assert (notice.title, notice.text, notice.severity) == ("Answer ended: error", "llama_decode returned -3", "error")
+    assert controller.chat.messages[-1].stopped and controller.chat.messages[-1].content

@@ -95,7 +95,7 @@ def baseline(session):
 
 
 def test_status_says_whether_llama_cpp_takes_every_core(smol):
-    """What the chat slows its redraws for (tui/streaming.py)."""
+    """What the chat slows its redraws for (chat/streaming.py)."""
     every = Session(smol, None, ContextParams(n_ctx=256, n_threads=usable_cores()), sampling=GREEDY)
     try:
         assert every.status().cpu_bound

@@ -58,7 +58,7 @@ class ABRun:
         deliver: Callable[[list[Event]], object],
         fail: Callable[[str], object],
     ) -> None:
-        """The worker: each side cold, in turn, `started` before each; `ended` follows."""
+        """The worker: each side cold, in turn, `started` before each; then `ended`, on the UI's thread."""
         session, restore = self.session, self.session.spec
         messages = chat_messages([("user", self.prompt)], self.system)
         try:

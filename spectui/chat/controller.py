@@ -2,9 +2,9 @@
 its streaming answer and journal, the messages typed ahead, traces and the speed baseline.
 
 It never touches a widget. Each method runs on the UI's thread and says what changed by
-emitting updates (chat/updates.py); the work that blocks (generating, loading models) it
-hands to the screen as a `Generate` or `Load` update, whose worker reports back through
-`add_events`, `turn_failed`, `session_loaded` or `session_failed`.
+emitting updates (chat/updates.py); the work that blocks it hands on as an update whose
+worker reports back: `Generate` to the chat screen (`add_events`, `turn_failed`), `Load` to
+the app (`loading_status`, `session_loaded`, `session_failed`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from spectui.chat.updates import (
     Notice,
     OutboxChanged,
     PanelChanged,
+    Severity,
     StatusLine,
     Update,
 )
@@ -38,7 +39,7 @@ from spectui.config.embedded import CATALOG
 from spectui.config.recent import remember_models
 from spectui.config.resolve import model_name, resolve, restored
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
-from spectui.engine.events import Event, Round, TurnStart
+from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages
 from spectui.errors import UserError
 from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
@@ -61,7 +62,7 @@ class ChatController:
         overrides: dict | None = None,
     ):
         """`settings`: the app's settings dict (read for `record_traces`); `session`: an
-        open one to use (a test's), else the screen loads `setup` on the first `Load`;
+        open one to use (a test's), else the app loads `setup` on the first `Load`;
         `environment`: what traces record of that session's models and machine;
         `overrides`: the command line's options, which a preset switch keeps where they are
         not the preset's business (sampling, context, system prompt)."""
@@ -85,7 +86,9 @@ class ChatController:
         self._job: TurnJob | None = None
         self._journal: history.Journal | None = None
 
-    def _notify(self, text: str, title: str = "", severity: str = "information", timeout: float | None = None):
+    def _notify(
+        self, text: str, title: str = "", severity: Severity = "information", timeout: float | None = None
+    ) -> None:
         self.emit(Notice(text, title, severity, timeout))
 
     # --- the session and its configuration -----------------------------------------
@@ -121,8 +124,7 @@ class ChatController:
         return True
 
     def set_spec_type(self, spec_type: str) -> None:
-        if self.need_session():
-            self.configure(self.setup.spec.with_types(spec_type))
+        self.configure(self.setup.spec.with_types(spec_type))
 
     def cycle_spec_type(self, step: int) -> None:
         if self.need_session():
@@ -132,9 +134,8 @@ class ChatController:
             self.set_spec_type(types[(i + step) % len(types)])
 
     def step_n_max(self, step: int) -> None:
-        if self.need_session():
-            spec = self.setup.spec
-            self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+        spec = self.setup.spec
+        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
 
     def _config_changed(self) -> None:
         if self.generating:
@@ -180,7 +181,9 @@ class ChatController:
 
     @property
     def generating(self) -> bool:
-        return self.turn is not None and self.turn.running
+        """A turn's worker runs: from the turn's start to its end or failure, even when its chat
+        was closed meanwhile (a second turn on the session must wait for it)."""
+        return self._job is not None
 
     def idle(self, doing: str) -> bool:
         """Nothing runs that `doing` must wait for; else say what, and False."""
@@ -291,12 +294,19 @@ class ChatController:
     def add_events(self, events: list[Event]) -> None:
         """A batch of the streaming answer's events, from its worker."""
         turn = self.turn
-        if turn is None or not events:
+        if turn is None:  # its chat was closed (deleted) while it ran: it only has to end
+            if any(isinstance(e, TurnEnd) for e in events):
+                self._job = None
+                self.emit(StatusLine())
+                self.send_queued()
+            return
+        if not events:
             return
         for event in events:
             turn.add(event)
         self.emit(AnswerUpdated(started=isinstance(events[0], TurnStart)))
         if not turn.running:
+            self._job = None
             self._finish_turn(turn)
             return
         try:
@@ -308,7 +318,7 @@ class ChatController:
     def turn_failed(self, error: str) -> None:
         """The engine raised before the turn's end: keep what it said, if anything."""
         self._notify(error, title="Generation failed", severity="error", timeout=10)
-        turn, self.turn = self.turn, None
+        turn, self.turn, self._job = self.turn, None, None
         removed = False
         if turn is not None and not turn.message.content:
             self.chat.messages.remove(turn.message)
@@ -345,7 +355,7 @@ class ChatController:
 
     def stop(self) -> bool:
         """Ask a streaming answer to end after this round; False when none streams."""
-        if self.generating and self._job is not None:
+        if self._job is not None:
             self._job.stop.set()
             self._job.session.cancel()
             return True
@@ -386,8 +396,10 @@ class ChatController:
     # --- chats ---------------------------------------------------------------------
 
     def _show(self, chat: history.Chat) -> None:
+        if self.editing is not None:  # the edit belonged to the chat that goes
+            self.cancel_edit()
         self.chat = chat
-        self.turn, self.traced, self.editing = None, [], None
+        self.turn, self.traced = None, []
         self.emit(ChatShown(chat))
         self.emit(PanelChanged())
 
@@ -413,6 +425,7 @@ class ChatController:
         if self.chat.id in renamed:
             self.chat.title = renamed[self.chat.id]  # so its next save keeps the name
         if self.chat.id in deleted:
+            self.stop()  # an answer to a deleted chat has nowhere to go
             self._show(history.new_chat(self.setup.preset))
 
     def export_markdown(self) -> None:
@@ -470,8 +483,8 @@ class ChatController:
     # --- loading, presets and settings ----------------------------------------------
 
     def load(self, setup: Setup, models: tuple[str, str | None] | None = None) -> None:
-        """Load `setup` (on `models`, when given) in the screen's worker; the loaded pair
-        answers until the new one is ready."""
+        """Load `setup` (on `models`, when given) in the app's worker; the loaded pair
+        stays until the new one is ready (messages typed meanwhile wait for it)."""
         self.loading = True
         self.emit(Load(setup, models))
 
@@ -566,7 +579,7 @@ class ChatController:
         return True
 
     def switch_models(self, target: str, draft: str | None) -> None:
-        """Load this pair in the background; the current one answers until it is ready."""
+        """Load this pair in the background; the current one stays until it is ready."""
         if self.idle("switch models"):
             self.load(self.setup, (target, draft))
 
@@ -587,12 +600,13 @@ class ChatController:
 
     # --- the A/B view --------------------------------------------------------------
 
-    def start_compare(self) -> bool:
-        """The A/B view may open: the session is its own until `end_compare`."""
-        if self.comparing or not self.need_session() or not self.idle("compare"):
-            return False
+    def start_compare(self) -> ChatSession | None:
+        """The session for the A/B view, which is its own until `end_compare`; None (with a
+        notice) while something else needs it."""
+        if self.comparing or (session := self.need_session()) is None or not self.idle("compare"):
+            return None
         self.comparing = True
-        return True
+        return session
 
     def end_compare(self) -> None:
         self.comparing = False

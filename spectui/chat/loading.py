@@ -3,10 +3,8 @@ picker chose them), the session, and what its traces record of the models and ma
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
-
-from rich.console import Console
+from typing import Any
 
 from spectui.config.resolve import with_models
 from spectui.config.setup import Setup
@@ -16,10 +14,10 @@ from spectui.launch.session import open_session
 
 
 def load_session(
-    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], object]
+    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], object], console: Any
 ) -> tuple[ChatSession, Setup, dict]:
-    """(session, the setup it runs, its environment); raises UserError on a bad pair."""
-    console = Console(file=io.StringIO())  # an embedded model's assembly progress: the status line shows it
+    """(session, the setup it runs, its environment); raises UserError on a bad pair.
+    `console`: where an embedded model's assembly shows its progress (a Rich console)."""
     if models is not None:
         setup = with_models(setup, *models, console=console)
     session = open_session(setup, status=status, console=console)

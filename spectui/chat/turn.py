@@ -1,7 +1,7 @@
 """One answer as it streams: the events, and the history message they build.
 
 Kept free of widgets so the bookkeeping (segments, answer text, stop marking, stats) can
-be tested without a screen, and so the app can save the partial message at any moment.
+be tested without a screen, and so the controller can save the partial message at any moment.
 """
 
 from __future__ import annotations

@@ -7,12 +7,14 @@ order (mounting a widget may wait, so it queues them). Tests collect them in a l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import LiveTurn
 from spectui.config.history import Chat, Message
 from spectui.config.setup import Setup
 
+Severity = Literal["information", "warning", "error"]
 Span = tuple[str, str]  # (text, style): a style is a theme variable such as "$warning", or ""
 
 
@@ -20,7 +22,7 @@ Span = tuple[str, str]  # (text, style): a style is a theme variable such as "$w
 class Notice:
     text: str
     title: str = ""
-    severity: str = "information"  # information, warning or error
+    severity: Severity = "information"
     timeout: float | None = None
 
 

@@ -213,14 +213,6 @@ def verify(names: Iterable[str], console: Console) -> dict[str, bool]:
     return results
 
 
-def ensure_default_pair(console: Console) -> tuple[Path, Path]:
-    """Paths of the default target and draft, assembling whichever is missing."""
-    missing = [n for n in (DEFAULT_TARGET, DEFAULT_DRAFT) if not is_installed(n)]
-    if missing:
-        install(missing, console)
-    return model_path(DEFAULT_TARGET), model_path(DEFAULT_DRAFT)
-
-
 def user_path(value: str) -> Path:
     """A file the user named (a model that is not a catalog name, a preset), as a path
     (~ expanded); a UserError for one that no file can have (a NUL byte, an unknown ~user)."""

@@ -8,12 +8,13 @@ from pathlib import Path
 
 from spectui.config.embedded import resolve_model
 from spectui.config.setup import Setup
+from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit
 
 
 def open_session(
     setup: Setup, status: Callable[[str], object] = lambda s: None, console=None, types: tuple[str, ...] | None = None
-):
+) -> ChatSession:
     """Assemble embedded models if needed, load target and draft, build the Session; or,
     with `server`, connect to that llama-server (it runs the models and the speculation).
     `types`: every spec type the session will be asked to run (default: the setup's)."""

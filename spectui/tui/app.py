@@ -7,10 +7,12 @@ The app accepts an open session (tests load a model once per module) or a Setup 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from rich.console import Console
 from textual import work
 from textual.app import App
 
@@ -70,7 +72,7 @@ class SpecApp(ThemedApp):
             self.notify(
                 update.text,
                 title=update.title,
-                severity=update.severity,  # type: ignore[arg-type]
+                severity=update.severity,
                 timeout=update.timeout,
             )
         elif isinstance(update, Load):
@@ -85,7 +87,9 @@ class SpecApp(ThemedApp):
         post = self.post_message
         post(SessionLoading(f"preparing {model_label(models[0] if models else setup.model)}"))
         try:
-            session, setup, environment = load_session(setup, models, lambda s: post(SessionLoading(s)))
+            # an embedded model's assembly progress goes nowhere: the status line shows the load
+            quiet = Console(file=io.StringIO())
+            session, setup, environment = load_session(setup, models, lambda s: post(SessionLoading(s)), quiet)
         except UserError as e:
             post(SessionFailed(str(e)))
         except Exception as e:  # a llama.cpp failure must leave the app usable (switch preset)
@@ -106,9 +110,9 @@ class SpecApp(ThemedApp):
 
     def action_compare(self) -> None:
         chat = self.controller
-        if chat.start_compare() and chat.session is not None:
+        if (session := chat.start_compare()) is not None:
             self.push_screen(
-                ABScreen(chat.session, chat.setup, self.settings["show_rejected"], chat.trace_header("A/B")),
+                ABScreen(session, chat.setup, self.settings["show_rejected"], chat.trace_header("A/B")),
                 lambda _: chat.end_compare(),
             )
 

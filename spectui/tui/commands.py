@@ -151,7 +151,7 @@ COMMANDS = (
         "switch_models",
         "models",
         "Switch models…",
-        "Pick a target and a draft (embedded or recent GGUF files); the current pair answers until they load",
+        "Pick a target and a draft (embedded or recent GGUF files); the current pair stays until they load",
         chat=False,
     ),
     Command(

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from spectui.chat.ab import FALLBACK_B, ABRun, default_types
+from spectui.chat.controller import STOPPING
 from spectui.config.setup import Setup
 from spectui.engine.ab import NAMES, Verdict
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -49,6 +50,7 @@ class ABScreen(Screen):
         super().__init__()
         self.run = ABRun(session, setup.system, GenerationLimits(n_predict=setup.n_predict), trace_header)
         self.show_rejected = show_rejected
+        self.verdict: Verdict | None = None  # of the last run that finished both sides
 
     @property
     def running(self) -> bool:
@@ -98,12 +100,6 @@ class ABScreen(Screen):
     def panes(self) -> list[SidePane]:
         return list(self.query(SidePane))
 
-    @property
-    def verdict(self) -> Verdict | None:
-        return self._verdict
-
-    _verdict: Verdict | None = None
-
     # --- running ----------------------------------------------------------------------
 
     @on(Input.Submitted)
@@ -123,7 +119,7 @@ class ABScreen(Screen):
             return
         for pane in self.panes:
             await pane.clear()
-        self._verdict = None
+        self.verdict = None
         self.query_one("#ab-verdict", Static).update(Content.styled("running A…", "$accent"))
         self.run.start(prompt)
         self._run(specs)
@@ -162,7 +158,7 @@ class ABScreen(Screen):
         if isinstance(verdict, str):
             box.update(Content.styled(verdict, "$warning"))
         else:
-            self._verdict = verdict
+            self.verdict = verdict
             box.update(render_verdict(verdict, [t.message.config for t in self.run.turns if t is not None]))
 
     def action_save_trace(self) -> None:
@@ -180,9 +176,7 @@ class ABScreen(Screen):
 
     def action_stop_or_close(self) -> None:
         if self.run.stop():
-            self.query_one("#ab-verdict", Static).update(
-                Content.styled("stopping at the end of this round…", "$warning")
-            )
+            self.query_one("#ab-verdict", Static).update(Content.assemble(*STOPPING.spans))
         else:
             self.dismiss()
 

@@ -32,11 +32,11 @@ from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.markdown import last_code_block
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.queue import Outbox
+from spectui.tui.widgets.side_pane import PANEL_EVERY_S
 from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this long quits
-PANEL_EVERY_S = 1.0  # the stats panel redraws this often while an answer streams
 NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
@@ -156,7 +156,9 @@ class ChatScreen(Screen):
         status strip shows the configuration) and a compact footer, so neither is cut."""
         narrow = self.size.width < NARROW
         config, models = self.controller.header()
-        self.title, self.sub_title = (models.replace(" ⇠ draft ", " ⇠ "), "") if narrow else (config, models)
+        if narrow and self.controller.session is not None:  # else ("spectui", "loading…"): both fit
+            config, models = models.replace(" ⇠ draft ", " ⇠ "), ""
+        self.title, self.sub_title = config, models
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow

@@ -16,7 +16,7 @@ from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
-PANEL_EVERY_S = 1.0  # a side's numbers redraw this often while it streams
+PANEL_EVERY_S = 1.0  # a streaming answer's numbers (the chat's panel, a side's) redraw this often
 
 
 class SidePane(Vertical):
