@@ -395,3 +395,11 @@ def test_an_answer_ended_by_an_engine_error_is_kept_and_said(setup):
     notice = screen.of(Notice)[-1]
     assert (notice.title, notice.text, notice.severity) == ("Answer ended: error", "llama_decode returned -3", "error")
     assert controller.chat.messages[-1].stopped and controller.chat.messages[-1].content
+
+
+def test_settings_the_setup_refuses_are_said_and_change_nothing(setup):
+    controller, screen = make(setup)
+    controller.apply_settings({"spec_type": "no-such-type"})
+    notice = screen.of(Notice)[-1]
+    assert (notice.title, notice.severity) == ("Settings not changed", "error") and "no-such-type" in notice.text
+    assert controller.setup == setup

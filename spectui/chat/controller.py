@@ -556,7 +556,11 @@ class ChatController:
     def apply_settings(self, values: dict) -> None:
         """Speculation from the next round, sampling from the next answer; the system prompt
         and n-predict are read per answer."""
-        setup = self.setup.with_values(values)
+        try:
+            setup = self.setup.with_values(values)
+        except UserError as e:  # a value the settings screen let through but the setup refuses
+            self._notify(str(e), title="Settings not changed", severity="error")
+            return
         if self._apply(setup):
             self._notify(
                 ", ".join(f"{k.removeprefix('spec_').replace('_', '-')} {v!r}" for k, v in values.items()),
