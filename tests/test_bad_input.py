@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
-from spectui.cli.main import main
 from spectui.config import history
 from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
 from spectui.tui.commands import chat_entries
+from tests.cli_helpers import run_cli
 from tests.conftest import SMOL
 from tests.test_run_command import interruptible
 
@@ -54,16 +54,10 @@ def loaded(monkeypatch):
     monkeypatch.setattr(run_command, "open_session", refuse)
 
 
-def spectui(capsys, *argv: str) -> tuple[int, str]:
+def spectui(*argv: str) -> tuple[int, str]:
     """(exit code, stderr) of `spectui ARGV` run here; 0 where it reached the model loading."""
-    capsys.readouterr()
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse
-        code = e.code
-    except Loaded:
-        code = 0
-    return code, capsys.readouterr().err
+    r = run_cli(*argv, reached=Loaded)
+    return r.returncode, r.stderr
 
 
 def assert_clean(code: int, err: str, want: tuple[int, ...] = (0, 2)) -> None:
@@ -73,8 +67,8 @@ def assert_clean(code: int, err: str, want: tuple[int, ...] = (0, 2)) -> None:
     assert len([line for line in err.strip().splitlines() if not line.startswith("note: ")]) <= 1, err
 
 
-def refused(capsys, *argv: str, match: str = "") -> str:
-    code, err = spectui(capsys, *argv)
+def refused(*argv: str, match: str = "") -> str:
+    code, err = spectui(*argv)
     assert_clean(code, err, want=(2,))
     assert match in err
     return err
@@ -87,13 +81,13 @@ CHOICES = [o.flags[-1] for o in OPTIONS.values() if o.choices]
 
 
 @pytest.mark.parametrize("flag,kind", TYPED)
-def test_a_number_flag_given_text_is_one_line(capsys, loaded, flag, kind):
-    refused(capsys, *RUN, flag, "many", "hi", match=f"invalid {kind.__name__} value")
+def test_a_number_flag_given_text_is_one_line(loaded, flag, kind):
+    refused(*RUN, flag, "many", "hi", match=f"invalid {kind.__name__} value")
 
 
 @pytest.mark.parametrize("flag", CHOICES)
-def test_a_choice_flag_given_another_word_is_one_line(capsys, loaded, flag):
-    refused(capsys, *RUN, flag, "bogus", "hi", match="invalid choice")
+def test_a_choice_flag_given_another_word_is_one_line(loaded, flag):
+    refused(*RUN, flag, "bogus", "hi", match="invalid choice")
 
 
 @pytest.mark.parametrize(
@@ -121,8 +115,8 @@ def test_a_choice_flag_given_another_word_is_one_line(capsys, loaded, flag):
         (["--system", "caf\udce9"], "--system is not UTF-8"),
     ],
 )
-def test_out_of_range_values_are_refused_before_loading(capsys, loaded, flags, match):
-    refused(capsys, *RUN, *flags, "hi", match=match)
+def test_out_of_range_values_are_refused_before_loading(loaded, flags, match):
+    refused(*RUN, *flags, "hi", match=match)
 
 
 @pytest.mark.parametrize(
@@ -137,8 +131,8 @@ def test_out_of_range_values_are_refused_before_loading(capsys, loaded, flags, m
         ["-ngl", "-7"],
     ],
 )
-def test_values_llama_cpp_accepts_are_accepted(capsys, loaded, flags):
-    assert spectui(capsys, *RUN, *flags, "hi") == (0, "")
+def test_values_llama_cpp_accepts_are_accepted(loaded, flags):
+    assert spectui(*RUN, *flags, "hi") == (0, "")
 
 
 @FEW
@@ -146,14 +140,14 @@ def test_values_llama_cpp_accepts_are_accepted(capsys, loaded, flags):
     flag=st.sampled_from([o.flags[-1] for o in OPTIONS.values()]),
     value=st.one_of(st.integers(-(2**70), 2**70).map(str), st.floats().map(str), st.text(max_size=12)),
 )
-def test_any_value_of_any_flag_is_accepted_or_one_line(capsys, loaded, flag, value):
-    code, err = spectui(capsys, *RUN, f"{flag}={value}", "hi")
+def test_any_value_of_any_flag_is_accepted_or_one_line(loaded, flag, value):
+    code, err = spectui(*RUN, f"{flag}={value}", "hi")
     assert_clean(code, err)
 
 
-def test_a_bad_command_or_flag_is_one_line_not_the_usage(capsys):
+def test_a_bad_command_or_flag_is_one_line_not_the_usage():
     for argv in (["models", "frobnicate"], ["run", "--no-such-flag"], ["presets"], ["bench", "--repeat", "x"]):
-        code, err = spectui(capsys, *argv)
+        code, err = spectui(*argv)
         assert_clean(code, err, want=(2,))
         assert "usage:" not in err and "--help" in err
 
@@ -164,50 +158,50 @@ def test_a_bad_command_or_flag_is_one_line_not_the_usage(capsys):
 @pytest.mark.parametrize(
     "content,match", [(None, "not found"), (b"", "empty"), (b"\x00" * 64, "not a GGUF"), ("dir", "not a file")]
 )
-def test_bad_model_files_fail_before_loading(capsys, tmp_path, content, match):
+def test_bad_model_files_fail_before_loading(tmp_path, content, match):
     path = tmp_path / "m.gguf"
     if content == "dir":
         path.mkdir()
     elif content is not None:
         path.write_bytes(content)
-    refused(capsys, *RUN, "-m", str(path), "hi", match=match)
-    refused(capsys, *RUN, "-md", str(path), "hi", match=match)
+    refused(*RUN, "-m", str(path), "hi", match=match)
+    refused(*RUN, "-md", str(path), "hi", match=match)
 
 
-def test_a_path_no_file_can_have(capsys):
-    refused(capsys, *RUN, "-m", "~nosuchuser_x/m.gguf", "hi", match="cannot be a file path")
+def test_a_path_no_file_can_have():
+    refused(*RUN, "-m", "~nosuchuser_x/m.gguf", "hi", match="cannot be a file path")
 
 
 @FEW
 @given(data=st.binary(max_size=200))
-def test_a_gguf_with_a_garbage_header_is_one_line(capsys, tmp_path, data):
+def test_a_gguf_with_a_garbage_header_is_one_line(tmp_path, data):
     path = tmp_path / "garbage.gguf"
     path.write_bytes(b"GGUF" + data)
-    refused(capsys, *RUN, "-m", str(path), "hi")
+    refused(*RUN, "-m", str(path), "hi")
 
 
-def test_a_draft_model_with_ngram_types_is_not_loaded(capsys, monkeypatch):
+def test_a_draft_model_with_ngram_types_is_not_loaded(monkeypatch):
     seen = []
     monkeypatch.setattr(
         run_command, "open_session", lambda setup, **kw: seen.append(setup) or (_ for _ in ()).throw(Loaded)
     )
-    code, err = spectui(capsys, *RUN, "-md", SMOL, "--spec-type", "ngram-mod", "hi")
+    code, err = spectui(*RUN, "-md", SMOL, "--spec-type", "ngram-mod", "hi")
     assert code == 0 and seen[0].model_draft is None
     assert err.strip() == "note: the draft model (-md) is unused with --spec-type ngram-mod: not loading it"
-    code, err = spectui(capsys, *RUN, "-md", SMOL, "--spec-type", "auto", "hi")  # auto may draft with it
+    code, err = spectui(*RUN, "-md", SMOL, "--spec-type", "auto", "hi")  # auto may draft with it
     assert code == 0 and seen[1].model_draft == SMOL and err == ""
 
 
 # --- prompts ----------------------------------------------------------------------------
 
 
-def test_prompt_sources_that_are_not_utf8_name_themselves(capsys, loaded, tmp_path, monkeypatch):
+def test_prompt_sources_that_are_not_utf8_name_themselves(loaded, tmp_path, monkeypatch):
     p = tmp_path / "p.txt"
     p.write_bytes(b"hello \xff")
-    refused(capsys, *RUN, "-f", str(p), match=f"prompt file {p} is not UTF-8 text (byte 0xff at offset 6)")
-    refused(capsys, *RUN, "hello \udcff", match="the prompt argument is not UTF-8")
+    refused(*RUN, "-f", str(p), match=f"prompt file {p} is not UTF-8 text (byte 0xff at offset 6)")
+    refused(*RUN, "hello \udcff", match="the prompt argument is not UTF-8")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"caf\xe9 au lait")))
-    refused(capsys, *RUN, match="the prompt on stdin is not UTF-8 text (byte 0xe9 at offset 3)")
+    refused(*RUN, match="the prompt on stdin is not UTF-8 text (byte 0xe9 at offset 3)")
 
 
 @pytest.mark.parametrize(
@@ -219,33 +213,31 @@ def test_prompt_sources_that_are_not_utf8_name_themselves(capsys, loaded, tmp_pa
         ("dir", "cannot read prompt file"),
     ],
 )
-def test_missing_empty_or_directory_prompt_files(capsys, loaded, tmp_path, content, match):
+def test_missing_empty_or_directory_prompt_files(loaded, tmp_path, content, match):
     p = tmp_path / "p.txt"
     if content == "dir":
         p.mkdir()
     elif content is not None:
         p.write_bytes(content)
-    refused(capsys, *RUN, "-f", str(p), match=match)
+    refused(*RUN, "-f", str(p), match=match)
 
 
 @FEW
 @given(data=st.binary(min_size=1, max_size=64))
-def test_any_bytes_as_a_prompt_file(capsys, loaded, tmp_path, data):
+def test_any_bytes_as_a_prompt_file(loaded, tmp_path, data):
     p = tmp_path / "p.bin"
     p.write_bytes(data)
-    assert_clean(*spectui(capsys, *RUN, "-f", str(p)))
+    assert_clean(*spectui(*RUN, "-f", str(p)))
 
 
-def test_bench_input_files(capsys, tmp_path):
+def test_bench_input_files(tmp_path):
     binary = tmp_path / "b.json"
     binary.write_bytes(b"\xff\x00\x01")
-    refused(capsys, "bench", "compare", str(tmp_path / "missing.json"), str(binary), match="cannot read")
-    refused(capsys, "bench", "compare", str(binary), str(binary), match="not JSON")
+    refused("bench", "compare", str(tmp_path / "missing.json"), str(binary), match="cannot read")
+    refused("bench", "compare", str(binary), str(binary), match="not JSON")
     prompts = tmp_path / "p.toml"
     prompts.write_bytes(b"\xff")
-    refused(
-        capsys, "bench", "--preset", "smollm2", "--prompts", str(prompts), match=f"prompts file {prompts} is not UTF-8"
-    )
+    refused("bench", "--preset", "smollm2", "--prompts", str(prompts), match=f"prompts file {prompts} is not UTF-8")
 
 
 # --- presets, themes and chats ----------------------------------------------------------
@@ -262,28 +254,28 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("kind", BROKEN)
-def test_a_broken_user_preset_is_skipped_by_list_and_refused_when_used(capsys, dirs, kind):
+def test_a_broken_user_preset_is_skipped_by_list_and_refused_when_used(dirs, kind):
     folder = dirs / "config" / "presets"
     folder.mkdir(parents=True)
     (folder / f"{kind}.toml").write_bytes(BROKEN[kind])
-    code, out = main(["presets", "list"]), capsys.readouterr()
-    assert code == 0 and "smollm2" in out.out and kind not in out.out
-    assert out.err.startswith(f"warning: preset '{kind}' skipped:") and len(out.err.strip().splitlines()) == 1
+    out = run_cli("presets", "list")
+    assert out.returncode == 0 and "smollm2" in out.stdout and kind not in out.stdout
+    assert out.stderr.startswith(f"warning: preset '{kind}' skipped:") and len(out.stderr.strip().splitlines()) == 1
     if kind in ("binary", "latin1"):  # show prints any other file, with what is wrong in a comment
-        refused(capsys, "presets", "show", kind, match=f"preset {folder / kind}.toml is not UTF-8")
-    refused(capsys, *RUN, "--preset", kind, "hi", match=kind)
+        refused("presets", "show", kind, match=f"preset {folder / kind}.toml is not UTF-8")
+    refused(*RUN, "--preset", kind, "hi", match=kind)
 
 
 @FEW
 @given(data=st.binary(max_size=120))
-def test_any_bytes_as_a_preset_or_theme(capsys, dirs, data):
+def test_any_bytes_as_a_preset_or_theme(dirs, data):
     for sub in ("presets", "themes"):
         (dirs / "config" / sub).mkdir(parents=True, exist_ok=True)
         (dirs / "config" / sub / "fuzz.toml").write_bytes(data)
-    code, out = main(["presets", "list"]), capsys.readouterr()
-    assert code == 0 and "Traceback" not in out.err and len(out.err.strip().splitlines()) <= 1
+    out = run_cli("presets", "list")
+    assert out.returncode == 0 and "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) <= 1
     load_themes()  # never raises: a broken theme is a message
-    assert_clean(*spectui(capsys, *RUN, "--preset", "fuzz", "--log-file", str(dirs), "hi"), want=(2,))
+    assert_clean(*spectui(*RUN, "--preset", "fuzz", "--log-file", str(dirs), "hi"), want=(2,))
 
 
 CHAT = {"id": "c1", "title": "t", "created": 1.0, "updated": 2.0, "messages": [{"role": "user", "content": "hi"}]}

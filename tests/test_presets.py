@@ -3,8 +3,6 @@ the line or key, and the fix."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from spectui.cli.main import build_parser
@@ -14,7 +12,7 @@ from spectui.config.resolve import resolve
 from spectui.config.setup import Setup, kept_across_presets
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig
-from tests.test_run_command import spectui
+from tests.cli_helpers import run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +65,7 @@ def test_bad_presets_name_file_and_key(config_dir, text, match):
 
 def test_a_bad_preset_stops_the_cli_before_anything_starts(config_dir):
     write_user(config_dir, "bad", "spec_typo = 1\n")
-    r = spectui("run", "--preset", "bad", "hello")
+    r = run_cli("run", "--preset", "bad", "hello")
     assert r.returncode == 2 and "unknown key 'spec_typo'" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -94,7 +92,7 @@ def test_save_user_preset_round_trips_atomically(config_dir):
 
 
 def test_presets_cli_list_and_show(tmp_path):
-    r = spectui("presets", "list", env={"COLUMNS": "80", "SPECTUI_CONFIG_DIR": str(tmp_path)})
+    r = run_cli("presets", "list", env={"COLUMNS": "80", "SPECTUI_CONFIG_DIR": str(tmp_path)})
     assert r.returncode == 0 and r.stderr == ""
     rows = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.strip()}
     for template in ("qwen3-8b-dspark", "qwen3-8b-dflash", "qwen3-8b-eagle3", "gemma4-12b-dspark"):
@@ -103,9 +101,9 @@ def test_presets_cli_list_and_show(tmp_path):
     # the folders in full, never cut to a prefix
     assert f"user presets (they win): {tmp_path / 'presets'}/NAME.toml" in r.stdout
     assert f"shipped presets: {presets.shipped_dir('presets')}/NAME.toml" in r.stdout
-    r = spectui("presets", "show", "ngram")
+    r = run_cli("presets", "show", "ngram")
     assert r.returncode == 0 and 'spec_type = "ngram-mod"' in r.stdout
-    r = spectui("presets", "show", "nope")
+    r = run_cli("presets", "show", "nope")
     assert r.returncode == 2 and "unknown preset 'nope'" in r.stderr
 
 
@@ -113,8 +111,7 @@ def test_presets_show_is_a_preset_file_at_any_width(tmp_path):
     """`show NAME > p.toml` gives a file tomllib reads back to the preset's own values,
     however long its lines (a template's description) and however narrow the terminal."""
     names = list(presets.available())
-    with ThreadPoolExecutor(2) as pool:  # independent processes: two at a time
-        shown = list(pool.map(lambda name: spectui("presets", "show", name, env={"COLUMNS": "40"}), names))
+    shown = [run_cli("presets", "show", name, env={"COLUMNS": "40"}) for name in names]
     for name, r in zip(names, shown):
         assert r.returncode == 0, r.stderr
         copy = tmp_path / f"{name}.toml"

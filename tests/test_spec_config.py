@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig, parse_types
-from tests.test_run_command import spectui
+from tests.cli_helpers import run_cli
 
 
 def test_combined_types_follow_llama_cpp_priority_not_the_typed_order():
@@ -53,8 +51,7 @@ def test_cli_refusals_are_one_line_with_exit_code_2():
         ("--preset", "smollm2", "-t", "0"),
         ("--preset", "smollm2", "-t", "-2"),
     )
-    with ThreadPoolExecutor(2) as pool:  # independent processes: two at a time
-        runs = list(pool.map(lambda args: spectui("run", *args, "hello"), refused))
+    runs = [run_cli("run", *args, "hello") for args in refused]
     for args, r in zip(refused, runs):
         assert r.returncode == 2, (args, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().startswith("error:"), r.stderr
@@ -63,7 +60,7 @@ def test_cli_refusals_are_one_line_with_exit_code_2():
 def test_the_spec_type_help_names_every_type():
     from spectui.llama.spec_config import ALL_TYPES
 
-    r = spectui("run", "--help", env={"COLUMNS": "2000"})
+    r = run_cli("run", "--help", env={"COLUMNS": "2000"})
     lines = r.stdout.splitlines()
     [at] = [i for i, ln in enumerate(lines) if ln.strip().startswith("--spec-type SPEC_TYPE")]
     text = " " + " ".join(lines[at : at + 2])  # the help may start on the flag's line or the next

@@ -18,6 +18,7 @@ from spectui.config import history
 from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
 from spectui.tui.app import SpecApp
+from spectui.tui.screens import chat as chat_screen
 from tests.fake_session import FakeSession
 from tests.tui_helpers import LONG, answered, send, sync, until
 
@@ -32,7 +33,8 @@ def slow_app() -> SpecApp:
 
 
 @sync
-async def test_ctrl_c_stops_the_answer_then_quits():
+async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
+    monkeypatch.setattr(chat_screen, "QUIT_WINDOW_S", 0.6)  # the window shortened, so the test waits less
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
@@ -40,7 +42,7 @@ async def test_ctrl_c_stops_the_answer_then_quits():
         await pilot.press("ctrl+c")
         await answered(pilot, app)
         assert app.controller.turn.end.stop_reason == StopReason.CANCELLED and not app._exit
-        await pilot.pause(2.1)  # a while later, one press only warns
+        await pilot.pause(0.7)  # a while later, one press only warns
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert not app._exit

@@ -1,0 +1,41 @@
+"""`spectui ARGV` run in this process: the same `main` a user's command reaches, without the
+half second each child process spends importing (tests/test_run_command.py keeps the real
+processes, where the process itself is what is tested)."""
+
+from __future__ import annotations
+
+import io
+import os
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from unittest import mock
+
+from spectui.cli.main import main
+
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*argv: str, env: dict[str, str | None] | None = None, reached: type[BaseException] | None = None) -> Ran:
+    """`env`: variables set on top of ours (None: unset); `reached`: an exception a test raises
+    where the command got past its checks (it counts as exit code 0)."""
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ), redirect_stdout(out), redirect_stderr(err):
+        for key, value in (env or {}).items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        try:
+            code = main(list(argv))
+        except SystemExit as e:  # argparse's --help and its refusals
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException as e:
+            if reached is None or not isinstance(e, reached):
+                raise
+            code = 0
+    return Ran(code, out.getvalue(), err.getvalue())
