@@ -57,14 +57,17 @@ def synthetic(tmp_path_factory):
 
 @pytest.fixture
 def dirs(tmp_path, monkeypatch):
-    """Own config and data dirs, tmp_path as the working directory, a fixed memory line
-    (the Pilot modules use it for every test: pytestmark = pytest.mark.usefixtures("dirs"))."""
+    """Own config and data dirs, tmp_path as the working directory, a fixed memory line, the
+    desktop's clipboard left alone (the Pilot modules use it for every test:
+    pytestmark = pytest.mark.usefixtures("dirs"))."""
     from spectui.tui import app as app_module
+    from spectui.tui.screens import chat as chat_screen
 
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
+    monkeypatch.setattr(chat_screen, "copy_elsewhere", lambda text: (None, False))  # not the desktop's clipboard
     return tmp_path
 
 

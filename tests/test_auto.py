@@ -61,11 +61,16 @@ def test_long_ngram_drafts_on_repetition_where_batches_are_cheap():
     assert d.source == NGRAM and d.k >= 12
 
 
-def test_ngram_draft_is_capped_by_the_candidate_and_n_max():
+def test_ngram_draft_is_capped_by_its_candidate_and_n_max_by_the_draft_model():
     d = decide(GPU, {NGRAM: flat(0.99), DRAFT: flat(0.0)}, ngram_len=5, has_draft=False, n_max=16)
     assert (d.source, d.k) == (NGRAM, 5)
+    # n-max bounds the draft model; the candidate, its own sizes (as a fixed n-gram type's)
     d = decide(GPU, {NGRAM: flat(0.99), DRAFT: flat(0.0)}, ngram_len=30, has_draft=False, n_max=3)
-    assert (d.source, d.k) == (NGRAM, 3)
+    assert (d.source, d.k) == (NGRAM, 30)
+    d = decide(GPU, {NGRAM: flat(0.0), DRAFT: flat(0.99)}, ngram_len=30, has_draft=True, n_max=3)
+    assert (d.source, d.k) == (DRAFT, 3)
+    # no room for the draft model: the n-gram candidate still may draft
+    assert Controller().choose(ngram_len=4, has_draft=True, n_max=0).reason != "no room to draft"
 
 
 def _round(c: Controller, accept_draft: int = 2, behind: int = 0, sync: float = 0.009):

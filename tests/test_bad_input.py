@@ -98,6 +98,7 @@ def test_a_choice_flag_given_another_word_is_one_line(loaded, flag):
         (["-c", "64"], "at least 256"),
         (["-b", "0"], "--batch-size must be at least 1"),
         (["-t", "0"], "--threads must be at least 1"),
+        (["-t", "10000"], "more than the"),
         (["-n", "0"], "--n-predict must be at least 1"),
         (["-n", "-2"], "--n-predict"),
         (["--seed", "-5"], "--seed must be 0 or more"),

@@ -153,7 +153,7 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
         fake_run("ngram-simple n=3", QA_A, 0, 11.0, drafted=3, accepted=3),
     ]
     rows = results.aggregate(runs, configs, {"ko/qa": 1}, repeat=1)
-    protocol = {"temp": 0.0, "verify": "match", "n_predict": 4}
+    protocol = {"temp": 0.0, "verify": "match", "n_predict": 4, "repeat": 3}
     v = verdict.verdict("ko/qa", rows, protocol, {"gpus": []})
     # ngram-mod's 1.2x is the baseline's work measured twice: +-20% is the noise here
     assert v["best"] == v["best_speculative"] == "ngram-simple n=3"
@@ -164,6 +164,9 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
     slower = [fake_run("none", QA_A, 0, 10.0), fake_run("ngram-simple n=3", QA_A, 0, 5.0, drafted=3, accepted=0)]
     v = verdict.verdict("ko/qa", results.aggregate(slower, configs, {"ko/qa": 1}, 1), protocol, {"gpus": []})
     assert v["pays_off"] == "no" and "low acceptance" in v["summary"]
+    # one run per prompt: no repeats, so no noise to judge against
+    once = verdict.verdict("ko/qa", rows, {**protocol, "repeat": 1}, {"gpus": []})
+    assert once["noise"] is None and once["pays_off"] == "unknown" and "the noise is unknown" in once["summary"]
 
 
 def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
@@ -550,6 +553,12 @@ def test_tiny_run_csv_markdown_and_screen(tiny):
     console.print(report.render(doc))
     screen = console.export_text()
     assert "draft-simple n=2" in screen and "auto n=2: rounds drafted by" in screen
+    narrow = Console(record=True, width=80)
+    narrow.print(report.render(doc))
+    assert "…" not in narrow.export_text()  # every table readable at 80 columns, no cell cut
+    ran = "models smollm2-135m-instruct-q4_1 + smollm2-135m-instruct-q4_1, other settings from preset smollm2"
+    assert ran in md and "the shipped prompts: English (--lang all for both), category all, 2 repeats" in md
+    assert ran.replace(" ", "") in "".join(screen.split())  # wrapped on screen, maybe inside a name
 
 
 @pytest.mark.model

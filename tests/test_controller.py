@@ -201,6 +201,23 @@ def test_model_switch_loads_in_the_background_messages_wait_and_a_failure_keeps_
     assert isinstance(screen.updates[-1], ConfigShown)
 
 
+def test_a_preset_switch_keeps_what_the_preset_does_not_set_and_says_what_changed(setup):
+    """f5: the preset's models and speculation; the temperature from f10, the system prompt
+    and n-predict of a resumed chat stay; the notice once loaded lists the changes."""
+    controller, screen = make(replace(setup, n_predict=7, system="be brief"))
+    controller.apply_settings({"temp": 0.5})
+    controller.load_preset("ngram")
+    load = screen.of(Load)[-1]
+    assert (load.setup.temp, load.setup.n_predict, load.setup.system) == (0.5, 7, "be brief")
+    assert load.setup.spec.types == ("ngram-mod",) and load.setup.model_draft is None
+    [said] = [n for n in load.setup.notes if n.startswith("preset ngram: ")]
+    assert "spec_type draft-simple → ngram-mod" in said and "temp" not in said
+    controller.session_loaded(FakeSession(spec=load.setup.spec, draft=False), load.setup, {})
+    assert said in [n.text for n in screen.of(Notice)]
+    controller.load_preset("no-such-preset")  # resolved first: an error loads nothing
+    assert screen.of(Load)[-1] is load and "no-such-preset" in screen.of(Notice)[-1].text
+
+
 def test_open_chat_shows_it_and_restores_its_settings(setup):
     controller, screen = make(setup)
     saved = history.new_chat("smollm2")
@@ -280,7 +297,7 @@ def test_a_none_turn_becomes_the_speed_baseline(setup):
     controller.set_spec_type("none")
     controller.submit("hi")
     screen.run(controller)
-    assert controller.panel_state().baseline == controller.turn.message.stats["tok_per_s"] > 0
+    assert controller.panel_state().baseline.tok_s == controller.turn.message.stats["tok_per_s"] > 0
 
 
 def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):

@@ -187,6 +187,21 @@ def test_auto_drafting_with_the_draft_model_keeps_greedy_output(smol, baseline):
     assert_agrees(smol, end(events).tokens, end(baseline).tokens)
 
 
+def test_auto_takes_ngram_drafts_up_to_their_own_sizes_not_n_max(smol, baseline):
+    """--spec-draft-n-max bounds auto's draft model, not its n-gram candidate, which its
+    sizes bound as ngram-simple's own draft: with batches made to look free, auto takes
+    long n-gram drafts on a rewrite, output unchanged."""
+    s = Session(smol, None, ContextParams(n_ctx=2048), sampling=GREEDY)
+    try:
+        s._auto.verify = {b: 0.01 for b in range(1, 64)}
+        events = run(s, SpecConfig(types=("auto",), draft_n_max=2))
+    finally:
+        s.close()
+    used = [r for r in rounds(events) if r.spec_type == "ngram-simple"]
+    assert max(r.n_drafted for r in used) > 2
+    assert_agrees(smol, end(events).tokens, end(baseline).tokens)
+
+
 def test_every_token_is_the_argmax_of_its_verify_row(session):
     session.configure(SpecConfig(types=("draft-simple",), draft_n_max=4))
     session.keep_logits = True
@@ -243,6 +258,21 @@ def test_sources_and_overlay_fields(session):
         assert 0 < r.t_llama <= r.t_draft + r.t_verify + r.t_other + 1e-9
         previous = r.t
     assert end(events).text.startswith("".join(t.piece for r in rs for t in r.tokens))  # the overlay is the answer
+
+
+def test_a_draft_past_the_end_of_the_answer_is_neither_drafted_nor_accepted(session):
+    """SmolLM2 drafting for itself drafts the end of generation too, and the target accepts
+    it: the last round reports its draft up to the end, so every round's accepted count is
+    the draft tokens it put in the answer (llama.cpp would count the end token as well)."""
+    short = [{"role": "user", "content": "Say hello in three words."}]
+    events = run(session, SpecConfig(types=("draft-simple",), draft_n_max=8), messages=short, n=64)
+    assert end(events).stop_reason == StopReason.EOS
+    rs = rounds(events)
+    for r in rs:
+        assert r.n_accepted == sum(t.source == Source.DRAFT for t in r.tokens), f"round {r.index}"
+    last = rs[-1]
+    assert last.n_drafted > 0 and last.n_accepted == last.n_drafted and last.rejected == ()
+    assert len(last.tokens) == last.n_accepted  # the end token was drafted: no target token after it
 
 
 def test_live_change_mid_answer_is_attributed_to_the_new_type(session):

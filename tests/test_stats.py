@@ -2,6 +2,7 @@
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -303,3 +304,18 @@ def test_p50_p95_are_numpys_linear_percentiles(samples):
     want = np.percentile(samples, [50, 95], method="linear")
     assert p50_p95(samples) == pytest.approx(tuple(want), rel=1e-12, abs=1e-12)
     assert p50_p95([]) == (None, None)
+
+
+def test_overhead_is_never_negative_when_llama_cpp_timings_exceed_the_wall_clock():
+    """A server reports its own timings, a little more than the client's clock saw: 0, not -0.00."""
+    events = [
+        TurnStart(t=0.0, n_prompt=3, n_prompt_decoded=3, n_ctx=64, config={}),
+        PromptDone(t=1.0, t_prompt=1.0),
+        replace(rnd(t=1.5), t_llama=0.6),
+        replace(rnd(t=2.0), t_llama=0.6),
+    ]
+    assert timing(events).overhead_ms_per_round == 0.0
+    events[-1] = replace(rnd(t=2.0), t_llama=0.4)
+    assert timing(events).overhead_ms_per_round == pytest.approx(1000 * (1.0 - 1.0) / 2)
+    events[-1] = replace(rnd(t=2.2), t_llama=0.4)
+    assert timing(events).overhead_ms_per_round == pytest.approx(1000 * (1.2 - 1.0) / 2)

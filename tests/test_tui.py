@@ -18,12 +18,11 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
-from spectui.chat.panel import PanelState
+from spectui.chat.panel import PanelState, speedup_reading
 from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
-from spectui.chat.turn import LiveTurn
+from spectui.chat.turn import Baseline, LiveTurn
 from spectui.cli.run import generate_in_thread
 from spectui.config import history, settings
-from spectui.config.options import overrides_from
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -268,12 +267,12 @@ async def test_speedup_against_a_none_baseline(fresh, setup):
         app.controller.set_spec_type("none")
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        assert app.controller.panel_state().baseline == app.controller.chat.messages[-1].stats["tok_per_s"]
+        assert app.controller.panel_state().baseline.tok_s == app.controller.chat.messages[-1].stats["tok_per_s"]
         assert "baseline turn" in app.query_one("#stats").visual.plain
         app.controller.set_spec_type("draft-simple")
         await send(pilot, app, "And one that multiplies them.")
         await answered(pilot, app)
-        assert f"vs {app.controller.panel_state().baseline:.1f} tok/s" in app.query_one("#stats").visual.plain
+        assert "1 none answer: noise unknown" in app.query_one("#stats").visual.plain
 
 
 @sync
@@ -301,6 +300,8 @@ async def test_resumed_chat_views_copy_and_export(fake, setup, dirs):
 
         await app.run_action("copy_answer", app.chat_screen)
         assert app.clipboard == chat.messages[-1].content
+        await pilot.pause()
+        assert any(n.message.startswith("Sent the last answer") and "OSC 52" in n.message for n in app._notifications)
 
         await pilot.press("ctrl+s")
         text = (dirs / f"spectui-chat-{chat.id}.md").read_text()
@@ -480,7 +481,7 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
 @sync
 @pytest.mark.model
 async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh, setup):
-    app = SpecApp(setup, session=fresh, overrides=overrides_from(chat_args("-n", "7", "--spec-type", "ngram-mod")))
+    app = SpecApp(resolved(chat_args("-n", "7", "--spec-type", "ngram-mod")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         app.controller.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
         await pilot.pause()
@@ -492,6 +493,7 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
         )
         assert app.controller.setup.n_predict == 7 and app.controller.setup.temp == 0  # kept from the command line
         assert app.controller.session.spec.label == "draft-simple"  # the preset's, not the flag's
+        assert any(n.message.startswith("preset smollm2: ") for n in app._notifications)
         assert app.chat_screen.title.startswith("draft-simple")
         app.controller.close()
 
@@ -627,7 +629,7 @@ def test_panel_text_and_sparkline_marks_config_changes():
             spec=SpecConfig(types=("draft-simple",)),
             verify="greedy",
             events=events,
-            baseline=5.0,
+            baseline=Baseline(5.0, 0.1, 3),
             n_ctx=100,
             n_past=20,
             memory="GPU: none (CPU)\nRSS 1 MiB",
@@ -639,7 +641,8 @@ def test_panel_text_and_sparkline_marks_config_changes():
         "tok/s last 10",
         "mean acc. len",
         "#1",
-        "×2.00 vs 5.0 tok/s",
+        "×2.00",
+        "none varied 10% over 3 answers",
         "20 / 100",
         "GPU: none (CPU)",
         "RSS 1 MiB",
@@ -648,7 +651,20 @@ def test_panel_text_and_sparkline_marks_config_changes():
         assert expected in text
     assert max(len(line) for line in text.splitlines()) <= PanelState.width  # nothing wraps
     hint = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)).plain
-    assert "to measure" in hint
+    assert "measure: none (ctrl+t), ask" in hint
+
+
+def test_a_speedup_is_shown_no_surer_than_its_data():
+    within = Baseline(10.0, 0.08, 4)
+    assert speedup_reading(13.0, 50, within, replay=False) == ("×1.30", "none varied 8% over 4 answers")
+    assert speedup_reading(10.5, 50, within, replay=False) == ("no measurable diff.", "×1.05, within none's 8%")
+    assert speedup_reading(13.0, 50, Baseline(10.0, None, 1), replay=False) == (
+        "×1.30?",
+        "1 none answer: noise unknown",
+    )
+    assert speedup_reading(13.0, 0, within, replay=False) == ("-", "drafted nothing: no speedup")
+    assert speedup_reading(13.0, 50, None, replay=True) == ("-", "no none answer before this one")
+    assert Baseline.of([9.0, 10.0, 11.0]) == Baseline(10.0, 0.2, 3) and Baseline.of([]) is None
 
 
 @pytest.mark.parametrize("types", [("none",), ("draft-simple",)])

@@ -17,6 +17,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.widgets.message import AnswerChunk
 from spectui.tui.widgets.side_pane import SidePane
+from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession
 from tests.tui_helpers import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
 
@@ -67,7 +68,7 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         v = screen.verdict
         assert v.speedup == pytest.approx(sb.timing.tok_per_s / sa.timing.tok_per_s)
         text = screen.query_one("#ab-verdict").visual.plain
-        assert f"speedup of B over A ×{v.speedup:.2f}" in text
+        assert f"speedup of B over A ×{v.speedup:.2f} from 1 run each: noise unknown" in text
         assert (
             "A - (nothing drafted)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
         )
@@ -175,8 +176,9 @@ def test_verdict_identical_speedup_and_acceptance():
     a = run_events("none", list(range(12)), 1, 0, 10.0)
     b = run_events("draft-simple", list(range(12)), 3, 3, 25.0)
     v = compare(a, b)
-    assert v.identical and v.greedy and v.notes == ()
+    assert v.identical and v.greedy and v.notes == () and v.drafted_nothing == ()
     assert v.speedup == pytest.approx(2.5)
+    assert "×2.50 from 1 run each: noise unknown" in render_verdict(v, ["none", "draft-simple n-max 3"]).plain
     assert v.summaries[0].acceptance_rate is None
     assert v.summaries[1].acceptance_rate == pytest.approx(2 / 3)
 
@@ -191,6 +193,9 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     assert v.speedup == pytest.approx(0.5)
     notes = " ".join(v.notes)
     assert "A (ngram-simple) drafted nothing" in notes and "B ended early (cancelled)" in notes
+    assert v.drafted_nothing == ("A",)  # no speedup is claimed for plain decoding under another name
+    shown = render_verdict(v, ["ngram-simple", "draft-simple n-max 2"]).plain
+    assert "speedup of B over A - A drafted nothing" in shown and "×0.50" not in shown
     assert "near-tie" in notes
 
     prefix = compare(run_events("none", [1, 2, 3], 1, 0, 1.0), run_events("none", [1, 2], 1, 0, 1.0))

@@ -383,8 +383,8 @@ def test_markdown_in_the_overlay_keeps_the_colours_and_the_text():
     ]
     overlay = overlay_content(segments)
     shown = render_markdown(segments)
-    # the fence is found in the answer's text, though a rejected draft precedes it on screen
-    assert shown.plain.split("\n") == ["## Steps", "• one **two**", "ZZ╭──py", "x = 1", "╰──", "Use `x`."]
+    # the fence is found in the answer's text; the rejected draft before it ends the line above
+    assert shown.plain.split("\n") == ["## Steps", "• one **two**ZZ", "╭──py", "x = 1", "╰──", "Use `x`."]
     assert len(shown.plain) == len(overlay.plain)  # character for character
     assert "ZZ" not in render_markdown(segments, show_rejected=False).plain
 

@@ -149,6 +149,30 @@ async def test_an_ab_trace_replays_side_by_side_with_its_verdict():
         assert b.turn.running and not a.turn.running
 
 
+@sync
+async def test_an_ab_trace_plays_to_its_verdict_at_full_speed():
+    app = ReplayApp(ab_trace(), speed=10.0, playing=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: "speedup of B over A" in app.screen.query_one("#ab-verdict").visual.plain, 30)
+        a, b = app.screen.query("SidePane")
+        assert not a.turn.running and not b.turn.running
+
+
+@sync
+async def test_an_unexpected_error_ends_the_app_with_its_traceback_in_the_crash_log(dirs, monkeypatch, capsys):
+    app = ReplayApp(load_trace(), playing=False)
+    with pytest.raises(ZeroDivisionError):
+        async with app.run_test() as pilot:
+            app.call_later(lambda: 1 / 0)
+            await pilot.pause()
+    assert app.return_code == 1
+    log = (dirs / "data" / "crash.log").read_text(encoding="utf-8")
+    assert "ZeroDivisionError" in log and "Traceback" in log
+    monkeypatch.setattr(ReplayApp, "run", lambda self: setattr(self, "_return_code", 1))
+    assert ReplayApp(load_trace()).run_reporting() == 1
+    assert f"its traceback is in {dirs / 'data' / 'crash.log'}" in capsys.readouterr().err
+
+
 def test_replay_snapshot(snap_compare):
     async def at_end(pilot):
         await pilot.press("end")

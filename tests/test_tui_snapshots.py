@@ -90,6 +90,44 @@ def test_saved_chat_markdown_without_panel(snap_compare, session, setup):
     assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
+def rejected_newlines_chat() -> history.Chat:
+    """Rejected drafts that hold newlines inside a heading, a list and code: on screen they
+    stay inside their lines, and what is left reads as the answer."""
+    chat = history.new_chat("default")
+    segments = [
+        ("## Squares", "draft"),
+        ("\n\nHere", "rejected"),
+        ("\n\n", "target"),
+        ("Three fruits:\n", "draft"),
+        ("1. Apples\n2. Pears", "rejected"),
+        ("1. Bananas\n", "target"),
+        ("2. Figs\n\n", "draft"),
+        ("```python\ndef square(n", "draft"),
+        ("umber):\n    return number * number\n", "rejected"),
+        ("um):\n", "target"),
+        ("    return num", "ngram"),
+        (" **\n", "rejected"),
+        (" * num\n", "target"),
+        ("```\n", "draft"),
+    ]
+    chat.messages = [
+        history.Message("user", "A heading, a list of fruits, and a square function."),
+        history.Message(
+            "assistant",
+            "".join(t for t, k in segments if k != "rejected"),
+            segments=segments,
+            stats={"n_generated": 40, "acceptance_rate": 0.6, "tok_per_s": 20.5, "stop_reason": "eos"},
+            config="draft-simple n-max 3",
+        ),
+    ]
+    return chat
+
+
+def test_saved_chat_rejected_newlines(snap_compare, session, setup):
+    chat = rejected_newlines_chat()
+    assert snap_compare(SpecApp(setup, session=session, chat=chat), terminal_size=SIZE, run_before=steady)
+
+
 def test_help_screen(snap_compare, session, setup):
     assert snap_compare(SpecApp(setup, session=session), press=["f1"], terminal_size=SIZE, run_before=steady)
 
@@ -169,6 +207,11 @@ async def replay_ab(pilot) -> None:
 
 def test_ab_screen_recorded_run(snap_compare, session, setup):
     assert snap_compare(SpecApp(setup, session=session), terminal_size=(140, 40), run_before=replay_ab)
+
+
+def test_ab_screen_recorded_run_80x24(snap_compare, session, setup):
+    """Below 100 columns and 30 rows the sides stack, compact: both answers show text."""
+    assert snap_compare(SpecApp(setup, session=session), terminal_size=(80, 24), run_before=replay_ab)
 
 
 def test_saved_chat_narrow_80x24(snap_compare, session, setup):

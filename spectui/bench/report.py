@@ -37,12 +37,12 @@ def _config(r: dict) -> str:
     return r["config"] + ("" if r["complete"] else " (partial)")
 
 
-# Two column sets, so each screen table fits 80 columns; the Markdown table has both.
+# Three column sets, so each screen table fits 80 columns; the Markdown table has them all.
 COLUMNS = (
     ("config", _config),
     ("tok/s", lambda r: _f(r["tok_per_s"], ".1f")),
     ("speedup", lambda r: "base" if r["config"] == "none" else _f(r["speedup"], ".2f", unit="x")),
-    ("accepted/drafted", _acceptance),
+    ("accepted / drafted", _acceptance),
     ("mean acc. len", lambda r: "-" if r["config"] == "none" else _f(r["mean_acceptance_length"], ".2f")),
     ("TTFT", lambda r: _f(r["ttft_s"], ".0f", 1000, " ms")),
 )
@@ -51,11 +51,14 @@ DETAIL_COLUMNS = (
     ("request p50/p95 (s)", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')}"),
     ("ITL p50/p95 (ms)", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)}"),
     ("overhead/round", lambda r: _f(r.get("overhead_ms_per_round"), ".2f", unit=" ms")),
+)
+OUTPUT_COLUMNS = (
+    ("config", _config),
     ("peak MiB", _memory),
     ("same as base", lambda r: "-" if r["config"] == "none" else _f(r["identical_share"], ".0%")),
     ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
 )
-ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:]
+ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:] + OUTPUT_COLUMNS[1:]
 
 
 def _groups(doc: dict) -> list[str]:
@@ -142,12 +145,28 @@ def _stopped(doc: dict) -> str:
     return f"{'failed' if doc['failed'] else 'interrupted'} ({doc['interrupted']})"
 
 
+LANGS = {"ko": "Korean", "en": "English", "all": "every language"}
+
+
+def run_line(doc: dict) -> str:
+    """What ran: the models, the preset the other settings came from, and which prompts."""
+    p, setup = doc["protocol"], doc["setup"]
+    models = " + ".join(m for m in (setup.get("model"), setup.get("model_draft")) if m)
+    prompts = "the shipped prompts" if p["prompts"] == "shipped" else p["prompts"]
+    lang = LANGS.get(p["lang"], p["lang"])
+    other = " (--lang all for both)" if p["prompts"] == "shipped" and p["lang"] != "all" else ""
+    return (
+        f"models {models or 'of the server'}, other settings from preset {setup['preset']}; "
+        f"{prompts}: {lang}{other}, category {p['category']}, {p['repeat']} repeat{'s' if p['repeat'] != 1 else ''}"
+    )
+
+
 def render(doc: dict) -> Group:
     """Everything for the screen: environment, one table and verdict per group, warnings."""
-    parts: list = [Text(environment_line(doc["environment"]), style="dim")]
+    parts: list = [Text(environment_line(doc["environment"]), style="dim"), Text(run_line(doc), style="dim")]
     verdicts = {v["group"]: v for v in doc["verdicts"]}
     for group in _groups(doc):
-        for title, columns in ((_title(doc, group), COLUMNS), (None, DETAIL_COLUMNS)):
+        for title, columns in ((_title(doc, group), COLUMNS), (None, DETAIL_COLUMNS), (None, OUTPUT_COLUMNS)):
             t = Table(title=title, title_justify="left")
             for name, _ in columns:
                 t.add_column(name, justify="left" if name == "config" else "right", no_wrap=name == "config")
@@ -175,7 +194,8 @@ def markdown(doc: dict) -> str:
     out = ["# spectui bench" + (" (partial)" if doc["partial"] else ""), ""]
     out += [f"- {line}" for line in environment_line(doc["environment"]).splitlines()]
     out += [
-        f"- started {doc['started']}, {doc['duration_s']:.0f} s, preset {doc['setup']['preset']}",
+        f"- started {doc['started']}, {doc['duration_s']:.0f} s",
+        f"- {run_line(doc)}",
         f"- llama.cpp system info: `{doc['environment']['llama_cpp']['system_info']}`",
         f"- medians: {p['median']}",
         "",

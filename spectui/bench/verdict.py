@@ -153,8 +153,13 @@ def _tokenizer(row: dict, environment: dict) -> dict:
     return _cause("tokenizer mismatch", False, None, "draft and target vocabularies checked compatible at load")
 
 
-def _judge(best: dict, base: dict, noise: float) -> tuple[str, str]:
+def _judge(best: dict, base: dict, noise: float | None) -> tuple[str, str]:
     s, label = best["speedup"], best["config"]
+    if noise is None:
+        return "unknown", (
+            f"{label} is {s:.2f}x the baseline from one run per prompt: the noise is unknown "
+            "(--repeat 3 or more to judge)"
+        )
     if s > 1 + noise:
         return "yes", f"{label} is {s:.2f}x the baseline (noise +-{noise:.0%}): speculation pays off here"
     if s < 1 - noise:
@@ -189,8 +194,14 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
     if base is None or not (spec or idle):
         out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
         return out
-    noise = max(
-        [floor, idle_noise(rows)] + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None]
+    # The noise comes from the repeats: with one run per prompt it is unknown.
+    noise = (
+        None
+        if protocol["repeat"] < 2
+        else max(
+            [floor, idle_noise(rows)]
+            + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None]
+        )
     )
     out["noise"] = noise
     note = ""
@@ -208,7 +219,7 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
     out["summary"] += note
     causes = _step_costs(top, base) + [
         _acceptance(top),
-        _short_output(top, base, protocol["n_predict"], noise),
+        _short_output(top, base, protocol["n_predict"], floor if noise is None else noise),
         _temperature(protocol),
         _vram(top, environment),
         _tokenizer(top, environment),

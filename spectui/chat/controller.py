@@ -59,20 +59,16 @@ class ChatController:
         chat: history.Chat | None = None,
         session: ChatSession | None = None,
         environment: dict | None = None,
-        overrides: dict | None = None,
     ):
         """`settings`: the app's settings dict (read for `record_traces`); `session`: an
         open one to use (a test's), else the app loads `setup` on the first `Load`;
-        `environment`: what traces record of that session's models and machine;
-        `overrides`: the command line's options, which a preset switch keeps where they are
-        not the preset's business (sampling, context, system prompt)."""
+        `environment`: what traces record of that session's models and machine."""
         self.setup = replace(setup, spec=session.spec) if session else setup  # its spec is the session's
         self.settings = settings
         self.emit = emit
         self.chat = chat or history.new_chat(setup.preset)
         self.session = session
         self.environment = environment or {}
-        self.overrides = kept_across_presets(overrides or {})
         self._owns_session = False  # only sessions this controller loaded are closed by it
         self.loading = False  # a load runs: messages queue until it ends
         self.comparing = False  # the A/B view runs the session: the chat and its configuration wait
@@ -158,7 +154,7 @@ class ChatController:
         if status is None:  # loading: what the setup asks for
             spec = self.setup.spec
             return PanelState(spec=spec, verify=spec.verify, events=events, memory=self.memory)
-        kept = self.baselines.best(status.target_path)
+        kept = self.baselines.get(status.target_path)
         return PanelState(
             spec=status.spec,
             verify=status.verify,
@@ -532,15 +528,23 @@ class ChatController:
         self.session = None
 
     def load_preset(self, name: str) -> None:
-        """Resolve the preset now (bad files fail here, with the reason), load it in a worker."""
+        """Resolve the preset now (bad files fail here, with the reason), load it in a worker.
+        The preset sets the models, the speculation and what else its file names; every other
+        setting stays as it is now (from the command line, f10 or the resumed chat). Once
+        loaded, a notice lists what the switch changed."""
         if not self.idle("switch presets"):
             return
         try:
-            setup = resolve(name, self.overrides)
+            own = presets.load(name).values
+            kept = {k: v for k, v in kept_across_presets(self.setup.values()).items() if k not in own}
+            setup = resolve(name, kept)
         except UserError as e:
             self._notify(str(e), title=f"Preset {name}", severity="error", timeout=10)
             return
-        self.load(setup)
+        before, after = self.setup.values(), setup.values()
+        changed = [f"{k} {before.get(k)} → {v}" for k, v in after.items() if before.get(k) != v]
+        said = f"preset {name}: " + ("; ".join(changed) if changed else "nothing changed")
+        self.load(replace(setup, notes=(*setup.notes, said)))
 
     def save_preset(self, name: str) -> None:
         spec = self.setup.spec

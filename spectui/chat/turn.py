@@ -6,6 +6,9 @@ be tested without a screen, and so the controller can save the partial message a
 
 from __future__ import annotations
 
+import statistics
+from dataclasses import dataclass
+
 from spectui.config.history import Message
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
@@ -78,8 +81,25 @@ def baseline_tok_s(turn: LiveTurn) -> float | None:
     return tok_s if rounds and all(r.configured == "none" for r in rounds) and tok_s and clean else None
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """What `none` measured on a target: the median tok/s of its recent clean turns, and how
+    much they varied ((max - min) / median; None from one turn, whose noise is unknown)."""
+
+    tok_s: float
+    spread: float | None
+    n: int
+
+    @classmethod
+    def of(cls, speeds: list[float]) -> Baseline | None:
+        if not speeds:
+            return None
+        mid = statistics.median(speeds)
+        return cls(mid, (max(speeds) - min(speeds)) / mid if len(speeds) > 1 else None, len(speeds))
+
+
 class Baselines:
-    """The speedup baseline: the best of the recent clean `none` turns, per target model."""
+    """The speedup baseline: the recent clean `none` turns, per target model."""
 
     KEPT = 5  # recent `none` turns remembered per target model
 
@@ -92,6 +112,5 @@ class Baselines:
             kept = self._kept.setdefault(target_path, [])
             kept[:] = (kept + [tok_s])[-self.KEPT :]
 
-    def best(self, target_path: str) -> float | None:
-        kept = self._kept.get(target_path)
-        return max(kept) if kept else None
+    def get(self, target_path: str) -> Baseline | None:
+        return Baseline.of(self._kept.get(target_path, []))

@@ -57,6 +57,4 @@ def main(args) -> int:
     for name in () if setup.server else (setup.model, setup.model_draft):
         if name:
             resolve_model(name, err)
-    app = SpecApp(setup, chat=chat, overrides=overrides)
-    app.run()
-    return app.return_code or 0  # 1 when the app ended on an error, so the shell sees it
+    return SpecApp(setup, chat=chat).run_reporting()

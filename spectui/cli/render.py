@@ -14,7 +14,8 @@ def round_text(r: Round, show_rejected: bool, styled: bool = True) -> Text:
     """One round's overlay; `styled` False gives the plain text (no colours)."""
     text = Text()
     for piece, kind in overlay.segments(r, show_rejected):
-        text.append(piece, style=overlay.STYLES[kind] if styled else "")
+        shown = overlay.shown_rejected(piece) if kind == overlay.REJECTED else piece
+        text.append(shown, style=overlay.STYLES[kind] if styled else "")
     return text
 
 
@@ -23,6 +24,8 @@ def legend() -> Text:
     for kind, label in overlay.LEGEND.items():
         text.append(label, style=overlay.STYLES[kind] or "reverse")
         text.append("  ")
+    text.append("↵ ✗9", style=overlay.STYLES[overlay.REJECTED])
+    text.append(" newline, 9 chars rejected")
     return text
 
 

@@ -87,5 +87,4 @@ def main(args) -> int:
         return 0
     from spectui.tui.replay_app import ReplayApp
 
-    ReplayApp(trace, args.speed, playing=not args.paused, show_rejected=not args.no_rejected).run()
-    return 0
+    return ReplayApp(trace, args.speed, playing=not args.paused, show_rejected=not args.no_rejected).run_reporting()

@@ -71,6 +71,11 @@ def llama_log_path() -> Path:
     return data_dir() / "llama.log"
 
 
+def crash_log_path() -> Path:
+    """Where the app appends the traceback of an unexpected error (the screen is gone by then)."""
+    return data_dir() / "crash.log"
+
+
 def models_dir() -> Path:
     """Where assembled models live; read at each call so tests can point it elsewhere."""
     override = os.environ.get(MODELS_DIR_ENV)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from spectui.errors import UserError
 from spectui.llama.context import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
+from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
 from spectui.llama.spec_config import SpecConfig, parse_types
 
@@ -140,6 +141,11 @@ class Setup:
         if self.threads is not None and self.threads < 1:
             raise UserError(
                 f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the physical cores"
+            )
+        if self.threads is not None and self.threads > (cpus := usable_cores()):
+            raise UserError(
+                f"-t/--threads {self.threads} is more than the {cpus} CPUs this process may use; "
+                f"give 1 to {cpus}, or leave it out to use the physical cores"
             )
         return ContextParams(
             n_ctx=self.ctx_size,

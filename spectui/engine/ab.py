@@ -35,6 +35,7 @@ class Verdict:
     divergence: Divergence | None  # None: the token sequences are identical
     greedy: bool
     notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
+    drafted_nothing: tuple[str, ...] = ()  # the sides ("A", "B") that speculated and drafted nothing
 
     @property
     def identical(self) -> bool:
@@ -98,10 +99,16 @@ def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
     summaries = (summarize(a), summarize(b))
     greedy = all(r.verify == "greedy" for r in rounds_of(a) + rounds_of(b))
     divergence = _divergence(a, b)
+    idle = tuple(
+        name
+        for name, events, s in zip(NAMES, (a, b), summaries)
+        if _spec_type(events) != "none" and s.n_drafted == 0 and s.rounds
+    )
     return Verdict(
         summaries=summaries,
         speedup=speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
         divergence=divergence,
         greedy=greedy,
         notes=tuple(_notes((a, b), summaries, greedy, divergence)),
+        drafted_nothing=idle,
     )

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 NGRAM = "ngram-simple"
 DRAFT = "draft model"  # a role: the session's draft model, head or MTP layer (Session.model_type)
@@ -53,21 +54,30 @@ class Costs:
         """Measured, or linear through the measured sizes (a prior slope when there is one)."""
         if batch in self.verify:
             return self.verify[batch]
-        pts = sorted(self.verify.items())
+        pts = self._points
         if not pts:
             return float(batch)  # relative units until the first measurement
+        mx, my, slope = self._line
+        # A bigger batch never costs less than a smaller one measured.
+        floor = max((t for b, t in pts if b <= batch), default=1e-9)
+        return max(floor, my + slope * (batch - mx))
+
+    @cached_property
+    def _points(self) -> list[tuple[int, float]]:
+        return sorted(self.verify.items())
+
+    @cached_property
+    def _line(self) -> tuple[float, float, float]:
+        """(mean size, mean time, slope) of the measured sizes, fitted once per decision."""
+        pts = self._points
         if len(pts) == 1:
             b0, t0 = pts[0]
-            t1 = t0 / (1 + PRIOR_SLOPE * (b0 - 1))
-            return t1 * (1 + PRIOR_SLOPE * (batch - 1))
+            return b0, t0, t0 / (1 + PRIOR_SLOPE * (b0 - 1)) * PRIOR_SLOPE
         n = len(pts)
         mx = sum(b for b, _ in pts) / n
         my = sum(t for _, t in pts) / n
         sxx = sum((b - mx) ** 2 for b, _ in pts)
-        slope = max(0.0, sum((b - mx) * (t - my) for b, t in pts) / sxx)
-        # A bigger batch never costs less than a smaller one measured.
-        floor = max((t for b, t in pts if b <= batch), default=1e-9)
-        return max(floor, my + slope * (batch - mx))
+        return mx, my, max(0.0, sum((b - mx) * (t - my) for b, t in pts) / sxx)
 
 
 @dataclass(frozen=True)
@@ -99,8 +109,9 @@ def decide(
     """The best (source, k) by expected tokens per second.
 
     `accept[source]` gives per-position conditional acceptance estimates; `ngram_len` is
-    the length of the n-gram candidate available this round (0: none); `probe` forces a
-    short draft from that source so its acceptance estimate stays current;
+    the length of the n-gram candidate available this round (0: none), which its own sizes
+    bound, as a fixed n-gram type's draft; `n_max` bounds the draft model's; `probe` forces
+    a short draft from that source so its acceptance estimate stays current;
     `catchup_per_token` is what bringing the draft cache up to date costs, spread over
     the tokens still to come (charged to the draft model per token it helps produce).
     """
@@ -108,12 +119,14 @@ def decide(
     best = Decision(None, 0, MIN_GAIN, "no draft pays")
     options = []
     if ngram_len > 0:
-        options.append((NGRAM, min(ngram_len, n_max), costs.ngram_lookup, 0.0, 0.0))
-    if has_draft and costs.draft_step is not None:
+        options.append((NGRAM, ngram_len, costs.ngram_lookup, 0.0, 0.0))
+    if has_draft and costs.draft_step is not None and n_max > 0:
         options.append((DRAFT, n_max, 0.0, costs.draft_step, catchup_per_token))
     for source, k_max, fixed, per_step, per_token in options:
-        for k in range(1, k_max + 1):
-            n = expected_tokens(accept[source], k)
+        n, run = 1.0, 1.0  # expected_tokens, one position at a time
+        for k, a in enumerate(accept[source][:k_max], start=1):
+            run *= a
+            n += run
             rate = n / (costs.t_verify(k + 1) + fixed + per_step * k + per_token * n)
             gain = rate / base
             if gain > best.gain:
@@ -224,11 +237,11 @@ class Controller:
         """`draft_behind` counts the tokens the draft cache would have to catch up on;
         `tokens_left` is how many the answer may still take (None: unknown, then taken to
         be as many as the `tokens_done` so far, at least PROBE_START)."""
-        if n_max <= 0:
-            return Decision(None, 0, 1.0, "n-max 0")
+        if n_max <= 0 and ngram_len <= 0:
+            return Decision(None, 0, 1.0, "no room to draft")
         # n-gram estimates stay current for free (see observe); the draft model needs probes.
         src = self.sources[DRAFT]
-        step = self._draft_step() if has_draft else None
+        step = self._draft_step() if has_draft and n_max > 0 else None
         behind = draft_behind() if step is not None else 0
         probe = None
         if step is not None and src.idle >= src.probe_every:
@@ -238,7 +251,7 @@ class Controller:
         if behind and step is not None:  # (behind is 0 without a step)
             left = tokens_left if tokens_left is not None else max(tokens_done, PROBE_START)
             catchup = behind * self._sync_per_token(step) / max(left, 1)
-        accept = {name: s.estimates(n_max) for name, s in self.sources.items()}
+        accept = {NGRAM: self.sources[NGRAM].estimates(ngram_len), DRAFT: src.estimates(n_max)}
         d = decide(self.costs(), accept, ngram_len, has_draft, n_max, probe, catchup)
         if d.probe:
             src.probe_every = min(PROBE_MAX, src.probe_every * 2)

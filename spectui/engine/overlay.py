@@ -29,6 +29,16 @@ LEGEND = {
 }
 
 
+COLLAPSE_CHARS = 16  # a longer rejected draft shows as ✗ and its length (f11 shows it whole)
+MARKS = str.maketrans({"\n": "↵", "\t": "→"})
+
+
+def shown_rejected(text: str) -> str:
+    """A rejected draft as a short run inside its line: newlines and tabs as marks, never
+    breaks, so it never moves the answer's own text."""
+    return text.translate(MARKS) if len(text) <= COLLAPSE_CHARS else f"✗{len(text)}"
+
+
 def add_segments(into: list[tuple[str, str]], new) -> None:
     """Append (text, kind) pieces, merging adjacent pieces of the same kind (fewer spans)."""
     for text, kind in new:

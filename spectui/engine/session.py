@@ -249,7 +249,7 @@ class Session:
         `limit`: the most tokens the context and the answer leave room for; `left`: tokens
         the answer may still take (None: no limit); `done`: emitted so far."""
         if spec.types == ("auto",):
-            return self._auto_draft(spec, seq, min(spec.draft_n_max, limit), left, done)
+            return self._auto_draft(spec, seq, limit, left, done)
         for spec_type in spec.drafting:
             d = self._ready(spec_type, spec, seq)
             k = d.limit(spec.draft_n_max, limit)
@@ -258,16 +258,18 @@ class Session:
                 return _Draft(spec_type, d, tokens, d.q_rows[: len(tokens)] if d.q_rows is not None else None)
         return _Draft()
 
-    def _auto_draft(self, spec: SpecConfig, seq: list[int], n_max: int, left: int | None, done: int) -> _Draft:
+    def _auto_draft(self, spec: SpecConfig, seq: list[int], limit: int, left: int | None, done: int) -> _Draft:
+        """Each source within its own bound, as the fixed types: the n-gram candidate within
+        its sizes, the draft model within --spec-draft-n-max."""
         t0 = time.perf_counter()
         ngram = self._ready(auto.NGRAM, spec, seq)
-        candidate = ngram.draft(seq, n_max)
+        candidate = ngram.draft(seq, ngram.limit(spec.draft_n_max, limit))
         t_lookup = time.perf_counter() - t0
         model = self._drafter(self.model_type, spec) if self.model_type else None  # syncs itself in draft()
         dec = self._auto.choose(
             len(candidate),
             model is not None,
-            n_max,
+            model.limit(spec.draft_n_max, limit) if model is not None else 0,
             draft_behind=lambda: cast(Drafter, model).behind(seq),  # called only with a model
             tokens_left=left,
             tokens_done=done,
@@ -480,9 +482,13 @@ class Session:
         accepted = dr.tokens[: dr.n_acc]
         draft_src = Source.NGRAM if dr.spec_type and dr.spec_type.startswith("ngram") else Source.DRAFT
         stop = None
-        for tok in accepted:
+        for i, tok in enumerate(accepted):
             if self._ends(tok, limits):
                 stop = StopReason.EOS
+                # The round's statistics end with the answer: a draft's tokens from the end
+                # on are neither drafted nor accepted (llama.cpp counts them, README).
+                del dr.tokens[i:]
+                dr.n_acc = i
                 break
             emitted.append(Token(tok, st.detok.feed(tok), draft_src))
         dr.rejected = tuple(dr.tokens[dr.n_acc :])

@@ -198,7 +198,8 @@ def timing(events: Sequence[Event]) -> TurnTiming:
         t_other_s=sum(r.t_other for r in rounds),
         overhead_ms_per_round=None
         if t_gen is None or last is None or not rounds
-        else 1000 * ((last - t_gen) - sum(r.t_llama for r in rounds)) / len(rounds),
+        # never below 0: a server's own timings can exceed the wall clock a little
+        else max(0.0, 1000 * ((last - t_gen) - sum(r.t_llama for r in rounds)) / len(rounds)),
     )
 
 

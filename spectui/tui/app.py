@@ -47,13 +47,12 @@ class SpecApp(ThemedApp):
         setup: Setup,
         session: ChatSession | None = None,
         chat: history.Chat | None = None,
-        overrides: dict | None = None,
         environment: dict | None = None,
     ):
-        """`overrides`: the options given on the command line; `environment`: what traces
-        record of a given session's models and machine (collected for sessions loaded here)."""
+        """`environment`: what traces record of a given session's models and machine
+        (collected for sessions loaded here)."""
         super().__init__()
-        self.controller = ChatController(setup, self.settings, self._show, chat, session, environment, overrides)
+        self.controller = ChatController(setup, self.settings, self._show, chat, session, environment)
         self.chat_screen = ChatScreen(self.controller, self.settings)
 
     async def on_mount(self) -> None:

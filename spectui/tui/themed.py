@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
+import time
+import traceback
+
+from rich.console import Console
 from textual.app import App
 from textual.theme import Theme
 
+from spectui import __version__
+from spectui.config import paths
 from spectui.config.settings import load_settings, save_settings
 from spectui.config.themes import load_themes
 from spectui.errors import UserError
@@ -19,6 +25,30 @@ class ThemedApp(App):
     def __init__(self):
         super().__init__()
         self.settings, self._settings_problem = load_settings()
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's handler of an unexpected error (it ends the app with code 1); first the
+        traceback goes to the crash log, which `run_reporting` names."""
+        try:
+            path = paths.crash_log_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as log:
+                log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} spectui {__version__}\n")
+                log.writelines(traceback.format_exception(error))
+        except OSError:
+            pass  # the screen's own traceback still shows it
+        super()._handle_exception(error)
+
+    def run_reporting(self) -> int:
+        """Run; the exit code, and on an unexpected error a line naming the crash log."""
+        self.run()
+        code = self.return_code or 0
+        if code:
+            Console(stderr=True, soft_wrap=True).print(
+                f"error: spectui stopped on an unexpected error; its traceback is in {paths.crash_log_path()}",
+                highlight=False,
+            )
+        return code
 
     def apply_themes(self) -> None:
         """Register the themes and switch to the remembered one (call from on_mount)."""

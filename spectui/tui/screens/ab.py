@@ -6,7 +6,6 @@ from __future__ import annotations
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
@@ -19,7 +18,7 @@ from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
-from spectui.tui.widgets.side_pane import SidePane
+from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides
 from spectui.tui.widgets.verdict import render_verdict
 
 
@@ -27,10 +26,9 @@ class ABScreen(Screen):
     """Renders an A/B run (spectui/chat/ab.py): the two sides, their overlays and numbers,
     then the verdict; its worker posts the events up as messages."""
 
+    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
+    VERTICAL_BREAKPOINTS = VERTICAL_BREAKPOINTS
     DEFAULT_CSS = """
-    #ab-sides {
-        height: 1fr;
-    }
     #ab-verdict {
         height: auto;
         padding: 0 1;
@@ -61,7 +59,7 @@ class ABScreen(Screen):
         types = status.types
         a, b = default_types(types)
         yield Header(icon="◆")
-        with Horizontal(id="ab-sides"):
+        with Sides(id="ab-sides"):
             yield SidePane(NAMES[0], types, a, status.spec.draft_n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, status.spec.draft_n_max, self.show_rejected)
         yield Static(self._intro(b, types), id="ab-verdict")

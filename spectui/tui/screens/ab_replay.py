@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Footer, Header, Static
 
@@ -13,17 +12,16 @@ from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace
 from spectui.trace.timeline import Step
 from spectui.tui.screens.replay import ReplayScreen, finished, spec_in_force
-from spectui.tui.widgets.side_pane import SidePane
+from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides
 from spectui.tui.widgets.verdict import render_verdict
 
 
 class ABReplayScreen(ReplayScreen):
     """An A/B trace: each prompt's A and B side by side, then the verdict."""
 
+    HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
+    VERTICAL_BREAKPOINTS = VERTICAL_BREAKPOINTS
     DEFAULT_CSS = """
-    #ab-sides {
-        height: 1fr;
-    }
     #ab-verdict, #ab-prompt {
         height: auto;
         padding: 0 1;
@@ -39,7 +37,7 @@ class ABReplayScreen(ReplayScreen):
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
         yield Static(id="ab-prompt")
-        with Horizontal(id="ab-sides"):
+        with Sides(id="ab-sides"):
             for side in ("A", "B"):
                 turn = next((t for t in self.trace.turns if t.side == side), None)
                 spec = spec_in_force(turn, []) if turn else SpecConfig()  # a trace of one side only
@@ -48,11 +46,12 @@ class ABReplayScreen(ReplayScreen):
         yield Static(id="status")
         yield Footer()
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
+        """Before ReplayScreen's own on_mount, which Textual calls next (each class's handler
+        runs once: calling it here too started a second timer, and two replays raced)."""
         for widget in self.query("SidePane Select, SidePane Input"):
             widget.disabled = True  # what was recorded; a replay cannot rerun it
         self.title = "replay · A/B"
-        await super().on_mount()
 
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
         pair = self.pairs[step.turn]

@@ -5,6 +5,7 @@ thread worker whose events go back to the controller.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from dataclasses import replace
@@ -23,6 +24,7 @@ from textual.widgets import Footer, Header, Static
 from spectui.chat import updates as up
 from spectui.chat.controller import ChatController
 from spectui.chat.streaming import TurnJob, stream_turn
+from spectui.tui.clipboard import copy_elsewhere, copy_notice
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
@@ -264,7 +266,8 @@ class ChatScreen(Screen):
             self.notify("The last answer has no code block.", severity="warning")
             return
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} ({len(text)} characters).", timeout=3)
+        tool, tmux_buffer = copy_elsewhere(text)
+        self.notify(copy_notice(what, len(text), tool, tmux_buffer, "TMUX" in os.environ), timeout=6)
 
     def action_rounds(self) -> None:
         if (last := self.controller.last_rounds()) is not None:

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spectui.chat.panel import PanelState
-from spectui.chat.turn import LiveTurn, baseline_tok_s
+from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
 from spectui.config.history import Chat, Message
 from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
@@ -214,8 +214,9 @@ class ChatReplayScreen(ReplayScreen):
             spec=spec,
             verify=verify,
             events=events,
-            baseline=max(baselines) if baselines else None,
+            baseline=Baseline.of(baselines),
             n_ctx=start.n_ctx,
             n_past=rounds[-1].n_past if rounds else start.n_prompt,
             memory=f"{turn.memory}\n{machine_line(self.trace.header)}".strip(),
+            replay=True,
         )

@@ -3,8 +3,7 @@ rendered line by line on top of the token colours, so both show at once.
 
 Character for character: a marker is restyled or swapped for one glyph of the same width
 (`-` becomes `•`, a fence's backticks a rule), never removed, so offsets into the shown
-text stay offsets into the answer (a selection copies the answer's own Markdown) and a
-streaming redraw still only appends.
+text stay offsets into the answer (a selection copies the answer's own Markdown).
 """
 
 from __future__ import annotations
@@ -97,9 +96,9 @@ def _line_spans(line: str, pos: int, swaps: dict[int, str]) -> list[Span]:
         ]
     elif m := BULLET.match(line):
         swaps[pos + m.start(1)] = "•"
-        spans.append(Span(pos + m.start(1), pos + m.end(1), "$accent"))
+        spans.append(Span(pos + m.start(1), pos + m.end(1), MARK))
     elif m := NUMBERED.match(line):
-        spans.append(Span(pos + m.start(1), pos + m.end(1), "$accent"))
+        spans.append(Span(pos + m.start(1), pos + m.end(1), MARK))
     for m in INLINE.finditer(line):
         a, b = pos + m.start(), pos + m.end()
         if m.group(1):  # `code`

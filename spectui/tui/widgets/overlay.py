@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.selection import Selection
 
-from spectui.engine.overlay import LEGEND, REJECTED
+from spectui.engine.overlay import LEGEND, REJECTED, shown_rejected
 
 STYLES = {
     "draft": "$spec-draft",
@@ -20,8 +20,22 @@ STYLES = {
 }
 
 
-def visible(segments, show_rejected: bool):
-    return [(text, kind) for text, kind in segments if show_rejected or kind != REJECTED]
+def visible(segments, show_rejected: bool) -> list[tuple[str, str]]:
+    """What the overlay shows: the answer's own text as it is, each rejected draft flattened
+    (shown_rejected), and one that would start a line shown at the end of the line before,
+    so it never shifts a line's start (indentation, a list number, a fence)."""
+    out: list[tuple[str, str]] = []
+    for text, kind in segments:
+        if kind != REJECTED:
+            out.append((text, kind))
+        elif show_rejected and text:
+            mark = (shown_rejected(text), REJECTED)
+            if out and out[-1][1] != REJECTED and out[-1][0].endswith("\n"):
+                before, was = out.pop()
+                out += [(before[:-1], was), mark, ("\n", was)] if before[:-1] else [mark, ("\n", was)]
+            else:
+                out.append(mark)
+    return out
 
 
 def overlay_content(segments, show_rejected: bool = True) -> Content:
@@ -29,8 +43,11 @@ def overlay_content(segments, show_rejected: bool = True) -> Content:
 
 
 def legend_lines() -> list[Content]:
-    """One line per kind: a sample in the kind's style, then what it means."""
-    return [Content.assemble(("tok", STYLES[kind]), f" {label}") for kind, label in LEGEND.items()]
+    """One line per kind: a sample in the kind's style, then what it means; and the marks a
+    rejected draft is shown with."""
+    lines = [Content.assemble(("tok", STYLES[kind]), f" {label}") for kind, label in LEGEND.items()]
+    lines.append(Content.assemble(("↵ ✗9", STYLES[REJECTED]), " newline, 9 chars rejected"))
+    return lines
 
 
 def slice_segments(segments, start: int, end: int | None = None) -> list[tuple[str, str]]:

@@ -17,6 +17,41 @@ from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
 PANEL_EVERY_S = 1.0  # a streaming answer's numbers (the chat's panel, a side's) redraw this often
+# The A/B screens' size classes: below 100 columns the sides stack, below 30 rows they go compact.
+HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
+
+
+class Sides(Horizontal):
+    """The two sides of an A/B view: side by side, stacked on a narrow screen, and with
+    one-line pickers and no frames on a short one, so both answers keep room to show."""
+
+    SCOPED_CSS = False  # the rules follow the screen's size classes
+    DEFAULT_CSS = """
+    Sides {
+        height: 1fr;
+    }
+    .-narrow Sides {
+        layout: vertical;
+    }
+    .-narrow Sides SidePane {
+        width: 1fr;
+        height: 1fr;
+    }
+    .-short Sides SidePane .answers, .-short Sides SidePane SelectCurrent, .-short Sides SidePane .picker Input {
+        border: none;
+    }
+    .-short Sides SidePane .picker Input {
+        height: 1;
+        padding: 0 1;
+    }
+    .-short Sides SidePane .side-name {
+        padding: 0 1 0 0;
+    }
+    .-short #ab-verdict {
+        max-height: 6;
+    }
+    """
 
 
 class SidePane(Vertical):

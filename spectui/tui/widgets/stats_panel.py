@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from spectui.chat.panel import PanelState
+from spectui.chat.panel import PanelState, speedup_reading
 from spectui.engine import stats
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd
 from spectui.tui.widgets.overlay import legend_lines
@@ -181,12 +181,11 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
     )
     if baseline_turn:
         lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
-    elif state.baseline is not None and tm.tok_per_s is not None:
-        x = stats.speedup(tm.tok_per_s, state.baseline)
-        lines.append(_row("speedup", Content.assemble((f"×{x:.2f}", "bold"), f" vs {state.baseline:.1f} tok/s")))
+        lines.append(Content(""))
     else:
-        lines.append(_row("speedup", Content.styled("-", MUTED)))
-        lines.append(Content.styled(" to measure: spec type none\n (ctrl+t), ask, switch back", MUTED))
+        head, detail = speedup_reading(tm.tok_per_s, summary.n_drafted, state.baseline, state.replay)
+        lines.append(_row("speedup", Content.styled(head, "bold" if head.startswith("×") else MUTED)))
+        lines.append(Content.styled(f" {detail}", MUTED))
     return lines
 
 

@@ -26,10 +26,16 @@ def render_verdict(v: Verdict, labels: list[str]) -> Content:
     """The verdict block under the two sides."""
     a, b = v.summaries
     head = Content.assemble(("Verdict", "bold $accent"), (f"  B {labels[1]} vs A {labels[0]}", "$text-muted"))
+    if v.drafted_nothing:  # plain decoding under another name: no speedup to claim
+        ratio, caveat = "-", f" {' and '.join(v.drafted_nothing)} drafted nothing"
+    elif v.speedup is None:
+        ratio, caveat = "-", ""
+    else:  # one run each: the machine's own noise is unmeasured
+        ratio, caveat = f"×{v.speedup:.2f}", " from 1 run each: noise unknown (run again, or spectui bench)"
     speed = Content.assemble(
         ("speedup of B over A ", "$text-muted"),
-        ("-" if v.speedup is None else f"×{v.speedup:.2f}", "bold"),
-        "" if v.speedup is None else (" B is faster" if v.speedup > 1 else " B is not faster"),
+        (ratio, "bold"),
+        (caveat, "$warning" if v.drafted_nothing else "$text-muted"),
         f"  (B {_speed(b.timing.tok_per_s)}, A {_speed(a.timing.tok_per_s)})",
     )
     accepted = Content.assemble(("acceptance ", "$text-muted"), f"A {_acceptance(a)} · B {_acceptance(b)}")
