@@ -61,13 +61,13 @@ def dirs(tmp_path, monkeypatch):
     desktop's clipboard left alone (the Pilot modules use it for every test:
     pytestmark = pytest.mark.usefixtures("dirs"))."""
     from spectui.tui import app as app_module
-    from spectui.tui.screens import chat as chat_screen
+    from spectui.tui import clipboard
 
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
-    monkeypatch.setattr(chat_screen, "copy_elsewhere", lambda text: (None, False))  # not the desktop's clipboard
+    monkeypatch.setattr(clipboard, "copy_elsewhere", lambda text: (None, False))  # not the desktop's clipboard
     return tmp_path
 
 

@@ -13,7 +13,6 @@ from spectui.engine.auto import (
     Costs,
     Decision,
     decide,
-    expected_tokens,
 )
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B
@@ -27,9 +26,12 @@ def flat(a: float, n: int = 64) -> list[float]:
     return [a] * n
 
 
-def test_expected_tokens():
-    assert expected_tokens([0.5, 0.5], 2) == pytest.approx(1 + 0.5 + 0.25)
-    assert expected_tokens([1.0, 0.0, 1.0], 3) == 2.0
+def test_expected_tokens_of_a_draft_follow_conditional_acceptance():
+    """1 + sum of the products of acceptance up to each position: here 1 + 1 + 0 + 0 = 2
+    tokens for the k=3 draft; free batches make the gain that many tokens per step."""
+    free = Costs(verify={1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0}, draft_step=None)
+    d = decide(free, {NGRAM: [1.0, 0.0, 1.0], DRAFT: []}, ngram_len=3, has_draft=False, n_max=3)
+    assert (d.source, d.k) == (NGRAM, 1) and d.gain == pytest.approx(2.0)  # k=2, 3 add nothing
 
 
 def test_interpolates_verify_cost_between_measured_sizes():

@@ -28,6 +28,7 @@ from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.trace import format as trace_format
+from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession, load_recording
 
 pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (conftest.py)
@@ -306,7 +307,7 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     a, b = default_types(session.available_types())
     assert (a, b) == ("ngram-mod", "draft-simple")
     specs = [session.spec.with_types(a), session.spec.with_types(b).replace(draft_n_max=5)]
-    run.start("Write a python function that adds two numbers.")
+    run.start("Write a python function that adds two numbers.", specs)
     started = []
     run.run(specs, lambda side, spec: started.append(run.side_started(side, spec)), run.add, pytest.fail)
     verdict = run.ended()
@@ -319,10 +320,28 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     assert [t.side for t in trace.turns] == ["A", "B"]
 
 
+def test_the_same_ab_pair_again_runs_the_other_way_round_and_pools_its_speedups(setup):
+    run = ABRun(FakeSession(spec=setup.spec), None, GenerationLimits(), {})
+    specs = [setup.spec.with_types("ngram-mod"), setup.spec]
+    recorded = load_recording()  # a real turn, with its own times: a tok/s
+    orders, verdicts = [], []
+    for prompt in ("hi", "hi", "hi", "another"):
+        run.start(prompt, specs)
+        orders.append(run.order)  # what run.run walks
+        for side in run.order:
+            run.side_started(side, specs[side])
+            run.add(recorded)
+        verdicts.append(run.ended())
+    assert orders == [(0, 1), (1, 0), (0, 1), (0, 1)]  # interleaved; a new prompt starts over
+    assert [len(v.speedups) for v in verdicts] == [1, 2, 3, 1]
+    assert verdicts[2].speedups[-1] == verdicts[2].speedup  # each verdict's own run last
+    assert "over 3 runs each, interleaved" in render_verdict(verdicts[2], ["ngram-mod", "draft-simple"]).plain
+
+
 def test_an_ab_run_stopped_before_b_has_no_verdict(setup):
     session = FakeSession(spec=setup.spec)
     run = ABRun(session, None, GenerationLimits(), {})
-    run.start("hi")
+    run.start("hi", [setup.spec.with_types("ngram-mod"), setup.spec])
 
     def started(side, spec):
         run.side_started(side, spec)

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from spectui.cli import models as models_command
 from spectui.config import embedded
+from spectui.config.resolve import resolve
 from spectui.errors import UserError
 
 GEMMA = "gemma-3-270m-q4_k_m"
@@ -236,3 +237,16 @@ def test_parts_sort_numerically():
         "x_part2",
         "x_part10",
     ]
+
+
+def test_a_draft_of_another_vocabulary_is_marked_before_anything_loads():
+    assert embedded.draft_misfit(embedded.DEFAULT_TARGET, embedded.DEFAULT_DRAFT) is None
+    assert embedded.draft_misfit(embedded.DEFAULT_TARGET, embedded.DEFAULT_TARGET) is None  # drafting for itself
+    why = embedded.draft_misfit(embedded.DEFAULT_TARGET, GEMMA)
+    assert why == f"cannot draft for {embedded.DEFAULT_TARGET}: Gemma 3 vocabulary, not Qwen2.5"
+    assert embedded.draft_misfit("/models/mine.gguf", GEMMA) is None  # a file: checked at load, by llama.cpp's rules
+    from spectui.tui.app import SpecApp  # the draft picker's rows say it
+
+    rows = {name: help for name, _, help in SpecApp(resolve("smollm2", {}))._model_entries(print, GEMMA)}
+    assert rows[embedded.DEFAULT_DRAFT].startswith("✗ cannot draft for gemma-3-270m-q4_k_m")
+    assert rows[GEMMA].startswith("embedded: ") and rows["No draft model"]

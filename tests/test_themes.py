@@ -1,15 +1,21 @@
 """Themes: shipped files load, broken user files are reported by name, overrides work,
-and the colour-blind theme survives a deuteranopia simulation."""
+every two overlay colours differ clearly (CIEDE2000, as truecolor and at 256 colours), and
+the colour-blind theme survives a deuteranopia simulation."""
 
 import asyncio
+import math
+from itertools import combinations
 
 import pytest
+from rich.color import Color as RichColor
+from rich.color import ColorSystem
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widgets import Static
 
 from spectui.config.themes import OVERLAY_VARIABLES, load_themes, overlay_variable
 from spectui.engine.overlay import KINDS
+from spectui.tui.widgets.overlay import STYLES
 
 SHIPPED = ("spectui-dark", "spectui-light", "spectui-cb")
 
@@ -189,3 +195,75 @@ def test_colour_blind_theme_keeps_accepted_and_rejected_apart(accepted):
     themes, _ = by_name()
     v = themes["spectui-cb"].variables
     assert delta_e_deuteranopia(v[accepted], v["spec-rejected"]) > 20
+
+
+# --- every two overlay colours apart ----------------------------------------------------
+CLEARLY_APART = 20  # CIEDE2000: 1 is a just-noticeable difference, 20 plainly another colour
+
+
+def lab(colour: str):
+    return _lab([_linear(c / 255) for c in Color.parse(colour).rgb])
+
+
+def in_256_colours(colour: str) -> str:
+    """What a 256-colour terminal (tmux's default) shows instead."""
+    t = RichColor.parse(colour).downgrade(ColorSystem.EIGHT_BIT).get_truecolor()
+    return f"#{t.red:02x}{t.green:02x}{t.blue:02x}"
+
+
+def delta_e_2000(lab1, lab2) -> float:
+    """CIEDE2000 (Sharma, Wu & Dalal 2005)."""
+    (l1, a1, b1), (l2, a2, b2) = lab1, lab2
+    c_mean = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_mean**7 / (c_mean**7 + 25**7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
+    h1p, h2p = math.degrees(math.atan2(b1, a1p)) % 360, math.degrees(math.atan2(b2, a2p)) % 360
+    dh = 0.0 if c1p * c2p == 0 else (h2p - h1p + 180) % 360 - 180
+    d_hue = 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dh / 2))
+    l_mean, cp_mean = (l1 + l2) / 2, (c1p + c2p) / 2
+    if c1p * c2p == 0:
+        h_mean = h1p + h2p
+    elif abs(h1p - h2p) <= 180:
+        h_mean = (h1p + h2p) / 2
+    else:
+        h_mean = (h1p + h2p + (360 if h1p + h2p < 360 else -360)) / 2
+    t = (
+        1
+        - 0.17 * math.cos(math.radians(h_mean - 30))
+        + 0.24 * math.cos(math.radians(2 * h_mean))
+        + 0.32 * math.cos(math.radians(3 * h_mean + 6))
+        - 0.20 * math.cos(math.radians(4 * h_mean - 63))
+    )
+    rc = 2 * math.sqrt(cp_mean**7 / (cp_mean**7 + 25**7))
+    rt = -math.sin(math.radians(60 * math.exp(-(((h_mean - 275) / 25) ** 2)))) * rc
+    sl = 1 + 0.015 * (l_mean - 50) ** 2 / math.sqrt(20 + (l_mean - 50) ** 2)
+    sc, sh = 1 + 0.045 * cp_mean, 1 + 0.015 * cp_mean * t
+    dl, dc, dhh = (l2 - l1) / sl, (c2p - c1p) / sc, d_hue / sh
+    return math.sqrt(dl**2 + dc**2 + dhh**2 + rt * dc * dhh)
+
+
+def test_the_colour_distance_is_ciede2000_and_can_fail():
+    assert delta_e_2000((50, 2.6772, -79.7751), (50, 0, -82.7485)) == pytest.approx(2.0425, abs=1e-4)  # Sharma's pair 1
+    # the old dark theme's n-gram cyan against the target's white, at 256 colours
+    assert delta_e_2000(lab(in_256_colours("#39c5cf")), lab(in_256_colours("#e6edf3"))) < CLEARLY_APART
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_two_overlay_colours_differ_clearly(name):
+    themes, _ = by_name()
+    v = themes[name].variables
+    for a, b in combinations(OVERLAY_VARIABLES, 2):
+        for shown in (str, in_256_colours):
+            distance = delta_e_2000(lab(shown(v[a])), lab(shown(v[b])))
+            assert distance >= CLEARLY_APART, (name, a, b, shown.__name__, round(distance, 1))
+
+
+def test_the_colour_blind_theme_tells_kinds_apart_by_more_than_hue():
+    """Each two kinds differ in lightness (L* by 10 or more) or in text style (underline, strike)."""
+    themes, _ = by_name()
+    v = themes["spectui-cb"].variables
+    for a, b in combinations(KINDS, 2):
+        style_a, style_b = (set(STYLES[k].split()[1:]) for k in (a, b))
+        lightness = abs(lab(v[overlay_variable(a)])[0] - lab(v[overlay_variable(b)])[0])
+        assert style_a != style_b or lightness >= 10, (a, b, round(lightness, 1))

@@ -14,6 +14,7 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, Select, TextArea
 
+from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config import history, presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
@@ -366,6 +367,21 @@ async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(
         await until(pilot, lambda: app.controller.chat.id == gone.id)
         await until(pilot, lambda: any("which is gone" in n.message for n in app._notifications))
         assert app.controller.session is fake and not app.controller.loading
+
+
+@sync
+async def test_an_empty_chat_offers_three_starters_one_key_each(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        welcome = app.query_one("#welcome").visual.plain
+        for s in STARTERS:
+            assert f" {s.key} {s.title}: watch {s.watch}" in " ".join(welcome.split("\n"))
+        await pilot.press("2")
+        await answered(pilot, app)
+        assert app.controller.chat.messages[0].content == BY_KEY["2"].prompt
+        await pilot.press("3")  # the chat is no longer empty: a digit is text
+        assert app.query_one(ChatInput).text == "3"
 
 
 # --- the overlay, narrow terminals, the header, the panel, round details ------------------

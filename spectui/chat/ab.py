@@ -2,7 +2,9 @@
 loaded models, then a verdict (engine/ab.py). The A/B screen renders it.
 
 Both runs start cold (session.reset()), so neither profits from the other's KV cache or
-n-gram tables; the session's own configuration is restored afterwards.
+n-gram tables; the session's own configuration is restored afterwards. Running the same
+pair on the same prompt again runs it the other way round (A B, B A, A B...) and pools
+the speedups, so the verdict can say how much they vary.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from spectui.chat.streaming import TurnJob, stream_turn
@@ -44,11 +47,19 @@ class ABRun:
         self.turns: list[LiveTurn | None] = [None, None]
         self.running = False
         self.side = 0  # the side running now
+        self.order = (0, 1)  # the sides in the order this run takes them
+        self.finished = 0  # runs of this pair on this prompt where both sides finished
+        self.speedups: list[float] = []  # B over A, of those runs
+        self._pair: tuple = ()  # (prompt, specs) the runs belong to
         self._stop = threading.Event()
 
-    def start(self, prompt: str) -> None:
-        """A new run begins (the screen then runs `run` in a worker)."""
-        self.prompt, self.turns, self.side, self.running = prompt, [None, None], 0, True
+    def start(self, prompt: str, specs: list[SpecConfig]) -> None:
+        """A new run begins (the screen then runs `run` in a worker): the same pair on the same
+        prompt as before runs the other way round and adds to its speedups."""
+        if (prompt, tuple(specs)) != self._pair:
+            self._pair, self.finished, self.speedups = (prompt, tuple(specs)), 0, []
+        self.order = (1, 0) if self.finished % 2 else (0, 1)
+        self.prompt, self.turns, self.side, self.running = prompt, [None, None], self.order[0], True
         self._stop.clear()
 
     def run(
@@ -58,11 +69,13 @@ class ABRun:
         deliver: Callable[[list[Event]], object],
         fail: Callable[[str], object],
     ) -> None:
-        """The worker: each side cold, in turn, `started` before each; then `ended`, on the UI's thread."""
+        """The worker: each side cold, in this run's order, `started` before each; then `ended`,
+        on the UI's thread."""
         session, restore = self.session, self.session.spec
         messages = chat_messages([("user", self.prompt)], self.system)
         try:
-            for side, spec in enumerate(specs):
+            for side in self.order:
+                spec = specs[side]
                 if self._stop.is_set():
                     break
                 session.reset()  # cold: no KV cache or drafter state from the chat or from A
@@ -85,11 +98,16 @@ class ABRun:
             turn.add(event)
 
     def ended(self) -> Verdict | str:
-        """The verdict of a run where both sides finished, else which did not."""
+        """The verdict of a run where both sides finished (with this pair's speedups so far),
+        else which did not."""
         self.running = False
         a, b = self.turns
         if a is not None and b is not None and not a.running and not b.running:
-            return compare(a.events, b.events)
+            verdict = compare(a.events, b.events)
+            self.finished += 1
+            if verdict.speedup is not None:
+                self.speedups.append(verdict.speedup)
+            return replace(verdict, speedups=tuple(self.speedups))
         missing = ", ".join(NAMES[i] for i, t in enumerate(self.turns) if t is None or t.running)
         return f"No verdict: {missing} did not finish (stopped or failed)."
 

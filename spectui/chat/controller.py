@@ -138,14 +138,17 @@ class ChatController:
             self._changes.append(ConfigChange(time.perf_counter(), self.setup.spec.as_dict()))
         self.emit(ConfigShown())
 
-    def header(self) -> tuple[str, str]:
-        """(the configuration, the models), or the app's name and what keeps it from a session."""
+    def header(self, narrow: bool = False) -> tuple[str, str]:
+        """(the configuration, the models), or the app's name and what keeps it from a session;
+        `narrow`: the models only, in the first place (a status strip shows the configuration)."""
         status = self.status()
         if status is None:
             return "spectui", "loading…" if self.loading else "no model loaded"
         spec = status.spec
         n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
         draft = f" ⇠ draft {model_name(status.draft_path)}" if status.draft_path else " (no draft model)"
+        if narrow:
+            return model_name(status.target_path) + draft.replace(" ⇠ draft ", " ⇠ "), ""
         return f"{spec.label} · {n_max}verify {status.verify}", model_name(status.target_path) + draft
 
     def panel_state(self) -> PanelState:
@@ -416,13 +419,16 @@ class ChatController:
         self._notify(f"Opened “{chat.title or chat.id}”", timeout=3)
         self._restore_setup(chat)
 
-    def chats_changed(self, renamed: dict[str, str], deleted: set[str]) -> None:
-        """The saved chats picker renamed or deleted chats: keep the open one in step."""
+    def chats_changed(self, renamed: dict[str, str], deleted: set[str], open_id: str | None = None) -> None:
+        """The saved chats picker renamed or deleted chats (keep the open one in step), and
+        maybe picked one to open."""
         if self.chat.id in renamed:
             self.chat.title = renamed[self.chat.id]  # so its next save keeps the name
         if self.chat.id in deleted:
             self.stop()  # an answer to a deleted chat has nowhere to go
             self._show(history.new_chat(self.setup.preset))
+        if open_id is not None:
+            self.open_chat(open_id)
 
     def export_markdown(self) -> None:
         if not self.chat.messages:

@@ -24,7 +24,7 @@ def legend() -> Text:
     for kind, label in overlay.LEGEND.items():
         text.append(label, style=overlay.STYLES[kind] or "reverse")
         text.append("  ")
-    text.append("↵ ✗9", style=overlay.STYLES[overlay.REJECTED])
+    text.append("↵ ✗⁹", style=overlay.STYLES[overlay.REJECTED])
     text.append(" newline, 9 chars rejected")
     return text
 

@@ -64,6 +64,7 @@ class EmbeddedModel:
     size: int
     sha256: str
     description: str
+    vocabulary: str  # models with the same one can draft for each other (llama.cpp's rules hold)
     in_place: str | None = None
     extra: str | None = None
 
@@ -85,6 +86,7 @@ CATALOG: dict[str, EmbeddedModel] = {
             size=1117320768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             description="Qwen2.5-Coder 1.5B Instruct, Q4_K_M: the model that answers",
+            vocabulary="Qwen2.5",
             extra="demo",
         ),
         EmbeddedModel(
@@ -94,6 +96,7 @@ CATALOG: dict[str, EmbeddedModel] = {
             size=491400064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             description="Qwen2.5-Coder 0.5B Instruct, Q4_K_M: shares the target's vocabulary",
+            vocabulary="Qwen2.5",
             extra="demo",
         ),
         EmbeddedModel(
@@ -103,6 +106,7 @@ CATALOG: dict[str, EmbeddedModel] = {
             size=98362432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             description="SmolLM2 135M Instruct, Q4_1: quick runs and tests",
+            vocabulary="SmolLM2",
             in_place="SmolLM2-135M-Instruct.Q4_1.gguf",
         ),
         EmbeddedModel(
@@ -112,9 +116,19 @@ CATALOG: dict[str, EmbeddedModel] = {
             size=253113024,
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
             description="Gemma 3 270M, Q4_K_M: a vocabulary unlike Qwen's, for mismatch tests",
+            vocabulary="Gemma 3",
         ),
     )
 }
+
+
+def draft_misfit(target: str, draft: str) -> str | None:
+    """Why an embedded draft cannot draft for an embedded target (another vocabulary), said
+    before anything loads; None where it can, or where either is a file (checked at load)."""
+    t, d = CATALOG.get(target), CATALOG.get(draft)
+    if t is None or d is None or t.vocabulary == d.vocabulary:
+        return None
+    return f"cannot draft for {target}: {d.vocabulary} vocabulary, not {t.vocabulary}"
 
 
 def get(name: str) -> EmbeddedModel:

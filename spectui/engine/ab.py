@@ -36,6 +36,7 @@ class Verdict:
     greedy: bool
     notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
     drafted_nothing: tuple[str, ...] = ()  # the sides ("A", "B") that speculated and drafted nothing
+    speedups: tuple[float, ...] = ()  # every run of this pair on this prompt (chat/ab.py), this one last
 
     @property
     def identical(self) -> bool:
@@ -66,15 +67,27 @@ def _divergence(a: Sequence[Event], b: Sequence[Event]) -> Divergence | None:
     )
 
 
+def _drafted_nothing(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary]) -> tuple[str, ...]:
+    """The sides that speculated and drafted nothing: plain decoding under another name."""
+    return tuple(
+        name
+        for name, events, s in zip(NAMES, runs, summaries)
+        if _spec_type(events) != "none" and s.n_drafted == 0 and s.rounds
+    )
+
+
 def _notes(
-    runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary], greedy: bool, divergence: Divergence | None
+    runs: Sequence[Sequence[Event]],
+    summaries: Sequence[TurnSummary],
+    greedy: bool,
+    divergence: Divergence | None,
+    idle: tuple[str, ...],
 ) -> list[str]:
     notes = []
     for name, events, s in zip(NAMES, runs, summaries):
-        spec_type = _spec_type(events)
-        if spec_type != "none" and s.n_drafted == 0 and s.rounds:
+        if name in idle:
             notes.append(
-                f"{name} ({spec_type}) drafted nothing on this prompt: it ran as plain decoding, "
+                f"{name} ({_spec_type(events)}) drafted nothing on this prompt: it ran as plain decoding, "
                 "so its acceptance is undefined"
             )
         if s.stop_reason not in CLEAN_ENDS:
@@ -99,16 +112,12 @@ def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
     summaries = (summarize(a), summarize(b))
     greedy = all(r.verify == "greedy" for r in rounds_of(a) + rounds_of(b))
     divergence = _divergence(a, b)
-    idle = tuple(
-        name
-        for name, events, s in zip(NAMES, (a, b), summaries)
-        if _spec_type(events) != "none" and s.n_drafted == 0 and s.rounds
-    )
+    idle = _drafted_nothing((a, b), summaries)
     return Verdict(
         summaries=summaries,
         speedup=speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
         divergence=divergence,
         greedy=greedy,
-        notes=tuple(_notes((a, b), summaries, greedy, divergence)),
+        notes=tuple(_notes((a, b), summaries, greedy, divergence, idle)),
         drafted_nothing=idle,
     )

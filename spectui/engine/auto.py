@@ -89,14 +89,6 @@ class Decision:
     probe: bool = False  # drafts to measure the source, not because it is expected to pay
 
 
-def expected_tokens(accept: list[float], k: int) -> float:
-    total, run = 1.0, 1.0
-    for a in accept[:k]:
-        run *= a
-        total += run
-    return total
-
-
 def decide(
     costs: Costs,
     accept: dict[str, list[float]],
@@ -123,7 +115,7 @@ def decide(
     if has_draft and costs.draft_step is not None and n_max > 0:
         options.append((DRAFT, n_max, 0.0, costs.draft_step, catchup_per_token))
     for source, k_max, fixed, per_step, per_token in options:
-        n, run = 1.0, 1.0  # expected_tokens, one position at a time
+        n, run = 1.0, 1.0  # expected tokens of a k-token draft (module docstring), k by k
         for k, a in enumerate(accept[source][:k_max], start=1):
             run *= a
             n += run

@@ -15,7 +15,7 @@ KINDS = (Source.DRAFT.value, Source.NGRAM.value, Source.TARGET.value, Source.RES
 # Default rich styles for the terminal; themes override them in the TUI.
 STYLES = {
     Source.DRAFT.value: "bold green",
-    Source.NGRAM.value: "bold cyan",
+    Source.NGRAM.value: "bold magenta",
     Source.TARGET.value: "",
     Source.RESAMPLED.value: "bold yellow underline",
     REJECTED: "dim red strike",
@@ -31,12 +31,13 @@ LEGEND = {
 
 COLLAPSE_CHARS = 16  # a longer rejected draft shows as ✗ and its length (f11 shows it whole)
 MARKS = str.maketrans({"\n": "↵", "\t": "→"})
+SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")  # a length never reads as the answer's digits
 
 
 def shown_rejected(text: str) -> str:
     """A rejected draft as a short run inside its line: newlines and tabs as marks, never
     breaks, so it never moves the answer's own text."""
-    return text.translate(MARKS) if len(text) <= COLLAPSE_CHARS else f"✗{len(text)}"
+    return text.translate(MARKS) if len(text) <= COLLAPSE_CHARS else "✗" + str(len(text)).translate(SUPERSCRIPT)
 
 
 def add_segments(into: list[tuple[str, str]], new) -> None:

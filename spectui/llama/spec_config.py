@@ -109,7 +109,8 @@ class SpecConfig:
     draft_n_max: int = _flag(
         3,
         "--spec-draft-n-max",
-        "max draft length of the draft-* types and auto; the n-gram types use their own sizes, as in llama.cpp",
+        "max draft length of the draft-* types and of auto's draft model; n-gram drafts (auto's too) "
+        "use the n-gram sizes, as in llama.cpp",
     )
     draft_n_min: int = _flag(0, "--spec-draft-n-min", "min draft-model draft length")
     draft_p_min: float = _flag(0.0, "--spec-draft-p-min", "min draft-model token probability")

@@ -20,7 +20,7 @@ from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, Update
 from spectui.config import history, paths, presets
-from spectui.config.embedded import CATALOG
+from spectui.config.embedded import CATALOG, draft_misfit
 from spectui.config.recent import recent_models
 from spectui.config.resolve import model_label
 from spectui.config.setup import Setup
@@ -167,15 +167,18 @@ class SpecApp(ThemedApp):
     def action_switch_models(self) -> None:
         if self.controller.idle("switch models"):
             self.search_commands(
-                self._model_entries(self._pick_draft, draft=False), placeholder="Target model (the one that answers)…"
+                self._model_entries(self._pick_draft), placeholder="Target model (the one that answers)…"
             )
 
-    def _model_entries(self, then, draft: bool) -> list[tuple[str, Callable[[], object], str]]:
-        """The picker's rows: the embedded models, recent GGUF files, another file."""
+    def _model_entries(self, then, target: str | None = None) -> list[tuple[str, Callable[[], object], str]]:
+        """The picker's rows: the embedded models, recent GGUF files, another file; drafts for
+        `target`, with the embedded ones that cannot draft for it marked."""
         rows: list[tuple[str, Callable[[], object], str]] = []
-        if draft:
+        if target is not None:
             rows.append(("No draft model", partial(then, None), "n-gram types and auto only"))
-        rows += [(name, partial(then, name), f"embedded: {m.description}") for name, m in CATALOG.items()]
+        for name, m in CATALOG.items():
+            misfit = draft_misfit(target, name) if target is not None else None
+            rows.append((name, partial(then, name), f"✗ {misfit}" if misfit else f"embedded: {m.description}"))
         rows += [(Path(p).name, partial(then, p), f"recent: {p}") for p in recent_models()]
         rows.append(("Another GGUF file…", partial(self._ask_file, then), "type its path"))
         return rows
@@ -190,7 +193,7 @@ class SpecApp(ThemedApp):
         pick = partial(self.controller.switch_models, target)
         self.call_later(
             self.search_commands,
-            self._model_entries(pick, draft=True),
+            self._model_entries(pick, target),
             placeholder=f"Draft model for {model_label(target)}…",
         )
 

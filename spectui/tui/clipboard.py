@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 # (tool, arguments, the display variable it needs) in the order tried
 TOOLS = (
@@ -57,3 +57,11 @@ def copy_notice(what: str, n_chars: int, tool: str | None, tmux_buffer: bool, in
             f"`set -g set-clipboard on` is set.{buffer}"
         )
     return f"Sent {head} to the terminal by OSC 52: most terminals copy it, some ignore it."
+
+
+def copy_and_say(text: str, what: str, osc52: Callable[[str], None]) -> str:
+    """Send `text` by OSC 52 (`osc52`: the app's own copy) and every other way there is here;
+    what happened, in words."""
+    osc52(text)
+    tool, tmux_buffer = copy_elsewhere(text)
+    return copy_notice(what, len(text), tool, tmux_buffer, "TMUX" in os.environ)

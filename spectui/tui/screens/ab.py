@@ -70,7 +70,8 @@ class ABScreen(Screen):
         lines = [
             Content.styled(
                 "Pick A and B, type a prompt, press enter: both run cold on the loaded models, "
-                "one after the other, with the same sampling.",
+                "one after the other, with the same sampling. Enter again runs the pair the other "
+                "way round and pools the speedups, so the verdict can tell a difference from noise.",
                 "$text-muted",
             )
         ]
@@ -110,16 +111,18 @@ class ABScreen(Screen):
             self.notify("Type a prompt for both runs first.", severity="warning")
             self.query_one("#ab-prompt", Input).focus()
             return
-        specs = [pane.spec(self.run.session.spec) for pane in self.panes]
-        errors = [s for s in specs if isinstance(s, str)]
+        chosen = [pane.spec(self.run.session.spec) for pane in self.panes]
+        errors = [s for s in chosen if isinstance(s, str)]
         if errors:
             self.notify("\n".join(errors), title="A/B", severity="error")
             return
+        specs = [s for s in chosen if not isinstance(s, str)]
         for pane in self.panes:
             await pane.clear()
         self.verdict = None
-        self.query_one("#ab-verdict", Static).update(Content.styled("running A…", "$accent"))
-        self.run.start(prompt)
+        self.run.start(prompt, specs)
+        first = NAMES[self.run.order[0]]
+        self.query_one("#ab-verdict", Static).update(Content.styled(f"running {first}…", "$accent"))
         self._run(specs)
 
     @work(thread=True, exclusive=True, group="ab", exit_on_error=False)

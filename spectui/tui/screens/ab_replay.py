@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events, on
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Footer, Header, Static
@@ -46,9 +47,10 @@ class ABReplayScreen(ReplayScreen):
         yield Static(id="status")
         yield Footer()
 
-    def on_mount(self) -> None:
-        """Before ReplayScreen's own on_mount, which Textual calls next (each class's handler
-        runs once: calling it here too started a second timer, and two replays raced)."""
+    @on(events.Mount)
+    def _recorded_only(self) -> None:
+        """Before ReplayScreen's on_mount, which Textual calls next by itself (calling it from
+        here too started a second timer, and two replays raced)."""
         for widget in self.query("SidePane Select, SidePane Input"):
             widget.disabled = True  # what was recorded; a replay cannot rerun it
         self.title = "replay · A/B"

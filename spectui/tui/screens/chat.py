@@ -5,7 +5,6 @@ thread worker whose events go back to the controller.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from dataclasses import replace
@@ -23,8 +22,9 @@ from textual.widgets import Footer, Header, Static
 
 from spectui.chat import updates as up
 from spectui.chat.controller import ChatController
+from spectui.chat.starters import BY_KEY
 from spectui.chat.streaming import TurnJob, stream_turn
-from spectui.tui.clipboard import copy_elsewhere, copy_notice
+from spectui.tui.clipboard import copy_and_say
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
@@ -76,6 +76,7 @@ class ChatScreen(Screen):
             self.controller.chat, self.settings["show_overlay"], self.settings["show_rejected"]
         )
         self.query_one(ChatInput).focus()
+        self.query_one(ChatInput).starters = not self.controller.chat.messages
         self._show_header()
         self.refresh_panel()
         self._shown = True
@@ -110,6 +111,7 @@ class ChatScreen(Screen):
                 if started or time.monotonic() - self._last_panel >= PANEL_EVERY_S:
                     self.refresh_panel()  # the turn's start takes the panel to its live layout at once
             case up.MessageAdded(message=message):
+                box.starters = False
                 await self.query_one(Transcript).add(UserMessage(message))
             case up.AnswerStarted(turn=turn):
                 self._answer = AssistantMessage(turn.message, overlay, rejected, streaming=True)
@@ -127,6 +129,7 @@ class ChatScreen(Screen):
                 status.display = bool(spans)
             case up.ChatShown(chat=chat):
                 self._answer = None
+                box.starters = not chat.messages
                 await self.query_one(Transcript).show(chat, overlay, rejected)
             case up.MessagesRemoved(ids=ids):
                 await self.query_one(Transcript).remove_messages(set(ids))
@@ -157,10 +160,7 @@ class ChatScreen(Screen):
         """The configuration and the models; on a narrow terminal the models only (the
         status strip shows the configuration) and a compact footer, so neither is cut."""
         narrow = self.size.width < NARROW
-        config, models = self.controller.header()
-        if narrow and self.controller.session is not None:  # else ("spectui", "loading…"): both fit
-            config, models = models.replace(" ⇠ draft ", " ⇠ "), ""
-        self.title, self.sub_title = config, models
+        self.title, self.sub_title = self.controller.header(narrow)
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow
@@ -204,6 +204,9 @@ class ChatScreen(Screen):
     def on_chat_input_edit_previous(self) -> None:
         self.controller.edit_previous()
 
+    def on_chat_input_starter_chosen(self, event: ChatInput.StarterChosen) -> None:
+        self.controller.submit(BY_KEY[event.key].prompt)
+
     def action_edit_message(self) -> None:
         entries = [(label, partial(self.controller.edit, m), where) for label, m, where in self.controller.editable()]
         if not entries:
@@ -244,11 +247,8 @@ class ChatScreen(Screen):
         self.app.push_screen(ChatsScreen(self.controller.chat.id), self._chats_closed)
 
     def _chats_closed(self, picked: Picked | None) -> None:
-        if picked is None:
-            return
-        self.controller.chats_changed(picked.renamed, picked.deleted)
-        if picked.open is not None:
-            self.controller.open_chat(picked.open)
+        if picked is not None:
+            self.controller.chats_changed(picked.renamed, picked.deleted, picked.open)
 
     def action_export(self) -> None:
         self.controller.export_markdown()
@@ -265,9 +265,7 @@ class ChatScreen(Screen):
         if code and (text := last_code_block(text)) is None:
             self.notify("The last answer has no code block.", severity="warning")
             return
-        self.app.copy_to_clipboard(text)
-        tool, tmux_buffer = copy_elsewhere(text)
-        self.notify(copy_notice(what, len(text), tool, tmux_buffer, "TMUX" in os.environ), timeout=6)
+        self.notify(copy_and_say(text, what, self.app.copy_to_clipboard), timeout=6)
 
     def action_rounds(self) -> None:
         if (last := self.controller.last_rounds()) is not None:

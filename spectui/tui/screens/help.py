@@ -25,6 +25,8 @@ class HelpScreen(ModalScreen):
         padding: 1 2;
         background: $panel;
         border: round $primary;
+        scrollbar-size-vertical: 1;
+        overflow-x: hidden;
     }
     #help .heading {
         margin: 1 0 0 0;

@@ -45,6 +45,7 @@ class RoundsScreen(ModalScreen):
     }
     #rounds DataTable {
         height: 1fr;
+        scrollbar-size: 1 1;
     }
     #rounds .hint {
         color: $text-muted;

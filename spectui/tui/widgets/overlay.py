@@ -43,10 +43,12 @@ def overlay_content(segments, show_rejected: bool = True) -> Content:
 
 
 def legend_lines() -> list[Content]:
-    """One line per kind: a sample in the kind's style, then what it means; and the marks a
-    rejected draft is shown with."""
+    """One line per kind: a sample in the kind's style, then what it means; then the marks a
+    rejected draft is shown with, and the colour of Markdown's own marks: every colour the
+    overlay shows."""
     lines = [Content.assemble(("tok", STYLES[kind]), f" {label}") for kind, label in LEGEND.items()]
-    lines.append(Content.assemble(("↵ ✗9", STYLES[REJECTED]), " newline, 9 chars rejected"))
+    lines.append(Content.assemble(("↵ ✗⁹", STYLES[REJECTED]), " newline, 9 chars rejected"))
+    lines.append(Content.assemble(("# • ╭─", "$text-muted"), " Markdown marks"))
     return lines
 
 

@@ -7,6 +7,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from spectui.chat.starters import STARTERS
 from spectui.config.history import Chat
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
@@ -21,6 +22,12 @@ def welcome() -> Content:
         ),
         Content(""),
         *legend_lines(),
+        Content(""),
+        Content.styled("Try one: press its number (or type your own question)", "bold"),
+        *(
+            Content.assemble((f" {s.key} ", "bold $accent"), (s.title, "bold"), (f": watch {s.watch}", "$text-muted"))
+            for s in STARTERS
+        ),
         Content(""),
         Content.styled(
             "enter sends · ctrl+j new line · ctrl+t spec type · ctrl+↑/↓ n-max · ? help · ctrl+p commands",

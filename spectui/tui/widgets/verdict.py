@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from statistics import median
+
 from textual.content import Content
 
 from spectui.engine.ab import Verdict
@@ -26,12 +28,17 @@ def render_verdict(v: Verdict, labels: list[str]) -> Content:
     """The verdict block under the two sides."""
     a, b = v.summaries
     head = Content.assemble(("Verdict", "bold $accent"), (f"  B {labels[1]} vs A {labels[0]}", "$text-muted"))
+    runs = v.speedups or ((v.speedup,) if v.speedup is not None else ())
     if v.drafted_nothing:  # plain decoding under another name: no speedup to claim
         ratio, caveat = "-", f" {' and '.join(v.drafted_nothing)} drafted nothing"
-    elif v.speedup is None:
+    elif not runs:
         ratio, caveat = "-", ""
-    else:  # one run each: the machine's own noise is unmeasured
-        ratio, caveat = f"×{v.speedup:.2f}", " from 1 run each: noise unknown (run again, or spectui bench)"
+    elif len(runs) == 1:  # the machine's own noise is unmeasured
+        ratio, caveat = f"×{runs[0]:.2f}", " from 1 run each: noise unknown (enter runs the pair again)"
+    else:
+        lo, hi = min(runs), max(runs)
+        spread = f" (×{lo:.2f}-×{hi:.2f} over {len(runs)} runs each, interleaved)"
+        ratio, caveat = ("no measurable difference", spread) if lo <= 1 <= hi else (f"×{median(runs):.2f}", spread)
     speed = Content.assemble(
         ("speedup of B over A ", "$text-muted"),
         (ratio, "bold"),
