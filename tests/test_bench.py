@@ -27,6 +27,7 @@ from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, 
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace import format as trace_format
+from tests.cli_helpers import run_cli
 from tests.test_run_command import interruptible
 
 N = 16
@@ -651,3 +652,11 @@ def test_flag_conflicts_are_user_errors(spectui, capsys):
     assert "nothing to compare" in capsys.readouterr().err
     with pytest.raises(UserError):
         prompts.select(prompts.shipped(), "ja", "all", None)
+
+
+def test_the_help_gives_the_bench_s_own_defaults():
+    """The bench generates a fixed length, greedy, seed 0: its help says so, not the chat's."""
+    shown = run_cli("bench", "--help", env={"COLUMNS": "200"}).stdout
+    assert "tokens each run generates, exactly (default 256)" in shown and "-1: no limit" not in shown
+    assert "temperature (default 0: greedy" in shown and "sampling seed (default 0" in shown
+    assert "-1: no limit" in run_cli("run", "--help", env={"COLUMNS": "200"}).stdout  # the chat's, unchanged

@@ -113,7 +113,14 @@ def add_parser(sub) -> None:
         metavar="DIR",
         help="write one trace per run into DIR (spectui replay shows why a configuration was slow)",
     )
-    add_setup_flags(p)
+    add_setup_flags(
+        p,
+        {
+            "n_predict": f"tokens each run generates, exactly (default {DEFAULT_N})",
+            "temp": "temperature (default 0: greedy, so the outputs can be compared)",
+            "seed": "sampling seed (default 0, so a sampled run can be repeated)",
+        },
+    )
     p.set_defaults(func=main)
 
 

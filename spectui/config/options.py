@@ -12,12 +12,14 @@ from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
 
 
-def add_setup_flags(p: argparse.ArgumentParser) -> None:
-    """--preset, every Setup option by group, --spec-default and the diagnostics."""
+def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = None) -> None:
+    """--preset, every Setup option by group, --spec-default and the diagnostics; `helps`:
+    a command's own help for an option whose default it sets itself."""
     groups = {name: p.add_argument_group(name) for name in GROUPS}
     groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
     for name, o in OPTIONS.items():
-        groups[o.group].add_argument(*o.flags, dest=name, type=o.type, choices=o.choices or None, help=o.help)
+        help_ = (helps or {}).get(name, o.help)
+        groups[o.group].add_argument(*o.flags, dest=name, type=o.type, choices=o.choices or None, help=help_)
     groups["speculation"].add_argument(
         "--spec-default", action="store_true", help="ngram-mod with its defaults (as llama.cpp)"
     )
