@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, Static
 
 from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
+from spectui.config.embedded import CATALOG
 from spectui.config.history import Chat, Message
 from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
@@ -53,10 +54,18 @@ def finished(turn: TraceTurn) -> LiveTurn:
 
 
 def recorded_name(model: dict | None) -> str | None:
-    """A recorded model as the chat names it: its file's stem (the quantisation included),
-    not the header's general.name, which often names something else."""
+    """A recorded model as the chat names it: an embedded model (by its hash) by its catalog
+    name, a file by its stem (the quantisation included); never the header's general.name,
+    which often names something else."""
     if not model:
         return None
+    sha = model.get("sha256")
+    if isinstance(sha, str) and len(sha) >= 12:
+        return next((name for name, m in CATALOG.items() if m.sha256.startswith(sha)), None) or _stem(model)
+    return _stem(model)
+
+
+def _stem(model: dict) -> str | None:
     return Path(model["file"]).stem if isinstance(model.get("file"), str) else model.get("name")
 
 
