@@ -38,7 +38,7 @@ from spectui.tui.messages import MemoryMeasured, SessionLoading
 from spectui.tui.screens.help import HelpScreen
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import CHUNK_CHARS, AnswerChunk, AssistantMessage
-from spectui.tui.widgets.overlay import overlay_content, selected_answer, slice_segments, split_point
+from spectui.tui.widgets.overlay import selected_answer, shown_content, slice_segments, split_point, visible
 from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip, render, rolling_tok_per_s, sparkline
 from tests.fake_session import FakeSession
 from tests.tui_helpers import (
@@ -613,7 +613,7 @@ def test_selection_copies_without_rejected_text():
     everything = Selection(None, None)
     assert selected_answer(segs, True, everything) == "keep this\nand that"
     assert selected_answer(segs, True, Selection(Offset(2, 0), Offset(3, 1))) == "ep this\nand"
-    assert overlay_content(segs, False).plain == "keep this\nand that"
+    assert shown_content(visible(segs, False)).plain == "keep this\nand that"
 
 
 def test_panel_text_and_sparkline_marks_config_changes():
@@ -707,7 +707,7 @@ def test_chunking_bounds_the_streaming_redraw():
             chunks = pilot.app.query(AnswerChunk)
             assert len(chunks) > 1
             assert all(sum(len(t) for t, _ in c.segments) < 2 * CHUNK_CHARS for c in chunks)
-            shown = "\n".join(overlay_content(c.segments).plain for c in chunks)
+            shown = "\n".join(shown_content(visible(c.segments, True)).plain for c in chunks)
             assert shown == "".join(t for t, _ in long_answer)
 
     asyncio.run(run())

@@ -28,7 +28,7 @@ from spectui.tui.screens.settings import SettingsScreen
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.markdown import last_code_block, render_markdown
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, UserMessage
-from spectui.tui.widgets.overlay import overlay_content, selected_answer
+from spectui.tui.widgets.overlay import selected_answer, shown_content, visible
 from spectui.tui.widgets.queue import Outbox
 from tests.fake_session import NAME, FakeSession, load_recording
 from tests.tui_helpers import LONG, SHORT, answered, chat_args, fixed_chat, palette_offers, resolved, send, sync, until
@@ -397,7 +397,7 @@ def test_markdown_in_the_overlay_keeps_the_colours_and_the_text():
         ("```\n", "target"),
         ("Use `x`.", "draft"),
     ]
-    overlay = overlay_content(segments)
+    overlay = shown_content(visible(segments, True))
     shown = render_markdown(segments)
     # the fence is found in the answer's text; the rejected draft before it ends the line above
     assert shown.plain.split("\n") == ["## Steps", "• one **two**ZZ", "╭──py", "x = 1", "╰──", "Use `x`."]

@@ -29,11 +29,6 @@ class ABScreen(Screen):
     HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
     VERTICAL_BREAKPOINTS = VERTICAL_BREAKPOINTS
     DEFAULT_CSS = """
-    #ab-verdict {
-        height: auto;
-        padding: 0 1;
-        border: round $accent 50%;
-    }
     #ab-prompt {
         border: round $primary 50%;
     }

@@ -23,7 +23,7 @@ class ABReplayScreen(ReplayScreen):
     HORIZONTAL_BREAKPOINTS = HORIZONTAL_BREAKPOINTS
     VERTICAL_BREAKPOINTS = VERTICAL_BREAKPOINTS
     DEFAULT_CSS = """
-    #ab-verdict, #ab-prompt {
+    #ab-prompt {
         height: auto;
         padding: 0 1;
         border: round $accent 50%;

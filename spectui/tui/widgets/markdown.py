@@ -14,7 +14,7 @@ from textual.content import Content, Span
 
 from spectui.config.history import FENCE
 from spectui.engine.overlay import REJECTED
-from spectui.tui.widgets.overlay import overlay_content, visible
+from spectui.tui.widgets.overlay import shown_content, visible
 
 HEADING = re.compile(r" {0,3}(#{1,6})\s")
 BULLET = re.compile(r"\s*([-*+])\s")
@@ -53,10 +53,11 @@ def render_markdown(segments, show_rejected: bool = True, in_code: bool = False)
     starts inside a code block opened earlier in the answer. Blocks are found in the
     answer's own text (a rejected draft before a fence does not hide the fence) and drawn
     where that text is shown."""
-    content = overlay_content(segments, show_rejected)
+    shown_pieces = visible(segments, show_rejected)  # once per redraw: the streaming hot path
+    content = shown_content(shown_pieces)
     where: list[int] = []  # the shown position of each character of the answer
     pos = 0
-    for text, kind in visible(segments, show_rejected):
+    for text, kind in shown_pieces:
         if kind != REJECTED:
             where.extend(range(pos, pos + len(text)))
         pos += len(text)

@@ -38,8 +38,9 @@ def visible(segments, show_rejected: bool) -> list[tuple[str, str]]:
     return out
 
 
-def overlay_content(segments, show_rejected: bool = True) -> Content:
-    return Content.assemble(*((text, STYLES[kind]) for text, kind in visible(segments, show_rejected)))
+def shown_content(shown: list[tuple[str, str]]) -> Content:
+    """Pieces `visible` gave, coloured by kind."""
+    return Content.assemble(*((text, STYLES[kind]) for text, kind in shown))
 
 
 def legend_lines() -> list[Content]:

@@ -24,7 +24,8 @@ VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
 class Sides(Horizontal):
     """The two sides of an A/B view: side by side, stacked on a narrow screen, and with
-    one-line pickers and no frames on a short one, so both answers keep room to show."""
+    one-line pickers and no frames on a short one, so both answers keep room to show. Its
+    stylesheet also frames the verdict under them, in both A/B screens."""
 
     SCOPED_CSS = False  # the rules follow the screen's size classes
     DEFAULT_CSS = """
@@ -47,6 +48,11 @@ class Sides(Horizontal):
     }
     .-short Sides SidePane .side-name {
         padding: 0 1 0 0;
+    }
+    #ab-verdict {
+        height: auto;
+        padding: 0 1;
+        border: round $accent 50%;
     }
     .-short #ab-verdict {
         max-height: 6;
