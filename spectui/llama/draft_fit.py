@@ -19,6 +19,7 @@ from spectui.errors import UserError
 from spectui.llama.gguf import check_gguf_file
 
 HIDDEN_DRAFT_TYPES = {"eagle3": "draft-eagle3", "dflash": "draft-dflash"}
+VOCAB_MAX_SIZE_DIFFERENCE = 128  # llama.cpp's SPEC_VOCAB_MAX_SIZE_DIFFERENCE
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class Header:
     block_size: int | None  # dflash.block_size
     selector_top_k: int
     tensors: frozenset[str]
+    tokenizer: str | None = None  # tokenizer.ggml.model ("gpt2", "llama", ...)
+    n_vocab: int = 0  # entries in tokenizer.ggml.tokens
 
     @property
     def draft_type(self) -> str:
@@ -47,6 +50,10 @@ class Header:
     def has_nextn(self) -> bool:
         """A target with its own NextN (MTP) layer."""
         return self.n_layer > 0 and f"blk.{self.n_layer - 1}.nextn.eh_proj.weight" in self.tensors
+
+
+class StringCount(int):
+    """An array of strings the parser stepped over: how many there were."""
 
 
 # GGUF value types: struct format of the fixed-size ones; 8 is a string, 9 an array.
@@ -83,10 +90,10 @@ def _parse(buf) -> tuple[dict, list[str]]:
                     if count < 4096
                     else None
                 )
-            if etype == 8:  # a vocabulary: stepped over, string by string, not decoded
+            if etype == 8:  # a vocabulary: stepped over, string by string, not decoded; its size kept
                 for _ in range(count):
                     off += 8 + struct.unpack_from("<Q", buf, off)[0]
-                return None
+                return StringCount(count)
             for _ in range(count):  # an array of arrays: walked, not kept
                 value(etype)
             return None
@@ -139,7 +146,23 @@ def _read_header(path: Path, _mtime_ns: int, _size: int) -> Header:
         block_size=value("dflash.block_size"),
         selector_top_k=int(value("dflash.selector_top_k") or 0),
         tensors=frozenset(names),
+        tokenizer=value("tokenizer.ggml.model"),
+        n_vocab=int(value("tokenizer.ggml.tokens") or 0),
     )
+
+
+def vocabulary_misfit(target: Header, draft: Header) -> str | None:
+    """Why a plain draft cannot share the target's vocabulary, from the headers alone: the
+    first of llama.cpp's rules a header shows (tokenizer kind, vocabulary size); the
+    token-by-token rules run when the vocabularies load. None where the headers agree."""
+    if draft.draft_type != "draft-simple" or not (target.n_vocab and draft.n_vocab):
+        return None
+    if target.tokenizer != draft.tokenizer:
+        return f"its tokenizer is {draft.tokenizer}, the target's {target.tokenizer}"
+    diff = abs(target.n_vocab - draft.n_vocab)
+    if diff > VOCAB_MAX_SIZE_DIFFERENCE:
+        return f"its vocabulary has {draft.n_vocab} tokens, the target's {target.n_vocab}"
+    return None
 
 
 def check(target: Header, draft: Header | None, types: tuple[str, ...]) -> None:

@@ -20,9 +20,9 @@ from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, Update
 from spectui.config import history, paths, presets
-from spectui.config.embedded import CATALOG, draft_misfit
+from spectui.config.embedded import CATALOG
+from spectui.config.model_choice import draft_misfit, model_name
 from spectui.config.recent import recent_models
-from spectui.config.resolve import model_label
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.engine.resources import memory_text
@@ -84,7 +84,7 @@ class SpecApp(ThemedApp):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, setup: Setup, models: tuple[str, str | None] | None) -> None:
         post = self.post_message
-        post(SessionLoading(f"preparing {model_label(models[0] if models else setup.model)}"))
+        post(SessionLoading(f"preparing {model_name(models[0] if models else setup.model or '')}"))
         try:
             # an embedded model's assembly progress goes nowhere: the status line shows the load
             quiet = Console(file=io.StringIO())
@@ -172,14 +172,15 @@ class SpecApp(ThemedApp):
 
     def _model_entries(self, then, target: str | None = None) -> list[tuple[str, Callable[[], object], str]]:
         """The picker's rows: the embedded models, recent GGUF files, another file; drafts for
-        `target`, with the embedded ones that cannot draft for it marked."""
+        `target`, with those that cannot draft for it marked."""
         rows: list[tuple[str, Callable[[], object], str]] = []
         if target is not None:
             rows.append(("No draft model", partial(then, None), "n-gram types and auto only"))
-        for name, m in CATALOG.items():
-            misfit = draft_misfit(target, name) if target is not None else None
-            rows.append((name, partial(then, name), f"✗ {misfit}" if misfit else f"embedded: {m.description}"))
-        rows += [(Path(p).name, partial(then, p), f"recent: {p}") for p in recent_models()]
+        choices = [(m.title, name, f"embedded ({name}): {m.description}") for name, m in CATALOG.items()]
+        choices += [(Path(p).name, p, f"recent: {p}") for p in recent_models()]
+        for title, value, about in choices:
+            misfit = draft_misfit(target, value) if target is not None else None
+            rows.append((title, partial(then, value), f"✗ {misfit}" if misfit else about))
         rows.append(("Another GGUF file…", partial(self._ask_file, then), "type its path"))
         return rows
 
@@ -194,7 +195,7 @@ class SpecApp(ThemedApp):
         self.call_later(
             self.search_commands,
             self._model_entries(pick, target),
-            placeholder=f"Draft model for {model_label(target)}…",
+            placeholder=f"Draft model for {model_name(target)}…",
         )
 
     # --- memory and leaving -------------------------------------------------------

@@ -10,7 +10,6 @@ the recording machine measured and which machine that was, never this one's.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,8 +20,8 @@ from textual.widgets import Footer, Header, Static
 
 from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
-from spectui.config.embedded import CATALOG
 from spectui.config.history import Chat, Message
+from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn, machine_line
@@ -51,22 +50,6 @@ def finished(turn: TraceTurn) -> LiveTurn:
     for event in turn.events:
         live.add(event)
     return live
-
-
-def recorded_name(model: dict | None) -> str | None:
-    """A recorded model as the chat names it: an embedded model (by its hash) by its catalog
-    name, a file by its stem (the quantisation included); never the header's general.name,
-    which often names something else."""
-    if not model:
-        return None
-    sha = model.get("sha256")
-    if isinstance(sha, str) and len(sha) >= 12:
-        return next((name for name, m in CATALOG.items() if m.sha256.startswith(sha)), None) or _stem(model)
-    return _stem(model)
-
-
-def _stem(model: dict) -> str | None:
-    return Path(model["file"]).stem if isinstance(model.get("file"), str) else model.get("name")
 
 
 class ReplayScreen(Screen):
