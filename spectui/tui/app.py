@@ -7,7 +7,9 @@ The app accepts an open session (tests load a model once per module) or a Setup 
 
 from __future__ import annotations
 
+import asyncio
 import io
+import signal
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -61,6 +63,11 @@ class SpecApp(ThemedApp):
         self._measure_memory()
         if self.controller.session is None:
             self.controller.load(self.controller.setup)
+        try:  # a closed terminal or a kill ends the chat as ctrl+c twice does: saved, terminal restored
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                asyncio.get_running_loop().add_signal_handler(sig, self.call_next, self.action_quit)
+        except (RuntimeError, ValueError):  # not the main thread (a test's app): no handlers
+            pass
 
     def get_default_screen(self) -> ChatScreen:
         return self.chat_screen
