@@ -304,8 +304,10 @@ def test_a_none_turn_becomes_the_speed_baseline(setup):
 def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     session = FakeSession(spec=setup.spec)
     run = ABRun(session, None, GenerationLimits(n_predict=48), trace_format.header("A/B", {}, setup.values()))
-    a, b = default_types(session.available_types())
-    assert (a, b) == ("ngram-mod", "draft-simple")
+    a, b = default_types(session.available_types(), "ngram-mod")
+    assert (a, b) == ("none", "ngram-mod")  # the baseline against the chat's own type
+    assert default_types(session.available_types(), "none") == ("none", "draft-simple")
+    a, b = "ngram-mod", "draft-simple"
     specs = [session.spec.with_types(a), session.spec.with_types(b).replace(draft_n_max=5)]
     run.start("Write a python function that adds two numbers.", specs)
     started = []

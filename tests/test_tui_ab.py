@@ -46,9 +46,9 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         screen = app.screen
         assert isinstance(screen, ABScreen)
         a, b = screen.panes
-        assert (a.query_one(Select).value, b.query_one(Select).value) == ("ngram-mod", "draft-simple")
+        # none against the chat's own type (the smollm2 preset's draft-simple)
+        assert (a.query_one(Select).value, b.query_one(Select).value) == ("none", "draft-simple")
         assert a.query_one(Input).value == b.query_one(Input).value == str(setup.spec.draft_n_max)
-        a.query_one(Select).value = "none"
         b.query_one(Input).value = "4"
 
         await run_ab(pilot, screen, SHORT)
@@ -122,13 +122,17 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
 
 @sync
 async def test_ab_without_a_draft_model_falls_back_for_b(setup):
-    session = FakeSession(spec=SpecConfig(types=("ngram-mod",)), draft=False)
+    session = FakeSession(spec=SpecConfig(types=("none",)), draft=False)
     app = SpecApp(setup, session=session)
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("f2")
         a, b = app.screen.panes
-        assert (a.query_one(Select).value, b.query_one(Select).value) == ("ngram-mod", "ngram-simple")
+        assert (a.query_one(Select).value, b.query_one(Select).value) == ("none", "ngram-simple")
         assert "No draft model is loaded" in app.screen.query_one("#ab-verdict").visual.plain
+        await pilot.press("escape")
+        session.configure(SpecConfig(types=("ngram-simple",)))  # a chat on ngram-simple: B is its own type
+        await pilot.press("f2")
+        assert "No draft model is loaded" not in app.screen.query_one("#ab-verdict").visual.plain
 
 
 # --- the verdict on synthetic events ------------------------------------------------------

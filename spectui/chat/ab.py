@@ -24,14 +24,17 @@ from spectui.engine.interface import ChatSession, GenerationLimits, chat_message
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn
 
-DEFAULT_A = "ngram-mod"  # B: the loaded draft model's (or head's) type
-FALLBACK_B = "ngram-simple"  # B without a draft model
+BASELINE = "none"  # A: what every speedup is measured against
+FALLBACK_B = "ngram-simple"  # B when the chat runs none and no draft model is loaded
 
 
-def default_types(types: tuple[str, ...]) -> tuple[str, str]:
-    """A and B before the user picks: ngram-mod against the draft's own type."""
-    b = next((t for t in types if t.startswith("draft-")), FALLBACK_B if FALLBACK_B in types else types[0])
-    return (DEFAULT_A if DEFAULT_A in types else types[0]), b
+def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
+    """A and B before the user picks: `none` against the chat's own spec type, or, while the
+    chat runs none, against the draft's type (else FALLBACK_B)."""
+    a = BASELINE if BASELINE in types else types[0]
+    if current in types and current != a:
+        return a, current
+    return a, next((t for t in types if t.startswith("draft-")), FALLBACK_B if FALLBACK_B in types else types[0])
 
 
 class ABRun:

@@ -248,7 +248,7 @@ class ChatController:
                 (
                     ("✎ ", "$accent"),
                     ("editing: enter resends", ""),
-                    (f" and replaces the {later} message(s) after it" if later else "", "$text-muted"),
+                    (f" and replaces the {later} message{'s' * (later != 1)} after it" if later else "", "$text-muted"),
                     ("  esc cancels", "$text-muted"),
                 )
             )
@@ -456,7 +456,7 @@ class ChatController:
             return
         self._notify(
             f"{path}\nreplay it with: spectui replay {path.name}",
-            title=f"Saved the trace of {len(self.traced)} answer(s)",
+            title=f"Saved the trace of {len(self.traced)} answer{'s' * (len(self.traced) != 1)}",
             timeout=8,
         )
 

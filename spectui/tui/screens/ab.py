@@ -52,16 +52,17 @@ class ABScreen(Screen):
     def compose(self) -> ComposeResult:
         status = self.run.session.status()
         types = status.types
-        a, b = default_types(types)
+        a, b = default_types(types, status.spec.types[0])
         yield Header(icon="◆")
         with Sides(id="ab-sides"):
             yield SidePane(NAMES[0], types, a, status.spec.draft_n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, status.spec.draft_n_max, self.show_rejected)
-        yield Static(self._intro(b, types), id="ab-verdict")
+        yield Static(self._intro(b, types, fallback=b == FALLBACK_B != status.spec.types[0]), id="ab-verdict")
         yield Input(placeholder="Prompt for both · enter runs A then B · esc stops / closes", id="ab-prompt")
         yield Footer()
 
-    def _intro(self, b: str, types: tuple[str, ...]) -> Content:
+    def _intro(self, b: str, types: tuple[str, ...], fallback: bool) -> Content:
+        """`fallback`: B is FALLBACK_B because the chat runs none and no draft model is loaded."""
         lines = [
             Content.styled(
                 "Pick A and B, type a prompt, press enter: both run cold on the loaded models, "
@@ -78,7 +79,7 @@ class ABScreen(Screen):
                     "$warning",
                 )
             )
-        elif b == FALLBACK_B:
+        elif fallback:
             lines.append(
                 Content.styled(f"No draft model is loaded: B defaults to {b} instead of a draft-* type.", "$warning")
             )
