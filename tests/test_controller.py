@@ -154,6 +154,15 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
     assert history.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
 
 
+def test_the_header_names_the_models_as_people_write_them_and_fits_its_room(setup):
+    controller, _ = make(setup, FakeSession(spec=setup.spec))
+    config, models = controller.header(room=200)
+    assert config == "draft-simple · n-max 3 · verify greedy"
+    assert models == "SmolLM2 135M Instruct Q4_1 ⇠ draft SmolLM2 135M Instruct Q4_1"
+    assert controller.header(room=80) == (config, models.replace(" ⇠ draft ", " ⇠ "))  # no room for the word
+    assert controller.header(narrow=True) == (models.replace(" ⇠ draft ", " ⇠ "), "")
+
+
 def test_a_type_the_models_do_not_allow_is_refused_and_nothing_changes(setup):
     controller, screen = make(setup, FakeSession(spec=setup.spec, draft=False))
     before = controller.setup

@@ -139,18 +139,23 @@ class ChatController:
             self._changes.append(ConfigChange(time.perf_counter(), self.setup.spec.as_dict()))
         self.emit(ConfigShown())
 
-    def header(self, narrow: bool = False) -> tuple[str, str]:
+    def header(self, narrow: bool = False, room: int | None = None) -> tuple[str, str]:
         """(the configuration, the models), or the app's name and what keeps it from a session;
-        `narrow`: the models only, in the first place (a status strip shows the configuration)."""
+        `narrow`: the models only, in the first place (a status strip shows the configuration);
+        `room`: the header's columns, where the models drop the word "draft" if both would not fit."""
         status = self.status()
         if status is None:
             return "spectui", "loading…" if self.loading else "no model loaded"
         spec = status.spec
         n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
-        draft = f" ⇠ draft {model_name(status.draft_path)}" if status.draft_path else " (no draft model)"
-        if narrow:
-            return model_name(status.target_path) + draft.replace(" ⇠ draft ", " ⇠ "), ""
-        return f"{spec.label} · {n_max}verify {status.verify}", model_name(status.target_path) + draft
+        config = f"{spec.label} · {n_max}verify {status.verify}"
+        target = model_name(status.target_path)
+        models = (
+            f"{target} ⇠ draft {model_name(status.draft_path)}" if status.draft_path else f"{target} (no draft model)"
+        )
+        if narrow or (room is not None and len(config) + 3 + len(models) > room):
+            models = models.replace(" ⇠ draft ", " ⇠ ")
+        return (models, "") if narrow else (config, models)
 
     def panel_state(self) -> PanelState:
         status = self.status()

@@ -39,6 +39,7 @@ from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this long quits
+HEADER_ICONS = 10  # the header's columns taken by its icon and margins
 NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
@@ -157,10 +158,9 @@ class ChatScreen(Screen):
         self.controller.turn_failed(msg.error)
 
     def _show_header(self) -> None:
-        """The configuration and the models; on a narrow terminal the models only (the
-        status strip shows the configuration) and a compact footer, so neither is cut."""
+        """The configuration and the models; narrow, the models only and a compact footer."""
         narrow = self.size.width < NARROW
-        self.title, self.sub_title = self.controller.header(narrow)
+        self.title, self.sub_title = self.controller.header(narrow, room=self.size.width - HEADER_ICONS)
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow
