@@ -158,7 +158,7 @@ def test_the_header_names_the_models_as_people_write_them_and_fits_its_room(setu
     controller, _ = make(setup, FakeSession(spec=setup.spec))
     config, models = controller.header(room=200)
     assert config == "draft-simple · n-max 3 · verify greedy"
-    assert models == "SmolLM2 135M Instruct Q4_1 ⇠ draft SmolLM2 135M Instruct Q4_1"
+    assert models == "SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"  # a file: its stem
     assert controller.header(room=80) == (config, models.replace(" ⇠ draft ", " ⇠ "))  # no room for the word
     assert controller.header(narrow=True) == (models.replace(" ⇠ draft ", " ⇠ "), "")
 
