@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from spectui.chat.ab import ABRun, default_types
-from spectui.chat.controller import GENERATING, STOPPING, ChatController
+from spectui.chat.controller import GENERATING, STOPPING, ChatController, pair_line
 from spectui.chat.streaming import stream_turn
 from spectui.chat.updates import (
     AnswerEnded,
@@ -159,8 +159,12 @@ def test_the_header_names_the_models_as_people_write_them_and_fits_its_room(setu
     config, models = controller.header(room=200)
     assert config == "draft-simple · n-max 3 · verify greedy"
     assert models == "SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"  # a file: its stem
-    assert controller.header(room=80) == (config, models.replace(" ⇠ draft ", " ⇠ "))  # no room for the word
-    assert controller.header(narrow=True) == (models.replace(" ⇠ draft ", " ⇠ "), "")
+    shorter = models.replace(" ⇠ draft ", " ⇠ ")
+    assert controller.header(room=len(config) + 3 + len(shorter)) == (config, shorter)  # no room for the word
+    assert controller.header(narrow=True, room=40) == ("SmolLM2-135M-Instruct.Q4_1 ⇠ itself", "")
+    qwen = "Qwen2.5-Coder 1.5B Instruct Q4_K_M"
+    assert pair_line(qwen, "Qwen2.5-Coder 0.5B Instruct Q4_K_M", 64) == f"{qwen} ⇠ 0.5B Instruct Q4_K_M"
+    assert pair_line(qwen, None, 10) == f"{qwen} (no draft model)"
 
 
 def test_a_type_the_models_do_not_allow_is_refused_and_nothing_changes(setup):

@@ -142,7 +142,7 @@ class ChatController:
     def header(self, narrow: bool = False, room: int | None = None) -> tuple[str, str]:
         """(the configuration, the models), or the app's name and what keeps it from a session;
         `narrow`: the models only, in the first place (a status strip shows the configuration);
-        `room`: the header's columns, where the models drop the word "draft" if both would not fit."""
+        `room`: the header's columns: the models get shorter until they fit (see `pair_line`)."""
         status = self.status()
         if status is None:
             return "spectui", "loading…" if self.loading else "no model loaded"
@@ -150,12 +150,10 @@ class ChatController:
         n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
         config = f"{spec.label} · {n_max}verify {status.verify}"
         target = model_name(status.target_path)
-        models = (
-            f"{target} ⇠ draft {model_name(status.draft_path)}" if status.draft_path else f"{target} (no draft model)"
-        )
-        if narrow or (room is not None and len(config) + 3 + len(models) > room):
-            models = models.replace(" ⇠ draft ", " ⇠ ")
-        return (models, "") if narrow else (config, models)
+        draft = model_name(status.draft_path) if status.draft_path else None
+        if narrow:
+            return pair_line(target, draft, room), ""
+        return config, pair_line(target, draft, None if room is None else room - len(config) - 3)
 
     def panel_state(self) -> PanelState:
         status = self.status()
@@ -631,3 +629,16 @@ class ChatController:
     def end_compare(self) -> None:
         self.comparing = False
         self.emit(PanelChanged())
+
+
+def pair_line(target: str, draft: str | None, room: int | None) -> str:
+    """The loaded pair in `room` columns, as long as it fits: "T ⇠ draft D", "T ⇠ D", then
+    the draft without the words it shares with the target's start ("T ⇠ 0.5B ...", "T ⇠ itself")."""
+    if draft is None:
+        return f"{target} (no draft model)"
+    words, shared = draft.split(), 0
+    while shared < len(words) and words[shared] == (target.split() + [""])[shared]:
+        shared += 1
+    tail = " ".join(words[shared:]) or "itself"
+    forms = (f"{target} ⇠ draft {draft}", f"{target} ⇠ {draft}", f"{target} ⇠ {tail}")
+    return next((f for f in forms if room is None or len(f) <= room), forms[-1])

@@ -39,7 +39,7 @@ from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this long quits
-HEADER_ICONS = 10  # the header's columns taken by its icon and margins
+HEADER_ICONS = 16  # the header's columns taken by its icon and the space kept on its right
 NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
