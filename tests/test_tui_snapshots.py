@@ -1,5 +1,6 @@
 """SVG snapshots of deterministic screens: a saved chat (fixed overlay segments) in each
-view, the help screen and a replayed A/B run, on a FakeSession (no model is loaded).
+view, the empty chat's starters, the help screen, a replayed A/B run and the side panel's
+speedup with its spread, on a FakeSession (no model is loaded).
 Live generation is left to test_tui.py: its timing varies.
 
 Update after an intended change: pytest tests/test_tui_snapshots.py --snapshot-update
@@ -10,13 +11,17 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
+from spectui.chat.panel import PanelState
+from spectui.chat.turn import Baseline
 from spectui.config import history
 from spectui.config.settings import save_settings
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.llama.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
+from spectui.tui.themed import ThemedApp
 from spectui.tui.widgets.chat_input import ChatInput
+from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.fake_session import FakeSession
 
 SIZE = (120, 36)
@@ -221,3 +226,34 @@ def test_saved_chat_narrow_80x24(snap_compare, session, setup):
 
 def test_settings_screen(snap_compare, session, setup):
     assert snap_compare(SpecApp(setup, session=session), press=["f10"], terminal_size=SIZE, run_before=steady)
+
+
+def test_empty_chat_offers_starters(snap_compare, session, setup):
+    """The welcome card: the legend and the three starter prompts, one key each."""
+    assert snap_compare(SpecApp(setup, session=session), terminal_size=SIZE, run_before=steady)
+
+
+class PanelApp(ThemedApp):
+    """The side panel alone, with a fixed state: a draft-simple answer at 50 tok/s against
+    `none` answers whose median was 20 tok/s and which varied 10% among themselves."""
+
+    CSS_PATH = None  # the chat's layout is not needed
+
+    def compose(self):
+        yield StatsPanel()
+
+    def on_mount(self) -> None:
+        self.apply_themes()
+        self.query_one(StatsPanel).state = PanelState(
+            spec=SpecConfig(types=("draft-simple",), draft_n_max=3),
+            verify="greedy",
+            events=recorded("draft-simple", ANSWER_ROUNDS, 50.0),
+            baseline=Baseline(tok_s=20.0, spread=0.1, n=4),
+            n_ctx=4096,
+            n_past=29,
+            memory="RSS 300 MiB",
+        )
+
+
+def test_panel_speedup_with_its_spread(snap_compare):
+    assert snap_compare(PanelApp(), terminal_size=(40, 40))
