@@ -330,7 +330,7 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
             message = app.controller.chat.messages[-1]
             assert message.content == app.controller.turn.end.text != ""
             assert "draft" in {kind for _, kind in message.segments}
-            assert app.chat_screen.sub_title == "smollm2-135m-instruct-q4_1 ⇠ draft on the server"
+            assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft on the server"
             await pilot.press("ctrl+up")  # n-max: fixed by the server
             assert any("fixes its speculation" in n.message for n in app._notifications)
             assert session.spec.draft_n_max == 3

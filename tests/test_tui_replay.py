@@ -280,4 +280,4 @@ async def test_the_ab_view_saves_both_sides_in_one_trace(app_for, dirs):
         await until(pilot, lambda: list(dirs.glob("spectui-ab-*.jsonl")), timeout=5)
     trace = trace_format.read(next(dirs.glob("spectui-ab-*.jsonl")))
     assert [t.side for t in trace.turns] == ["A", "B"] and trace.is_ab
-    assert [SpecConfig.from_dict(t.events[0].config).label for t in trace.turns] == ["ngram-mod", "draft-simple"]
+    assert [SpecConfig.from_dict(t.events[0].config).label for t in trace.turns] == ["none", "draft-simple"]
