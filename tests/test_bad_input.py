@@ -101,7 +101,7 @@ def test_a_choice_flag_given_another_word_is_one_line(loaded, flag):
         (["-t", "10000"], "more than the"),
         (["-n", "0"], "--n-predict must be at least 1"),
         (["-n", "-2"], "--n-predict"),
-        (["--seed", "-5"], "--seed must be 0 or more"),
+        (["--seed", "-5"], "--seed must be 0 to"),
         (["--spec-draft-n-max", "65"], "between 0 and 64"),
         (["--spec-draft-n-min", "-1"], ">= 0"),
         (["--spec-draft-p-min", "1.5"], "between 0 and 1"),
@@ -124,12 +124,14 @@ def test_out_of_range_values_are_refused_before_loading(loaded, flags, match):
     "flags",
     [
         ["--spec-draft-n-max", "0"],
-        ["--temp", "-1"],
-        ["--top-p", "7"],
-        ["--top-k", "-3"],
+        ["--temp", "0"],
+        ["--top-p", "1"],
+        ["--top-k", "0"],
+        ["--min-p", "0"],
         ["--seed", "-1"],
         ["-c", "256"],
-        ["-ngl", "-7"],
+        ["-ngl", "0"],
+        ["-ctvd", "q4_0", "-fa", "on"],
     ],
 )
 def test_values_llama_cpp_accepts_are_accepted(loaded, flags):

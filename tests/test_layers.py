@@ -27,7 +27,8 @@ LAYERS = (
     ("llama",),
 )
 RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
-UNLAYERED = ("spectui", "spectui.errors", "spectui.__main__")  # errors: every layer's; __main__ runs cli
+# errors and bounded (the capped readers): every layer's; __main__ runs cli
+UNLAYERED = ("spectui", "spectui.errors", "spectui.bounded", "spectui.__main__")
 # (importer, imported): layers that, though in order, must not skip what stands between them
 SKIPS = (("tui", "bench"),)  # the TUI gets measuring and trace environments through the chat and launch
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from spectui.bounded import loads_json, loads_toml
 from spectui.config.text import read_text
 from spectui.errors import UserError
 
@@ -54,7 +55,7 @@ def _prompt(entry, where: str) -> Prompt:
 
 def _from_toml(data: str, name: str) -> list[Prompt]:
     try:
-        doc = tomllib.loads(data)
+        doc = loads_toml(data)
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{name}: not valid TOML: {e}") from e
     entries = doc.get("prompt")
@@ -69,7 +70,7 @@ def _from_jsonl(data: str, name: str) -> list[Prompt]:
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
+            entry = loads_json(line)
         except json.JSONDecodeError as e:
             raise UserError(f"{name}:{n}: not valid JSON: {e.msg} (column {e.colno})") from e
         out.append(_prompt(entry, f"{name}:{n}"))

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.bench.verdict import verdicts
+from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.engine.events import Round
 from spectui.engine.stats import (
     acceptance,
@@ -337,9 +338,7 @@ def load(path: str | Path) -> dict:
     """A result file written by `spectui bench --json`, or a UserError saying why not."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror}") from e
+        doc = loads_json(read_bytes(path, "bench result", DATA_BYTES))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"{path} is not a spectui bench result: not JSON ({e})") from e
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:

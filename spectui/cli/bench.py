@@ -69,6 +69,7 @@ def add_parser(sub) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", title="actions (optional)")
     c = actions.add_parser(
         "compare",
+        prog="spectui bench compare",
         help="per-configuration deltas between two --json results",
         description="Deltas (B - A) per configuration and group: tok/s, speedup, "
         "acceptance, TTFT; then what differs in environment and protocol.",

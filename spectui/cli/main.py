@@ -22,6 +22,14 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def _get_value(self, action, arg_string):
+        """An empty value is an error, not the default: `--server ''` must not load a local
+        model. The system prompt may be empty (none), and the prompt says so itself."""
+        if not arg_string.strip() and action.nargs != argparse.PARSER and action.dest not in ("system", "prompt"):
+            name = "/".join(action.option_strings) or action.metavar or action.dest
+            self.error(f"argument {name}: an empty value; give one or leave it out")
+        return super()._get_value(action, arg_string)
+
 
 def build_parser() -> argparse.ArgumentParser:
     from spectui.cli import bench, chat, models, presets, replay, run

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from spectui.bounded import CONFIG_BYTES
 from spectui.config import presets
 from spectui.config.text import read_text
 from spectui.errors import UserError
@@ -56,7 +57,7 @@ def cmd_show(args) -> int:
     if args.name not in found:
         raise UserError(f"unknown preset '{args.name}'; available: {', '.join(found)}")
     path, shipped = found[args.name]
-    text = read_text(path, "preset")
+    text = read_text(path, "preset", CONFIG_BYTES)
     lines = [f"# {path} ({'shipped' if shipped else 'user'})"]
     if shipped:
         lines.append(f"# to change it, copy it to {presets.user_presets_dir() / path.name}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.cli import interrupt
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
@@ -57,7 +58,8 @@ def read_prompt(args) -> str:
     elif args.prompt is not None:
         text = user_text.from_argv(args.prompt, "the prompt argument")
     elif not sys.stdin.isatty():
-        text = user_text.from_bytes(sys.stdin.buffer.read(), "the prompt on stdin")
+        stdin = read_stream(sys.stdin.buffer, "the prompt on stdin", TEXT_BYTES)
+        text = user_text.from_bytes(stdin, "the prompt on stdin")
     else:
         raise UserError('no prompt: spectui run "PROMPT", -f FILE, or pipe it on stdin')
     if not text.strip():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import tomli_w
 
+from spectui.bounded import CONFIG_BYTES, loads_toml
 from spectui.config.embedded import CATALOG, user_path
 from spectui.config.paths import shipped_dir, user_presets_dir, write_atomic
 from spectui.config.setup import OPTIONS, check_value
@@ -43,7 +44,7 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False, check_
     """Parse and check a preset; `shipped` ones are fixed by copying them to the user dir.
     `check_models`: also refuse model files that are not there."""
     try:
-        data = tomllib.loads(read_text(path, "preset"))
+        data = loads_toml(read_text(path, "preset", CONFIG_BYTES))
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{path}: TOML syntax error: {e}; fix the line or delete the file") from e
     description = data.pop("description", "")

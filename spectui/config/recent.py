@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.config.paths import data_dir, write_atomic
+from spectui.errors import UserError
 
 KEPT = 12
 
@@ -21,8 +23,8 @@ def recent_path() -> Path:
 def recent_models() -> list[str]:
     """The remembered files that still exist, newest first."""
     try:
-        paths = json.loads(recent_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        paths = loads_json(read_bytes(recent_path(), "recent models", CONFIG_BYTES))
+    except (UserError, ValueError):
         return []
     if not isinstance(paths, list):
         return []

@@ -13,6 +13,7 @@ from spectui.config import presets
 from spectui.config.embedded import CATALOG, resolve_model, user_path
 from spectui.config.model_choice import model_label
 from spectui.config.setup import OPTIONS, Setup, check_value
+from spectui.engine.server import server_url
 from spectui.errors import UserError
 from spectui.llama import draft_fit
 from spectui.llama.spec_config import available_types
@@ -56,8 +57,10 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
         ]
     elif not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
-    setup = Setup().with_values(values, preset=chosen.name, notes=tuple(notes))
-    setup.ctx_params()  # validate now: bad flags fail before any model loads
+    for url in (values.get("server") or "").split(","):
+        if url.strip():
+            server_url(url.strip())  # a malformed URL fails here, before anything connects
+    setup = Setup().with_values(values, preset=chosen.name, notes=tuple(notes))  # checks every value
     if "model_draft" in overrides and not setup.spec.uses_draft_model:
         setup = replace(
             setup,
@@ -90,19 +93,23 @@ def restored(saved: dict, current: Setup) -> tuple[Setup, str | None]:
     when its model files are gone or its values are no longer valid, `current` and why."""
     if not saved:
         return current, None
+    if not isinstance(saved, dict):
+        return current, "this chat's settings are not usable (not a table of settings); keeping the current ones"
+    try:
+        values = {
+            k: check_value(k, v, "the chat file") if v is not None else None for k, v in saved.items() if k in OPTIONS
+        }
+    except UserError as e:
+        return current, f"this chat's settings are not usable ({e}); keeping the current ones"
     gone = [
         v
         for key in ("model", "model_draft")
-        if (v := saved.get(key)) and v not in CATALOG and not Path(v).expanduser().is_file()
+        if (v := values.get(key)) and v not in CATALOG and not Path(v).expanduser().is_file()
     ]
     if gone:
         return current, f"this chat ran on {', '.join(gone)}, which is gone; keeping {model_label(current.model)}"
     try:
-        values = {k: v for k, v in saved.items() if k in OPTIONS}
-        setup = current.with_values(
-            {k: check_value(k, v, "the chat file") if v is not None else None for k, v in values.items()}, notes=()
-        )
-        setup.ctx_params()
+        setup = current.with_values(values, notes=())
     except UserError as e:
         return current, f"this chat's settings are not usable ({e}); keeping the current ones"
     return setup, None

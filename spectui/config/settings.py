@@ -12,7 +12,10 @@ from pathlib import Path
 
 import tomli_w
 
+from spectui.bounded import CONFIG_BYTES, loads_toml
 from spectui.config.paths import settings_path, write_atomic
+from spectui.config.text import read_text
+from spectui.errors import UserError
 
 DEFAULTS: dict = {
     "theme": "spectui-dark",  # a theme name; the app falls back to the default if it is gone
@@ -41,13 +44,13 @@ def load_settings() -> tuple[dict, str | None]:
     ignored (a syntax error drops the whole file, a bad key only that key)."""
     path = settings_path()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return dict(DEFAULTS), None
+        if not path.exists():
+            return dict(DEFAULTS), None
+        data = loads_toml(read_text(path, "settings", CONFIG_BYTES))
     except tomllib.TOMLDecodeError as e:
         return dict(DEFAULTS), f"{path}: TOML syntax error: {e}; using default settings"
-    except (OSError, UnicodeDecodeError) as e:
-        return dict(DEFAULTS), f"cannot read {path} ({e}); using default settings"
+    except UserError as e:
+        return dict(DEFAULTS), f"{e}; using default settings"
     problems = _problems(data)
     good = {k: v for k, v in data.items() if not _problems({k: v})}
     message = f"{path}: {'; '.join(problems)}; ignored" if problems else None

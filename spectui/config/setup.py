@@ -7,6 +7,7 @@ use as keys (config/options.py builds the parser from it, presets.py checks keys
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 
 from spectui.errors import UserError
@@ -16,6 +17,7 @@ from spectui.llama.sampling import SamplingParams
 from spectui.llama.spec_config import SpecConfig, parse_types
 
 FLASH_ATTN = ("on", "off", "auto")
+INT_MAX = 2**31 - 1  # llama.cpp's int32 fields
 GROUPS = ("models", "speculation", "sampling")
 
 
@@ -97,10 +99,50 @@ class Setup:
     notes: tuple[str, ...] = field(default=(), metadata={})  # what resolve changed, to tell the user
 
     def __post_init__(self):
-        if self.n_predict == 0 or self.n_predict < -1:
+        """Every value is checked here, whether a flag, a preset or a saved chat gave it, so a
+        bad one is one line before any model loads (llama.cpp aborts on some, hangs on others)."""
+        for name in ("temp", "top_p", "min_p"):
+            if not math.isfinite(getattr(self, name)):
+                raise UserError(f"--{name.replace('_', '-')} must be a finite number, got {getattr(self, name)}")
+        if self.temp < 0:
+            raise UserError(f"--temp must be 0 (greedy) or more, got {self.temp}")
+        for name in ("top_p", "min_p"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1, got {getattr(self, name)}")
+        if not 0 <= self.top_k <= INT_MAX:
+            raise UserError(f"--top-k must be 0 (off) or more, got {self.top_k}")
+        if self.n_predict == 0 or not -1 <= self.n_predict <= INT_MAX:
             raise UserError(f"-n/--n-predict must be at least 1, or -1 for no limit; got {self.n_predict}")
-        if self.seed is not None and self.seed < -1:
-            raise UserError(f"--seed must be 0 or more, or -1 for a random one; got {self.seed}")
+        if self.seed is not None and not -1 <= self.seed < 2**32:
+            raise UserError(f"--seed must be 0 to {2**32 - 1}, or -1 for a random one; got {self.seed}")
+        for flag, n in (("-ngl", self.n_gpu_layers), ("-ngld", self.n_gpu_layers_draft)):
+            if not -1 <= n <= INT_MAX:
+                raise UserError(f"{flag} must be -1 (all) or a number of layers, got {n}")
+        if self.ctx_size == 0:
+            raise UserError(
+                f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
+                f"tokens, at least {MIN_CTX} (default 4096)"
+            )
+        if not MIN_CTX <= self.ctx_size <= INT_MAX:
+            raise UserError(
+                f"-c/--ctx-size must be at least {MIN_CTX} tokens, llama.cpp's smallest context; got {self.ctx_size}"
+            )
+        if not 1 <= self.batch_size <= INT_MAX:
+            raise UserError(f"-b/--batch-size must be at least 1, got {self.batch_size}")
+        if self.threads is not None and self.threads < 1:
+            raise UserError(
+                f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the physical cores"
+            )
+        if self.threads is not None and self.threads > (cpus := usable_cores()):
+            raise UserError(
+                f"-t/--threads {self.threads} is more than the {cpus} CPUs this process may use; "
+                f"give 1 to {cpus}, or leave it out to use the physical cores"
+            )
+        if self.cache_type_v_draft != "f16" and self.flash_attn == "off":
+            raise UserError(
+                f"-ctvd {self.cache_type_v_draft}: a quantized V cache needs flash attention; "
+                "give -fa on (or auto), or leave -ctvd out"
+            )
 
     def value(self, name: str):
         """Option `name`'s value as a preset holds it (the spec types as one "a,b" string)."""
@@ -127,26 +169,6 @@ class Setup:
         return SamplingParams(temp=self.temp, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, seed=seed)
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
-        if self.ctx_size == 0:
-            raise UserError(
-                f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
-                f"tokens, at least {MIN_CTX} (default 4096)"
-            )
-        if self.ctx_size < MIN_CTX:
-            raise UserError(
-                f"-c/--ctx-size must be at least {MIN_CTX} tokens, llama.cpp's smallest context; got {self.ctx_size}"
-            )
-        if self.batch_size < 1:
-            raise UserError(f"-b/--batch-size must be at least 1, got {self.batch_size}")
-        if self.threads is not None and self.threads < 1:
-            raise UserError(
-                f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the physical cores"
-            )
-        if self.threads is not None and self.threads > (cpus := usable_cores()):
-            raise UserError(
-                f"-t/--threads {self.threads} is more than the {cpus} CPUs this process may use; "
-                f"give 1 to {cpus}, or leave it out to use the physical cores"
-            )
         return ContextParams(
             n_ctx=self.ctx_size,
             n_batch=self.batch_size,

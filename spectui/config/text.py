@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spectui.bounded import TEXT_BYTES, read_bytes
 from spectui.errors import UserError
 
 
@@ -25,10 +26,7 @@ def from_argv(text: str, source: str) -> str:
     return from_bytes(text.encode("utf-8", "surrogateescape"), source, "give it as UTF-8")
 
 
-def read_text(path: str | Path, what: str) -> str:
-    """The UTF-8 text of a user's file; `what` names its role ("preset", "prompt file")."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise UserError(f"cannot read {what} {path}: {e.strerror or e}") from e
-    return from_bytes(data, f"{what} {path}")
+def read_text(path: str | Path, what: str, limit: int = TEXT_BYTES) -> str:
+    """The UTF-8 text of a user's file, at most `limit` bytes; `what` names its role
+    ("preset", "prompt file")."""
+    return from_bytes(read_bytes(path, what, limit), f"{what} {path}")

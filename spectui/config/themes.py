@@ -17,8 +17,11 @@ from pathlib import Path
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from spectui.bounded import CONFIG_BYTES, loads_toml
 from spectui.config.paths import shipped_dir, user_themes_dir
+from spectui.config.text import read_text
 from spectui.engine.overlay import KINDS
+from spectui.errors import UserError
 
 OVERLAY_VARIABLES = tuple(f"spec-{kind}" for kind in KINDS)
 COLOR_KEYS = (
@@ -64,7 +67,7 @@ def _color(where: str, value) -> str:
 def _parse(text: str, stem: str) -> Theme:
     """Build a Theme from one file's text; raise _BadTheme with the first problem."""
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise _BadTheme(f"TOML syntax error: {e}") from e
     for key in data:
@@ -107,17 +110,22 @@ def _parse(text: str, stem: str) -> Theme:
     )
 
 
+def _read(f) -> str:
+    """A theme file's text (a shipped one is a Traversable; in a wheel, a file on disk too)."""
+    return read_text(Path(str(f)), "theme", CONFIG_BYTES)
+
+
 def _load_dir(files, problems: list[str]) -> dict[str, Theme]:
     """name -> Theme for the .toml files in `files` (sorted); problems get one line per bad file."""
     found: dict[str, Theme] = {}
     for f in sorted((f for f in files if f.name.endswith(".toml")), key=lambda f: f.name):
         try:
-            theme = _parse(f.read_text(encoding="utf-8"), Path(f.name).stem)
+            theme = _parse(_read(f), Path(f.name).stem)
         except _BadTheme as e:
             problems.append(f"theme {f}: {e}; theme skipped")
             continue
-        except (OSError, UnicodeDecodeError) as e:
-            problems.append(f"theme {f}: cannot read it ({e}); theme skipped")
+        except UserError as e:
+            problems.append(f"{e}; theme skipped")
             continue
         found[theme.name] = theme
     return found

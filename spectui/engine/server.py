@@ -18,6 +18,7 @@ given URL: redirects are not followed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -27,6 +28,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from spectui.bounded import MIB, TEXT_BYTES, loads_json, read_stream
 from spectui.engine import resources
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, SessionStatus
@@ -38,6 +40,40 @@ KEY_ENV = "LLAMA_API_KEY"
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+LINE_BYTES = MIB  # one streamed chunk: a token and its timings
+
+
+def server_url(url: str) -> urllib.parse.ParseResult:
+    """`url` parsed, or a UserError saying what is wrong with it (before anything connects)."""
+    hint = "give an http(s) URL such as http://127.0.0.1:8080"
+    try:
+        parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
+        parsed.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError as e:
+        raise UserError(f"--server {url!r} is not a valid URL ({e}); {hint}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise UserError(f"--server needs an http(s) URL such as http://127.0.0.1:8080, not {url!r}")
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise UserError(f"--server {url!r} holds a space or a control character; {hint}")
+    return parsed
+
+
+class BadAnswer(ValueError):
+    """The server answered, but not as a llama-server does: the message names the field."""
+
+
+def field(d: dict, key: str, kind: type | tuple[type, ...], where: str, default=None):
+    """`d[key]` if it is a `kind` (absent: `default`), else BadAnswer naming `where` and the key."""
+    value = d.get(key, default)
+    if value is default or (isinstance(value, kind) and not isinstance(value, bool)):
+        return value
+    raise BadAnswer(f"{where}'s {key!r} is {type(value).__name__} {str(value)[:40]!r}, not {_kind(kind)}")
+
+
+def _kind(kind) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
 
 
 def rejected_marker(n: int) -> str:
@@ -73,9 +109,7 @@ class ServerSession:
     """Speaks the part of engine.session.Session that the chat, `run` and the bench use."""
 
     def __init__(self, url: str, sampling: SamplingParams = SamplingParams(), key: str | None = None, n_max: int = 3):
-        parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise UserError(f"--server needs an http(s) URL such as http://127.0.0.1:8080, not {url!r}")
+        parsed = server_url(url)
         self.url = f"{parsed.scheme}://{parsed.netloc}{parsed.path.rstrip('/')}"
         self.host = parsed.hostname or ""
         self.sampling = sampling
@@ -116,15 +150,15 @@ class ServerSession:
         if e.code == 404:
             return f"{self.url} answered 404 for {path}: is it a llama-server?"
         try:
-            message = json.loads(e.read().decode("utf-8", "replace"))["error"]["message"]
-        except (ValueError, KeyError, TypeError):
+            message = str(loads_json(read_stream(e, "", TEXT_BYTES).decode("utf-8", "replace"))["error"]["message"])
+        except (ValueError, KeyError, TypeError, UserError):
             message = e.reason
         return f"llama-server at {self.url} refused {path} ({e.code}): {message}"
 
     def _json(self, path: str, body: dict | None = None) -> dict:
         with self._open(path, body) as response:
             try:
-                data = json.loads(response.read().decode("utf-8"))
+                data = loads_json(read_stream(response, f"{self.url}{path}'s answer", TEXT_BYTES))
             except ValueError as e:
                 raise UserError(f"{self.url}{path} did not answer JSON: is it a llama-server?") from e
         if not isinstance(data, dict):
@@ -137,17 +171,24 @@ class ServerSession:
             raise UserError(f"{self.url} answers /props but not as a llama-server does (no build_info)")
         # /props does not say how the server speculates; the settings of a finished request do
         probe = self._json("/completion", {"prompt": " ", "n_predict": 1, "temperature": 0.0, "cache_prompt": False})
-        types = str(probe.get("generation_settings", {}).get("speculative.types") or "none")
+        try:
+            settings = field(props, "default_generation_settings", dict, "/props")
+            n_ctx = field(settings, "n_ctx", int, "/props default_generation_settings", 0)
+            generated = field(probe, "generation_settings", dict, "/completion", {})
+            types = field(generated, "speculative.types", str, "/completion generation_settings") or "none"
+            path = field(props, "model_path", str, "/props") or ""
+            alias = field(props, "model_alias", str, "/props") or path
+        except BadAnswer as e:
+            raise UserError(f"{self.url} is not answering as a llama-server does: {e}") from None
         try:  # "none,draft-simple": a server that drafts lists none first
             spec_types = parse_types([t for t in types.replace(" ", "").split(",") if t != "none"] or "none")
         except UserError:
             spec_types = ("none",)  # a type this spectui does not know: watched, but named none
-        path = str(props.get("model_path") or "")
         return ServerInfo(
             self.url,
-            os.path.basename(str(props.get("model_alias") or path)) or "model",
+            os.path.basename(alias) or "model",
             path,
-            int(props["default_generation_settings"].get("n_ctx") or 0),
+            max(n_ctx, 0),
             spec_types,
             str(props["build_info"]),
             props,
@@ -281,17 +322,19 @@ class _Rounds:
 
     def read(self, response) -> Iterator[Event]:
         try:
-            for raw in response:
+            while raw := response.readline(LINE_BYTES + 1):
+                if len(raw) > LINE_BYTES:
+                    raise BadAnswer(f"a streamed line is longer than {LINE_BYTES // MIB} MiB")
                 line = raw.decode("utf-8", "replace").strip()
                 if line.startswith("error:"):
                     yield from self._end(StopReason.ERROR, line.removeprefix("error:").strip())
                     return
                 if not line.startswith("data:"):
                     continue
-                chunk = json.loads(line.removeprefix("data:").strip())
+                chunk = _checked(loads_json(line.removeprefix("data:").strip()))
                 yield from self._chunk(chunk)
                 if chunk.get("stop"):
-                    stop = STOPS.get(chunk.get("stop_type"), StopReason.EOS)
+                    stop = STOPS.get(chunk.get("stop_type") or "", StopReason.EOS)
                     full = bool(chunk.get("truncated"))
                     why = f"the server's context of {self.s.info.n_ctx} tokens is full (its -c)" if full else ""
                     yield from self._end(StopReason.CONTEXT_FULL if full else stop, why, chunk.get("timings") or {})
@@ -299,6 +342,9 @@ class _Rounds:
                 if self.s._cancel.is_set():
                     yield from self._end(StopReason.CANCELLED, "")
                     return
+        except BadAnswer as e:
+            yield from self._end(StopReason.ERROR, f"{self.s.url} is not answering as a llama-server does: {e}")
+            return
         except (OSError, ValueError, TypeError, KeyError) as e:  # the connection dropped, or a chunk was cut
             yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
             return
@@ -374,6 +420,26 @@ class _Rounds:
             error=error,
             tokens=tuple(tok.id for tok in self.emitted),
         )
+
+
+_NUMBER = (int, float)
+_CHUNK_FIELDS = {"tokens": list, "content": str, "tokens_evaluated": int, "tokens_predicted": int, "stop_type": str}
+_TIMING_FIELDS = ("prompt_n", "prompt_ms", "predicted_ms", "draft_n", "draft_n_accepted")
+
+
+def _checked(chunk) -> dict:
+    """A streamed chunk whose fields _Rounds reads have their types, else BadAnswer."""
+    if not isinstance(chunk, dict):
+        raise BadAnswer(f"a streamed chunk is {type(chunk).__name__} {str(chunk)[:40]!r}, not an object")
+    for key, kind in _CHUNK_FIELDS.items():
+        field(chunk, key, kind, "a streamed chunk")
+    if not all(isinstance(t, int) and not isinstance(t, bool) for t in chunk.get("tokens") or ()):
+        raise BadAnswer("a streamed chunk's 'tokens' holds something other than token ids")
+    timings = field(chunk, "timings", dict, "a streamed chunk") or {}
+    for key in _TIMING_FIELDS:
+        if not math.isfinite(field(timings, key, _NUMBER, "a streamed chunk's timings", 0)):
+            raise BadAnswer(f"a streamed chunk's timings {key!r} is not a finite number")
+    return chunk
 
 
 class ServerPool:

@@ -36,6 +36,7 @@ ALL_TYPES = ("none",) + PRIORITY + (AUTO,)
 VERIFY_MODES = ("match", "rejection")
 DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
+NGRAM_LIMIT = 1024  # an n-gram size or draft length; llama.cpp's defaults are at most 64
 NGRAM_FIELDS = (
     "ngram_simple_size_n",
     "ngram_simple_size_m",
@@ -135,17 +136,31 @@ class SpecConfig:
     ngram_mod_n_max: int = _flag(64, "--spec-ngram-mod-n-max", "ngram-mod max draft")
 
     def __post_init__(self):
+        """Every value, from a flag, a preset, a saved chat or a trace, is checked here."""
+        if not isinstance(self.types, tuple) or not self.types or not all(t in ALL_TYPES for t in self.types):
+            raise UserError(f"unknown --spec-type {self.types!r}; choose from: {', '.join(ALL_TYPES)}")
+        for f in fields(self):
+            value, want = getattr(self, f.name), f.type
+            if want in ("int", "float") and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise UserError(f"{f.metadata['flag']} must be a number, got {value!r}")
+            if want == "int" and not isinstance(value, int):
+                raise UserError(f"{f.metadata['flag']} must be a whole number, got {value!r}")
+            if want == "str" and not isinstance(value, str):
+                raise UserError(f"{f.metadata['flag']} must be text, got {value!r}")
         if not 0 <= self.draft_n_max <= N_MAX_LIMIT:
             raise UserError(f"--spec-draft-n-max must be between 0 and {N_MAX_LIMIT}, got {self.draft_n_max}")
-        if self.draft_n_min < 0:
-            raise UserError(f"--spec-draft-n-min must be >= 0, got {self.draft_n_min}")
+        if not 0 <= self.draft_n_min <= N_MAX_LIMIT:
+            raise UserError(f"--spec-draft-n-min must be >= 0 and at most {N_MAX_LIMIT}, got {self.draft_n_min}")
         if not 0.0 <= self.draft_p_min <= 1.0:
             raise UserError(f"--spec-draft-p-min must be between 0 and 1, got {self.draft_p_min}")
         if self.verify not in VERIFY_MODES:
             raise UserError(f"--spec-verify must be one of {', '.join(VERIFY_MODES)}, got '{self.verify}'")
         for name in NGRAM_FIELDS:
-            if getattr(self, name) < 1:
-                raise UserError(f"--spec-{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+            if not 1 <= getattr(self, name) <= NGRAM_LIMIT:
+                raise UserError(
+                    f"--spec-{name.replace('_', '-')} must be at least 1 and at most {NGRAM_LIMIT}, "
+                    f"got {getattr(self, name)}"
+                )
         if self.ngram_mod_n_min > self.ngram_mod_n_max:
             raise UserError(
                 f"--spec-ngram-mod-n-min ({self.ngram_mod_n_min}) must not exceed "

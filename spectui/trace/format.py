@@ -18,6 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Union, get_args, get_origin, get_type_hints
 
+from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.config.paths import write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
@@ -242,10 +243,7 @@ def _check_header(path: Path, d: dict) -> None:
 def read(path: Path) -> Trace:
     """The whole trace, checked line by line; a UserError names the first bad line."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise UserError(f"cannot read trace {path}: {e.strerror or e}") from e
+    raw = read_bytes(path, "trace", DATA_BYTES)
     if not raw.strip():
         raise UserError(f"{path} is empty: not a spectui trace")
     try:
@@ -261,7 +259,7 @@ def read(path: Path) -> Trace:
     turn_line = 0
     for n, line in enumerate(lines, 1):
         try:
-            d = json.loads(line)
+            d = loads_json(line)
         except json.JSONDecodeError as e:
             cut = n == len(lines) and not text.endswith("\n")
             if n == 1:
