@@ -19,7 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import interrupt
-from spectui.config.options import add_setup_flags, overrides_from
+from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.config.paths import writable
 from spectui.config.resolve import resolve
 from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.errors import UserError
@@ -31,6 +32,7 @@ from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
 DEFAULT_N_MAX = "3,5,8"
+MAX_REPEAT = 1000  # passes; more is a typo, not a plan (each pass runs every prompt)
 
 EPILOG = f"""\
 protocol: the baseline (spec type none) and each spec-type set x each n-max, one variable
@@ -223,8 +225,11 @@ class RunTraces:
 
 
 def main(args) -> int:
-    if args.repeat < 1:
-        raise UserError(f"--repeat must be at least 1, got {args.repeat}")
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise UserError(f"--repeat must be 1 to {MAX_REPEAT}, got {args.repeat}")
+    for flag, name in (("--json", args.json), ("--csv", args.csv), ("--markdown", args.markdown)):
+        if name:
+            writable(name, flag)  # before the bench runs: a typo must not lose its measurements
     chosen = _prompts(args)
     setup = resolve(args.preset, overrides_from(args))
     n = DEFAULT_N if args.n_predict is None else args.n_predict
@@ -246,7 +251,7 @@ def main(args) -> int:
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system)
 
     trace_dir = _trace_dir(args.trace) if args.trace else None
-    configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
+    configure_logging(args.verbose, open_log(args.log_file))
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from spectui.config.options import add_setup_flags, overrides_from
+from spectui.config.options import add_setup_flags, open_log, overrides_from
 
 
 def add_parser(sub) -> None:
@@ -41,7 +41,7 @@ def main(args) -> int:
         log_file = paths.llama_log_path()
         log_file.parent.mkdir(parents=True, exist_ok=True)
         err.print(f"note: llama.cpp's log goes to {log_file}", style="dim", highlight=False)
-    configure_logging(args.verbose, log_file)
+    configure_logging(args.verbose, open_log(log_file))
     chat = history.latest_chat() if args.resume else None
     if args.resume and chat is None:
         err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)

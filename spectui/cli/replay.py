@@ -50,32 +50,33 @@ def with_text(trace, model: str | None):
     from spectui.llama.model import Model
 
     vocab = Model(resolve_model(model, Console(stderr=True)), vocab_only=True)
-    top = max(
+    bad = next(  # the ids the text is rebuilt from; llama.cpp aborts on one out of range
         (
             i
             for turn in trace.turns
             for e in turn.events
             if isinstance(e, Round)
-            for i in (*e.drafted, *(t.id for t in e.tokens))
+            for i in (*e.rejected, *(t.id for t in e.tokens))
+            if not 0 <= i < vocab.n_vocab
         ),
-        default=-1,
+        None,
     )
-    if top >= vocab.n_vocab:
+    if bad is not None:
         raise UserError(
-            f"{model} has {vocab.n_vocab} tokens but the trace uses id {top}: "
-            f"not the recorded model ({recorded.get('file', '?')})"
+            f"{model} has {vocab.n_vocab} tokens (ids 0 to {vocab.n_vocab - 1}) but the trace uses id {bad}: "
+            f"not the recorded model ({recorded.get('file', '?')}), or a damaged trace"
         )
     fill_text(trace, lambda: Detokenizer(vocab))
     return trace
 
 
 def main(args) -> int:
-    from spectui.cli.run import writable
+    from spectui.config.paths import writable
     from spectui.trace import format as trace_format
     from spectui.trace.timeline import check_speed
 
     check_speed(args.speed)
-    out = writable(args.export) if args.export else None
+    out = writable(args.export, "--export") if args.export else None
     trace = with_text(trace_format.read(Path(args.trace).expanduser()), args.model)
     if not trace.turns:
         raise UserError(f"{args.trace} holds no turn: nothing to replay")

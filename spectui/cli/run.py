@@ -16,7 +16,8 @@ from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.cli import interrupt
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
-from spectui.config.options import add_setup_flags, overrides_from
+from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.config.paths import writable
 from spectui.config.resolve import model_label, resolve
 from spectui.engine import llama_thread
 from spectui.engine.events import Round, StopReason, TurnEnd
@@ -67,17 +68,6 @@ def read_prompt(args) -> str:
     return text
 
 
-def writable(name: str) -> Path:
-    """An output file's path, checked before any model loads: its folder must exist and
-    it must not be a folder itself."""
-    path = Path(name).expanduser()
-    if path.is_dir():
-        raise UserError(f"{name} is a folder; give a file name")
-    if not path.parent.is_dir():
-        raise UserError(f"cannot write {name}: the folder {path.parent} does not exist")
-    return path
-
-
 def save_trace(path: Path, recorded_by: str, session, setup, turns: list) -> Path:
     """Write a trace of `turns` with this session's environment and the setup's settings."""
     from spectui.launch.environment import collect
@@ -121,7 +111,7 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
 def main(args) -> int:
     prompt = read_prompt(args)
     setup = resolve(args.preset, overrides_from(args))
-    trace_path = writable(args.trace) if args.trace else None
+    trace_path = writable(args.trace, "--trace") if args.trace else None
     err = Console(stderr=True)
     out = Console(no_color=args.no_color, highlight=False, soft_wrap=True)
     for note in setup.notes:
@@ -130,7 +120,7 @@ def main(args) -> int:
         from spectui.engine.interface import GenerationLimits, chat_messages
         from spectui.llama.runtime import configure_logging
 
-        configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
+        configure_logging(args.verbose, open_log(args.log_file))
         session = open_session(setup, console=err)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 

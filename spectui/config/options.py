@@ -7,9 +7,13 @@ Defaults are None so that a preset's values show through unless a flag is given.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TextIO
 
+from spectui.config.paths import open_private
 from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
+from spectui.errors import UserError
 
 
 def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = None) -> None:
@@ -36,3 +40,14 @@ def overrides_from(args: argparse.Namespace) -> dict:
     if getattr(args, "spec_default", False):
         given["spec_type"] = "ngram-mod"
     return given
+
+
+def open_log(name: str | Path | None) -> TextIO | None:
+    """--log-file opened for appending, created 0600 (llama.cpp's log can quote prompts);
+    None without one. A path that cannot be written is a UserError before any work."""
+    if not name:
+        return None
+    try:
+        return open_private(Path(name).expanduser(), "a")
+    except OSError as e:
+        raise UserError(f"cannot write the log file {name}: {e.strerror or e}") from e

@@ -92,6 +92,26 @@ def shipped_dir(kind: str) -> Traversable:
         return Path(__file__).resolve().parent.parent.parent / kind
 
 
+def writable(name: str, flag: str) -> Path:
+    """An output file's path (`flag` names it: "--json"), checked before any work starts, so
+    a typo does not cost a whole bench: its folder exists and may be written, it is no folder."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        raise UserError(f"{flag} {name} is a folder; give a file name")
+    if not path.parent.is_dir():
+        raise UserError(f"{flag}: cannot write {name}: the folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UserError(f"{flag}: cannot write {name}: permission denied")
+    return path
+
+
+def open_private(path: Path, mode: str = "w"):
+    """Open a file that holds conversation text (a trace, a log) for writing ("w" or "a"),
+    created readable by its owner only (0600), as the chat files are."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a" else os.O_TRUNC)
+    return os.fdopen(os.open(path, flags, 0o600), mode, encoding="utf-8", newline="\n")
+
+
 def write_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` so readers see the old file or the new one, never a mix:
     a temp file in the same dir, fsync, os.replace, then fsync the dir so the rename

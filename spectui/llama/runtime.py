@@ -10,12 +10,9 @@ import ctypes
 import os
 import sys
 from collections import deque
-from pathlib import Path
 from typing import TextIO
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
-
-from spectui.errors import UserError
 
 _recent_errors: deque[str] = deque(maxlen=8)
 _log_sink: TextIO | None = None
@@ -30,13 +27,11 @@ def _on_log(level: int, text: bytes, _user_data) -> None:
         _log_sink.write(msg)
 
 
-def configure_logging(verbose: bool = False, log_file: Path | None = None) -> None:
-    """Silence llama.cpp unless `--verbose` (stderr) or a log file asks for its output."""
+def configure_logging(verbose: bool = False, log_file: TextIO | None = None) -> None:
+    """Silence llama.cpp unless `--verbose` (stderr) or a log file (opened by the caller,
+    config.options.open_log) asks for its output."""
     global _log_sink
-    try:
-        _log_sink = open(log_file, "a", encoding="utf-8") if log_file else (sys.stderr if verbose else None)
-    except OSError as e:
-        raise UserError(f"cannot write the log file {log_file}: {e.strerror or e}") from e
+    _log_sink = log_file or (sys.stderr if verbose else None)
 
 
 llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))

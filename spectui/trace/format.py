@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Union, get_args, get_origin, get_type_hints
 
 from spectui.bounded import DATA_BYTES, loads_json, read_bytes
-from spectui.config.paths import write_atomic
+from spectui.config.paths import open_private, write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
-from spectui.llama.spec_config import SpecConfig, config_label
+from spectui.llama.spec_config import SpecConfig, config_label, parse_types
 
 FORMAT = "spectui-trace"
 VERSION = 1
@@ -118,7 +118,7 @@ def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         new = not path.exists() or path.stat().st_size == 0
-        with open(path, "a", encoding="utf-8", newline="\n") as f:
+        with open_private(path, "a") as f:
             f.write("\n".join(([json.dumps(head, ensure_ascii=False)] if new else []) + turn.lines()) + "\n")
     except OSError as e:
         raise UserError(f"cannot write trace {path}: {e.strerror or e}") from e
@@ -228,6 +228,11 @@ def _check_header(path: Path, d: dict) -> None:
     for key in ("environment", "settings"):
         if not isinstance(d.get(key), dict):
             raise _fail(path, 1, f"the header's '{key}' must be a JSON object")
+    spec_type = d["settings"].get("spec_type", "none")
+    try:
+        parse_types(spec_type if isinstance(spec_type, str) else str(spec_type))
+    except UserError as e:
+        raise _fail(path, 1, f"the header's settings.spec_type: {e}") from None
     models = d["environment"].get("models", {})
     if not isinstance(models, dict) or not all(isinstance(m, dict) for m in models.values()):
         raise _fail(path, 1, "the header's environment.models must map roles to JSON objects")

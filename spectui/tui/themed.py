@@ -32,7 +32,7 @@ class ThemedApp(App):
         try:
             path = paths.crash_log_path()
             path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as log:
+            with paths.open_private(path, "a") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} spectui {__version__}\n")
                 log.writelines(traceback.format_exception(error))
         except OSError:
