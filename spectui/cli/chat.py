@@ -7,11 +7,13 @@ with a progress bar. The app itself then only loads model files, in a worker.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.errors import UserError
 
 
 def add_parser(sub) -> None:
@@ -26,10 +28,12 @@ def add_parser(sub) -> None:
 
 
 def main(args) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # the app would spin on a closed or piped input
+        raise UserError("the chat needs a terminal (stdin and stdout); for one answer in a pipe use spectui run")
     from spectui.config import history, paths
-    from spectui.config.embedded import resolve_model
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
+    from spectui.launch.session import checked_models
     from spectui.llama.runtime import configure_logging
     from spectui.tui.app import SpecApp
 
@@ -54,7 +58,6 @@ def main(args) -> int:
             err.print(f"note: {why}", style="dim", highlight=False, soft_wrap=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    for name in () if setup.server else (setup.model, setup.model_draft):
-        if name:
-            resolve_model(name, err)
+    if not setup.server:
+        checked_models(setup, err)  # a missing, non-GGUF or cut file: exit 2 before the app opens
     return SpecApp(setup, chat=chat).run_reporting()

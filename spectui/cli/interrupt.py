@@ -19,3 +19,25 @@ def held():
         signal.signal(signal.SIGINT, previous)
     if caught:
         raise KeyboardInterrupt
+
+
+ENDING: dict[int, str] = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+@contextmanager
+def ending(received: list[int]):
+    """SIGTERM and SIGHUP stop the answer as Ctrl+C does (a KeyboardInterrupt, once), so what
+    was generated is still saved; `received` gets the signal's number (main thread only)."""
+
+    def stop(signum, frame):
+        first = not received
+        received.append(signum)
+        if first:
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, stop) for s in ENDING}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

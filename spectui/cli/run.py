@@ -7,6 +7,8 @@ session to stop between rounds: the caches stay consistent and the summary is st
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -49,6 +51,17 @@ def add_parser(sub) -> None:
     )
     add_setup_flags(p)
     p.set_defaults(func=main)
+
+
+class Output(Console):
+    """stdout: a closed pipe (`| head`) stops the answer, and the trace is still written,
+    where rich would exit at once."""
+
+    closed = False
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = self.closed = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
 
 
 def read_prompt(args) -> str:
@@ -113,7 +126,7 @@ def main(args) -> int:
     setup = resolve(args.preset, overrides_from(args))
     trace_path = writable(args.trace, "--trace") if args.trace else None
     err = Console(stderr=True)
-    out = Console(no_color=args.no_color, highlight=False, soft_wrap=True)
+    out = Output(no_color=args.no_color, highlight=False, soft_wrap=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     with interrupt.held():
@@ -125,26 +138,35 @@ def main(args) -> int:
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:
-        if isinstance(ev, Round) and not args.json:
+        if isinstance(ev, Round) and not args.json and not out.closed:
             out.print(round_text(ev, show_rejected, styled=show_rejected), end="")
+            if out.closed:
+                session.cancel()
 
-    events = generate_in_thread(
-        session,
-        show,
-        messages=chat_messages([("user", prompt)], setup.system),
-        limits=GenerationLimits(n_predict=setup.n_predict, ignore_eos=args.ignore_eos),
-    )
+    signals: list[int] = []
+    with interrupt.ending(signals):
+        events = generate_in_thread(
+            session,
+            show,
+            messages=chat_messages([("user", prompt)], setup.system),
+            limits=GenerationLimits(n_predict=setup.n_predict, ignore_eos=args.ignore_eos),
+        )
     end = events[-1]
     assert isinstance(end, TurnEnd)
     if trace_path is not None:
         from spectui.trace.format import TraceTurn
 
         save_trace(trace_path, "spectui run", session, setup, [TraceTurn(prompt, events, memory=session.memory_text())])
+    if signals or out.closed:
+        why = f"stopped by {interrupt.ENDING[signals[0]]}" if signals else "stdout was closed"
+        saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
+        err.print(f"{why}{saved}", highlight=False, markup=False)
+        return 128 + (signals[0] if signals else signal.SIGPIPE)
     if end.stop_reason is StopReason.CONTEXT_FULL and not end.n_generated:
         raise UserError(end.error)
     summary = summarize(events)
     if args.json:
-        print(
+        print_json(
             json.dumps(
                 {
                     "text": end.text,
@@ -165,7 +187,8 @@ def main(args) -> int:
                     "stats": summary.as_dict(),
                 },
                 ensure_ascii=False,
-            )
+            ),
+            out,
         )
         return 0
     out.print()
@@ -175,6 +198,14 @@ def main(args) -> int:
         err.print(legend())
     err.print(summary_table(summary, session.spec.label, end))
     return 0
+
+
+def print_json(text: str, out: Output) -> None:
+    """The --json line on stdout; a closed pipe is out's, as the rounds' are."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        out.on_broken_pipe()
 
 
 def cut_off(end: TurnEnd, setup) -> str:

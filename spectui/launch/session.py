@@ -12,27 +12,16 @@ from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit
 
 
-def open_session(
-    setup: Setup, status: Callable[[str], object] = lambda s: None, console=None, types: tuple[str, ...] | None = None
-) -> ChatSession:
-    """Assemble embedded models if needed, load target and draft, build the Session; or,
-    with `server`, connect to that llama-server (it runs the models and the speculation).
-    `types`: every spec type the session will be asked to run (default: the setup's)."""
-    from spectui.engine.session import Session
+def checked_models(setup: Setup, console=None, types: tuple[str, ...] | None = None) -> tuple[Path, Path | None]:
+    """The target's and the draft's files, checked before the slow loads (the chat checks
+    them before its app opens): GGUF files whole, the draft fits the target and the spec
+    types, and a plain draft shares the target's vocabulary (read without the weights)."""
     from spectui.llama.compat import check_compatible
     from spectui.llama.model import Model
-
-    if setup.server:
-        from spectui.engine.server import connect
-
-        status(f"connecting to {setup.server}")
-        return connect(setup.server, setup.sampling(), setup.spec.draft_n_max)
 
     assert setup.model is not None, "resolve() requires a target model without --server"
     target_path = resolve_model(setup.model, console)
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
-    # before the slow loads: does the draft fit the target and the spec types, and does a
-    # plain draft share the target's vocabulary (read without the weights)?
     draft_header = draft_fit.read_header(draft_path) if draft_path else None
     draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec.types)
     if draft_path is not None and draft_header is not None and draft_header.draft_type == "draft-simple":
@@ -42,6 +31,25 @@ def open_session(
         finally:
             for m in vocabs:
                 m.close()
+    return target_path, draft_path
+
+
+def open_session(
+    setup: Setup, status: Callable[[str], object] = lambda s: None, console=None, types: tuple[str, ...] | None = None
+) -> ChatSession:
+    """Assemble embedded models if needed, load target and draft, build the Session; or,
+    with `server`, connect to that llama-server (it runs the models and the speculation).
+    `types`: every spec type the session will be asked to run (default: the setup's)."""
+    from spectui.engine.session import Session
+    from spectui.llama.model import Model
+
+    if setup.server:
+        from spectui.engine.server import connect
+
+        status(f"connecting to {setup.server}")
+        return connect(setup.server, setup.sampling(), setup.spec.draft_n_max)
+
+    target_path, draft_path = checked_models(setup, console, types)
 
     def loading(what: str, path: Path):
         """status() at each tenth of the load llama.cpp reports."""
