@@ -21,7 +21,7 @@ MIB = 1024 * 1024
 MAX_DEPTH = 64  # arrays and objects inside each other; spectui's own files use 4
 CONFIG_BYTES = 1 * MIB  # presets, themes, settings, the recent models
 TEXT_BYTES = 16 * MIB  # a prompt, a prompts file
-DATA_BYTES = 256 * MIB  # traces, chat files, bench results
+DATA_BYTES = 64 * MIB  # traces, bench results: some 200,000 rounds
 
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.DOTALL)
 _TOML_TOKENS = re.compile(

@@ -504,6 +504,7 @@ def test_chat_command_resumes_the_latest_chat(monkeypatch):
     chat = fixed_chat()
     started = []
     monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
+    monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     assert chat_command.main(chat_args("--resume")) == 0
     assert started[0].controller.chat.id == chat.id and started[0].controller.setup.preset == "smollm2"
 

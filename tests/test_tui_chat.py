@@ -331,6 +331,7 @@ def test_resume_restores_the_chats_models_and_settings(monkeypatch, capsys):
     saved_with_setup(spec_type="ngram-mod", spec_draft_n_max=6, system="Be terse.", temp=0.9)
     started = []
     monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
+    monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     assert chat_command.main(chat_args("--resume")) == 0
     setup = started[0].controller.setup
     assert (setup.spec.label, setup.spec.draft_n_max, setup.system, setup.model) == ("ngram-mod", 6, "Be terse.", SMOL)

@@ -27,8 +27,12 @@ def add_parser(sub) -> None:
     p.set_defaults(func=main)
 
 
+def has_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def main(args) -> int:
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # the app would spin on a closed or piped input
+    if not has_terminal():  # the app would spin on a closed or piped input
         raise UserError("the chat needs a terminal (stdin and stdout); for one answer in a pipe use spectui run")
     from spectui.config import history, paths
     from spectui.config.resolve import resolve, restored
@@ -59,5 +63,7 @@ def main(args) -> int:
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     if not setup.server:
-        checked_models(setup, err)  # a missing, non-GGUF or cut file: exit 2 before the app opens
+        # a missing, non-GGUF or cut file: exit 2 before the app opens; its loading worker
+        # compares the vocabularies (open_session), which takes llama.cpp
+        checked_models(setup, err, vocabularies=False)
     return SpecApp(setup, chat=chat).run_reporting()

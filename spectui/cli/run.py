@@ -162,7 +162,7 @@ def main(args) -> int:
         saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
         err.print(f"{why}{saved}", highlight=False, markup=False)
         return 128 + (signals[0] if signals else signal.SIGPIPE)
-    if end.stop_reason is StopReason.CONTEXT_FULL and not end.n_generated:
+    if end.stop_reason in (StopReason.CONTEXT_FULL, StopReason.ERROR) and not end.n_generated:
         raise UserError(end.error)
     summary = summarize(events)
     if args.json:

@@ -12,10 +12,13 @@ from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit
 
 
-def checked_models(setup: Setup, console=None, types: tuple[str, ...] | None = None) -> tuple[Path, Path | None]:
+def checked_models(
+    setup: Setup, console=None, types: tuple[str, ...] | None = None, vocabularies: bool = True
+) -> tuple[Path, Path | None]:
     """The target's and the draft's files, checked before the slow loads (the chat checks
     them before its app opens): GGUF files whole, the draft fits the target and the spec
-    types, and a plain draft shares the target's vocabulary (read without the weights)."""
+    types, and (`vocabularies`) a plain draft shares the target's vocabulary (read without
+    the weights)."""
     from spectui.llama.compat import check_compatible
     from spectui.llama.model import Model
 
@@ -24,7 +27,12 @@ def checked_models(setup: Setup, console=None, types: tuple[str, ...] | None = N
     draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
     draft_header = draft_fit.read_header(draft_path) if draft_path else None
     draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec.types)
-    if draft_path is not None and draft_header is not None and draft_header.draft_type == "draft-simple":
+    if (
+        vocabularies
+        and draft_path is not None
+        and draft_header is not None
+        and draft_header.draft_type == "draft-simple"
+    ):
         vocabs = [Model(p, vocab_only=True) for p in (target_path, draft_path)]
         try:
             check_compatible(*vocabs)

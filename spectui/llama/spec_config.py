@@ -78,10 +78,12 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
     names = [n for n in names if n]
+    if not names:
+        raise UserError(f"--spec-type needs a type; choose from: {', '.join(ALL_TYPES)}")
     for name in names:
         if name not in ALL_TYPES:
             raise UserError(f"unknown --spec-type {name!r}; choose from: {', '.join(ALL_TYPES)}")
-    if not names or "none" in names:
+    if "none" in names:
         return ("none",)
     if AUTO in names:
         if len(names) > 1:

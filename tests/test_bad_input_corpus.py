@@ -1,0 +1,461 @@
+"""The bad-input corpus (issue 35): every command and flag given values it must refuse, every
+reader given files it must refuse (nested 100,000 deep, binary, endless, too large, wrong
+types, empty, a folder), and a fake llama-server on 127.0.0.1 answering wrong types.
+
+Each case ends in exit 2 with one line and no traceback, or in the documented behaviour (a
+broken preset is skipped by `presets list`, broken settings fall back to the defaults with a
+message). Cases run `spectui.cli.main.main` in this process (tests/cli_helpers.py); a command
+that gets past its checks raises Loaded where it would load the models. What needs a real
+process (stdin that is not a terminal) uses one, with a timeout. tests/test_bad_input.py
+holds the fuzzed and the model-file cases; nothing here repeats them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from spectui.bounded import CONFIG_BYTES
+from spectui.cli import bench as bench_command
+from spectui.cli import chat as chat_command
+from spectui.cli import run as run_command
+from spectui.config.recent import recent_models, recent_path
+from spectui.config.settings import DEFAULTS, load_settings
+from spectui.config.setup import OPTIONS
+from spectui.config.themes import load_themes
+from spectui.launch import session as launch_session
+from tests.cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = ROOT / "tests" / "data" / "smollm2_turn.jsonl"
+REAL = {"open_session": run_command.open_session, "checked_models": launch_session.checked_models}
+HAS_TERMINAL = chat_command.has_terminal
+
+
+class Loaded(Exception):
+    """The command got past its checks to where the models load: its input was accepted."""
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path, monkeypatch):
+    """Own config and data dirs; the model loading of run, bench and chat replaced by Loaded."""
+    monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+
+    def loaded(*args, **kwargs):
+        raise Loaded
+
+    monkeypatch.setattr(run_command, "open_session", loaded)
+    monkeypatch.setattr(bench_command, "open_session", loaded)
+    monkeypatch.setattr(launch_session, "checked_models", loaded)
+    monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
+    return tmp_path
+
+
+def refused(*argv: str, match: str = "") -> str:
+    """`spectui ARGV` ends in exit 2 with one line holding `match` (notes aside) and no traceback."""
+    r = run_cli(*argv, reached=Loaded)
+    err = r.stderr
+    lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
+    assert r.returncode == 2, (r.returncode, err)
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert match.lower() in err.lower(), err
+    return err
+
+
+# --- flags: every number out of range, every value empty, for run, chat and bench -------
+
+COMMANDS = {"run": ["run", "--preset", "smollm2"], "chat": ["chat", "--preset", "smollm2"], "bench": ["bench"]}
+INTS = [name for name, o in OPTIONS.items() if o.type is int]
+FLOATS = [name for name, o in OPTIONS.items() if o.type is float]
+FLAG_CASES = (
+    [(o, v) for o in INTS for v in ("-2", "99999999999999999999", "-99999999999999999999", "1.5")]
+    + [(o, v) for o in FLOATS for v in ("nan", "inf", "-inf", "-1", "1e999")]
+    + [(o, "") for o in OPTIONS if o != "system"]
+)
+
+
+def tail(command: str) -> list[str]:
+    return ["hi"] if command == "run" else []
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("name,value", FLAG_CASES)
+def test_a_flag_value_out_of_range_or_empty_is_one_line(command, name, value):
+    flag = OPTIONS[name].flags[-1]
+    refused(*COMMANDS[command], f"{flag}={value}", *tail(command))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("flag", ["--preset", "--log-file"])
+def test_an_empty_preset_or_log_file_is_one_line(command, flag):
+    refused(*COMMANDS[command], f"{flag}=", *tail(command), match="empty value")
+
+
+# --- the commands' own arguments --------------------------------------------------------
+
+COMMAND_CASES = [
+    (["run", "--preset", "smollm2", "--trace=", "hi"], "empty value"),
+    (["run", "--preset", "smollm2", "-f", ""], "empty value"),
+    (["run", "--preset", "smollm2", "--trace", "/no/such/dir/t.jsonl", "hi"], "does not exist"),
+    (["run", "--preset", "smollm2", "--trace", "{tmp}", "hi"], "is a folder"),
+    (["run", "--preset", "smollm2", "--log-file", "{tmp}", "hi"], "cannot write the log file"),
+    (["run", "--server", "http://[", "hi"], "not a valid URL"),
+    (["run", "--server", "http://127.0.0.1:abc", "hi"], "not a valid URL"),
+    (["run", "--server", "http://127.0.0.1:99999", "hi"], "not a valid URL"),
+    (["run", "--server", "http://a b:80", "hi"], "space"),
+    (["run", "--server", "ftp://127.0.0.1", "hi"], "http(s) URL"),
+    (["run", "--server", "http://", "hi"], "http(s) URL"),
+    (["run", "--server", "http://127.0.0.1:1,http://[", "hi"], "not a valid URL"),
+    (["run", "--preset", "smollm2", "-ctvd", "q4_0", "-fa", "off", "hi"], "needs flash attention"),
+    (["run", "--preset", "smollm2", "-t", "10000", "hi"], "more than the"),
+    (["run", "--preset", "smollm2", "--spec-type", "bogus", "hi"], "unknown --spec-type"),
+    (["run", "--preset", "smollm2", "--spec-type", ",", "hi"], ""),
+    (["bench", "--repeat", "0"], "--repeat must be"),
+    (["bench", "--repeat", "1000000"], "--repeat must be"),
+    (["bench", "--limit", "0"], "--limit"),
+    (["bench", "--prompts="], "empty value"),
+    (["bench", "--json", "/no/such/dir/r.json"], "does not exist"),
+    (["bench", "--csv", "{tmp}"], "is a folder"),
+    (["bench", "--markdown", "/no/such/dir/r.md"], "does not exist"),
+    (["bench", "--json", "{tmp}/r.json", "--csv", "/no/such/dir/r.csv"], "--csv"),
+    (["bench", "compare", "", "x.json"], "empty value"),
+    (["bench", "compare", "{tmp}", "{tmp}"], "cannot read"),
+    (["replay", ""], "empty value"),
+    (["replay", "{tmp}/missing.jsonl"], "cannot read"),
+    (["replay", "{trace}", "--speed", "nan"], "--speed"),
+    (["replay", "{trace}", "--speed", "0"], "--speed"),
+    (["replay", "{trace}", "--export", "/no/such/dir/x.svg"], "does not exist"),
+    (["replay", "{trace}", "--export", "{tmp}"], "is a folder"),
+    (["replay", "{trace}", "--export="], "empty value"),
+    (["replay", "{trace}", "-m="], "empty value"),
+    (["presets", "show", ""], "empty value"),
+    (["presets", "show", "nope"], "unknown preset"),
+    (["models", "path", ""], "empty value"),
+    (["models", "path", "nope"], ""),
+    (["chat", "--server="], "empty value"),
+    (["chat", "--server", "http://["], "not a valid URL"),
+    (["chat", "--preset", "smollm2", "--spec-type="], "empty value"),
+]
+
+
+@pytest.mark.parametrize("argv,match", COMMAND_CASES, ids=[" ".join(a) for a, _ in COMMAND_CASES])
+def test_a_command_given_a_bad_argument_is_one_line(dirs, argv, match):
+    refused(*(a.format(tmp=dirs, trace=TRACE) for a in argv), match=match)
+
+
+@pytest.mark.parametrize(
+    "content,match",
+    [(None, "not found"), (b"", "empty"), (b"\x00" * 64, "not a GGUF"), ("cut", "cut short"), ("dir", "not a file")],
+)
+@pytest.mark.parametrize("flag", ["-m", "-md"])
+def test_the_chat_refuses_a_bad_model_file_before_its_app_opens(dirs, monkeypatch, smol_path, flag, content, match):
+    """As run does (README: bad files exit 2): the real checks, not Loaded."""
+    monkeypatch.setattr(launch_session, "checked_models", REAL["checked_models"])
+    monkeypatch.setattr("spectui.tui.app.SpecApp.run_reporting", lambda self: (_ for _ in ()).throw(Loaded))
+    path = dirs / "m.gguf"
+    if content == "dir":
+        path.mkdir()
+    elif content == "cut":
+        path.write_bytes(Path(smol_path).read_bytes()[:5000])
+    elif content is not None:
+        path.write_bytes(content)
+    target = ["-m", str(smol_path)] if flag == "-md" else []  # a file: nothing to assemble or hash
+    refused("chat", *target, flag, str(path), match=match)
+
+
+def test_the_chat_refuses_stdin_that_is_not_a_terminal_in_this_process(monkeypatch):
+    monkeypatch.setattr(chat_command, "has_terminal", HAS_TERMINAL)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    refused("chat", match="needs a terminal")
+
+
+def test_the_chat_with_stdin_not_a_terminal_exits_2_at_once(tmp_path):
+    """The fault trial's chat spun a core until killed; now it refuses in one line."""
+    p = subprocess.run(
+        [sys.executable, "-m", "spectui", "chat"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "SPECTUI_DATA_DIR": str(tmp_path), "SPECTUI_CONFIG_DIR": str(tmp_path)},
+        cwd=ROOT,
+    )
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "needs a terminal" in p.stderr and "Traceback" not in p.stderr
+
+
+# --- readers: every file spectui parses, given what it must refuse ----------------------
+
+CONTENTS = {
+    "nested-array": b"[" * 100_000,
+    "nested-object": b'{"a":' * 100_000,
+    "nested-closed": b"[" * 100_000 + b"]" * 100_000,
+    "toml-nested": b"a = " + b"[" * 100_000,
+    "toml-inline": b"a = " + b"{b = " * 100_000,
+    "toml-dotted": b"a." * 100_000 + b"b = 1",
+    "toml-header": b"[" + b"a." * 100_000 + b"b]",
+    "long-int": b"1" * 5000,
+    "binary": bytes(range(256)) * 8,
+    "latin1": 'x = "caf\xe9"\n'.encode("latin-1"),
+    "nul": b"\x00" * 100,
+    "empty": b"",
+    "wrong-type": b"[1, 2, 3]",
+    "string": b'"just a string"',
+    "huge": None,  # a file over the reader's size cap
+    "dir": None,  # a folder where the file goes
+    "dev-zero": None,  # /dev/zero: endless
+}
+
+
+def place(path: Path, kind: str, cap: int = CONFIG_BYTES) -> Path:
+    """Put content `kind` at `path` (a link to /dev/zero for dev-zero); returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "dir":
+        path.mkdir()
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with open(path, "wb") as f:
+            f.truncate(cap + 1)
+    else:
+        path.write_bytes(CONTENTS[kind])
+    return path
+
+
+# (reader, the argv that reads FILE, its size cap); each refuses every kind with exit 2
+FILE_READERS = {
+    "replay": (["replay", "{file}"], 64 << 20),
+    "bench-compare": (["bench", "compare", "{file}", "{file}"], 64 << 20),
+    "bench-prompts-toml": (["bench", "--prompts", "{file}"], 16 << 20),
+    "bench-prompts-jsonl": (["bench", "--prompts", "{file}"], 16 << 20),
+    "run-preset-file": (["run", "--preset", "{file}", "hi"], CONFIG_BYTES),
+    "chat-preset-file": (["chat", "--preset", "{file}"], CONFIG_BYTES),
+}
+SUFFIX = {"bench-prompts-toml": ".toml", "bench-prompts-jsonl": ".jsonl", "run-preset-file": ".toml"}
+BIG = {"replay", "bench-compare"}  # 64 MiB caps: /dev/zero stands for the huge file
+
+
+@pytest.mark.parametrize("kind", [k for k in CONTENTS])
+@pytest.mark.parametrize("reader", FILE_READERS)
+def test_a_reader_given_a_bad_file_is_one_line_naming_it(dirs, reader, kind):
+    if kind == "huge" and reader in BIG:
+        kind = "dev-zero"
+    argv, cap = FILE_READERS[reader]
+    file = place(dirs / f"input{SUFFIX.get(reader, '.toml' if 'preset' in reader else '.json')}", kind, cap)
+    err = refused(*(a.format(file=file) for a in argv))
+    assert str(file) in err or file.name in err or kind == "empty" and "preset" in reader, err
+
+
+PROMPT_REFUSED = {"binary", "latin1", "empty", "huge", "dir", "dev-zero"}  # the rest is text, a fine prompt
+
+
+@pytest.mark.parametrize("kind", sorted(PROMPT_REFUSED))
+def test_a_bad_prompt_file_is_one_line(dirs, kind):
+    place(dirs / "p.txt", kind, 16 << 20)
+    refused("run", "--preset", "smollm2", "-f", str(dirs / "p.txt"))
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "binary", "latin1", "empty"])
+def test_a_bad_prompt_on_stdin_is_one_line(monkeypatch, kind):
+    stream = open("/dev/zero", "rb") if kind == "dev-zero" else io.BytesIO(CONTENTS[kind])  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=stream, isatty=lambda: False))
+    try:
+        refused("run", "--preset", "smollm2", match="prompt")
+    finally:
+        stream.close()
+
+
+@pytest.mark.parametrize("kind", [k for k in CONTENTS if k != "empty"])
+def test_a_bad_user_preset_is_skipped_by_list_and_refused_by_run(dirs, kind):
+    place(dirs / "config" / "presets" / "bad.toml", kind)
+    out = run_cli("presets", "list")
+    assert out.returncode == 0 and "smollm2" in out.stdout, out.stderr
+    assert out.stderr.startswith("warning: preset 'bad' skipped:") and len(out.stderr.splitlines()) == 1
+    refused("run", "--preset", "bad", "hi", match="bad")
+
+
+@pytest.mark.parametrize("kind", [k for k in CONTENTS if k != "empty"])
+def test_bad_settings_fall_back_to_the_defaults_with_one_line(dirs, kind):
+    place(dirs / "config" / "settings.toml", kind)
+    settings, message = load_settings()
+    assert settings == DEFAULTS
+    assert message and "settings.toml" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("kind", [k for k in CONTENTS if k != "empty"])
+def test_a_bad_theme_is_skipped_with_one_line(dirs, kind):
+    place(dirs / "config" / "themes" / "bad.toml", kind)
+    themes, problems = load_themes()
+    names = [t.name for t in themes]
+    assert "bad" not in names and "spectui-dark" in names
+    assert len(problems) == 1 and "bad.toml" in problems[0] and "\n" not in problems[0]
+
+
+@pytest.mark.parametrize("kind", list(CONTENTS))
+def test_a_bad_recent_models_file_is_an_empty_list(kind):
+    place(recent_path(), kind)
+    assert recent_models() == []
+
+
+# --- traces: the records' meaning ------------------------------------------------------
+
+
+def trace_with(edit) -> list[dict]:
+    records = [json.loads(line) for line in TRACE.read_text(encoding="utf-8").splitlines()]
+    edit(records)
+    return records
+
+
+def _round(records) -> dict:
+    return next(r for r in records if r["kind"] == "Round")
+
+
+TRACE_EDITS = {
+    "bogus spec type in a TurnStart": lambda rs: next(r for r in rs if r["kind"] == "TurnStart")["config"].update(
+        types=["bogus"]
+    ),
+    "bogus spec type in the settings": lambda rs: rs[0]["settings"].update(spec_type="bogus"),
+    "spec type a number in the settings": lambda rs: rs[0]["settings"].update(spec_type=5),
+    "n-max a string": lambda rs: next(r for r in rs if r["kind"] == "TurnStart")["config"].update(draft_n_max="3"),
+    "n-max 10**9": lambda rs: next(r for r in rs if r["kind"] == "TurnStart")["config"].update(draft_n_max=10**9),
+    "round tokens a dict": lambda rs: _round(rs).update(tokens={"a": 1}),
+    "round n_accepted past the drafts": lambda rs: _round(rs).update(n_accepted=99),
+    "round t a string": lambda rs: _round(rs).update(t="x"),
+    "environment a list": lambda rs: rs[0].update(environment=[]),
+    "version a string": lambda rs: rs[0].update(version="1"),
+}
+
+
+@pytest.mark.parametrize("edit", TRACE_EDITS)
+def test_a_trace_whose_records_are_wrong_is_one_line(tmp_path, edit):
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in trace_with(TRACE_EDITS[edit])) + "\n", encoding="utf-8")
+    refused("replay", str(path), match=str(path))
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("bad_id", [-7, -1, 49152, 10**9])
+def test_a_trace_id_outside_the_vocabulary_is_refused_before_replay(tmp_path, smol_path, bad_id):
+    """Text rebuilt from ids (-m): an id out of range aborted llama.cpp."""
+
+    def edit(records):
+        r = _round(records)
+        r["tokens"][0] = {"id": bad_id, "piece": None, "source": r["tokens"][0]["source"]}
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in trace_with(edit)) + "\n", encoding="utf-8")
+    refused("replay", str(path), "-m", str(smol_path), "--export", str(tmp_path / "x.svg"), match=f"uses id {bad_id}")
+
+
+# --- a fake llama-server answering wrong types ------------------------------------------
+
+GOOD = {
+    "/props": {"default_generation_settings": {"n_ctx": 4096}, "build_info": "b1", "model_path": "/m.gguf"},
+    "probe": {"content": " ", "generation_settings": {"speculative.types": "none"}},
+    "/apply-template": {"prompt": "hi"},
+    "stream": [{"content": "A", "tokens": [1], "timings": {"prompt_ms": 1.0, "predicted_ms": 2.0}}],
+}
+
+
+class FakeServer(BaseHTTPRequestHandler):
+    """Answers as GOOD does, but with `answers` (the class's) over it: a path's JSON, "probe"
+    for the one-token request, "stream" for the streamed chunks (a list; a str is sent raw)."""
+
+    answers: dict = {}
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, body: bytes, kind: str = "application/json") -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _answer(self, key: str) -> None:
+        answer = self.answers.get(key, GOOD.get(key))
+        self._send(answer if isinstance(answer, bytes) else json.dumps(answer).encode())
+
+    def do_GET(self):
+        self._answer(self.path)
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path != "/completion":
+            return self._answer(self.path)
+        if not request.get("stream"):
+            return self._answer("probe")
+        chunks = self.answers.get("stream", GOOD["stream"])
+        lines = [c if isinstance(c, str) else f"data: {json.dumps(c)}" for c in chunks]
+        self._send("".join(f"{line}\n\n" for line in lines).encode(), "text/event-stream")
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeServer)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+PROPS = GOOD["/props"]
+SERVER_CASES = {
+    "props a list": ({"/props": [1, 2]}, "JSON object"),
+    "props not JSON": ({"/props": b"<html>"}, "did not answer JSON"),
+    "props nested deep": ({"/props": b"[" * 100_000}, "did not answer JSON"),
+    "props endless": ({"/props": b"{" + b" " * (17 << 20)}, "larger than"),
+    "default_generation_settings a string": ({"/props": PROPS | {"default_generation_settings": "x"}}, "default_gen"),
+    "default_generation_settings a list": ({"/props": PROPS | {"default_generation_settings": [1]}}, "default_gen"),
+    "n_ctx a string": ({"/props": PROPS | {"default_generation_settings": {"n_ctx": "abc"}}}, "n_ctx"),
+    "n_ctx a float": ({"/props": PROPS | {"default_generation_settings": {"n_ctx": 1.5}}}, "n_ctx"),
+    "n_ctx true": ({"/props": PROPS | {"default_generation_settings": {"n_ctx": True}}}, "n_ctx"),
+    "model_path a number": ({"/props": PROPS | {"model_path": 5}}, "model_path"),
+    "model_alias a list": ({"/props": PROPS | {"model_alias": ["a"]}}, "model_alias"),
+    "no build_info": ({"/props": {"default_generation_settings": {}}}, "build_info"),
+    "generation_settings a list": ({"probe": {"generation_settings": [1, 2]}}, "generation_settings"),
+    "speculative.types a number": ({"probe": {"generation_settings": {"speculative.types": 3}}}, "speculative.types"),
+    "probe a list": ({"probe": [1]}, "JSON object"),
+    "apply-template without a prompt": ({"/apply-template": {"x": 1}}, "apply-template"),
+    "apply-template prompt a list": ({"/apply-template": {"prompt": [1]}}, "apply-template"),
+    "chunk a list": ({"stream": [[1, 2, 3]]}, "not an object"),
+    "chunk a string": ({"stream": ['data: "x"']}, "not an object"),
+    "chunk not JSON": ({"stream": ["data: {"]}, "lost"),
+    "chunk nested deep": ({"stream": ["data: " + "[" * 100_000]}, "nested"),
+    "timings a string": ({"stream": [{"content": "A", "tokens": [1], "timings": "x"}]}, "timings"),
+    "timings draft_n a string": ({"stream": [{"content": "A", "timings": {"draft_n": "3"}}]}, "draft_n"),
+    "timings prompt_ms a list": ({"stream": [{"content": "A", "timings": {"prompt_ms": [1]}}]}, "prompt_ms"),
+    "tokens a string": ({"stream": [{"content": "A", "tokens": "abc"}]}, "tokens"),
+    "tokens holding text": ({"stream": [{"content": "A", "tokens": ["a"]}]}, "tokens"),
+    "content a number": ({"stream": [{"content": 5, "tokens": [1]}]}, "content"),
+    "tokens_evaluated a string": ({"stream": [{"content": "A", "tokens_evaluated": "x"}]}, "tokens_evaluated"),
+    "stop_type a list": ({"stream": [{"content": "A", "stop": True, "stop_type": [1]}]}, "stop_type"),
+    "no final chunk": ({"stream": []}, "final chunk"),
+}
+
+
+@pytest.mark.parametrize("case", SERVER_CASES)
+def test_a_server_answering_wrong_types_is_one_line_naming_the_field(server, monkeypatch, case):
+    monkeypatch.setattr(run_command, "open_session", REAL["open_session"])  # it connects to the fake server
+    answers, match = SERVER_CASES[case]
+    monkeypatch.setattr(FakeServer, "answers", answers)
+    refused("run", "--server", server, "hi", match=match)
+
+
+def test_the_fake_server_answers_as_a_llama_server_when_nothing_is_wrong(server, monkeypatch):
+    """The corpus's server cases fail for the field they change, not for the fake itself."""
+    monkeypatch.setattr(run_command, "open_session", REAL["open_session"])
+    monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] + [{"content": "", "stop": True}]})
+    r = run_cli("run", "--server", server, "--no-color", "hi")
+    assert r.returncode == 0 and r.stdout.startswith("A"), r.stderr
