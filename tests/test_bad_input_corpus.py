@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -28,6 +30,7 @@ from spectui.cli import bench as bench_command
 from spectui.cli import chat as chat_command
 from spectui.cli import run as run_command
 from spectui.config.recent import recent_models, recent_path
+from spectui.config.resolve import resolve, restored
 from spectui.config.settings import DEFAULTS, load_settings
 from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
@@ -306,6 +309,73 @@ def test_a_bad_recent_models_file_is_an_empty_list(kind):
     assert recent_models() == []
 
 
+# --- the same checks for a preset's values and a saved chat's ---------------------------
+
+PRESET_VALUES = {
+    "temp = nan": "--temp",
+    "temp = inf": "--temp",
+    "top_p = -1.0": "--top-p",
+    "min_p = nan": "--min-p",
+    "top_k = -5": "--top-k",
+    "threads = 99999999999999999999": "--threads",
+    "threads = 10000": "--threads",
+    "ctx_size = 99999999999999999999": "--ctx-size",
+    "n_gpu_layers = -7": "-ngl",
+    "spec_type = ''": "--spec-type",
+    "spec_type = 'bogus'": "--spec-type",
+    "spec_draft_n_max = 1000": "--spec-draft-n-max",
+    "spec_ngram_mod_n_match = 99999999999": "--spec-ngram-mod-n-match",
+    "cache_type_v_draft = 'q4_0'\nflash_attn = 'off'": "flash attention",
+}
+
+
+@pytest.mark.parametrize("values", PRESET_VALUES)
+def test_a_preset_holding_a_bad_value_is_refused_as_the_flag_would_be(dirs, values):
+    preset = dirs / "config" / "presets" / "p.toml"
+    preset.parent.mkdir(parents=True)
+    preset.write_text(f'model = "smollm2-135m-instruct-q4_1"\n{values}\n', encoding="utf-8")
+    refused("run", "--preset", "p", "hi", match=PRESET_VALUES[values])
+
+
+SAVED_SETUPS = {
+    "model a number": {"model": 123},
+    "model a list": {"model": ["a.gguf"]},
+    "model_draft a dict": {"model_draft": {"a": 1}},
+    "temp NaN": {"temp": float("nan")},
+    "top_k a string": {"top_k": "40"},
+    "threads huge": {"threads": 10**20},
+    "spec type bogus": {"spec_type": "bogus"},
+    "not a table": ["model", "x"],
+}
+
+
+@pytest.mark.parametrize("saved", SAVED_SETUPS)
+def test_a_saved_chat_with_a_bad_setup_keeps_the_current_one_and_says_why(saved):
+    current = resolve("smollm2", {})
+    setup, why = restored(SAVED_SETUPS[saved], current)
+    assert setup is current and why and "not usable" in why and "\n" not in why
+
+
+BRACKETS = {
+    "jsonl string": ("p.jsonl", '{"id": "a", "lang": "en", "category": "code", "text": "' + "[{" * 500 + '"}\n'),
+    "toml string": ("p.toml", 'model = "smollm2-135m-instruct-q4_1"\nsystem = "' + "[" * 500 + '"\n'),
+    "toml comment": ("p.toml", 'model = "smollm2-135m-instruct-q4_1"\n# ' + "[" * 500 + "\n"),
+    "toml multi-line": ("p.toml", "model = 'smollm2-135m-instruct-q4_1'\nsystem = '''" + "{" * 500 + "'''\n"),
+    "toml dotted in a string": ("p.toml", 'model = "smollm2-135m-instruct-q4_1"\nsystem = "' + "a." * 500 + '"\n'),
+}
+
+
+@pytest.mark.parametrize("case", BRACKETS)
+def test_brackets_inside_strings_and_comments_are_no_nesting(dirs, case):
+    """The depth scan skips strings and comments: a prompt may hold any number of brackets."""
+    name, content = BRACKETS[case]
+    file = dirs / name
+    file.write_text(content, encoding="utf-8")
+    argv = ["bench", "--prompts", str(file)] if name.endswith(".jsonl") else ["run", "--preset", str(file), "hi"]
+    r = run_cli(*argv, reached=Loaded)
+    assert r.returncode == 0, r.stderr
+
+
 # --- traces: the records' meaning ------------------------------------------------------
 
 
@@ -459,3 +529,35 @@ def test_the_fake_server_answers_as_a_llama_server_when_nothing_is_wrong(server,
     monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] + [{"content": "", "stop": True}]})
     r = run_cli("run", "--server", server, "--no-color", "hi")
     assert r.returncode == 0 and r.stdout.startswith("A"), r.stderr
+
+
+# --- run --trace ended by a signal or a closed pipe: the trace is written ---------------
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("how,code", [("SIGTERM", 143), ("SIGHUP", 129), ("closed pipe", 141)])
+def test_run_writes_its_trace_when_ended_by_a_signal_or_a_closed_pipe(tmp_path, smol_path, how, code):
+    trace = tmp_path / "t.jsonl"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "spectui", "run", "-m", str(smol_path), "--temp", "0", "-n", "4000", "--ignore-eos"]
+        + ["--no-color", "--trace", str(trace), "Count to 1000."],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "SPECTUI_DATA_DIR": str(tmp_path), "SPECTUI_CONFIG_DIR": str(tmp_path)},
+        cwd=ROOT,
+    )
+    try:
+        assert p.stdout is not None and p.stdout.read(1)  # generating: the first token is out
+        if how == "closed pipe":
+            p.stdout.close()
+        else:
+            p.send_signal(getattr(signal, how))
+        p.wait(timeout=120)
+        err = p.stderr.read().decode() if p.stderr else ""
+    finally:
+        p.kill()
+    lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
+    assert p.returncode == code and len(lines) == 1 and str(trace) in lines[0], err
+    assert ("stdout was closed" if how == "closed pipe" else f"stopped by {how}") in lines[0]
+    replayed = run_cli("replay", str(trace), "--export", str(tmp_path / "t.svg"))
+    assert replayed.returncode == 0 and trace.stat().st_mode & 0o777 == 0o600, replayed.stderr

@@ -160,7 +160,7 @@ def main(args) -> int:
     if signals or out.closed:
         why = f"stopped by {interrupt.ENDING[signals[0]]}" if signals else "stdout was closed"
         saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
-        err.print(f"{why}{saved}", highlight=False, markup=False)
+        err.print(f"{why}{saved}", highlight=False, markup=False, soft_wrap=True)
         return 128 + (signals[0] if signals else signal.SIGPIPE)
     if end.stop_reason in (StopReason.CONTEXT_FULL, StopReason.ERROR) and not end.n_generated:
         raise UserError(end.error)
