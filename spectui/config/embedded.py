@@ -30,6 +30,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.config.paths import MODELS_DIR_ENV, models_dir, write_atomic
 from spectui.errors import UserError
 
@@ -438,9 +439,9 @@ def _stamp_state(model: EmbeddedModel, path: Path) -> str:
     """ "ok": the file is as verified; "none": no stamp for this file and this hash (never
     verified, or the catalog moved on); "changed": verified, then changed."""
     try:
-        stamp = json.loads(_stamp_file(model, path).read_text(encoding="utf-8"))
+        stamp = loads_json(read_bytes(_stamp_file(model, path), "stamp", CONFIG_BYTES))
         st = path.stat()
-    except (OSError, ValueError):
+    except (OSError, ValueError, UserError):
         return "none"
     if (
         not isinstance(stamp, dict)
