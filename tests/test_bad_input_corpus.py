@@ -532,8 +532,9 @@ def test_the_fake_server_answers_as_a_llama_server_when_nothing_is_wrong(server,
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("how,code", [("SIGTERM", 143), ("SIGHUP", 129), ("closed pipe", 141)])
+@pytest.mark.parametrize("how,code", [("SIGINT", 0), ("SIGTERM", 143), ("SIGHUP", 129), ("closed pipe", 141)])
 def test_run_writes_its_trace_when_ended_by_a_signal_or_a_closed_pipe(tmp_path, smol_path, how, code):
+    """The answer stops after its round and the trace of what was generated is written."""
     trace = tmp_path / "t.jsonl"
     p = subprocess.Popen(
         [sys.executable, "-m", "spectui", "run", "-m", str(smol_path), "--temp", "0", "-n", "4000", "--ignore-eos"]
@@ -542,6 +543,7 @@ def test_run_writes_its_trace_when_ended_by_a_signal_or_a_closed_pipe(tmp_path, 
         stderr=subprocess.PIPE,
         env={**os.environ, "SPECTUI_DATA_DIR": str(tmp_path), "SPECTUI_CONFIG_DIR": str(tmp_path)},
         cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background runner ignores it
     )
     try:
         assert p.stdout is not None and p.stdout.read(1)  # generating: the first token is out
@@ -553,8 +555,11 @@ def test_run_writes_its_trace_when_ended_by_a_signal_or_a_closed_pipe(tmp_path, 
         err = p.stderr.read().decode() if p.stderr else ""
     finally:
         p.kill()
-    lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
-    assert p.returncode == code and len(lines) == 1 and str(trace) in lines[0], err
-    assert ("stdout was closed" if how == "closed pipe" else f"stopped by {how}") in lines[0]
+    if how == "SIGINT":  # Ctrl+C stops the answer: its summary, then exit 0 (README)
+        assert p.returncode == 0 and "stopped (Ctrl+C)" in err and "Traceback" not in err, err
+    else:
+        lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
+        assert p.returncode == code and len(lines) == 1 and str(trace) in lines[0], err
+        assert ("stdout was closed" if how == "closed pipe" else f"stopped by {how}") in lines[0]
     replayed = run_cli("replay", str(trace), "--export", str(tmp_path / "t.svg"))
     assert replayed.returncode == 0 and trace.stat().st_mode & 0o777 == 0o600, replayed.stderr
