@@ -150,7 +150,8 @@ class ServerSession:
         if e.code == 404:
             return f"{self.url} answered 404 for {path}: is it a llama-server?"
         try:
-            message = str(loads_json(read_stream(e, f"{path}'s error", TEXT_BYTES).decode("utf-8", "replace"))["error"]["message"])
+            body = read_stream(e, f"{path}'s error", TEXT_BYTES).decode("utf-8", "replace")
+            message = str(loads_json(body)["error"]["message"])
         except (ValueError, KeyError, TypeError, UserError):
             message = e.reason
         return f"llama-server at {self.url} refused {path} ({e.code}): {message}"
