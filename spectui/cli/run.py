@@ -190,6 +190,9 @@ def main(args) -> int:
             ),
             out,
         )
+        if out.closed:
+            err.print("stdout was closed before the JSON was written", highlight=False)
+            return 128 + signal.SIGPIPE
         return 0
     out.print()
     if why := cut_off(end, setup):
