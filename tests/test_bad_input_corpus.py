@@ -16,6 +16,7 @@ import io
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -175,6 +176,26 @@ def test_the_chat_refuses_a_bad_model_file_before_its_app_opens(dirs, monkeypatc
         path.write_bytes(content)
     target = ["-m", str(smol_path)] if flag == "-md" else []  # a file: nothing to assemble or hash
     refused("chat", *target, flag, str(path), match=match)
+
+
+GGUF_HEADER = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k"
+GGUFS = {
+    "arrays nested 100,000 deep": GGUF_HEADER + struct.pack("<I", 9) + struct.pack("<IQ", 9, 1) * 100_000,
+    "a key 2**62 bytes long": b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 2**62),
+    "2**62 strings": GGUF_HEADER + struct.pack("<I", 9) + struct.pack("<IQ", 8, 2**62) + b"\0" * 64,
+    "2**62 tensors": b"GGUF" + struct.pack("<IQQ", 3, 2**62, 0) + b"\0" * 64,
+}
+
+
+@pytest.mark.parametrize("case", GGUFS)
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_a_crafted_gguf_header_is_one_line(dirs, monkeypatch, command, case):
+    """The header is read before llama.cpp sees the file: huge counts, deep nesting."""
+    monkeypatch.setattr(launch_session, "checked_models", REAL["checked_models"])
+    monkeypatch.setattr(run_command, "open_session", REAL["open_session"])  # it checks the files first
+    path = dirs / "crafted.gguf"
+    path.write_bytes(GGUFS[case])
+    refused(command, "-m", str(path), *(["hi"] if command == "run" else []), match="GGUF header")
 
 
 def test_the_chat_refuses_stdin_that_is_not_a_terminal_in_this_process(monkeypatch):

@@ -126,7 +126,7 @@ def _read_header(path: Path, _mtime_ns: int, _size: int) -> Header:
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             kv, names = _parse(m)
-    except (ValueError, OverflowError, struct.error, KeyError) as e:
+    except (ValueError, OverflowError, struct.error, KeyError, RecursionError) as e:  # arrays of arrays recurse
         raise UserError(f"cannot load model {path}: its GGUF header is cut short or corrupt ({e})") from e
 
     def value(key: str):
