@@ -15,7 +15,7 @@ from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, Select, TextArea
 
 from spectui.chat.starters import BY_KEY, STARTERS
-from spectui.config import history, presets
+from spectui.config import chat_store, history, presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
@@ -105,7 +105,7 @@ async def test_edit_the_last_message_and_resend_replaces_what_followed(fake, set
         assert roles(app) == ["user", "assistant"] * 2
         assert len(app.query(UserMessage)) == 2 and len(app.query(AssistantMessage)) == 2
         assert fake.prompts[-1][-1]["content"] == "second, edited"
-        assert [m.content for m in history.load_chat(app.controller.chat.id).messages if m.role == "user"] == [
+        assert [m.content for m in chat_store.load_chat(app.controller.chat.id).messages if m.role == "user"] == [
             "first",
             "second, edited",
         ]
@@ -269,7 +269,7 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
 async def test_rename_and_delete_chats_in_the_picker(fake, setup):
     other = fixed_chat()
     current = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.load_chat(current.id))
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(current.id))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+l")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
@@ -278,13 +278,13 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
         app.screen.query_one(Input).value = "Renamed"
         await pilot.press("enter")
         await pilot.pause()
-        assert history.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
-        assert history.load_chat(other.id).title != "Renamed"
+        assert chat_store.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
+        assert chat_store.load_chat(other.id).title != "Renamed"
         await pilot.press("d")
-        assert len(history.list_chats()[0]) == 2  # one d only asks
+        assert len(chat_store.list_chats()[0]) == 2  # one d only asks
         await pilot.press("d")
         await pilot.pause()
-        assert [c.id for c in history.list_chats()[0]] == [other.id]
+        assert [c.id for c in chat_store.list_chats()[0]] == [other.id]
         await pilot.press("escape")
         await pilot.pause()
         assert app.controller.chat.id != current.id and not app.controller.chat.messages  # a new chat
@@ -293,7 +293,7 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
 @sync
 async def test_renaming_the_open_chat_survives_its_next_save(fake, setup):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.load_chat(chat.id))
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(chat.id))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+l")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
@@ -304,13 +304,13 @@ async def test_renaming_the_open_chat_survives_its_next_save(fake, setup):
         await pilot.pause()
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-    assert history.load_chat(chat.id).title == "My name"
+    assert chat_store.load_chat(chat.id).title == "My name"
 
 
 @sync
 async def test_copy_the_last_answer_or_its_code_block(fake, setup):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.load_chat(chat.id))
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(chat.id))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("shift+f12")
         assert app.clipboard == "print('hello')"
@@ -321,7 +321,7 @@ async def test_copy_the_last_answer_or_its_code_block(fake, setup):
 def saved_with_setup(**setup_values) -> history.Chat:
     chat = fixed_chat()
     chat.setup = resolved(chat_args()).values() | setup_values
-    history.save_chat(chat)
+    chat_store.save_chat(chat)
     return chat
 
 
@@ -351,7 +351,7 @@ def test_old_chat_files_still_load(dirs):
     del doc["setup"]
     doc["format"] = 1
     path.write_text(json.dumps(doc))
-    assert history.load_chat(chat.id).setup == {}
+    assert chat_store.load_chat(chat.id).setup == {}
 
 
 @sync
@@ -420,7 +420,7 @@ def test_markdown_in_the_overlay_keeps_the_colours_and_the_text():
 @sync
 async def test_the_overlay_renders_code_fences_in_the_app(fake, setup):
     fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.latest_chat())
+    app = SpecApp(setup, session=fake, chat=chat_store.latest_chat())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         chunk = app.query_one(AnswerChunk)

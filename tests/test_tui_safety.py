@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from spectui.config import history
+from spectui.config import chat_store
 from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
 from spectui.tui.app import SpecApp
@@ -50,7 +50,7 @@ async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app._exit
-    saved = history.load_chat(app.controller.chat.id).messages
+    saved = chat_store.load_chat(app.controller.chat.id).messages
     assert saved[-1].stopped and saved[-1].content == app.controller.chat.messages[-1].content != ""
 
 
@@ -106,10 +106,10 @@ def test_kill_9_mid_answer_loses_nothing_shown(dirs):
     assert shown
     file_only = json.loads((dirs / "data" / "chats" / f"{chat_id}.json").read_text(encoding="utf-8"))
     assert file_only["messages"][-1]["content"] == ""  # not rewritten while streaming
-    answer = history.load_chat(chat_id).messages[-1]
+    answer = chat_store.load_chat(chat_id).messages[-1]
     assert answer.stopped and answer.content.startswith(shown)
     assert "".join(t for t, k in answer.segments if k != "rejected") == answer.content
 
-    history.save_chat(history.load_chat(chat_id))  # a clean save folds the journal in
+    chat_store.save_chat(chat_store.load_chat(chat_id))  # a clean save folds the journal in
     assert not (dirs / "data" / "chats" / f"{chat_id}.journal").exists()
-    assert history.load_chat(chat_id).messages[-1].content == answer.content
+    assert chat_store.load_chat(chat_id).messages[-1].content == answer.content

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from spectui.config import history
+from spectui.config import chat_store
 from spectui.errors import UserError
 from spectui.tui.screens.name import NameScreen
 
@@ -32,12 +32,12 @@ class Picked:
     renamed: dict[str, str] = field(default_factory=dict)  # chat id -> its new title
 
 
-def when(chat: history.Chat) -> str:
-    n = sum(m.role == "assistant" for m in chat.messages)
+def when(chat: chat_store.Summary) -> str:
+    n = chat.answers
     return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
 
 
-def row(chat: history.Chat, current: bool) -> Content:
+def row(chat: chat_store.Summary, current: bool) -> Content:
     return Content.assemble(
         (chat.title or chat.id, "bold" if current else ""),
         ("  " + when(chat), "$text-muted"),
@@ -90,7 +90,7 @@ class ChatsScreen(ModalScreen[Picked]):
         self._fill()
 
     def _fill(self, highlight: str | None = None) -> None:
-        chats, problems = history.list_chats()
+        chats, problems = chat_store.list_chats()
         self._titles = {c.id: c.title for c in chats}
         options = self.query_one(OptionList)
         options.clear_options()
@@ -133,7 +133,7 @@ class ChatsScreen(ModalScreen[Picked]):
         if not name:
             return
         try:
-            chat = history.rename_chat(chat_id, name)
+            chat = chat_store.rename_chat(chat_id, name)
         except UserError as e:
             self.notify(str(e), severity="error")
             return
@@ -150,7 +150,7 @@ class ChatsScreen(ModalScreen[Picked]):
             return
         self._armed = None
         try:
-            history.delete_chat(chat_id)
+            chat_store.delete_chat(chat_id)
         except UserError as e:
             self.notify(str(e), severity="error")
             return
