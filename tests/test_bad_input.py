@@ -321,6 +321,8 @@ def test_a_corrupt_chat_is_listed_as_unreadable_by_its_name(dirs, change):
 def test_any_json_as_a_chat_file(dirs, doc, keys):
     folder = dirs / "data" / "chats"
     folder.mkdir(parents=True, exist_ok=True)
+    for stored in chat_store.list_chats()[0]:  # each example imports into an empty database
+        chat_store.delete_chat(stored.id)
     (folder / "a.json").write_text(json.dumps(doc), encoding="utf-8")
     (folder / "b.json").write_text(json.dumps(CHAT | keys), encoding="utf-8")
     chats, problems = chat_store.list_chats()
@@ -328,7 +330,7 @@ def test_any_json_as_a_chat_file(dirs, doc, keys):
     for entry in chat_entries(lambda chat_id: None, lambda message: None):  # the picker's lines
         assert entry[0] and entry[2]
     for chat in chats:
-        chat.to_markdown()
+        chat_store.load_chat(chat.id).to_markdown()
 
 
 # --- SIGINT -----------------------------------------------------------------------------

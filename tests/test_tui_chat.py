@@ -342,18 +342,6 @@ def test_resume_restores_the_chats_models_and_settings(monkeypatch, capsys):
     assert "/gone/model.gguf, which is gone; keeping smollm2" in capsys.readouterr().err
 
 
-def test_old_chat_files_still_load(dirs):
-    chat = fixed_chat()
-    path = history.chats_dir() / f"{chat.id}.json"
-    import json
-
-    doc = json.loads(path.read_text())
-    del doc["setup"]
-    doc["format"] = 1
-    path.write_text(json.dumps(doc))
-    assert chat_store.load_chat(chat.id).setup == {}
-
-
 @sync
 async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(fake, setup):
     chat = saved_with_setup(spec_type="ngram-mod", temp=0.5, n_predict=9)
