@@ -1,7 +1,6 @@
 """The chats database: round trips, only what is shown read, old JSON chats imported once,
 search, and nothing lost to kill -9 or to two instances writing one chat."""
 
-import json
 import os
 import shutil
 import sqlite3

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import DataTable, Input, Select, TextArea
+from textual.widgets import DataTable, Input, OptionList, Select, TextArea
 
 from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config import chat_store, history, presets
@@ -288,6 +288,35 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
         await pilot.press("escape")
         await pilot.pause()
         assert app.controller.chat.id != current.id and not app.controller.chat.messages  # a new chat
+
+
+@sync
+async def test_the_picker_searches_every_chats_words(fake, setup):
+    rockets = history.new_chat()
+    rockets.messages = [history.Message("user", "Tell me"), history.Message("assistant", "Rockets push on exhaust.")]
+    chat_store.save_chat(rockets)
+    chat_store.save_chat(fixed_chat())
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 2
+        await pilot.press("slash", *"exhaust")
+        await pilot.pause()
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [rockets.id]
+        await pilot.press("enter", "enter")  # to the list, then open the one found
+        await pilot.pause()
+        assert app.controller.chat.id == rockets.id
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        await pilot.press("ctrl+f", *"nowhere")
+        await pilot.pause()
+        options = app.screen.query_one(OptionList)
+        assert options.get_option_at_index(0).disabled and "No chat holds" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("escape")  # leaves the search: every chat again
+        await pilot.pause()
+        assert isinstance(app.screen, ChatsScreen) and options.option_count == 2
 
 
 @sync
