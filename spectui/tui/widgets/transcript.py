@@ -2,12 +2,11 @@
 following the newest text unless the reader scrolls up.
 
 Only the last messages are mounted (at most MOUNTED), so a long chat opens and streams as
-fast as a short one; scrolling to the top, or clicking the line there, mounts earlier ones.
+fast as a short one; scrolling to the top mounts earlier ones.
 """
 
 from __future__ import annotations
 
-from textual import events
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
@@ -100,7 +99,7 @@ class Transcript(VerticalScroll):
         )
         line = self.query("#earlier")
         if more and not line:
-            self.mount(Static("↑ earlier messages: scroll up or click to load them", id="earlier"), before=0)
+            self.mount(Static("↑ earlier messages load as you scroll up", id="earlier"), before=0)
         elif not more:
             line.remove()
 
@@ -123,10 +122,6 @@ class Transcript(VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if new_value == 0 and old_value > 0 and self.query("#earlier"):
             self.call_later(self.load_earlier)
-
-    async def on_click(self, event: events.Click) -> None:
-        if event.widget is not None and event.widget.id == "earlier":
-            await self.load_earlier()
 
     async def add(self, widget: UserMessage | AssistantMessage) -> None:
         for w in self.query("#welcome"):
