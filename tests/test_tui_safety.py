@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,32 @@ def test_kill_9_mid_answer_loses_nothing_shown(dirs):
     answer = chat_store.load_chat(chat_id).messages[-1]
     assert answer.stopped and answer.content.startswith(shown)
     assert "".join(t for t, k in answer.segments if k != "rejected") == answer.content
+
+
+@sync
+async def test_quitting_with_unsaved_turns_keeps_them_in_a_file_and_exits_1(dirs, fake, setup, monkeypatch, capsys):
+    """The database is locked by another writer (as a full disk fails a save): the chat says
+    so, and quitting writes the chat beside the data dir and exits 1 with a line saying where."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "remember this")
+        await answered(pilot, app)
+        assert not app.controller.unsaved
+        chat_store._db().execute("PRAGMA busy_timeout = 20")
+        other = sqlite3.connect(chat_store.db_path())
+        other.execute("BEGIN IMMEDIATE")  # holds the write lock
+        await send(pilot, app, "and this too")
+        await answered(pilot, app)
+        assert app.controller.unsaved
+        assert any("Chat not saved" in n.title for n in app._notifications)
+    monkeypatch.setattr(SpecApp, "run", lambda self: None)
+    assert app.run_reporting() == 1
+    kept = dirs / f"spectui-unsaved-{app.controller.chat.id}.md"
+    err = capsys.readouterr().err
+    assert f"kept in {kept}" in " ".join(err.split()) and "could not be saved" in err
+    assert "and this too" in kept.read_text(encoding="utf-8") and oct(kept.stat().st_mode)[-3:] == "600"
+    other.rollback()
+    other.close()
+    app.controller.save()  # the lock gone, the next save stores everything
+    assert not app.controller.unsaved
+    assert [m.content for m in chat_store.load_chat(app.controller.chat.id).messages][-2] == "and this too"
