@@ -18,7 +18,7 @@ from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 
 SHOWN = 40  # messages mounted when a chat is shown, and mounted at a time as the reader scrolls up
-MOUNTED = 80  # a new message unmounts the oldest beyond this many (they load again on scrolling up)
+MOUNTED = SHOWN  # a new message unmounts the oldest beyond this many: every turn lays out as many widgets
 
 
 def welcome() -> Content:
