@@ -82,6 +82,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a killed process loses nothing committed
         conn.execute("PRAGMA foreign_keys = ON")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA:

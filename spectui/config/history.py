@@ -77,7 +77,7 @@ def make_title(messages: list[Message]) -> str:
 
 
 def new_chat(preset: str = "") -> Chat:
-    """An empty chat; its id sorts by creation time and names its file."""
+    """An empty chat; its id sorts by creation time."""
     now = time.time()
     chat_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + secrets.token_hex(3)
     return Chat(id=chat_id, title="", created=now, updated=now, messages=[], preset=preset)
