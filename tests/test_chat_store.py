@@ -303,3 +303,26 @@ def test_two_apps_on_one_chat_see_each_others_turns_on_reopening(data):
     texts = [m.content for m in chat_store.load_chat(chat.id).messages]
     assert texts == ["question 0", "answer 0", "A question 0", "A answer 0 (longer)", "B question 0", "B answer 0"]
     assert chat_store.load_chat(chat.id).title == "renamed in B"
+
+
+def test_a_save_that_fails_halfway_stores_nothing_and_the_next_stores_all(data, monkeypatch):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    chat.messages += [Message("user", "new question"), Message("assistant", "new answer")]
+    real = chat_store._values
+    calls = []
+
+    def fail_second(m):  # the disk fills between the two inserts
+        calls.append(m)
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(m)
+
+    monkeypatch.setattr(chat_store, "_values", fail_second)
+    with pytest.raises(UserError, match="cannot save chat .* disk is full"):
+        chat_store.save_chat(chat)
+    assert [m.row for m in chat.messages[-2:]] == [None, None]
+    assert len(chat_store.load_chat(chat.id).messages) == 3
+    monkeypatch.setattr(chat_store, "_values", real)
+    chat_store.save_chat(chat)
+    assert [m.content for m in chat_store.load_chat(chat.id).messages][-2:] == ["new question", "new answer"]

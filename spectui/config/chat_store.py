@@ -189,6 +189,7 @@ def save_chat(chat: Chat) -> None:
     chat.updated = time.time()
     if not chat.title:
         chat.title = make_title(chat.messages)
+    added: list[tuple[Message, int | None]] = []  # rows are the messages' once committed (a rollback forgets them)
     with _errors(f"save chat {chat.id}"):
         conn = _db()
         with _write(conn):
@@ -202,10 +203,12 @@ def save_chat(chat: Chat) -> None:
                         "VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (chat.id, *_values(m)),
                     )
-                    m.row = cur.lastrowid
+                    added.append((m, cur.lastrowid))
             if chat.messages and (last := chat.messages[-1]).row is not None:
                 _update(conn, last)
-        chat.dropped = []
+    for m, row in added:
+        m.row = row
+    chat.dropped = []
 
 
 def _update(conn: sqlite3.Connection, m: Message) -> None:
