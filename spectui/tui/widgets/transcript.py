@@ -7,8 +7,11 @@ fast as a short one; scrolling to the top mounts earlier ones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 from spectui.chat.starters import STARTERS
@@ -73,7 +76,7 @@ class Transcript(VerticalScroll):
     async def show(self, chat: Chat, overlay: bool, rejected: bool) -> None:
         """Rebuild from a chat (start, new chat, open chat): its last SHOWN messages."""
         self.chat, self.view = chat, (overlay, rejected)
-        await self.remove_children()
+        await self._unmount(list(self.children))
         if not chat.messages:
             await self.mount(Static(welcome(), id="welcome"))
         await self.mount_all(self._widgets(chat.messages[-SHOWN:]))
@@ -129,13 +132,21 @@ class Transcript(VerticalScroll):
         await self.mount(widget)
         mounted = self._messages()
         if len(mounted) > MOUNTED:
-            await self.remove_children(mounted[: len(mounted) - MOUNTED])
+            await self._unmount(mounted[: len(mounted) - MOUNTED])
             self._mark_earlier()
         self.follow()
 
     async def remove_messages(self, ids: set[int]) -> None:
         """Remove the widgets of these history messages (by id(), as an edit cuts them)."""
-        await self.remove_children([w for w in self.children if id(getattr(w, "message", None)) in ids])
+        await self._unmount([w for w in self.children if id(getattr(w, "message", None)) in ids])
+
+    async def _unmount(self, widgets: Sequence[Widget]) -> None:
+        """Remove widgets, first dropping their rendered lines: Textual's StylesCache.get_inner_outer
+        is an lru_cache(1024) keyed by the cache, so a removed widget's lines outlived it (RSS grew per turn)."""
+        for w in widgets:
+            for each in (w, *w.walk_children(Widget)):
+                each._styles_cache.clear()
+        await self.remove_children(widgets)
 
     def follow(self) -> None:
         self.scroll_end(animate=False)
