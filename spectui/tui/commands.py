@@ -103,7 +103,7 @@ COMMANDS = (
         "chats",
         "chats",
         "Saved chats…",
-        "Open, rename (r) or delete (d twice) a saved chat; opening restores its models and settings",
+        "Open, rename (r), delete (d twice) or search (/) saved chats; opening restores its models and settings",
     ),
     Command(
         "",
