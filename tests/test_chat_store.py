@@ -162,8 +162,9 @@ def test_old_json_chats_and_their_journals_are_imported_once_and_kept(data):
     assert new.messages[1].segments[1] == (" guesses", "rejected") and new.setup["temp"] == 0.0
     old = chat_store.load_chat("20240115-090000-0f0f0f")  # format 1: no setup
     assert old.setup == {} and old.messages[2].stopped and old.messages[0].role == "system"
-    kept = sorted(p.name for p in (data / "chats" / "imported").iterdir())
-    assert kept == sorted(p.name for p in OLD_CHATS.iterdir())
+    kept = sorted((data / "chats" / "imported").iterdir())
+    assert [p.name for p in kept] == sorted(p.name for p in OLD_CHATS.iterdir())
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in kept)  # the journal was 0644
     assert not list((data / "chats").glob("*.json"))
     chat_store.close()
     assert len(chat_store.list_chats()[0]) == 2  # not imported again

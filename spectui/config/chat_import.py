@@ -35,10 +35,11 @@ def import_folder(add: Callable[[Chat], object]) -> list[tuple[Path, str]]:
             chat = read_chat(path)
             add(chat)
             backup = folder / "imported"
-            backup.mkdir(exist_ok=True)
+            backup.mkdir(mode=0o700, exist_ok=True)
             for f in (path, path.with_suffix(".journal")):
                 if f.exists():
                     f.replace(backup / f.name)
+                    (backup / f.name).chmod(0o600)  # journals were written 0644
         except UserError as e:
             problems.append((path, str(e)))
         except (OSError, sqlite3.Error) as e:
