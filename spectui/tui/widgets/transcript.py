@@ -127,8 +127,7 @@ class Transcript(VerticalScroll):
             self.call_later(self.load_earlier)
 
     async def add(self, widget: UserMessage | AssistantMessage) -> None:
-        for w in self.query("#welcome"):
-            await w.remove()
+        await self._unmount(list(self.query("#welcome")))
         await self.mount(widget)
         mounted = self._messages()
         if len(mounted) > MOUNTED:
