@@ -11,8 +11,8 @@ import pytest
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
 
-from spectui.chat.controller import SHOWN
 from spectui.config import chat_store
+from spectui.config.chat_store import SHOWN
 from spectui.config.history import Message, new_chat
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.message import AssistantMessage, UserMessage

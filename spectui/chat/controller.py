@@ -49,7 +49,6 @@ from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
 
-SHOWN = 40  # messages read when a chat opens: a screenful and more; older ones load as the reader scrolls
 GENERATING = StatusLine((("● ", "$success"), ("generating", ""), ("  esc stops", "$text-muted")))
 STOPPING = StatusLine((("stopping at the end of this round…", "$warning"),))
 
@@ -448,7 +447,7 @@ class ChatController:
         if not self.idle("open another chat"):
             return
         try:
-            chat = chat_store.load_chat(chat_id, last=SHOWN)
+            chat = chat_store.load_chat(chat_id, last=chat_store.SHOWN)
         except UserError as e:
             self._notify(str(e), severity="error")
             return

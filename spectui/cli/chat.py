@@ -26,7 +26,6 @@ def add_parser(sub) -> None:
 
 
 def main(args) -> int:
-    from spectui.chat.controller import SHOWN
     from spectui.config import chat_store, paths
     from spectui.config.embedded import resolve_model
     from spectui.config.resolve import resolve, restored
@@ -43,7 +42,7 @@ def main(args) -> int:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         err.print(f"note: llama.cpp's log goes to {log_file}", style="dim", highlight=False)
     configure_logging(args.verbose, log_file)
-    chat = chat_store.latest_chat(last=SHOWN) if args.resume else None
+    chat = chat_store.latest_chat(last=chat_store.SHOWN) if args.resume else None
     if args.resume and chat is None:
         err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
     elif chat is not None and chat.setup:  # format 1 chats have none

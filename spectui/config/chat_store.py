@@ -25,6 +25,7 @@ from spectui.config.paths import data_dir
 from spectui.errors import UserError
 
 SCHEMA = 1  # PRAGMA user_version; bump when the tables change
+SHOWN = 40  # messages read when a chat opens (a few screens); earlier ones are read as the reader scrolls up
 BUSY_MS = 5000  # how long a writer waits for another instance's transaction
 _TABLES = """
 CREATE TABLE IF NOT EXISTS chats (

@@ -20,7 +20,7 @@ from spectui.config.history import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 
-SHOWN = 40  # messages mounted when a chat is shown, and mounted at a time as the reader scrolls up
+SHOWN = chat_store.SHOWN  # messages mounted when a chat is shown, and at a time as the reader scrolls up
 MOUNTED = SHOWN  # a new message unmounts the oldest beyond this many: every turn lays out as many widgets
 
 
