@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
-from spectui.config import history
+from spectui.config import chat_store
 from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
 from spectui.tui.commands import chat_entries
@@ -302,7 +302,7 @@ def test_a_corrupt_chat_is_listed_as_unreadable_by_its_name(dirs, change):
     folder = dirs / "data" / "chats"
     folder.mkdir(parents=True)
     (folder / "c1.json").write_text(json.dumps(CHAT | change), encoding="utf-8")
-    chats, problems = history.list_chats()
+    chats, problems = chat_store.list_chats()
     assert chats == [] and [p.name for p, _ in problems] == ["c1.json"]
     shown = []
     [(title, pick, _)] = chat_entries(lambda chat_id: None, shown.append)
@@ -323,14 +323,16 @@ def test_a_corrupt_chat_is_listed_as_unreadable_by_its_name(dirs, change):
 def test_any_json_as_a_chat_file(dirs, doc, keys):
     folder = dirs / "data" / "chats"
     folder.mkdir(parents=True, exist_ok=True)
+    for stored in chat_store.list_chats()[0]:  # each example imports into an empty database
+        chat_store.delete_chat(stored.id)
     (folder / "a.json").write_text(json.dumps(doc), encoding="utf-8")
     (folder / "b.json").write_text(json.dumps(CHAT | keys), encoding="utf-8")
-    chats, problems = history.list_chats()
+    chats, problems = chat_store.list_chats()
     assert len(chats) + len(problems) == 2
     for entry in chat_entries(lambda chat_id: None, lambda message: None):  # the picker's lines
         assert entry[0] and entry[2]
     for chat in chats:
-        chat.to_markdown()
+        chat_store.load_chat(chat.id).to_markdown()
 
 
 # --- SIGINT -----------------------------------------------------------------------------

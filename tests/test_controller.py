@@ -23,7 +23,7 @@ from spectui.chat.updates import (
     Notice,
     OutboxChanged,
 )
-from spectui.config import history
+from spectui.config import chat_store, history
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -87,7 +87,7 @@ def test_send_streams_an_answer_saves_it_and_keeps_its_trace(setup):
     assert answer.content == answer_text() and not answer.stopped
     assert answer.stats["n_generated"] == controller.turn.end.n_generated
     assert screen.of(AnswerEnded) == [AnswerEnded(removed=False)]
-    saved = history.load_chat(controller.chat.id)
+    saved = chat_store.load_chat(controller.chat.id)
     assert saved.messages[-1].content == answer.content
     assert saved.setup["spec_type"] == "draft-simple" and saved.setup["temp"] == 0.0
     assert len(controller.traced) == 1 and controller.traced[0].prompt == user.content
@@ -151,7 +151,7 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
     assert [c.config["spec_type"] for c in controller.traced[0].changes] == ["draft-simple", "ngram-mod"]
     assert controller.chat.messages[-1].config == "draft-simple n-max 3 → ngram-mod"
     assert controller.header()[0].startswith("ngram-mod")
-    assert history.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
+    assert chat_store.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
 
 
 def test_the_header_names_the_models_as_people_write_them_and_fits_its_room(setup):
@@ -237,7 +237,7 @@ def test_open_chat_shows_it_and_restores_its_settings(setup):
     saved = history.new_chat("smollm2")
     saved.messages = [history.Message("user", "old question"), history.Message("assistant", "old answer")]
     saved.setup = replace(setup, temp=0.7, spec=setup.spec.replace(draft_n_max=5)).values()
-    history.save_chat(saved)
+    chat_store.save_chat(saved)
     controller.open_chat(saved.id)
     assert screen.of(ChatShown)[-1].chat.id == saved.id
     assert controller.session.sampling.temp == 0.7 and controller.session.spec.draft_n_max == 5
@@ -257,7 +257,7 @@ def test_opening_a_chat_that_ran_on_other_models_reloads_them(setup, tmp_path):
     saved = history.new_chat("smollm2")
     saved.messages = [history.Message("user", "q")]
     saved.setup = replace(setup, model=str(other)).values()
-    history.save_chat(saved)
+    chat_store.save_chat(saved)
     controller.open_chat(saved.id)
     assert screen.of(Load)[-1].setup.model == str(other)
 
@@ -399,7 +399,7 @@ def test_deleting_the_open_chat_mid_answer_stops_it_and_nothing_else_runs_until_
     job = screen.of(Generate)[0].job
     other = history.new_chat("smollm2")
     other.messages = [history.Message("user", "q")]
-    history.save_chat(other)
+    chat_store.save_chat(other)
     controller.chats_changed({}, {controller.chat.id})
     assert job.stop.is_set() and controller.generating  # asked to stop; its worker still runs
     assert screen.of(ChatShown)[-1].chat is controller.chat and not controller.chat.messages

@@ -22,7 +22,7 @@ from spectui.chat.panel import PanelState, speedup_reading
 from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.chat.turn import Baseline, LiveTurn
 from spectui.cli.run import generate_in_thread
-from spectui.config import history, settings
+from spectui.config import chat_store, history, settings
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -78,7 +78,7 @@ async def test_answer_streams_colour_coded(fresh, setup):
         assert "$spec-draft" in styles
         draft_colour = app.theme_variables["spec-draft"].lower()
         assert draft_colour in app.export_screenshot().lower()
-        saved = history.load_chat(app.controller.chat.id)
+        saved = chat_store.load_chat(app.controller.chat.id)
         assert saved.messages[-1].content == message.content and not saved.messages[-1].stopped
         assert saved.messages[-1].stats["n_generated"] > 0
 
@@ -118,7 +118,7 @@ async def test_escape_stops_and_the_next_message_works(slow_fake):
         stopped = app.controller.chat.messages[-1]
         assert app.controller.turn.end.stop_reason == StopReason.CANCELLED
         assert stopped.stopped and stopped.stats["stop_reason"] == "cancelled"
-        assert history.load_chat(app.controller.chat.id).messages[-1].stopped
+        assert chat_store.load_chat(app.controller.chat.id).messages[-1].stopped
         assert "stopped" in app.query(AssistantMessage).last()._meta.visual.plain
 
         slow_fake.round_s = 0.005  # stopped mid-answer; the next answer need not be slow
@@ -210,7 +210,7 @@ async def test_regenerate_export_and_new_chat(fake, setup, dirs):
         await pilot.pause()
         assert app.controller.chat.id != first_id and not app.controller.chat.messages
         assert not app.query(AssistantMessage) and app.query("#welcome")
-        assert first_id in [c.id for c in history.list_chats()[0]]
+        assert first_id in [c.id for c in chat_store.list_chats()[0]]
 
 
 @sync
@@ -278,7 +278,7 @@ async def test_speedup_against_a_none_baseline(fresh, setup):
 @sync
 async def test_resumed_chat_views_copy_and_export(fake, setup, dirs):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.latest_chat())
+    app = SpecApp(setup, session=fake, chat=chat_store.latest_chat())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         chunk = app.query_one(AnswerChunk)

@@ -12,10 +12,10 @@ from dataclasses import replace
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import DataTable, Input, Select, TextArea
+from textual.widgets import DataTable, Input, OptionList, Select, TextArea
 
 from spectui.chat.starters import BY_KEY, STARTERS
-from spectui.config import history, presets
+from spectui.config import chat_store, history, presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
@@ -105,7 +105,7 @@ async def test_edit_the_last_message_and_resend_replaces_what_followed(fake, set
         assert roles(app) == ["user", "assistant"] * 2
         assert len(app.query(UserMessage)) == 2 and len(app.query(AssistantMessage)) == 2
         assert fake.prompts[-1][-1]["content"] == "second, edited"
-        assert [m.content for m in history.load_chat(app.controller.chat.id).messages if m.role == "user"] == [
+        assert [m.content for m in chat_store.load_chat(app.controller.chat.id).messages if m.role == "user"] == [
             "first",
             "second, edited",
         ]
@@ -269,7 +269,7 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
 async def test_rename_and_delete_chats_in_the_picker(fake, setup):
     other = fixed_chat()
     current = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.load_chat(current.id))
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(current.id))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+l")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
@@ -278,22 +278,51 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
         app.screen.query_one(Input).value = "Renamed"
         await pilot.press("enter")
         await pilot.pause()
-        assert history.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
-        assert history.load_chat(other.id).title != "Renamed"
+        assert chat_store.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
+        assert chat_store.load_chat(other.id).title != "Renamed"
         await pilot.press("d")
-        assert len(history.list_chats()[0]) == 2  # one d only asks
+        assert len(chat_store.list_chats()[0]) == 2  # one d only asks
         await pilot.press("d")
         await pilot.pause()
-        assert [c.id for c in history.list_chats()[0]] == [other.id]
+        assert [c.id for c in chat_store.list_chats()[0]] == [other.id]
         await pilot.press("escape")
         await pilot.pause()
         assert app.controller.chat.id != current.id and not app.controller.chat.messages  # a new chat
 
 
 @sync
+async def test_the_picker_searches_every_chats_words(fake, setup):
+    rockets = history.new_chat()
+    rockets.messages = [history.Message("user", "Tell me"), history.Message("assistant", "Rockets push on exhaust.")]
+    chat_store.save_chat(rockets)
+    chat_store.save_chat(fixed_chat())
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 2
+        await pilot.press("slash", *"exhaust")
+        await pilot.pause()
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [rockets.id]
+        await pilot.press("enter", "enter")  # to the list, then open the one found
+        await pilot.pause()
+        assert app.controller.chat.id == rockets.id
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        await pilot.press("ctrl+f", *"nowhere")
+        await pilot.pause()
+        options = app.screen.query_one(OptionList)
+        assert options.get_option_at_index(0).disabled and "No chat holds" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("escape")  # leaves the search: every chat again
+        await pilot.pause()
+        assert isinstance(app.screen, ChatsScreen) and options.option_count == 2
+
+
+@sync
 async def test_renaming_the_open_chat_survives_its_next_save(fake, setup):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.load_chat(chat.id))
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(chat.id))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+l")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
@@ -304,13 +333,13 @@ async def test_renaming_the_open_chat_survives_its_next_save(fake, setup):
         await pilot.pause()
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-    assert history.load_chat(chat.id).title == "My name"
+    assert chat_store.load_chat(chat.id).title == "My name"
 
 
 @sync
 async def test_copy_the_last_answer_or_its_code_block(fake, setup):
     chat = fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.load_chat(chat.id))
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(chat.id))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("shift+f12")
         assert app.clipboard == "print('hello')"
@@ -321,7 +350,7 @@ async def test_copy_the_last_answer_or_its_code_block(fake, setup):
 def saved_with_setup(**setup_values) -> history.Chat:
     chat = fixed_chat()
     chat.setup = resolved(chat_args()).values() | setup_values
-    history.save_chat(chat)
+    chat_store.save_chat(chat)
     return chat
 
 
@@ -341,18 +370,6 @@ def test_resume_restores_the_chats_models_and_settings(monkeypatch, capsys):
     assert chat_command.main(chat_args("--resume")) == 0
     assert started[1].controller.setup.model == SMOL
     assert "/gone/model.gguf, which is gone; keeping smollm2" in capsys.readouterr().err
-
-
-def test_old_chat_files_still_load(dirs):
-    chat = fixed_chat()
-    path = history.chats_dir() / f"{chat.id}.json"
-    import json
-
-    doc = json.loads(path.read_text())
-    del doc["setup"]
-    doc["format"] = 1
-    path.write_text(json.dumps(doc))
-    assert history.load_chat(chat.id).setup == {}
 
 
 @sync
@@ -421,7 +438,7 @@ def test_markdown_in_the_overlay_keeps_the_colours_and_the_text():
 @sync
 async def test_the_overlay_renders_code_fences_in_the_app(fake, setup):
     fixed_chat()
-    app = SpecApp(setup, session=fake, chat=history.latest_chat())
+    app = SpecApp(setup, session=fake, chat=chat_store.latest_chat())
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         chunk = app.query_one(AnswerChunk)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from spectui.config import history
+from spectui.config import chat_store
 from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
 from spectui.tui.app import SpecApp
@@ -50,7 +51,7 @@ async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app._exit
-    saved = history.load_chat(app.controller.chat.id).messages
+    saved = chat_store.load_chat(app.controller.chat.id).messages
     assert saved[-1].stopped and saved[-1].content == app.controller.chat.messages[-1].content != ""
 
 
@@ -89,8 +90,8 @@ asyncio.run(main())
 
 
 def test_kill_9_mid_answer_loses_nothing_shown(dirs):
-    """The chat file is written when the answer starts; what streams after goes to the
-    journal, which reading the chat replays."""
+    """The answer's row is stored as it streams, each update its own transaction: after a
+    kill -9 the database holds at least what was shown."""
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -104,12 +105,35 @@ def test_kill_9_mid_answer_loses_nothing_shown(dirs):
         p.send_signal(signal.SIGKILL)
         p.wait()
     assert shown
-    file_only = json.loads((dirs / "data" / "chats" / f"{chat_id}.json").read_text(encoding="utf-8"))
-    assert file_only["messages"][-1]["content"] == ""  # not rewritten while streaming
-    answer = history.load_chat(chat_id).messages[-1]
+    answer = chat_store.load_chat(chat_id).messages[-1]
     assert answer.stopped and answer.content.startswith(shown)
     assert "".join(t for t, k in answer.segments if k != "rejected") == answer.content
 
-    history.save_chat(history.load_chat(chat_id))  # a clean save folds the journal in
-    assert not (dirs / "data" / "chats" / f"{chat_id}.journal").exists()
-    assert history.load_chat(chat_id).messages[-1].content == answer.content
+
+@sync
+async def test_quitting_with_unsaved_turns_keeps_them_in_a_file_and_exits_1(dirs, fake, setup, monkeypatch, capsys):
+    """The database is locked by another writer (as a full disk fails a save): the chat says
+    so, and quitting writes the chat beside the data dir and exits 1 with a line saying where."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "remember this")
+        await answered(pilot, app)
+        assert not app.controller.unsaved
+        chat_store._db().execute("PRAGMA busy_timeout = 20")
+        other = sqlite3.connect(chat_store.db_path())
+        other.execute("BEGIN IMMEDIATE")  # holds the write lock
+        await send(pilot, app, "and this too")
+        await answered(pilot, app)
+        assert app.controller.unsaved
+        assert any("Chat not saved" in n.title for n in app._notifications)
+    monkeypatch.setattr(SpecApp, "run", lambda self: None)
+    assert app.run_reporting() == 1
+    kept = dirs / f"spectui-unsaved-{app.controller.chat.id}.md"
+    err = capsys.readouterr().err
+    assert f"kept in {kept}" in " ".join(err.split()) and "could not be saved" in err
+    assert "and this too" in kept.read_text(encoding="utf-8") and oct(kept.stat().st_mode)[-3:] == "600"
+    other.rollback()
+    other.close()
+    app.controller.save()  # the lock gone, the next save stores everything
+    assert not app.controller.unsaved
+    assert [m.content for m in chat_store.load_chat(app.controller.chat.id).messages][-2] == "and this too"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spectui.config import history
+from spectui.config import chat_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,5 +84,5 @@ def test_a_signal_saves_the_chat_and_restores_the_terminal(dirs, sig):
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
     tail = (out + rest)[-4000:]
     assert b"\x1b[?1049l" in tail and b"\x1b[?1000l" in tail  # left the alternate screen, mouse off
-    answer = history.load_chat(ready.read_text()).messages[-1]
+    answer = chat_store.load_chat(ready.read_text()).messages[-1]
     assert answer.role == "assistant" and answer.stopped and answer.content  # stopped and saved

@@ -14,7 +14,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
 from spectui.cli.chat import add_parser
-from spectui.config import history
+from spectui.config import chat_store, history
 from spectui.config.options import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup
@@ -103,5 +103,5 @@ def fixed_chat() -> history.Chat:
             config="draft-simple n-max 3",
         ),
     ]
-    history.save_chat(chat)
+    chat_store.save_chat(chat)
     return chat

@@ -1,5 +1,5 @@
 """The chat controller: one owner for the session, the setup in force, the conversation,
-its streaming answer and journal, the messages typed ahead, traces and the speed baseline.
+its streaming answer and its storing, the messages typed ahead, traces and the speed baseline.
 
 It never touches a widget. Each method runs on the UI's thread and says what changed by
 emitting updates (chat/updates.py); the work that blocks it hands on as an update whose
@@ -9,9 +9,11 @@ the app (`loading_status`, `session_loaded`, `session_failed`).
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from spectui.chat.panel import PanelState
 from spectui.chat.streaming import TurnJob
@@ -34,7 +36,7 @@ from spectui.chat.updates import (
     StatusLine,
     Update,
 )
-from spectui.config import history, paths, presets
+from spectui.config import chat_store, history, paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import model_name
 from spectui.config.recent import remember_models
@@ -81,7 +83,8 @@ class ChatController:
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
         self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
         self._job: TurnJob | None = None
-        self._journal: history.Journal | None = None
+        self.unsaved = False  # the last save failed: quitting keeps the chat in a Markdown file
+        self._answer_failed = False  # the streaming answer could not be stored: said once per answer
 
     def _notify(
         self, text: str, title: str = "", severity: Severity = "information", timeout: float | None = None
@@ -266,16 +269,18 @@ class ChatController:
         """The sent messages, newest first: (its first line, the message, its place in the chat)."""
         n = len(self.chat.messages)
         return [
-            (m.content.splitlines()[0][:80] if m.content.strip() else "(empty)", m, f"message {i + 1} of {n}")
+            (
+                m.content.splitlines()[0][:80] if m.content.strip() else "(empty)",
+                m,
+                f"message {self.chat.earlier + i + 1} of {self.chat.earlier + n}",
+            )
             for i, m in reversed(list(enumerate(self.chat.messages)))
             if m.role == "user"
         ]
 
     def _cut_from(self, message: history.Message) -> None:
         """Drop `message` and everything after it."""
-        cut = self.chat.messages.index(message)
-        removed = frozenset(id(m) for m in self.chat.messages[cut:])
-        del self.chat.messages[cut:]
+        removed = frozenset(id(m) for m in self.chat.cut(self.chat.messages.index(message)))
         self.editing, self.turn = None, None
         self.emit(MessagesRemoved(removed))
         self.emit(StatusLine())
@@ -284,11 +289,12 @@ class ChatController:
 
     def _start_turn(self, session: ChatSession) -> None:
         self.turn = LiveTurn(session.spec)
-        prompt = chat_messages([(m.role, m.content) for m in self.chat.messages], self.setup.system)
+        said = self._earlier_texts() + [(m.role, m.content) for m in self.chat.messages]
+        prompt = chat_messages(said, self.setup.system)
         self.chat.messages.append(self.turn.message)
         self.emit(AnswerStarted(self.turn))
+        self._answer_failed = False
         self.save()
-        self._journal = history.Journal(self.chat)
         self._changes = []
         self._job = TurnJob(session, prompt, GenerationLimits(n_predict=self.setup.n_predict))
         self.emit(GENERATING)
@@ -313,18 +319,28 @@ class ChatController:
             self._finish_turn(turn)
             return
         try:
-            if self._journal is not None:
-                self._journal.append()
+            chat_store.save_answer(self.chat)
         except UserError as e:
-            self._notify(str(e), title="Answer not journaled", severity="warning")
+            self.unsaved = True
+            if not self._answer_failed:
+                self._answer_failed = True
+                self._notify(f"{e}\nIt is saved when it ends.", title="Answer not saved yet", severity="warning")
+
+    def _earlier_texts(self) -> list[tuple[str, str]]:
+        """The stored messages before those read (a long chat opens at its end): the prompt's start."""
+        try:
+            return chat_store.texts_before(self.chat)
+        except UserError as e:
+            self._notify(f"{e}\nThis answer sees only the messages shown.", severity="warning")
+            return []
 
     def turn_failed(self, error: str) -> None:
         """The engine raised before the turn's end: keep what it said, if anything."""
         self._notify(error, title="Generation failed", severity="error", timeout=10)
         turn, self.turn, self._job = self.turn, None, None
         removed = False
-        if turn is not None and not turn.message.content:
-            self.chat.messages.remove(turn.message)
+        if turn is not None and not turn.message.content and turn.message in self.chat.messages:
+            self.chat.cut(self.chat.messages.index(turn.message))
             removed = True
         self.emit(AnswerEnded(removed=removed))
         self.save()
@@ -372,8 +388,8 @@ class ChatController:
             self.cancel_edit()
 
     def save(self) -> None:
-        """Save the chat (atomically, folding in the journal); a streaming answer is saved as
-        stopped until it ends."""
+        """Store what changed in the chat; a streaming answer is saved as stopped until it ends.
+        A failure is said, and `unsaved` stays set until a save succeeds."""
         if self.turn is not None:
             self.turn.sync_stats()
         if not self.chat.messages:
@@ -381,16 +397,32 @@ class ChatController:
         if self.session is not None:  # what resuming the chat restores
             self.chat.setup = self.setup.values()
         try:
-            history.save_chat(self.chat)
+            chat_store.save_chat(self.chat)
         except UserError as e:
+            self.unsaved = True
             self._notify(str(e), title="Chat not saved", severity="error")
+        else:
+            self.unsaved = False
+
+    def keep_unsaved(self) -> Path | None:
+        """At quit, when the last save failed: the chat as Markdown, where it can be written
+        (beside the data dir, else here, else the temp dir); None when none could."""
+        if not self.unsaved:
+            return None
+        name = f"spectui-unsaved-{self.chat.id}.md"
+        for folder in (paths.data_dir().parent, Path.cwd(), Path(tempfile.gettempdir())):
+            try:
+                return history.export_markdown(self.chat, folder / name)
+            except UserError:
+                continue
+        return None
 
     def regenerate(self) -> None:
         if (session := self.need_session()) is None or not self.idle("regenerate"):
             return
         messages = self.chat.messages
         if messages and messages[-1].role == "assistant":
-            self.emit(MessagesRemoved(frozenset({id(messages.pop())})))
+            self.emit(MessagesRemoved(frozenset(id(m) for m in self.chat.cut(len(messages) - 1))))
         if not messages or messages[-1].role != "user":
             self._notify("Nothing to regenerate yet: send a message first.", severity="warning")
             return
@@ -411,11 +443,11 @@ class ChatController:
             self._show(history.new_chat(self.setup.preset))
 
     def open_chat(self, chat_id: str) -> None:
-        """Open a saved chat (its journal replayed) on the models and settings it ran with."""
+        """Open a saved chat (its last messages) on the models and settings it ran with."""
         if not self.idle("open another chat"):
             return
         try:
-            chat = history.load_chat(chat_id)
+            chat = chat_store.load_chat(chat_id, last=chat_store.SHOWN)
         except UserError as e:
             self._notify(str(e), severity="error")
             return
@@ -439,9 +471,8 @@ class ChatController:
             self._notify("Nothing to export yet.", severity="warning")
             return
         try:
-            path = paths.write_export(
-                f"spectui-chat-{self.chat.id}.md", lambda p: history.export_markdown(self.chat, p)
-            )
+            whole = chat_store.load_chat(self.chat.id) if self.chat.earlier else self.chat
+            path = paths.write_export(f"spectui-chat-{self.chat.id}.md", lambda p: history.export_markdown(whole, p))
         except UserError as e:
             self._notify(str(e), title="Export failed", severity="error")
             return

@@ -34,7 +34,7 @@ def has_terminal() -> bool:
 def main(args) -> int:
     if not has_terminal():  # the app would spin on a closed or piped input
         raise UserError("the chat needs a terminal (stdin and stdout); for one answer in a pipe use spectui run")
-    from spectui.config import history, paths
+    from spectui.config import chat_store, paths
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
     from spectui.launch.session import checked_models
@@ -50,7 +50,7 @@ def main(args) -> int:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         err.print(f"note: llama.cpp's log goes to {log_file}", style="dim", highlight=False)
     configure_logging(args.verbose, open_log(log_file))
-    chat = history.latest_chat() if args.resume else None
+    chat = chat_store.latest_chat(last=chat_store.SHOWN) if args.resume else None
     if args.resume and chat is None:
         err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
     elif chat is not None and chat.setup:  # format 1 chats have none

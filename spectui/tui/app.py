@@ -21,7 +21,7 @@ from textual.app import App
 from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, Update
-from spectui.config import history, paths, presets
+from spectui.config import chat_store, history, paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import draft_misfit, model_name
 from spectui.config.recent import recent_models
@@ -219,6 +219,19 @@ class SpecApp(ThemedApp):
 
     def on_unmount(self) -> None:
         self.controller.save()  # however the app ends, what was shown is on disk
+
+    def run_reporting(self) -> int:
+        """As the app's, and when the chat could not be saved, keep it in a Markdown file and
+        exit 1 with a line saying where (the terminal is the user's again by then)."""
+        code = super().run_reporting()
+        if not self.controller.unsaved:
+            return code
+        kept = self.controller.keep_unsaved()
+        where = f"kept in {kept}" if kept else "and could not be written anywhere"
+        Console(stderr=True, soft_wrap=True).print(
+            f"error: the chat could not be saved to {chat_store.db_path()}; its messages are {where}", highlight=False
+        )
+        return code or 1
 
     async def action_quit(self) -> None:
         """Stop a running answer first, so the worker ends and the partial answer is saved."""

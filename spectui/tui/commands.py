@@ -12,7 +12,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
 from spectui.chat.controller import ChatController
-from spectui.config import history, presets
+from spectui.config import chat_store, presets
 from spectui.tui.screens.chats import when
 from spectui.tui.screens.settings import FIELDS
 
@@ -103,7 +103,7 @@ COMMANDS = (
         "chats",
         "chats",
         "Saved chats…",
-        "Open, rename (r) or delete (d twice) a saved chat; opening restores its models and settings",
+        "Open, rename (r), delete (d twice) or search (/) saved chats; opening restores its models and settings",
     ),
     Command(
         "",
@@ -284,7 +284,7 @@ class SpecCommands(Provider):
 def chat_entries(open_chat, show_problem) -> list[tuple[str, object, str]]:
     """The saved chats for the "Open a saved chat" picker, newest first, then each file
     that cannot be read, by name: choosing it shows why (`show_problem(message)`)."""
-    chats, problems = history.list_chats()
+    chats, problems = chat_store.list_chats()
     return [(chat.title or chat.id, partial(open_chat, chat.id), when(chat)) for chat in chats] + [
         (f"unreadable: {path.name}", partial(show_problem, why), "cannot be read; choose it to see why")
         for path, why in problems

@@ -1,4 +1,4 @@
-"""The saved chats (ctrl+l): open, rename or delete one.
+"""The saved chats (ctrl+l): open, rename or delete one, or search them all (/ or ctrl+f).
 
 A modal list rather than the command palette, because a row takes more than one action.
 It dismisses with what the chat screen must do: the chat to open, and the chats deleted
@@ -15,10 +15,10 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from spectui.config import history
+from spectui.config import chat_store
 from spectui.errors import UserError
 from spectui.tui.screens.name import NameScreen
 
@@ -32,12 +32,12 @@ class Picked:
     renamed: dict[str, str] = field(default_factory=dict)  # chat id -> its new title
 
 
-def when(chat: history.Chat) -> str:
-    n = sum(m.role == "assistant" for m in chat.messages)
+def when(chat: chat_store.Summary) -> str:
+    n = chat.answers
     return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
 
 
-def row(chat: history.Chat, current: bool) -> Content:
+def row(chat: chat_store.Summary, current: bool) -> Content:
     return Content.assemble(
         (chat.title or chat.id, "bold" if current else ""),
         ("  " + when(chat), "$text-muted"),
@@ -63,6 +63,13 @@ class ChatsScreen(ModalScreen[Picked]):
         border: none;
         background: $panel;
     }
+    #chats Input {
+        display: none;
+        border: tall $primary 50%;
+    }
+    #chats.-searching Input {
+        display: block;
+    }
     #chats .hint {
         color: $text-muted;
     }
@@ -71,6 +78,7 @@ class ChatsScreen(ModalScreen[Picked]):
         Binding("escape", "close", "close"),
         Binding("r,f2", "rename", "rename"),
         Binding("d,delete", "delete", "delete"),
+        Binding("slash,ctrl+f", "search", "search"),
     ]
 
     def __init__(self, current: str):
@@ -83,14 +91,20 @@ class ChatsScreen(ModalScreen[Picked]):
     def compose(self) -> ComposeResult:
         with Vertical(id="chats"):
             yield Label(Content.styled("Saved chats", "bold $primary"))
+            yield Input(placeholder="search every chat's words…", id="search")
             yield OptionList()
-            yield Label("enter opens · r renames · d twice deletes · esc closes", classes="hint")
+            yield Label("enter opens · r renames · d twice deletes · / searches · esc closes", classes="hint")
 
     def on_mount(self) -> None:
         self._fill()
 
     def _fill(self, highlight: str | None = None) -> None:
-        chats, problems = history.list_chats()
+        query = self.query_one(Input).value if self.query_one("#chats").has_class("-searching") else ""
+        try:
+            chats, problems = (chat_store.search(query), []) if query.strip() else chat_store.list_chats()
+        except UserError as e:
+            self.notify(str(e), severity="error")
+            chats, problems = [], []
         self._titles = {c.id: c.title for c in chats}
         options = self.query_one(OptionList)
         options.clear_options()
@@ -104,10 +118,22 @@ class ChatsScreen(ModalScreen[Picked]):
             ]
         )
         if not chats and not problems:
-            options.add_option(Option(Content.styled("No saved chats yet.", "$text-muted"), disabled=True))
+            none = "No chat holds those words." if query.strip() else "No saved chats yet."
+            options.add_option(Option(Content.styled(none, "$text-muted"), disabled=True))
         if chats:  # the given chat, else the open one, else the newest
             options.highlighted = next((i for i, c in enumerate(chats) if c.id == (highlight or self.current)), 0)
-        options.focus()
+        if not query:
+            options.focus()
+
+    def action_search(self) -> None:
+        self.query_one("#chats").add_class("-searching")
+        self.query_one(Input).focus()
+
+    def on_input_changed(self) -> None:
+        self._fill()
+
+    def on_input_submitted(self) -> None:
+        self.query_one(OptionList).focus()
 
     def _chosen(self) -> str | None:
         option = self.query_one(OptionList).highlighted_option
@@ -119,6 +145,13 @@ class ChatsScreen(ModalScreen[Picked]):
             self.dismiss(self.picked)
 
     def action_close(self) -> None:
+        """esc: leave the search (all chats again), else close."""
+        box = self.query_one("#chats")
+        if box.has_class("-searching"):
+            box.remove_class("-searching")
+            self.query_one(Input).value = ""
+            self._fill()
+            return
         self.dismiss(self.picked)
 
     def action_rename(self) -> None:
@@ -133,7 +166,7 @@ class ChatsScreen(ModalScreen[Picked]):
         if not name:
             return
         try:
-            chat = history.rename_chat(chat_id, name)
+            chat = chat_store.rename_chat(chat_id, name)
         except UserError as e:
             self.notify(str(e), severity="error")
             return
@@ -150,7 +183,7 @@ class ChatsScreen(ModalScreen[Picked]):
             return
         self._armed = None
         try:
-            history.delete_chat(chat_id)
+            chat_store.delete_chat(chat_id)
         except UserError as e:
             self.notify(str(e), severity="error")
             return

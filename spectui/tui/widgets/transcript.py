@@ -1,16 +1,27 @@
 """The chat transcript: a welcome card on an empty chat, then one widget per message,
-following the newest text unless the reader scrolls up."""
+following the newest text unless the reader scrolls up.
+
+Only the last messages are mounted (at most MOUNTED), so a long chat opens and streams as
+fast as a short one; scrolling to the top mounts earlier ones.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 from spectui.chat.starters import STARTERS
-from spectui.config.history import Chat
+from spectui.config import chat_store
+from spectui.config.history import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
+
+SHOWN = chat_store.SHOWN  # messages mounted when a chat is shown, and at a time as the reader scrolls up
+MOUNTED = SHOWN  # a new message unmounts the oldest beyond this many: every turn lays out as many widgets
 
 
 def welcome() -> Content:
@@ -44,6 +55,11 @@ class Transcript(VerticalScroll):
         padding: 0 1;
         scrollbar-size-vertical: 1;
     }
+    Transcript #earlier {
+        width: 1fr;
+        content-align: center middle;
+        color: $text-muted;
+    }
     Transcript #welcome {
         margin: 1 2;
         padding: 1 2;
@@ -54,27 +70,82 @@ class Transcript(VerticalScroll):
     }
     """
 
+    chat: Chat | None = None
+    view = (True, True)  # (overlay, rejected) of the answers mounted
+
     async def show(self, chat: Chat, overlay: bool, rejected: bool) -> None:
-        """Rebuild from a chat (start, new chat, open chat)."""
-        await self.remove_children()
+        """Rebuild from a chat (start, new chat, open chat): its last SHOWN messages."""
+        self.chat, self.view = chat, (overlay, rejected)
+        await self._unmount(list(self.children))
         if not chat.messages:
             await self.mount(Static(welcome(), id="welcome"))
-        for m in chat.messages:
-            if m.role == "user":
-                await self.mount(UserMessage(m))
-            elif m.role == "assistant":
-                await self.mount(AssistantMessage(m, overlay, rejected))
+        await self.mount_all(self._widgets(chat.messages[-SHOWN:]))
+        self._mark_earlier()
         self.follow()
 
+    def _widgets(self, messages: list[Message]) -> list[UserMessage | AssistantMessage]:
+        overlay, rejected = self.view
+        return [
+            UserMessage(m) if m.role == "user" else AssistantMessage(m, overlay, rejected)
+            for m in messages
+            if m.role in ("user", "assistant")
+        ]
+
+    def _messages(self) -> list[UserMessage | AssistantMessage]:
+        return [w for w in self.children if isinstance(w, UserMessage | AssistantMessage)]
+
+    def _mark_earlier(self) -> None:
+        """The line at the top while earlier messages are not mounted."""
+        mounted = self._messages()
+        more = self.chat is not None and bool(
+            self.chat.earlier or (mounted and self.chat.messages and mounted[0].message is not self.chat.messages[0])
+        )
+        line = self.query("#earlier")
+        if more and not line:
+            self.mount(Static("↑ earlier messages load as you scroll up", id="earlier"), before=0)
+        elif not more:
+            line.remove()
+
+    async def load_earlier(self) -> None:
+        """Mount up to SHOWN messages before the first one mounted (read from the store
+        when the chat's loaded ones run out), keeping the reader's place."""
+        mounted = self._messages()
+        if self.chat is None or not mounted:
+            return
+        first = mounted[0]
+        answers = (w for w in mounted if isinstance(w, AssistantMessage))
+        self.view = next(((w.overlay, w.show_rejected) for w in answers), self.view)  # as toggled since
+        older = chat_store.earlier_than(self.chat, first.message, SHOWN)
+        if older:
+            await self.mount_all(self._widgets(older), before=first)
+            self.call_after_refresh(self.scroll_to_widget, first, top=True, animate=False)
+        self._mark_earlier()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value == 0 and old_value > 0 and self.query("#earlier"):
+            self.call_later(self.load_earlier)
+
     async def add(self, widget: UserMessage | AssistantMessage) -> None:
-        for w in self.query("#welcome"):
-            await w.remove()
+        await self._unmount(list(self.query("#welcome")))
         await self.mount(widget)
+        mounted = self._messages()
+        if len(mounted) > MOUNTED:
+            await self._unmount(mounted[: len(mounted) - MOUNTED])
+            self._mark_earlier()
         self.follow()
 
     async def remove_messages(self, ids: set[int]) -> None:
         """Remove the widgets of these history messages (by id(), as an edit cuts them)."""
-        await self.remove_children([w for w in self.children if id(getattr(w, "message", None)) in ids])
+        await self._unmount([w for w in self.children if id(getattr(w, "message", None)) in ids])
+
+    async def _unmount(self, widgets: Sequence[Widget]) -> None:
+        """Remove widgets, first dropping their rendered lines: Textual's StylesCache.get_inner_outer
+        is an lru_cache(1024) keyed by the cache, so a removed widget's lines outlived it (RSS grew per turn)."""
+        for w in widgets:
+            for each in (w, *w.walk_children(Widget)):
+                each._styles_cache.clear()
+        await self.remove_children(widgets)
 
     def follow(self) -> None:
         self.scroll_end(animate=False)

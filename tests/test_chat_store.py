@@ -1,0 +1,329 @@
+"""The chats database: round trips, only what is shown read, old JSON chats imported once,
+search, and nothing lost to kill -9 or to two instances writing one chat."""
+
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from spectui.config import chat_store
+from spectui.config.history import Chat, Message, new_chat
+from spectui.errors import UserError
+
+OLD_CHATS = Path(__file__).parent / "data" / "old_chats"
+
+
+@pytest.fixture(autouse=True)
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path))
+    yield tmp_path
+    chat_store.close()
+
+
+def sample_chat() -> Chat:
+    chat = new_chat(preset="smollm2")
+    chat.messages = [
+        Message("system", "Be brief."),
+        Message("user", "안녕하세요! 🦀 Explain speculative decoding"),
+        Message(
+            "assistant",
+            "Draft tokens 🚀 are verified.",
+            segments=[("Draft tokens 🚀", "draft"), (" zebraword", "rejected"), (" are verified.", "target")],
+            stopped=True,
+            stats={"acceptance": 0.5, "n_rounds": 3},
+            config="draft n-max 8",
+        ),
+    ]
+    chat.setup = {"model": "smollm2-135m-instruct-q4_1", "temp": 0.5, "seed": None}
+    return chat
+
+
+def turns(chat: Chat, n: int, who: str = "") -> None:
+    for i in range(n):
+        chat.messages += [Message("user", f"{who}question {i}"), Message("assistant", f"{who}answer {i}")]
+
+
+def test_round_trip_keeps_everything_and_the_files_are_private(data):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    loaded = chat_store.load_chat(chat.id)
+    assert loaded == chat and loaded.setup == chat.setup
+    assert loaded.messages[2].segments[1] == (" zebraword", "rejected")
+    assert chat.title.startswith("안녕하세요! 🦀")
+    for name in ("chats.db", "chats.db-wal", "chats.db-shm"):
+        assert stat.S_IMODE((data / name).stat().st_mode) == 0o600, name
+    with sqlite3.connect(data / "chats.db") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == chat_store.SCHEMA
+
+
+def test_a_title_the_user_gave_is_kept(data):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    chat_store.rename_chat(chat.id, "my title")
+    chat_store.save_chat(chat)  # an instance that still holds the old title
+    assert chat_store.load_chat(chat.id).title == "my title"
+
+
+def test_the_streaming_answer_is_rewritten_in_place_and_a_cut_is_forgotten(data):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    answer = chat.messages[-1]
+    answer.content += " More."
+    chat_store.save_answer(chat)
+    assert chat_store.load_chat(chat.id).messages[-1].content == "Draft tokens 🚀 are verified. More."
+    chat.cut(1)  # an edit of the first question drops it and its answer
+    chat.messages.append(Message("user", "edited"))
+    chat_store.save_chat(chat)
+    assert [m.content for m in chat_store.load_chat(chat.id).messages] == ["Be brief.", "edited"]
+
+
+def test_opening_reads_only_the_last_messages(data):
+    chat = new_chat()
+    turns(chat, 50)
+    chat_store.save_chat(chat)
+    shown = chat_store.load_chat(chat.id, last=10)
+    assert len(shown.messages) == 10 and shown.earlier == 90
+    assert shown.messages[-1].content == "answer 49"
+    assert chat_store.texts_before(shown)[:2] == [("user", "question 0"), ("assistant", "answer 0")]
+    assert len(chat_store.texts_before(shown)) == 90
+    older = chat_store.earlier_than(shown, shown.messages[0], 4)  # read from the store
+    assert [m.content for m in older] == ["question 43", "answer 43", "question 44", "answer 44"]
+    assert shown.earlier == 86 and len(shown.messages) == 14
+    assert chat_store.earlier_than(shown, shown.messages[2], 4) == shown.messages[:2]  # loaded already
+
+
+def test_list_is_newest_first_and_lists_unreadable_files(data):
+    assert chat_store.list_chats() == ([], []) and chat_store.latest_chat() is None
+    a, b, c = new_chat(), new_chat(), new_chat()
+    for chat, text in ((a, "first"), (b, "second"), (c, "third")):
+        chat.messages = [Message("user", text)]
+        chat_store.save_chat(chat)
+    (data / "chats").mkdir()
+    (data / "chats" / "broken.json").write_text("{", encoding="utf-8")
+    chats, problems = chat_store.list_chats()
+    assert [ch.title for ch in chats] == ["third", "second", "first"]
+    assert len(problems) == 1 and problems[0][0].name == "broken.json" and "broken.json" in problems[0][1]
+    a.messages.append(Message("assistant", "reply"))
+    chat_store.save_chat(a)  # updating an old chat moves it to the top
+    chats, _ = chat_store.list_chats()
+    assert [ch.title for ch in chats] == ["first", "third", "second"] and chats[0].answers == 1
+    assert chat_store.latest_chat().id == a.id
+
+
+def test_rename_and_delete(data):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    assert chat_store.rename_chat(chat.id, "  My   chat ").title == "My chat"
+    assert chat_store.load_chat(chat.id).title == "My chat"
+    with pytest.raises(UserError, match="cannot be empty"):
+        chat_store.rename_chat(chat.id, "   ")
+    chat_store.delete_chat(chat.id)
+    assert chat_store.list_chats() == ([], [])
+    with sqlite3.connect(data / "chats.db") as db:
+        assert db.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    with pytest.raises(UserError, match="no chat"):
+        chat_store.delete_chat(chat.id)
+    with pytest.raises(UserError, match="no chat 'nope'"):
+        chat_store.load_chat("nope")
+
+
+def test_a_database_from_a_newer_spectui_is_refused(data):
+    chat_store.save_chat(sample_chat())
+    chat_store.close()
+    with sqlite3.connect(data / "chats.db") as db:
+        db.execute("PRAGMA user_version = 99")
+    with pytest.raises(UserError, match="newer spectui"):
+        chat_store.list_chats()
+
+
+def test_a_database_that_is_not_one_is_a_clear_error(data):
+    (data / "chats.db").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(UserError, match="cannot open the chats database .*chats.db"):
+        chat_store.list_chats()
+
+
+# --- importing the JSON chats of earlier versions ------------------------------------------
+
+
+def test_old_json_chats_and_their_journals_are_imported_once_and_kept(data):
+    shutil.copytree(OLD_CHATS, data / "chats")
+    chats, problems = chat_store.list_chats()
+    assert problems == [] and [c.title for c in chats] == ["What is speculative decoding?", "Old one"]
+    new = chat_store.load_chat("20250301-101500-a1b2c3")
+    assert new.messages[-1].content == "They reuse text the chat already holds."  # the journal replayed
+    assert new.messages[-1].segments[-1] == (" already holds.", "target")
+    assert new.messages[1].segments[1] == (" guesses", "rejected") and new.setup["temp"] == 0.0
+    old = chat_store.load_chat("20240115-090000-0f0f0f")  # format 1: no setup
+    assert old.setup == {} and old.messages[2].stopped and old.messages[0].role == "system"
+    kept = sorted((data / "chats" / "imported").iterdir())
+    assert [p.name for p in kept] == sorted(p.name for p in OLD_CHATS.iterdir())
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in kept)  # the journal was 0644
+    assert not list((data / "chats").glob("*.json"))
+    chat_store.close()
+    assert len(chat_store.list_chats()[0]) == 2  # not imported again
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ('{"id": "x", "title": "t", "created": 1, "upd', "Unterminated string"),
+        ('{"id": "x", "title": "t", "created": 1, "updated": 2}', "missing field 'messages'"),
+        (
+            '{"id": "x", "title": "t", "created": 1, "updated": 2, "messages": [{"role": "robot", "content": "hi"}]}',
+            "unknown role 'robot'",
+        ),
+        ("[1, 2]", "not a JSON object"),
+        ('{"format": 3}', "newer spectui"),
+        ("[" * 100_000, "not a valid chat file"),
+    ],
+)
+def test_an_old_file_that_cannot_be_read_stays_and_is_named(data, content, problem):
+    (data / "chats").mkdir()
+    (data / "chats" / "x.json").write_text(content, encoding="utf-8")
+    chats, [(path, why)] = chat_store.list_chats()
+    assert chats == [] and path.name == "x.json" and path.exists()
+    assert problem in why and str(path) in why
+
+
+# --- search ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fts", [True, False])
+def test_search_finds_words_in_titles_and_messages(data, monkeypatch, fts):
+    if not fts:
+        monkeypatch.setattr(chat_store, "_has_fts5", lambda conn: False)
+    a, b = new_chat(), new_chat()
+    a.messages = [Message("user", "How do rockets fly?"), Message("assistant", "Thrust and Newton's third law.")]
+    b.messages = [Message("user", "Write a haiku"), Message("assistant", "Autumn moonlight, a worm digs silently")]
+    for chat in (a, b):
+        chat_store.save_chat(chat)
+    with sqlite3.connect(data / "chats.db") as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    assert ("messages_fts" in tables) == fts
+    assert [c.id for c in chat_store.search("newton")] == [a.id]
+    assert [c.id for c in chat_store.search("haiku")] == [b.id]  # a title
+    assert [c.id for c in chat_store.search("worm autumn")] == [b.id]  # every word, any order
+    assert chat_store.search("thrust haiku") == []
+    assert chat_store.search('" OR 1=1 --') == []  # query syntax is only text
+    assert len(chat_store.search("  ")) == 2
+    b.messages[-1].content += " Comets too."
+    chat_store.save_answer(b)  # the index follows a streaming answer
+    assert [c.id for c in chat_store.search("comets")] == [b.id]
+
+
+# --- crashes and two instances -------------------------------------------------------------
+
+STREAM = textwrap.dedent(
+    """
+    import sys, time
+    from spectui.config import chat_store
+    from spectui.config.history import Message, new_chat
+    chat = new_chat()
+    chat.messages = [Message("user", "count"), Message("assistant", "")]
+    chat_store.save_chat(chat)
+    print(chat.id, flush=True)
+    for i in range(100000):
+        chat.messages[-1].content += f"round {i};"
+        chat_store.save_answer(chat)
+        print(i, flush=True)  # said only once stored
+        time.sleep(0.005)
+    """
+)
+
+
+def test_kill_9_mid_answer_loses_at_most_the_round_in_flight(data):
+    proc = subprocess.Popen([sys.executable, "-c", STREAM], stdout=subprocess.PIPE, text=True, env=os.environ)
+    assert proc.stdout is not None
+    chat_id = proc.stdout.readline().strip()
+    last = -1
+    while last < 30:
+        last = int(proc.stdout.readline())
+    proc.kill()
+    proc.wait()
+    answer = chat_store.load_chat(chat_id).messages[-1].content
+    rounds = answer.split(";")[:-1]
+    assert rounds == [f"round {i}" for i in range(len(rounds))]  # whole rounds, in order
+    assert len(rounds) - 1 >= last  # every round it said was stored is there
+
+
+APPEND = textwrap.dedent(
+    """
+    import sys
+    from spectui.config import chat_store
+    from spectui.config.history import Message
+    chat_id, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    chat = chat_store.load_chat(chat_id, last=2)
+    for i in range(n):
+        chat.messages.append(Message("user", f"{who} question {i}"))
+        chat_store.save_chat(chat)
+        chat.messages.append(Message("assistant", ""))
+        chat_store.save_chat(chat)
+        chat.messages[-1].content = f"{who} answer {i}"
+        chat_store.save_answer(chat)
+        chat_store.save_chat(chat)
+    """
+)
+
+
+def test_two_processes_on_one_chat_both_keep_every_turn(data):
+    chat = new_chat()
+    chat.messages = [Message("user", "start")]
+    chat_store.save_chat(chat)
+    n = 40
+    procs = [
+        subprocess.Popen([sys.executable, "-c", APPEND, chat.id, who, str(n)], env=os.environ) for who in ("A", "B")
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    texts = [m.content for m in chat_store.load_chat(chat.id).messages]
+    assert len(texts) == 1 + 4 * n
+    for who in ("A", "B"):
+        mine = [t for t in texts if t.startswith(who)]
+        assert mine == [x for i in range(n) for x in (f"{who} question {i}", f"{who} answer {i}")]
+
+
+def test_two_apps_on_one_chat_see_each_others_turns_on_reopening(data):
+    chat = new_chat()
+    turns(chat, 1)
+    chat_store.save_chat(chat)
+    a, b = chat_store.load_chat(chat.id), chat_store.load_chat(chat.id)
+    turns(a, 1, "A ")
+    chat_store.save_chat(a)
+    turns(b, 1, "B ")
+    chat_store.save_chat(b)
+    chat_store.rename_chat(chat.id, "renamed in B")
+    a.messages[-1].content += " (longer)"  # A's answer still streams after B saved
+    chat_store.save_answer(a)
+    chat_store.save_chat(a)
+    texts = [m.content for m in chat_store.load_chat(chat.id).messages]
+    assert texts == ["question 0", "answer 0", "A question 0", "A answer 0 (longer)", "B question 0", "B answer 0"]
+    assert chat_store.load_chat(chat.id).title == "renamed in B"
+
+
+def test_a_save_that_fails_halfway_stores_nothing_and_the_next_stores_all(data, monkeypatch):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    chat.messages += [Message("user", "new question"), Message("assistant", "new answer")]
+    real = chat_store._values
+    calls = []
+
+    def fail_second(m):  # the disk fills between the two inserts
+        calls.append(m)
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(m)
+
+    monkeypatch.setattr(chat_store, "_values", fail_second)
+    with pytest.raises(UserError, match="cannot save chat .* disk is full"):
+        chat_store.save_chat(chat)
+    assert [m.row for m in chat.messages[-2:]] == [None, None]
+    assert len(chat_store.load_chat(chat.id).messages) == 3
+    monkeypatch.setattr(chat_store, "_values", real)
+    chat_store.save_chat(chat)
+    assert [m.content for m in chat_store.load_chat(chat.id).messages][-2:] == ["new question", "new answer"]
