@@ -7,7 +7,6 @@ cannot be read stays where it is and is listed, with why, in the picker.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sqlite3
@@ -15,13 +14,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.config.history import ROLES, Chat, Message
 from spectui.config.paths import chats_dir
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
 
 FORMAT = 2  # the newest "format" of chat files (2 added `setup`)
-MAX_BYTES = 64 * 1024 * 1024  # a chat file larger than this is not one spectui wrote
 _ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -50,9 +49,7 @@ def import_folder(add: Callable[[Chat], object]) -> list[tuple[Path, str]]:
 def read_chat(path: Path) -> Chat:
     """One chat file with its journal replayed; anything wrong is a UserError naming the file."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise ValueError(f"larger than {MAX_BYTES // 2**20} MiB")
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = loads_json(read_bytes(path, "chat", DATA_BYTES))
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
         if doc.get("format", FORMAT) > FORMAT:
@@ -72,8 +69,6 @@ def read_chat(path: Path) -> Chat:
             raise ValueError(f"invalid id {chat.id!r}")
         if chat.id != path.stem:  # its journal is named after the file
             raise ValueError(f"its id {chat.id!r} is not its file name: name the file {chat.id}.json or fix the id")
-    except OSError as e:
-        raise UserError(f"cannot read chat {path}: {e.strerror or e}") from e
     except (ValueError, KeyError, TypeError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError too
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise UserError(f"{path}: not a valid chat file ({what}); move or delete it") from e
@@ -85,14 +80,12 @@ def _replay(chat: Chat, journal: Path) -> None:
     """Apply the chat's journal, if any. A line that does not continue its message (already
     folded in) is skipped; a broken line (cut by a kill) ends the replay."""
     try:
-        if journal.stat().st_size > MAX_BYTES:
-            return
-        lines = journal.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_bytes(journal, "journal", DATA_BYTES).decode("utf-8").splitlines()
+    except (UserError, UnicodeDecodeError):
         return
     for line in lines:
         try:
-            r = json.loads(line)
+            r = loads_json(line)
             i, at, text = r["i"], r["at"], r["text"]
             segments = [(t, k) for t, k in r["segments"]]
             if not (
