@@ -25,7 +25,7 @@ from spectui.chat.updates import (
 )
 from spectui.config import chat_store, history
 from spectui.engine.ab import Verdict
-from spectui.engine.events import Round, StopReason, TurnEnd
+from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.trace import format as trace_format
 from spectui.tui.widgets.verdict import render_verdict
@@ -454,3 +454,14 @@ def test_settings_the_setup_refuses_are_said_and_change_nothing(setup):
     notice = screen.of(Notice)[-1]
     assert (notice.title, notice.severity) == ("Settings not changed", "error") and "no-such-type" in notice.text
     assert controller.setup == setup
+
+
+def test_a_long_chats_cut_is_said_when_it_first_happens_and_when_it_moves(setup):
+    controller, screen = make(setup)
+    controller.submit("hi")
+    start = TurnStart(t=0.0, n_prompt=150, n_prompt_decoded=150, n_ctx=256, config={}, n_left_out=6)
+    for event in (start, start, replace(start, n_left_out=10)):
+        controller.add_events([event])
+    said = [n.text for n in screen.of(Notice) if n.title == "Long chat"]
+    assert len(said) == 2 and "first 6 messages" in said[0] and "first 10 messages" in said[1]
+    assert "-c 256" in said[0]

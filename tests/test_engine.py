@@ -511,3 +511,26 @@ def test_set_sampling_applies_from_the_next_turn(smol):
         assert session.sampling == GREEDY
     finally:
         session.close()
+
+
+def test_a_chat_longer_than_the_context_keeps_answering_from_its_latest_messages(smol):
+    """engine/chat_window.py on the model: past three quarters of -c the oldest exchanges
+    are left out, and the turns after a cut reuse its prefix from the KV cache."""
+    small = Session(smol, None, ContextParams(n_ctx=256), sampling=GREEDY)
+    try:
+        messages: list[dict] = []
+        starts = []
+        for i in range(14):
+            messages.append({"role": "user", "content": f"Say the number {i} in words, then a fruit."})
+            events = list(small.generate(messages=messages, limits=GenerationLimits(n_predict=16)))
+            starts.append(events[0])
+            assert not end(events).error and end(events).text
+            messages.append({"role": "assistant", "content": end(events).text})
+    finally:
+        small.close()
+    assert all(s.n_prompt <= 0.75 * 256 for s in starts)
+    cuts = [i for i in range(1, len(starts)) if starts[i].n_left_out != starts[i - 1].n_left_out]
+    assert cuts, "the chat outgrew the context"
+    assert starts[cuts[0]].n_left_out % 2 == 0  # whole exchanges: the prompt opens on a user's message
+    after = [s for i, s in enumerate(starts) if i > cuts[0] and i not in cuts]
+    assert after and all(s.n_prompt_decoded < s.n_prompt / 3 for s in after)

@@ -85,6 +85,7 @@ class ChatController:
         self._job: TurnJob | None = None
         self.unsaved = False  # the last save failed: quitting keeps the chat in a Markdown file
         self._answer_failed = False  # the streaming answer could not be stored: said once per answer
+        self._cut: tuple[str, int] = ("", 0)  # (chat, messages its prompt leaves out): said when it grows
 
     def _notify(
         self, text: str, title: str = "", severity: Severity = "information", timeout: float | None = None
@@ -313,6 +314,8 @@ class ChatController:
             return
         for event in events:
             turn.add(event)
+            if isinstance(event, TurnStart) and event.n_left_out:
+                self._say_cut(event)
         self.emit(AnswerUpdated(started=isinstance(events[0], TurnStart)))
         if not turn.running:
             self._job = None
@@ -325,6 +328,17 @@ class ChatController:
             if not self._answer_failed:
                 self._answer_failed = True
                 self._notify(f"{e}\nIt is saved when it ends.", title="Answer not saved yet", severity="warning")
+
+    def _say_cut(self, start: TurnStart) -> None:
+        """Once a long chat outgrows the context, and each time its cut moves on."""
+        if self._cut[0] == self.chat.id and start.n_left_out <= self._cut[1]:
+            return
+        self._cut = (self.chat.id, start.n_left_out)
+        self._notify(
+            f"This chat no longer fits the context (-c {start.n_ctx} tokens): answers leave out its first "
+            f"{start.n_left_out} messages. They stay saved; a larger -c keeps more.",
+            title="Long chat",
+        )
 
     def _earlier_texts(self) -> list[tuple[str, str]]:
         """The stored messages before those read (a long chat opens at its end): the prompt's start."""

@@ -45,6 +45,7 @@ class TurnStart:
     n_prompt_decoded: int  # tokens actually decoded (the rest was reused from the KV cache)
     n_ctx: int
     config: dict  # SpecConfig.as_dict() at the start of the turn
+    n_left_out: int = 0  # the chat's oldest messages the prompt leaves out, to fit the context
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from spectui.drafters import registry
 from spectui.drafters.base import Drafter
 from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.engine import auto, heap, resources
+from spectui.engine.chat_window import ChatWindow
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
@@ -111,6 +112,7 @@ class Session:
         self._lock = threading.Lock()
         self._cancel = threading.Event()
         self._drafters: dict[str, Drafter] = {}
+        self._window = ChatWindow()
         self._begun: set[str] = set()
         # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
         self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
@@ -308,7 +310,11 @@ class Session:
         self._cancel.clear()
         self._take_sampling()
         t0 = time.perf_counter()
-        prompt = list(tokens) if tokens is not None else self.target.tokenize_chat(messages or [])
+        window = self._window if tokens is None else None
+        if window is None:
+            prompt = list(tokens or [])
+        else:
+            prompt = window.prompt(messages or [], self.target.tokenize_chat, self.ctx.n_ctx)
         if not prompt:
             raise UserError("empty prompt")
         spec = self.spec
@@ -323,6 +329,7 @@ class Session:
             n_prompt_decoded=len(prompt) - n_keep,
             n_ctx=self.ctx.n_ctx,
             config=spec.as_dict(),
+            n_left_out=window.left_out if window else 0,
         )
         if len(prompt) >= self.ctx.n_ctx:
             yield TurnEnd(

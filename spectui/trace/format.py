@@ -127,19 +127,21 @@ def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
 # --- events <-> records ------------------------------------------------------------
 
 
-# Round fields only spec type auto sets: written only when set, so every other round's line
-# stays as version 1 wrote it (a reader of a line without them gets these defaults).
+# Fields written only when set, so other lines stay as version 1 wrote them (a reader of a
+# line without them gets these defaults): Round's that only spec type auto sets, and
+# TurnStart's count of messages a long chat's prompt left out.
 AUTO_ONLY = {"probe": False, "t_sync": 0.0}
+LONG_CHAT_ONLY = {"n_left_out": 0}
 
 
 def event_record(event: Event | ConfigChange) -> dict:
     if isinstance(event, ConfigChange):
         return {"kind": "config", "t": event.t, "config": event.config}
     record = {"kind": type(event).__name__, **asdict(event)}
-    if isinstance(event, Round):
-        for key, default in AUTO_ONLY.items():
-            if record[key] == default:
-                del record[key]
+    optional = AUTO_ONLY if isinstance(event, Round) else LONG_CHAT_ONLY if isinstance(event, TurnStart) else {}
+    for key, default in optional.items():
+        if record[key] == default:
+            del record[key]
     return record
 
 
