@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -464,7 +464,7 @@ class Session:
         else:
             dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng, draws)
         if self.inspect:
-            dr.verdicts = _verdicts(dr, rows if verify == "greedy" else p_rows, draws, verify)
+            dr.verdicts = _verdicts(dr, rows if verify == "greedy" else p_rows, draws, verify, self.target.piece)
 
     def _tell_drafters(self, dr: _Draft) -> None:
         """How much of the draft was accepted, to the drafter that made it and to every follower."""
@@ -539,7 +539,9 @@ def _view(row: np.ndarray) -> np.ndarray:
     return row
 
 
-def _verdicts(dr: _Draft, rows: Sequence, draws: list[float] | None, verify: str) -> list[Verdict]:
+def _verdicts(
+    dr: _Draft, rows: Sequence, draws: list[float] | None, verify: str, piece: Callable[[int], bytes]
+) -> list[Verdict]:
     """The verdict at each judged draft position, from the values the verifier read: at greedy
     (`draws` None) the full softmax of the logits `rows`; otherwise the distributions `rows`
     the verifier sampled from, with its draws. The first rejected position also gets the
@@ -568,6 +570,8 @@ def _verdicts(dr: _Draft, rows: Sequence, draws: list[float] | None, verify: str
                 accepted=accepted,
                 top=top,
                 emitted=None if accepted else dr.nxt,
+                top_text=tuple(piece(t).decode("utf-8", "replace") for t, _ in top),
+                text=piece(x).decode("utf-8", "replace"),
             )
         )
     return out
