@@ -150,3 +150,30 @@ def test_a_bad_verdict_is_refused_with_its_line(tmp_path, change, message):
     path, line = _with_verdict(tmp_path, **change)
     with pytest.raises(UserError, match=rf"line {line}: a malformed Round record .*{message}"):
         trace_format.read(path)
+
+
+@pytest.mark.model
+def test_bench_inspect_gives_each_configuration_its_near_ties_and_median_rejected_p(tmp_path):
+    """A tiny bench at temperature 0.8: the JSON row, the CSV and the report's lines and cause agree."""
+    from spectui.bench import report
+    from spectui.cli import main as cli
+    from tests.test_bench import TINY
+
+    files = {k: tmp_path / f"r.{k}" for k in ("json", "csv", "md")}
+    args = ["--temp", "0.8", "--repeat", "1", "--inspect", "--json", str(files["json"]), "--csv", str(files["csv"])]
+    assert cli.main(TINY + args + ["--markdown", str(files["md"])]) == 0
+    doc = json.loads(files["json"].read_text(encoding="utf-8"))
+    rows = [r for r in doc["results"] if r["n_drafted"]]
+    assert rows and all(r["inspect"] is not None for r in rows)
+    assert all(r["inspect"] is None for r in doc["results"] if r["config"] == "none")
+    rejected = [r for r in rows if r["inspect"]["rejections"]]
+    assert rejected
+    for r in rejected:
+        ins = r["inspect"]
+        assert ins["near_tie_share"] == ins["near_ties"] / ins["rejections"] and 0 <= ins["median_rejected_p"] <= 1
+    md = files["md"].read_text(encoding="utf-8")
+    for r in rows:
+        assert report.inspect_line(r) in md
+    causes = [c for v in doc["verdicts"] for c in v["causes"] if c["cause"] == "confident draft errors"]
+    assert causes and all("near-ties" in c["detail"] or c["flagged"] is None for c in causes)
+    assert "inspect_median_rejected_p" in files["csv"].read_text(encoding="utf-8").splitlines()[0]
