@@ -9,7 +9,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from spectui.cli.export import export
 from spectui.cli.main import main
 from spectui.engine import verdicts
 from spectui.engine.events import Round
@@ -177,3 +180,37 @@ def test_bench_inspect_gives_each_configuration_its_near_ties_and_median_rejecte
     causes = [c for v in doc["verdicts"] for c in v["causes"] if c["cause"] == "confident draft errors"]
     assert causes and all("near-ties" in c["detail"] or c["flagged"] is None for c in causes)
     assert "inspect_median_rejected_p" in files["csv"].read_text(encoding="utf-8").splitlines()[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+@pytest.mark.model
+def test_any_damage_to_a_verdict_is_refused_cleanly_or_exports(inspected, tmp_path, data):
+    """Whatever a verdict's field becomes, reading gives a trace or one line, and a trace that
+    reads exports to HTML without a traceback."""
+    _, trace, _ = inspected
+    lines = trace_format.Trace(trace.header, trace.turns).text().splitlines()
+    judged = [i for i, ln in enumerate(lines) if '"verdicts"' in ln]
+    n = data.draw(st.sampled_from(judged))
+    d = json.loads(lines[n])
+    v = data.draw(st.sampled_from(d["verdicts"]))
+    key = data.draw(st.sampled_from(sorted(v)))
+    v[key] = data.draw(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-2, 10**6),
+            st.floats(allow_nan=True),
+            st.text(max_size=3),
+            st.lists(st.one_of(st.integers(-1, 3), st.lists(st.floats(0, 1), max_size=3)), max_size=4),
+        )
+    )
+    lines[n] = json.dumps(d)
+    path = tmp_path / "fuzz.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        damaged = trace_format.read(path)
+    except UserError as e:
+        assert "\n" not in str(e)
+        return
+    export(damaged, tmp_path / "fuzz.html", show_rejected=True)
