@@ -131,7 +131,10 @@ def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
 # Fields written only when set, so other lines stay as version 1 wrote them (a reader of a
 # line without them gets these defaults): Round's that only spec type auto (probe, t_sync) or
 # inspect mode (verdicts) set, and TurnStart's count of messages a long chat's prompt left out.
-OPTIONAL = {Round: {"probe": False, "t_sync": 0.0, "verdicts": ()}, TurnStart: {"n_left_out": 0}}
+OPTIONAL: dict[type, dict[str, object]] = {
+    Round: {"probe": False, "t_sync": 0.0, "verdicts": ()},
+    TurnStart: {"n_left_out": 0},
+}
 
 
 def event_record(event: Event | ConfigChange) -> dict:
