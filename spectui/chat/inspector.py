@@ -1,0 +1,171 @@
+"""The token inspector: a cursor over one answer's tokens, and what its panel says of the
+token under it (why a draft was accepted or rejected). Built from the answer's rounds alone,
+so the chat and `spectui replay` show the same facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spectui.engine.events import Round
+from spectui.engine.overlay import LEGEND, REJECTED
+from spectui.engine.verdicts import CONFIDENT_P, CONFIDENT_Q, NEAR_TIE, Verdict, confident_error, near_tie, summarize
+
+NO_DATA = "no inspect data for this answer"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One place the cursor rests: an emitted token, or a round's rejected draft (one stop
+    for the whole tail; its verdict is the first rejected position's, the only one judged)."""
+
+    start: int  # offsets into the answer's overlay text (rejected drafts included), as its segments
+    end: int
+    text: str
+    kind: str  # the overlay's kind: draft, ngram, target, resampled or rejected
+    round: Round
+    verdict: Verdict | None  # None: not drafted (the target's bonus token), or not inspected
+
+
+def stops(rounds: Sequence[Round]) -> list[Stop]:
+    """The answer's stops in order, at the offsets LiveTurn's segments give them."""
+    out: list[Stop] = []
+    pos = 0
+
+    def add(text: str, kind: str, r: Round, verdict: Verdict | None) -> None:
+        nonlocal pos
+        out.append(Stop(pos, pos + len(text), text, kind, r, verdict))
+        pos += len(text)
+
+    for r in rounds:
+        judged = {v.position: v for v in r.verdicts}
+        for i, token in enumerate(r.tokens[: r.n_accepted]):
+            add(token.piece, token.source.value, r, judged.get(i))
+        rejection = judged.get(r.n_accepted) if r.rejected else None
+        if r.rejected:
+            add(r.rejected_text, REJECTED, r, rejection)
+        for token in r.tokens[r.n_accepted :]:  # the target's token: the bonus, or the one emitted at the rejection
+            add(token.piece, token.source.value, r, rejection)
+    return out
+
+
+class Cursor:
+    """The inspector's place in one answer: moves token by token, or from one rejected
+    draft to the next."""
+
+    def __init__(self, rounds: Sequence[Round], at_round: int | None = None):
+        """On the answer's last token, or on the first stop of the round indexed `at_round`."""
+        self.rounds = list(rounds)
+        self.stops = stops(self.rounds)
+        self.inspected = any(r.verdicts for r in self.rounds)
+        self.at = max(len(self.stops) - 1, 0)
+        if at_round is not None:
+            self.at = next((i for i, s in enumerate(self.stops) if s.round.index == at_round), self.at)
+
+    @property
+    def stop(self) -> Stop | None:
+        return self.stops[self.at] if self.stops else None
+
+    def move(self, n: int) -> bool:
+        """n tokens on (back, when negative), stopping at the ends; False when it did not move."""
+        at = min(max(self.at + n, 0), max(len(self.stops) - 1, 0))
+        moved, self.at = at != self.at, at
+        return moved
+
+    def jump_rejected(self, direction: int) -> bool:
+        """To the next (1) or previous (-1) rejected draft; False when there is none that way."""
+        ahead = range(self.at + 1, len(self.stops)) if direction > 0 else range(self.at - 1, -1, -1)
+        found = next((i for i in ahead if self.stops[i].kind == REJECTED), None)
+        if found is not None:
+            self.at = found
+        return found is not None
+
+    def pieces(self) -> dict[int, str]:
+        """The text of every token id this answer emitted: how the target's alternatives are named."""
+        return {t.id: t.piece for r in self.rounds for t in r.tokens}
+
+
+def summary_line(rounds: Sequence[Round]) -> str:
+    """The answer's rejections and what kind they were; NO_DATA without verdicts."""
+    if not any(r.verdicts for r in rounds):
+        return NO_DATA
+    n, ties, errors, _ = summarize(rounds)
+    return (
+        f"{n} rejection{'s' * (n != 1)}: {ties} near-tie{'s' * (ties != 1)} (top-1 - top-2 < {NEAR_TIE:g}), "
+        f"{errors} confident draft error{'s' * (errors != 1)} (q > {CONFIDENT_Q:g}, p < {CONFIDENT_P:g})"
+    )
+
+
+def shown(text: str) -> str:
+    """A token's text quoted on one line (its newlines and tabs as marks)."""
+    return repr(text.replace("\n", "↵").replace("\t", "→")) if text else "'' (part of a character)"
+
+
+def facts(cursor: Cursor) -> list[str]:
+    """What the panel shows of the token under the cursor: its text and source, p and q,
+    the decision and, at a rejection, the target's top 3 and the token it emitted."""
+    stop = cursor.stop
+    if stop is None:
+        return ["no token to inspect in this answer"]
+    r = stop.round
+    where = f"round {r.index + 1} of {cursor.rounds[-1].index + 1}, token {cursor.at + 1} of {len(cursor.stops)}"
+    if stop.kind == REJECTED:
+        n = len(r.rejected)
+        head = f"{shown(stop.text)}  rejected draft of {n} token{'s' * (n != 1)} ({r.spec_type})"
+    else:
+        head = f"{shown(stop.text)}  {LEGEND.get(stop.kind, stop.kind)}"
+    lines = [head + f" · {where}"]
+    v = stop.verdict
+    if v is None:
+        lines.append(_unjudged(stop, cursor.inspected))
+    elif stop.kind != REJECTED and not v.accepted:  # the target's token that replaced a rejected draft
+        lines.append(f"emitted by the target instead of the rejected draft {shown(r.rejected_text)}")
+    else:
+        lines += [_numbers(v), _decision(v)]
+    if v is not None and not v.accepted:
+        lines += _rejection(v, cursor.pieces())
+    return lines
+
+
+def _unjudged(stop: Stop, inspected: bool) -> str:
+    """Why a token has no verdict."""
+    r = stop.round
+    if stop.kind != REJECTED and r.n_drafted == 0:
+        return "the target's own token: nothing was drafted this round"
+    if stop.kind != REJECTED and r.n_accepted == r.n_drafted:
+        return f"the target's bonus token, after all {r.n_drafted} drafted tokens were accepted"
+    return "no verdict recorded for this round" if inspected else NO_DATA
+
+
+def _numbers(v: Verdict) -> str:
+    q = f"q {v.q:.3f}" if v.q is not None else "q - (not drafted by a model)"
+    return f"p {v.p:.3f} · {q}"
+
+
+def _decision(v: Verdict) -> str:
+    verdict = "accepted" if v.accepted else "rejected"
+    if v.acceptance is not None and v.draw is not None:
+        sign = "<" if v.accepted else "≥"
+        return f"{verdict}: draw {v.draw:.3f} {sign} acceptance min(1, p/q) {v.acceptance:.3f}"
+    return f"{verdict}: {'the target would choose it too' if v.accepted else 'the target chose another token'}"
+
+
+def _rejection(v: Verdict, pieces: dict[int, str]) -> list[str]:
+    """At the first rejected position: the target's top 3, the token emitted, and what kind
+    of rejection it was."""
+    lines = []
+    if v.top:
+        lines.append("target's top 3: " + " · ".join(f"{_named(t, pieces)} {p:.3f}" for t, p in v.top))
+    if v.emitted is not None:
+        lines.append(f"emitted {_named(v.emitted, pieces)}")
+    if near_tie(v):
+        lines.append(f"near-tie: the target's top-1 beat its top-2 by {v.top[0][1] - v.top[1][1]:.3f}")
+    if confident_error(v):
+        lines.append("confident draft error: the draft was sure, the target was not")
+    return lines
+
+
+def _named(token: int, pieces: dict[int, str]) -> str:
+    """A token by its text where the answer emitted it somewhere, else by its id."""
+    return shown(pieces[token]) if token in pieces else f"#{token}"

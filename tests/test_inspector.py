@@ -1,0 +1,142 @@
+"""The token inspector below the UI (spectui/chat/inspector.py): its stops line up with the
+overlay's text, the cursor moves and jumps between rejected drafts, and the panel's facts
+say p, q, the decision and a rejection's alternatives. On recorded rounds given verdicts
+(the model is not what is tested here)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spectui.chat.inspector import NO_DATA, Cursor, facts, stops, summary_line
+from spectui.chat.turn import LiveTurn
+from spectui.engine.events import Round
+from spectui.engine.overlay import REJECTED
+from spectui.engine.verdicts import Verdict
+from spectui.llama.spec_config import SpecConfig
+from tests.fake_session import load_trace
+from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+
+# Round 2 of ANSWER_ROUNDS drafts " b" then " c"; the target rejects " c" for "):\n" (a near-tie),
+# and a second answer's rejection is a confident draft error.
+NEAR_TIE_TOP = ((5, 0.46), (99, 0.41), (4, 0.05))  # ids from `recorded`: 5 is "):\n", 4 is " b"
+
+
+def judged(events: list, top=NEAR_TIE_TOP, q: float = 0.6, p_rejected: float = 0.41, draw=None) -> list:
+    """`events` with verdicts: every accepted draft p 0.9 (q 0.7), each rejection as given."""
+    out = []
+    for e in events:
+        if isinstance(e, Round) and e.drafted:
+            verdicts = [Verdict(i, t, 0.9, 0.7, None, None, True) for i, t in enumerate(e.drafted[: e.n_accepted])]
+            if e.rejected:
+                emitted = e.tokens[e.n_accepted].id
+                acceptance = None if draw is None else min(1.0, p_rejected / q)
+                verdicts.append(
+                    Verdict(e.n_accepted, e.rejected[0], p_rejected, q, acceptance, draw, False, top, emitted)
+                )
+            e = replace(e, verdicts=tuple(verdicts))
+        out.append(e)
+    return out
+
+
+def rounds_of(events: list) -> list[Round]:
+    return [e for e in events if isinstance(e, Round)]
+
+
+def answer(**kw) -> list[Round]:
+    return rounds_of(judged(recorded("draft-simple", ANSWER_ROUNDS, 50.0), **kw))
+
+
+def test_stops_cover_the_overlay_text_in_order():
+    """Each stop's offsets are where the answer's segments show it, rejected drafts included."""
+    for events in (load_trace().turns[0].events, recorded("draft-simple", ANSWER_ROUNDS, 50.0)):
+        live = LiveTurn(SpecConfig())
+        for e in events:
+            if isinstance(e, Round):
+                live.add(e)
+        text = "".join(t for t, _ in live.message.segments)
+        found = stops(rounds_of(list(events)))
+        assert "".join(s.text for s in found) == text
+        assert all(text[s.start : s.end] == s.text for s in found)
+        assert [s.start for s in found[1:]] == [s.end for s in found[:-1]]
+
+
+def test_cursor_moves_token_by_token_and_stops_at_the_ends():
+    cursor = Cursor(answer())
+    assert cursor.stop is not None and cursor.stop.text == "\n"  # on the last token
+    assert not cursor.move(1)
+    assert cursor.move(-1) and cursor.stop.text == " b"
+    assert cursor.move(-100) and cursor.at == 0 and cursor.stop.text == "def"
+    assert not cursor.move(-1)
+
+
+def test_cursor_jumps_between_rejected_drafts():
+    cursor = Cursor(answer())
+    assert cursor.jump_rejected(-1) and cursor.stop.kind == REJECTED and cursor.stop.text == " c"
+    assert not cursor.jump_rejected(-1)  # the answer's only rejection
+    cursor.move(-100)
+    assert cursor.jump_rejected(1) and cursor.stop.text == " c"
+    assert not cursor.jump_rejected(1)
+
+
+def test_cursor_starts_at_a_chosen_round():
+    cursor = Cursor(answer(), at_round=2)
+    assert cursor.stop.round.index == 2 and cursor.stop.text == "   "
+
+
+def test_facts_at_a_rejection_name_the_alternatives_and_a_near_tie():
+    cursor = Cursor(answer())
+    cursor.jump_rejected(-1)
+    lines = facts(cursor)
+    assert lines[0].startswith("' c'  rejected draft of 1 token (draft-simple) · round 2 of 4")
+    assert lines[1] == "p 0.410 · q 0.600"
+    assert lines[2] == "rejected: the target chose another token"
+    assert lines[3] == "target's top 3: '):↵' 0.460 · #99 0.410 · ' b' 0.050"
+    assert lines[4] == "emitted '):↵'"
+    assert lines[5] == "near-tie: the target's top-1 beat its top-2 by 0.050"
+    assert len(lines) == 6  # q 0.6 is no confident error
+
+
+def test_the_token_after_a_rejection_says_what_it_replaced():
+    cursor = Cursor(answer())
+    cursor.jump_rejected(-1)
+    cursor.move(1)
+    lines = facts(cursor)
+    assert lines[0].startswith("'):↵'  target / bonus")
+    assert lines[1] == "emitted by the target instead of the rejected draft ' c'"
+    assert "emitted '):↵'" in lines
+
+
+def test_facts_of_an_accepted_draft_and_a_bonus_token():
+    cursor = Cursor(answer())
+    cursor.move(-100)
+    assert facts(cursor)[1:] == ["p 0.900 · q 0.700", "accepted: the target would choose it too"]
+    cursor.move(3)  # "," : the bonus after all three drafts were accepted
+    assert facts(cursor)[1:] == ["the target's bonus token, after all 3 drafted tokens were accepted"]
+
+
+def test_facts_at_temperature_give_the_acceptance_and_the_draw():
+    cursor = Cursor(answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5))
+    cursor.jump_rejected(-1)
+    lines = facts(cursor)
+    assert lines[1:3] == ["p 0.020 · q 0.950", "rejected: draw 0.500 ≥ acceptance min(1, p/q) 0.021"]
+    assert lines[-1] == "confident draft error: the draft was sure, the target was not"
+    assert not any(line.startswith("near-tie") for line in lines)
+
+
+def test_summary_line_counts_the_kinds_of_rejection():
+    assert summary_line(answer()) == (
+        "1 rejection: 1 near-tie (top-1 - top-2 < 0.1), 0 confident draft errors (q > 0.8, p < 0.1)"
+    )
+    errors = answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)))
+    assert summary_line(answer() + errors) == (
+        "2 rejections: 1 near-tie (top-1 - top-2 < 0.1), 1 confident draft error (q > 0.8, p < 0.1)"
+    )
+
+
+def test_an_answer_without_verdicts_says_so():
+    rounds = rounds_of(recorded("draft-simple", ANSWER_ROUNDS, 50.0))
+    assert summary_line(rounds) == NO_DATA
+    cursor = Cursor(rounds)
+    cursor.jump_rejected(-1)
+    assert facts(cursor)[1:] == [NO_DATA]
+    assert facts(Cursor([])) == ["no token to inspect in this answer"]
