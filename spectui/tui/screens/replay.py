@@ -10,6 +10,7 @@ the recording machine measured and which machine that was, never this one's.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +27,7 @@ from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
+from spectui.tui.screens.inspecting import InspectsAnswers
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.stats_panel import StatsPanel
 from spectui.tui.widgets.transcript import Transcript
@@ -144,8 +146,11 @@ class ReplayScreen(Screen):
         raise NotImplementedError
 
 
-class ChatReplayScreen(ReplayScreen):
-    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel."""
+class ChatReplayScreen(InspectsAnswers, ReplayScreen):
+    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel; f7 or
+    i inspects the answer on screen (pausing the replay), as the chat's f7 does."""
+
+    BINDINGS = [Binding("f7,i", "inspect", "inspect")]
 
     def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
         super().__init__(trace, speed, playing, show_rejected)
@@ -163,7 +168,15 @@ class ChatReplayScreen(ReplayScreen):
             yield StatsPanel(id="panel")
         yield Footer()
 
+    def inspected(self) -> tuple[Sequence[Round], AssistantMessage] | None:
+        if self.live is None or self.answer is None:  # on_mount shows the first step
+            return None
+        self.playhead.playing = False
+        self.update_status()
+        return self.live.rounds, self.answer
+
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
+        self.close_inspector()  # the answer it walks changes
         turn = self.trace.turns[step.turn]
         shown_turn, shown_n = self._shown
         if rebuild or step.turn != shown_turn or step.n_events < shown_n:

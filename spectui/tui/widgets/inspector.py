@@ -1,0 +1,97 @@
+"""The token inspector's panel: the answer's rejection summary and the facts of the token
+under the cursor (spectui/chat/inspector.py), which it highlights in the transcript. It takes
+the keys while open: ←/→ token, ↑/↓ rejected draft, esc leaves."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from spectui.chat.inspector import Cursor, facts, summary_line
+from spectui.tui.widgets.message import AssistantMessage
+
+
+class InspectorPanel(Static, can_focus=True):
+    DEFAULT_CSS = """
+    InspectorPanel {
+        display: none;
+        height: auto;
+        max-height: 10;
+        padding: 0 1;
+        border: round $accent;
+        border-title-color: $accent;
+        border-subtitle-color: $text-muted;
+        background: $panel;
+    }
+    InspectorPanel.-open {
+        display: block;
+    }
+    """
+    BINDINGS = [
+        Binding("left", "move(-1)", "token", key_display="←"),
+        Binding("right", "move(1)", "token", key_display="→"),
+        Binding("up", "jump(-1)", "rejected", key_display="↑"),
+        Binding("down", "jump(1)", "rejected", key_display="↓"),
+        Binding("home", "move(-1_000_000)", "first", show=False),
+        Binding("end", "move(1_000_000)", "last", show=False),
+        Binding("escape", "close", "leave"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="inspector")
+        self.cursor: Cursor | None = None
+        self.answer: AssistantMessage | None = None
+        self._before: Widget | None = None  # focused before the panel took the keys, and again after
+        self.border_title = "inspect"
+        self.border_subtitle = "←/→ token · ↑/↓ rejected · esc leaves"
+
+    @property
+    def is_open(self) -> bool:
+        return self.cursor is not None
+
+    def open(self, cursor: Cursor, answer: AssistantMessage) -> None:
+        """Put the cursor on `answer`, whose message the cursor's rounds built."""
+        if self.answer is not None and self.answer is not answer:
+            self.answer.mark(None)
+        self.cursor, self.answer = cursor, answer
+        if self.screen.focused is not self:
+            self._before = self.screen.focused
+        self.add_class("-open")
+        self.focus()
+        self._show()
+
+    def close(self) -> None:
+        """Leave: no highlight, no panel, the focus where it was."""
+        if self.answer is not None and self.answer.is_attached:
+            self.answer.mark(None)
+        self.cursor = self.answer = None
+        self.remove_class("-open")
+        self.screen.set_focus(self._before if self._before is not None and self._before.is_attached else None)
+
+    def action_move(self, n: int) -> None:
+        if self.cursor is not None and self.cursor.move(n):
+            self._show()
+
+    def action_jump(self, direction: int) -> None:
+        if self.cursor is None:
+            return
+        if self.cursor.jump_rejected(direction):
+            self._show()
+        else:
+            self.notify(f"No rejected draft {'after' if direction > 0 else 'before'} this token.", timeout=2)
+
+    def action_close(self) -> None:
+        self.close()
+
+    def _show(self) -> None:
+        cursor = self.cursor
+        if cursor is None:
+            return
+        lines = [Content.styled(summary_line(cursor.rounds), "$text-muted")]
+        lines += [Content.styled(line, "bold") if i == 0 else Content(line) for i, line in enumerate(facts(cursor))]
+        self.update(Content("\n").join(lines))
+        stop = cursor.stop
+        if self.answer is not None:
+            self.answer.mark((stop.start, stop.end) if stop else None)

@@ -1,0 +1,150 @@
+"""The token inspector with Pilot: f7 in the chat (and enter on a round in f11's list),
+i in `spectui replay`; ←/→ and ↑/↓ move the cursor, the panel reads the token's facts and
+the transcript highlights it; esc leaves. On a FakeSession / trace replaying recorded rounds
+given verdicts (tests/test_inspector.py's `judged`): the model is not what is tested here."""
+
+from __future__ import annotations
+
+import pytest
+
+from spectui.chat.inspector import NO_DATA
+from spectui.engine.events import Round
+from spectui.trace.format import Trace, TraceTurn
+from spectui.tui.app import SpecApp
+from spectui.tui.replay_app import ReplayApp
+from spectui.tui.screens.rounds import RoundsScreen
+from spectui.tui.widgets.chat_input import ChatInput
+from spectui.tui.widgets.inspector import InspectorPanel
+from spectui.tui.widgets.markdown import MARKED
+from spectui.tui.widgets.message import AnswerChunk
+from tests.fake_session import PROMPT, FakeSession, load_trace
+from tests.test_inspector import judged
+from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+from tests.tui_helpers import answered, send, sync
+
+pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
+
+SIZE = (120, 40)
+SUMMARY = "1 rejection: 1 near-tie (top-1 - top-2 < 0.1), 0 confident draft errors (q > 0.8, p < 0.1)"
+
+
+def events(inspected: bool = True) -> list:
+    plain = recorded("draft-simple", ANSWER_ROUNDS, 50.0)
+    return judged(plain) if inspected else plain
+
+
+def panel_text(app) -> str:
+    return app.screen.query_one(InspectorPanel).visual.plain
+
+
+def highlighted(app) -> str:
+    """The text the transcript shows highlighted (the token under the cursor)."""
+    return "".join(
+        chunk._content.plain[s.start : s.end]
+        for chunk in app.screen.query(AnswerChunk)
+        for s in chunk._content.spans
+        if s.style == MARKED
+    )
+
+
+async def asked(pilot, app: SpecApp) -> None:
+    await send(pilot, app, PROMPT)
+    await answered(pilot, app)
+    await pilot.pause()
+
+
+@sync
+async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        await pilot.press("f7")
+        panel = app.screen.query_one(InspectorPanel)
+        assert panel.is_open and panel.has_focus and panel.display
+        text = panel_text(app)
+        assert text.startswith(SUMMARY) and "'↵'  target / bonus" in text and "bonus token" in text
+        assert highlighted(app) == "\n" or highlighted(app) == ""  # a trailing newline has no cell of its own
+        await pilot.press("up")  # the previous rejected draft
+        text = panel_text(app)
+        assert "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4" in text
+        assert "p 0.410 · q 0.600" in text and "rejected: the target chose another token" in text
+        assert "target's top 3: '):↵' 0.460 · #99 0.410 · ' b' 0.050" in text and "emitted '):↵'" in text
+        assert "near-tie: the target's top-1 beat its top-2 by 0.050" in text
+        assert highlighted(app) == " c"  # struck through, and reachable
+        await pilot.press("left")
+        assert "' b'  accepted (draft model)" in panel_text(app) and "p 0.900 · q 0.700" in panel_text(app)
+        assert highlighted(app) == " b"
+        await pilot.press("right", "right")
+        assert "emitted by the target instead of the rejected draft ' c'" in panel_text(app)
+        await pilot.press("escape")  # leaves the inspector; nothing stops
+        assert not panel.is_open and not panel.display and highlighted(app) == ""
+        assert app.query_one(ChatInput).has_focus
+
+
+@sync
+async def test_f11_enter_on_a_round_inspects_from_there(setup):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        await pilot.press("f11")
+        assert isinstance(app.screen, RoundsScreen)
+        await pilot.press("up", "up", "enter")  # the last row is round 4: up twice is round 2
+        await pilot.pause()
+        assert "' b'  accepted (draft model) · round 2 of 4" in panel_text(app)
+        assert highlighted(app) == " b"
+
+
+@sync
+async def test_an_answer_without_inspect_data_says_so(setup):
+    app = SpecApp(setup, session=FakeSession(events=events(inspected=False), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        await pilot.press("f7", "up")
+        assert panel_text(app).startswith(NO_DATA) and "' c'  rejected draft" in panel_text(app)
+
+
+@sync
+async def test_f7_before_any_answer_only_says_why(setup):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f7")
+        assert not app.screen.query(InspectorPanel)
+
+
+def inspected_trace() -> Trace:
+    return Trace(load_trace().header, [TraceTurn(PROMPT, events())])
+
+
+@sync
+async def test_replay_offers_the_same_cursor():
+    app = ReplayApp(inspected_trace(), playing=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "i", "up")
+        text = panel_text(app)
+        assert text.startswith(SUMMARY) and "' c'  rejected draft of 1 token" in text
+        assert "target's top 3: '):↵' 0.460 · #99 0.410 · ' b' 0.050" in text
+        assert highlighted(app) == " c"
+        await pilot.press("escape", "left")  # the keys step rounds again
+        rounds = [e for e in inspected_trace().turns[0].events if isinstance(e, Round)]
+        assert app.replay.live is not None and len(app.replay.live.rounds) == len(rounds) - 1
+        await pilot.press("i")  # opened on a replay that moved: the answer on screen now
+        assert "round 3 of 3" in panel_text(app)
+
+
+async def at_the_rejection(pilot) -> None:
+    await send(pilot, pilot.app, PROMPT)
+    await answered(pilot, pilot.app)
+    await pilot.press("f7", "up")
+    pilot.app.query_one(ChatInput).cursor_blink = False
+    await pilot.pause()
+
+
+def test_snapshot_of_the_panel_at_a_rejection(snap_compare, setup):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    assert snap_compare(app, terminal_size=SIZE, run_before=at_the_rejection)
+
+
+def test_snapshot_of_the_panel_at_80x24(snap_compare, setup):
+    """The narrow layout keeps the answer, the panel and the input on screen."""
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=at_the_rejection)
