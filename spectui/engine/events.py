@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from spectui.engine.verdicts import Verdict
+
 
 class StopReason(str, Enum):
     EOS = "eos"
@@ -85,6 +87,8 @@ class Round:
     # Spec type auto only: set on its path alone, every other round keeps the defaults.
     probe: bool = False  # auto tried the draft model to measure it rather than because it pays
     t_sync: float = 0.0  # of t_draft, the draft cache catching up in a decode of its own (SYNC_APART)
+    # Inspect mode only: what the verifier saw at each judged draft position (verdicts.py)
+    verdicts: tuple[Verdict, ...] = ()
 
     @property
     def n_drafted(self) -> int:

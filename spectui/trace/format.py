@@ -126,9 +126,10 @@ def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
 # --- events <-> records ------------------------------------------------------------
 
 
-# Round fields only spec type auto sets: written only when set, so every other round's line
-# stays as version 1 wrote it (a reader of a line without them gets these defaults).
-AUTO_ONLY = {"probe": False, "t_sync": 0.0}
+# Round fields only spec type auto (probe, t_sync) or inspect mode (verdicts) set: written only
+# when set, so every other round's line stays as version 1 wrote it (a reader of a line
+# without them gets these defaults).
+OPTIONAL = {"probe": False, "t_sync": 0.0, "verdicts": ()}
 
 
 def event_record(event: Event | ConfigChange) -> dict:
@@ -136,7 +137,7 @@ def event_record(event: Event | ConfigChange) -> dict:
         return {"kind": "config", "t": event.t, "config": event.config}
     record = {"kind": type(event).__name__, **asdict(event)}
     if isinstance(event, Round):
-        for key, default in AUTO_ONLY.items():
+        for key, default in OPTIONAL.items():
             if record[key] == default:
                 del record[key]
     return record

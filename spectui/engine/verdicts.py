@@ -1,0 +1,61 @@
+"""What the verifier saw at each drafted position, when a session inspects (issue 36).
+
+UI-free: a Round carries its verdicts, and the chat, `spectui run`, the bench, traces and the
+HTML export read them through the helpers here, so every view reports the same numbers.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+NEAR_TIE = 0.1  # a rejection the target's top-1 won by less than this margin is a near-tie
+CONFIDENT_Q = 0.8  # a draft at least this sure of its token ...
+CONFIDENT_P = 0.1  # ... which the target gave less than this is a confident draft error
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the verifier saw at one drafted position."""
+
+    position: int  # index in the round's draft (0-based)
+    token: int  # the drafted token id
+    p: float  # the target's probability of it as verified (sampling chain at temp > 0; full softmax at greedy)
+    q: float | None  # the draft's own probability (model-based types), else None
+    acceptance: float | None  # min(1, p/q) at temp > 0 with a q; None otherwise
+    draw: float | None  # the uniform draw that decided, at temp > 0; None otherwise
+    accepted: bool
+    top: tuple[tuple[int, float], ...] = ()  # at the first rejected position only: the target's top 3 (id, p)
+    emitted: int | None = None  # at the first rejected position: the token emitted instead
+
+
+class _Judged(Protocol):
+    """A Round, or anything else that carries verdicts (events.py imports this module)."""
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]: ...
+
+
+def near_tie(v: Verdict) -> bool:
+    """Rejected, and the target's first choice beat its second by less than NEAR_TIE."""
+    return not v.accepted and len(v.top) >= 2 and v.top[0][1] - v.top[1][1] < NEAR_TIE
+
+
+def confident_error(v: Verdict) -> bool:
+    """Rejected although the draft was sure of it: q > CONFIDENT_Q where the target gave p < CONFIDENT_P."""
+    return not v.accepted and v.q is not None and v.q > CONFIDENT_Q and v.p < CONFIDENT_P
+
+
+def rejections(rounds: Iterable[_Judged]) -> list[Verdict]:
+    """The verdict at each round's first rejected position (the others were never judged)."""
+    return [v for r in rounds for v in r.verdicts if not v.accepted]
+
+
+def summarize(rounds: Iterable[_Judged]) -> tuple[int, int, int, float | None]:
+    """(rejections, near-ties, confident draft errors, median p of the rejected draft tokens;
+    None without a rejection) over rounds that carry verdicts."""
+    rejected = rejections(rounds)
+    median = statistics.median(v.p for v in rejected) if rejected else None
+    return len(rejected), sum(map(near_tie, rejected)), sum(map(confident_error, rejected)), median
