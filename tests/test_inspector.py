@@ -1,20 +1,26 @@
 """The token inspector below the UI (spectui/chat/inspector.py): its stops line up with the
 overlay's text, the cursor moves and jumps between rejected drafts, and the panel's facts
 say p, q, the decision and a rejection's alternatives. On recorded rounds given verdicts
-(the model is not what is tested here)."""
+(the model is not what is tested here); and the controller's inspect switch."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from spectui.chat.inspector import NO_DATA, Cursor, facts, stops, summary_line
 from spectui.chat.turn import LiveTurn
+from spectui.chat.updates import Notice
 from spectui.engine.events import Round
 from spectui.engine.overlay import REJECTED
 from spectui.engine.verdicts import Verdict
 from spectui.llama.spec_config import SpecConfig
-from tests.fake_session import load_trace
+from tests.fake_session import FakeSession, load_trace
+from tests.test_controller import make
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+
+pytestmark = pytest.mark.usefixtures("dirs")  # the controller's tests save chats: own data dirs (conftest.py)
 
 # Round 2 of ANSWER_ROUNDS drafts " b" then " c"; the target rejects " c" for "):\n" (a near-tie),
 # and a second answer's rejection is a confident draft error.
@@ -140,3 +146,27 @@ def test_an_answer_without_verdicts_says_so():
     cursor.jump_rejected(-1)
     assert facts(cursor)[1:] == [NO_DATA]
     assert facts(Cursor([])) == ["no token to inspect in this answer"]
+
+
+class InspectingFake(FakeSession):
+    """A session that can inspect, as the engine's Session can (the fake replays what it recorded)."""
+
+    inspect = False
+
+
+def test_inspect_is_off_until_toggled_and_follows_a_new_session(setup):
+    controller, screen = make(setup, InspectingFake(spec=setup.spec))
+    assert not controller.inspect and not controller.session.inspect
+    controller.toggle_inspect()
+    assert controller.inspect and controller.session.inspect
+    assert "Inspect on" in screen.of(Notice)[-1].text
+    controller.session_loaded(InspectingFake(spec=setup.spec), setup, {})
+    assert controller.session.inspect  # a switch of models keeps it
+    controller.toggle_inspect()
+    assert not controller.session.inspect and screen.of(Notice)[-1].text == "Inspect off"
+
+
+def test_a_session_that_cannot_inspect_says_so(setup):
+    controller, screen = make(setup)
+    controller.toggle_inspect()
+    assert not controller.inspect and "cannot inspect" in screen.of(Notice)[-1].text

@@ -20,7 +20,7 @@ from spectui.tui.widgets.message import AnswerChunk
 from tests.fake_session import PROMPT, FakeSession, load_trace
 from tests.test_inspector import judged
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
-from tests.tui_helpers import answered, send, sync
+from tests.tui_helpers import answered, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -100,7 +100,9 @@ async def test_an_answer_without_inspect_data_says_so(setup):
     async with app.run_test(size=SIZE) as pilot:
         await asked(pilot, app)
         await pilot.press("f7", "up")
-        assert panel_text(app).startswith(NO_DATA) and "' c'  rejected draft" in panel_text(app)
+        text = panel_text(app)
+        assert text.startswith(NO_DATA) and "' c'  rejected draft" in text
+        assert "shift+f7 turns inspect on" in text
 
 
 @sync
@@ -132,6 +134,7 @@ async def test_replay_offers_the_same_cursor():
 
 
 async def at_the_rejection(pilot) -> None:
+    await until(pilot, lambda: pilot.app.screen.query(ChatInput))  # the chat screen is composed
     await send(pilot, pilot.app, PROMPT)
     await answered(pilot, pilot.app)
     await pilot.press("f7", "up")

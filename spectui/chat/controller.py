@@ -74,6 +74,7 @@ class ChatController:
         self.loading = False  # a load runs: messages queue until it ends
         self.comparing = False  # the A/B view runs the session: the chat and its configuration wait
         self.memory = ""  # the last memory reading, shown in the panel and kept in traces
+        self.inspect = False  # record what the verifier saw (the inspector's data): off until asked
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.queued: list[str] = []  # messages typed while the chat was busy, oldest first
         self.editing: history.Message | None = None  # the sent message the box holds for resending
@@ -129,6 +130,23 @@ class ChatController:
             current = self.setup.spec.types[0]
             i = types.index(current) if current in types else 0
             self.set_spec_type(types[(i + step) % len(types)])
+
+    def toggle_inspect(self) -> None:
+        """Inspect on or off: from the next round, each round records what the verifier saw at
+        each draft (p, q, the decision, the target's alternatives), for the inspector."""
+        if (session := self.need_session()) is None:
+            return
+        if not hasattr(session, "inspect"):
+            self._notify("This session cannot inspect: a llama-server does not say what its verifier saw.")
+            return
+        self.inspect = not self.inspect
+        setattr(session, "inspect", self.inspect)  # noqa: B010  # the protocol leaves it out: servers lack it
+        self._notify(
+            "Inspect on: the next answers record why each draft was accepted or rejected (f7 reads them)"
+            if self.inspect
+            else "Inspect off",
+            timeout=4,
+        )
 
     def step_n_max(self, step: int) -> None:
         spec = self.setup.spec
@@ -505,6 +523,8 @@ class ChatController:
         # the session's spec wins: a server fixes its own speculation
         self.session, self.setup = session, replace(setup, spec=session.spec)
         self.environment, self._owns_session = environment, True
+        if hasattr(session, "inspect"):
+            setattr(session, "inspect", self.inspect)  # noqa: B010  # kept across a switch of models
         self.chat.preset = self.chat.preset or setup.preset
         for note in setup.notes:
             self._notify(note, timeout=8)

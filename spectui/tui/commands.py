@@ -194,6 +194,14 @@ COMMANDS = (
         "with the token's p, q, the decision and the target's top 3; f11, then enter on a round, starts there",
         priority=True,  # over the input's own f7 (select all, which ctrl+a does too)
     ),
+    Command(
+        "shift+f7",
+        "toggle_inspect",
+        "inspect on/off",
+        "Inspect on/off",
+        "Record why each draft was accepted or rejected (p, q, the target's top 3), from the next round, "
+        "for f7 to read; off by default",
+    ),
     Command("f1,question_mark", "help", "help", "Help", "Keys, commands and the overlay legend", True, chat=False),
 )
 

@@ -18,6 +18,8 @@ from spectui.tui.widgets.message import AssistantMessage
 class InspectsAnswers(Screen):
     """A screen with a #transcript: `inspected` says which answer the inspector walks."""
 
+    NO_DATA_HINT = ""  # how to record the inspector's data, for an answer given without it
+
     def inspected(self) -> tuple[Sequence[Round], AssistantMessage] | None:
         """The answer to inspect, its rounds and its widget; None, with a notice, when none."""
         raise NotImplementedError
@@ -27,7 +29,7 @@ class InspectsAnswers(Screen):
         found = self.inspected()
         if found is not None:
             rounds, answer = found
-            (await self.inspector()).open(Cursor(rounds, at_round), answer)
+            (await self.inspector()).open(Cursor(rounds, at_round), answer, self.NO_DATA_HINT)
 
     def inspect_round(self, index: int | None) -> None:
         """f11's round list chose a round (None: closed without one)."""
@@ -52,7 +54,11 @@ class InspectsAnswers(Screen):
 class InspectsChat(InspectsAnswers):
     """The chat: the last answer given in this session (the one f11 lists)."""
 
+    NO_DATA_HINT = "shift+f7 turns inspect on: the next answers record it"
     controller: ChatController  # the chat screen's
+
+    def action_toggle_inspect(self) -> None:
+        self.controller.toggle_inspect()
 
     def inspected(self) -> tuple[Sequence[Round], AssistantMessage] | None:
         turn = self.controller.turn

@@ -68,6 +68,7 @@ class ReplayScreen(Screen):
         Binding("ctrl+f", "toggle_rejected", "rejected"),
         Binding("q", "app.quit", "quit"),
     ]
+    KEYS = "space play/pause · ←/→ round · +/- speed · q quit"  # the status line's reminder
 
     def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
         super().__init__()
@@ -138,7 +139,7 @@ class ReplayScreen(Screen):
             Content.assemble(
                 state,
                 f"  ×{p.speed:g}  round {shown}/{sum(self._rounds)}  turn {p.step.turn + 1}/{len(turns)}",
-                ("  space play/pause · ←/→ round · +/- speed · q quit", "$text-muted"),
+                ("  " + self.KEYS, "$text-muted"),
             )
         )
 
@@ -147,10 +148,12 @@ class ReplayScreen(Screen):
 
 
 class ChatReplayScreen(InspectsAnswers, ReplayScreen):
-    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel; f7 or
-    i inspects the answer on screen (pausing the replay), as the chat's f7 does."""
+    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel; i (or
+    f7) inspects the answer on screen (pausing the replay), as the chat's f7 does."""
 
-    BINDINGS = [Binding("f7,i", "inspect", "inspect")]
+    BINDINGS = [Binding("i,f7", "inspect", "inspect")]
+    KEYS = "space play/pause · ←/→ round · +/- speed · i inspect · q quit"
+    NO_DATA_HINT = "recorded without inspect: `spectui run --inspect --trace` or shift+f7 in the chat records it"
 
     def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
         super().__init__(trace, speed, playing, show_rejected)

@@ -44,6 +44,7 @@ class InspectorPanel(Static, can_focus=True):
         self.cursor: Cursor | None = None
         self.answer: AssistantMessage | None = None
         self._before: Widget | None = None  # focused before the panel took the keys, and again after
+        self._hint = ""  # how to record the data, shown when the answer has none
         self.border_title = "inspect"
         self.border_subtitle = "←/→ token · ↑/↓ rejected · esc leaves"
 
@@ -51,11 +52,12 @@ class InspectorPanel(Static, can_focus=True):
     def is_open(self) -> bool:
         return self.cursor is not None
 
-    def open(self, cursor: Cursor, answer: AssistantMessage) -> None:
-        """Put the cursor on `answer`, whose message the cursor's rounds built."""
+    def open(self, cursor: Cursor, answer: AssistantMessage, hint: str = "") -> None:
+        """Put the cursor on `answer`, whose message the cursor's rounds built; `hint`: how to
+        record what the answer lacks, when it was given without inspect."""
         if self.answer is not None and self.answer is not answer:
             self.answer.mark(None)
-        self.cursor, self.answer = cursor, answer
+        self.cursor, self.answer, self._hint = cursor, answer, hint
         if self.screen.focused is not self:
             self._before = self.screen.focused
         self.add_class("-open")
@@ -90,6 +92,8 @@ class InspectorPanel(Static, can_focus=True):
         if cursor is None:
             return
         lines = [Content.styled(summary_line(cursor.rounds), "$text-muted")]
+        if not cursor.inspected and self._hint:
+            lines.append(Content.styled(self._hint, "$warning"))
         lines += [Content.styled(line, "bold") if i == 0 else Content(line) for i, line in enumerate(facts(cursor))]
         self.update(Content("\n").join(lines))
         stop = cursor.stop
