@@ -120,6 +120,14 @@ def test_facts_of_an_accepted_draft_and_a_bonus_token():
     assert facts(cursor)[1:] == ["the target's bonus token, after all 3 drafted tokens were accepted"]
 
 
+def test_a_long_rejected_draft_is_cut_on_its_line():
+    long = "word " * 20
+    cursor = Cursor(rounds_of(recorded("ngram-simple", [([" a"], long, " b")], 50.0)))
+    cursor.jump_rejected(-1)
+    cut = "'word word word word word word word word'…"  # 39 characters of it
+    assert facts(cursor)[0].startswith(cut + "  rejected draft of 1 token (ngram-simple)")
+
+
 def test_facts_at_temperature_give_the_acceptance_and_the_draw():
     cursor = Cursor(answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5))
     cursor.jump_rejected(-1)
@@ -144,7 +152,9 @@ def test_an_answer_without_verdicts_says_so():
     assert summary_line(rounds) == NO_DATA
     cursor = Cursor(rounds)
     cursor.jump_rejected(-1)
-    assert facts(cursor)[1:] == [NO_DATA]
+    assert facts(cursor)[1:] == ["rejected: the target emitted '):↵' instead (no p, q: not inspected)"]
+    cursor.move(-1)
+    assert facts(cursor)[1:] == ["accepted: the target agreed (no p, q: not inspected)"]
     assert facts(Cursor([])) == ["no token to inspect in this answer"]
 
 

@@ -13,6 +13,12 @@ from spectui.engine.overlay import LEGEND, REJECTED
 from spectui.engine.verdicts import CONFIDENT_P, CONFIDENT_Q, NEAR_TIE, Verdict, confident_error, near_tie, summarize
 
 NO_DATA = "no inspect data for this answer"
+SHOWN_CHARS = 40  # a longer rejected draft is cut in the panel (f11 shows it whole)
+
+# What a stop is in its round: a drafted token the target accepted, the rejected tail of a
+# draft, the target's token that replaced it, the bonus after a fully accepted draft, or the
+# target's own token in a round that drafted nothing.
+ACCEPTED, REJECTED_DRAFT, REPLACED, BONUS, OWN = "accepted", "rejected", "replaced", "bonus", "own"
 
 
 @dataclass(frozen=True)
@@ -24,8 +30,9 @@ class Stop:
     end: int
     text: str
     kind: str  # the overlay's kind: draft, ngram, target, resampled or rejected
+    role: str  # ACCEPTED, REJECTED_DRAFT, REPLACED, BONUS or OWN
     round: Round
-    verdict: Verdict | None  # None: not drafted (the target's bonus token), or not inspected
+    verdict: Verdict | None  # None: not drafted (BONUS, OWN), or not inspected
 
 
 def stops(rounds: Sequence[Round]) -> list[Stop]:
@@ -33,20 +40,21 @@ def stops(rounds: Sequence[Round]) -> list[Stop]:
     out: list[Stop] = []
     pos = 0
 
-    def add(text: str, kind: str, r: Round, verdict: Verdict | None) -> None:
+    def add(text: str, kind: str, role: str, r: Round, verdict: Verdict | None) -> None:
         nonlocal pos
-        out.append(Stop(pos, pos + len(text), text, kind, r, verdict))
+        out.append(Stop(pos, pos + len(text), text, kind, role, r, verdict))
         pos += len(text)
 
     for r in rounds:
         judged = {v.position: v for v in r.verdicts}
         for i, token in enumerate(r.tokens[: r.n_accepted]):
-            add(token.piece, token.source.value, r, judged.get(i))
+            add(token.piece, token.source.value, ACCEPTED, r, judged.get(i))
         rejection = judged.get(r.n_accepted) if r.rejected else None
         if r.rejected:
-            add(r.rejected_text, REJECTED, r, rejection)
-        for token in r.tokens[r.n_accepted :]:  # the target's token: the bonus, or the one emitted at the rejection
-            add(token.piece, token.source.value, r, rejection)
+            add(r.rejected_text, REJECTED, REJECTED_DRAFT, r, rejection)
+        last = REPLACED if r.rejected else BONUS if r.n_drafted else OWN
+        for token in r.tokens[r.n_accepted :]:  # the target's token
+            add(token.piece, token.source.value, last, r, rejection)
     return out
 
 
@@ -98,8 +106,11 @@ def summary_line(rounds: Sequence[Round]) -> str:
 
 
 def shown(text: str) -> str:
-    """A token's text quoted on one line (its newlines and tabs as marks)."""
-    return repr(text.replace("\n", "↵").replace("\t", "→")) if text else "'' (part of a character)"
+    """A token's text quoted on one line (its newlines and tabs as marks), a long one cut."""
+    if not text:
+        return "'' (part of a character)"
+    line = text.replace("\n", "↵").replace("\t", "→")
+    return repr(line) if len(line) <= SHOWN_CHARS else repr(line[: SHOWN_CHARS - 1]) + "…"
 
 
 def facts(cursor: Cursor) -> list[str]:
@@ -115,27 +126,27 @@ def facts(cursor: Cursor) -> list[str]:
         head = f"{shown(stop.text)}  rejected draft of {n} token{'s' * (n != 1)} ({r.spec_type})"
     else:
         head = f"{shown(stop.text)}  {LEGEND.get(stop.kind, stop.kind)}"
-    lines = [head + f" · {where}"]
-    v = stop.verdict
-    if v is None:
-        lines.append(_unjudged(stop, cursor.inspected))
-    elif stop.kind != REJECTED and not v.accepted:  # the target's token that replaced a rejected draft
-        lines.append(f"emitted by the target instead of the rejected draft {shown(r.rejected_text)}")
-    else:
-        lines += [_numbers(v), _decision(v)]
-    if v is not None and not v.accepted:
-        lines += _rejection(v, cursor.pieces())
+    lines = [head + f" · {where}", *_what(stop)]
+    if stop.verdict is not None and not stop.verdict.accepted:
+        lines += _rejection(stop.verdict, cursor.pieces())
     return lines
 
 
-def _unjudged(stop: Stop, inspected: bool) -> str:
-    """Why a token has no verdict."""
-    r = stop.round
-    if stop.kind != REJECTED and r.n_drafted == 0:
-        return "the target's own token: nothing was drafted this round"
-    if stop.kind != REJECTED and r.n_accepted == r.n_drafted:
-        return f"the target's bonus token, after all {r.n_drafted} drafted tokens were accepted"
-    return "no verdict recorded for this round" if inspected else NO_DATA
+def _what(stop: Stop) -> list[str]:
+    """The token's numbers and the decision, or what the round says without them."""
+    r, v = stop.round, stop.verdict
+    if stop.role == REPLACED:
+        return [f"emitted by the target instead of the rejected draft {shown(r.rejected_text)}"]
+    if stop.role == BONUS:
+        return [f"the target's bonus token, after all {r.n_drafted} drafted tokens were accepted"]
+    if stop.role == OWN:
+        return ["the target's own token: nothing was drafted this round"]
+    if v is not None:
+        return [_numbers(v), _decision(v)]
+    if stop.role == REJECTED_DRAFT:
+        emitted = r.tokens[r.n_accepted].piece if len(r.tokens) > r.n_accepted else ""
+        return [f"rejected: the target emitted {shown(emitted)} instead (no p, q: not inspected)"]
+    return ["accepted: the target agreed (no p, q: not inspected)"]
 
 
 def _numbers(v: Verdict) -> str:
