@@ -151,3 +151,15 @@ def test_snapshot_of_the_panel_at_80x24(snap_compare, setup):
     """The narrow layout keeps the answer, the panel and the input on screen."""
     app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
     assert snap_compare(app, terminal_size=(80, 24), run_before=at_the_rejection)
+
+
+@sync
+async def test_the_inspector_leaves_an_answer_that_is_gone(setup):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        await pilot.press("f7")
+        await pilot.press("ctrl+n")  # a new chat: the answer's widget goes
+        await pilot.pause()
+        await pilot.press("left")
+        assert not app.screen.query_one(InspectorPanel).is_open

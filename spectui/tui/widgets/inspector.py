@@ -91,6 +91,10 @@ class InspectorPanel(Static, can_focus=True):
         cursor = self.cursor
         if cursor is None:
             return
+        if self.answer is not None and not self.answer.is_attached:  # a new chat, an edit or a regenerate took it
+            self.close()
+            self.notify("That answer is no longer on screen: f7 inspects the last one.", timeout=3)
+            return
         lines = [Content.styled(summary_line(cursor.rounds), "$text-muted")]
         if not cursor.inspected and self._hint:
             lines.append(Content.styled(self._hint, "$warning"))
