@@ -50,6 +50,8 @@ def _recorded_events(path: Path) -> tuple[Event, ...]:
 
 
 class FakeSession:
+    inspect = False  # replays recorded rounds, verdicts and all
+
     def __init__(
         self,
         events: list[Event] | None = None,

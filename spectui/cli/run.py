@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
@@ -17,7 +18,7 @@ from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
 from spectui.config.options import add_setup_flags, overrides_from
 from spectui.config.resolve import model_label, resolve
-from spectui.engine import llama_thread
+from spectui.engine import llama_thread, verdicts
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
 from spectui.engine.stats import summarize
@@ -39,6 +40,12 @@ def add_parser(sub) -> None:
     p.add_argument("--no-color", action="store_true", help="plain text (for pipes); hides rejected tokens")
     p.add_argument("--no-rejected", action="store_true", help="hide rejected draft tokens")
     p.add_argument("--trace", metavar="FILE", help="record the run as a trace (JSON Lines) for spectui replay")
+    p.add_argument(
+        "--inspect",
+        action="store_true",
+        help="record what the verifier saw at each drafted token (p, q, the target's top 3 at a rejection): "
+        "in --json, the trace and the summary",
+    )
     p.add_argument(
         "--ignore-eos",
         action="store_true",
@@ -130,6 +137,7 @@ def main(args) -> int:
 
         configure_logging(args.verbose, Path(args.log_file) if args.log_file else None)
         session = open_session(setup, console=err)
+    session.inspect = args.inspect
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:
@@ -171,6 +179,7 @@ def main(args) -> int:
                         "backend_sampling": setup.backend_sampling,
                     },
                     "stats": summary.as_dict(),
+                    **(inspected(events) if args.inspect else {}),
                 },
                 ensure_ascii=False,
             )
@@ -182,7 +191,43 @@ def main(args) -> int:
     if show_rejected:
         err.print(legend())
     err.print(summary_table(summary, session.spec.label, end))
+    if args.inspect:
+        err.print(inspect_line(events), highlight=False)
     return 0
+
+
+def inspected(events: list) -> dict:
+    """--inspect's part of --json: each drafting round's verdicts, as the trace records them,
+    and their summary."""
+    rounds = [e for e in events if isinstance(e, Round) and e.drafted]
+    return {
+        "rounds": [
+            {
+                "index": r.index,
+                "spec_type": r.spec_type,
+                "n_accepted": r.n_accepted,
+                "verdicts": list(map(asdict, r.verdicts)),
+            }
+            for r in rounds
+        ],
+        "inspect": verdicts.summary_dict(rounds),
+    }
+
+
+def verdict_dicts(r: Round) -> list[dict]:
+    return [asdict(v) for v in r.verdicts]
+
+
+def inspect_line(events: list) -> str:
+    """--inspect's line under the summary: why drafts were rejected, in aggregate."""
+    n, ties, errors, median = verdicts.summarize(e for e in events if isinstance(e, Round))
+    if not n:
+        return "inspect: no rejected draft token"
+    return (
+        f"inspect: {n} rejections, {ties} near-ties (top-1 minus top-2 < {verdicts.NEAR_TIE}), "
+        f"{errors} confident draft errors (q > {verdicts.CONFIDENT_Q}, p < {verdicts.CONFIDENT_P}), "
+        f"median p of rejected tokens {median:.3f}"
+    )
 
 
 def cut_off(end: TurnEnd, setup) -> str:

@@ -30,6 +30,9 @@ class Drafter:
     # The distributions the last draft's tokens were sampled from (rejection sampling
     # needs them), one row per token; None: the tokens were chosen greedily (one-hot).
     q_rows: list[np.ndarray] | None = None
+    # Inspect mode: the engine sets a list before draft(), which a model drafter fills with its
+    # own probability of each token it drafts (its draft sampler's); None: nobody asked.
+    q_probs: list[float] | None = None
     # What the last draft() spent bringing its own cache up to the context first, apart
     # from drafting proper (auto prices catching up and drafting separately).
     t_sync: float = 0.0

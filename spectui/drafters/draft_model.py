@@ -84,7 +84,9 @@ class DraftModel(Drafter):
         lacking = self._sync(tokens[:-1], merge=True)
         # plain greedy needs only each row's argmax, and sampling without p-min only q: neither
         # needs the row (see Context.decode_argmax, decode_dists)
-        take = "row" if self.p_min > 0 else "dist" if self.probabilistic else "argmax"
+        qp = self.q_probs
+        needs_row = self.p_min > 0 or (qp is not None and not self.probabilistic)  # (inspect: greedy q)
+        take = "row" if needs_row else "dist" if self.probabilistic else "argmax"
         try:
             out = self._decode_last(list(tokens[len(tokens) - 1 - lacking :]), take)
         except ContextFull:
@@ -104,6 +106,8 @@ class DraftModel(Drafter):
                 qs = qs[: len(result)]
                 break
             result.append(tok)
+            if qp is not None:  # the distribution it was drawn from, or the draft sampler's
+                qp.append(float(qs[-1][tok]) if self.probabilistic else draft_dist(out)[tok])
             if len(result) >= n_max:
                 break
             out = self._decode_last([tok], take)

@@ -84,16 +84,25 @@ class HiddenStateDrafter(Drafter):
         None below p_min (default --spec-draft-p-min). With its top 10 taken on the backend,
         only those come back, not the row of the vocabulary."""
         p_min = self.p_min if p_min is None else p_min
+        qp = self.q_probs  # inspect: the draft sampler's probability of each token picked
         if self.top_on_backend:
             ids, logits = self.dft.candidates(i)
             tok = int(ids[logits.argmax()])  # ids ascending: the lowest of tied ids, as numpy's argmax
-            if p_min > 0 and dist_of_candidates(ids, logits, LLAMA_DRAFT_SAMPLER, self.dft.n_vocab)[tok] < p_min:
-                return None
+            if p_min > 0 or qp is not None:
+                q = dist_of_candidates(ids, logits, LLAMA_DRAFT_SAMPLER, self.dft.n_vocab)[tok]
+                if q < p_min:
+                    return None
+                if qp is not None:
+                    qp.append(q)
             return tok
         row = self.dft.logits_at(i)
         tok = int(np.argmax(row))
-        if p_min > 0 and draft_dist(row)[tok] < p_min:
-            return None
+        if p_min > 0 or qp is not None:
+            q = draft_dist(row)[tok]
+            if q < p_min:
+                return None
+            if qp is not None:
+                qp.append(q)
         return tok
 
     def _finish(self, result: list[int]) -> list[int]:

@@ -52,7 +52,10 @@ def chat_messages(turns: Sequence[tuple[str, str]], system: str | None = None) -
 class ChatSession(Protocol):
     """A loaded pair (or a server) that answers turns as events. `configure` takes effect
     at the next round, `set_sampling` at the next turn, `cancel` after this round; all
-    three may be called from any thread."""
+    three may be called from any thread. `inspect` True (between turns): each Round carries
+    its Verdicts, where the session can see them (a llama-server's rounds carry none)."""
+
+    inspect: bool
 
     @property
     def spec(self) -> SpecConfig: ...

@@ -72,6 +72,8 @@ class ServerInfo:
 class ServerSession:
     """Speaks the part of engine.session.Session that the chat, `run` and the bench use."""
 
+    inspect = False  # no verdicts: the server answers no per-position probabilities
+
     def __init__(self, url: str, sampling: SamplingParams = SamplingParams(), key: str | None = None, n_max: int = 3):
         parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -381,6 +383,8 @@ class ServerPool:
     spec-type change picks the server that runs it, from the next message. So the chat's
     hotkeys, the A/B view and the bench compare servers started with different flags,
     e.g. one without a draft as the baseline."""
+
+    inspect = False  # no verdicts: the server answers no per-position probabilities
 
     def __init__(self, servers: list[ServerSession]):
         labels = [s.spec.label for s in servers]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -26,11 +26,12 @@ from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.engine import auto, heap, resources
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, SessionStatus
+from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama import draft_fit, llama_ext
 from spectui.llama import sampling as smp
 from spectui.llama.compat import check_compatible
-from spectui.llama.context import Context, ContextFull, ContextParams
+from spectui.llama.context import Context, ContextFull, ContextParams, LazyRows
 from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads, usable_cores
@@ -57,6 +58,7 @@ class _Draft:
     drafter: Drafter | None = None
     tokens: list[int] = field(default_factory=list)
     q_rows: list | None = None  # the distributions the tokens were sampled from; None: one-hot
+    q_probs: list[float] | None = None  # inspect: the draft's own probability of each token (model drafters)
     note: str = ""
     decision: auto.Decision | None = None
     candidate: list[int] = field(default_factory=list)  # auto: the n-gram candidate, used or not
@@ -68,6 +70,7 @@ class _Draft:
     resampled: bool = False
     rejected: tuple[int, ...] = ()
     rejected_text: str = ""
+    verdicts: list[Verdict] = field(default_factory=list)  # inspect: what the verifier saw
 
 
 class Session:
@@ -120,6 +123,9 @@ class Session:
         # in place, and sampling reads a copy instead of llama.cpp's buffer.
         self.keep_logits = False
         self.last_logits: np.ndarray | None = None
+        # Inspect mode (issue 36): each Round carries its Verdicts, at the cost of reading the
+        # judged rows' softmax at greedy and the draft's q; off, no round does any of it.
+        self.inspect = False
         # Hidden-state drafters see every target batch from the start, whatever drafts.
         self._followers = [
             cast(HiddenStateDrafter, self._drafter(t, spec)) for t in self._types if t in HIDDEN_STATE_TYPES
@@ -253,9 +259,11 @@ class Session:
         for spec_type in spec.drafting:
             d = self._ready(spec_type, spec, seq)
             k = d.limit(spec.draft_n_max, limit)
+            d.q_probs = [] if self.inspect else None
             tokens = d.draft(seq, k)[:k]
             if tokens:
-                return _Draft(spec_type, d, tokens, d.q_rows[: len(tokens)] if d.q_rows is not None else None)
+                q_rows = d.q_rows[: len(tokens)] if d.q_rows is not None else None
+                return _Draft(spec_type, d, tokens, q_rows, d.q_probs)
         return _Draft()
 
     def _auto_draft(self, spec: SpecConfig, seq: list[int], limit: int, left: int | None, done: int) -> _Draft:
@@ -285,8 +293,9 @@ class Session:
             out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
         elif dec.source == auto.DRAFT:
             model = cast(Drafter, model)  # auto chooses the draft model only when there is one
+            model.q_probs = [] if self.inspect else None
             out.spec_type, out.drafter, out.tokens = self.model_type, model, model.draft(seq, dec.k)
-            out.q_rows = model.q_rows
+            out.q_rows, out.q_probs = model.q_rows, model.q_probs
         return out
 
     # --- generation ---------------------------------------------------------------
@@ -379,10 +388,10 @@ class Session:
             t_draft = time.perf_counter() - t_round
 
             verify = "greedy" if greedy else spec.verify
-            fast = verify == "greedy" and not self.keep_logits
+            fast = verify == "greedy" and not (self.keep_logits or self.inspect)
             t_v = time.perf_counter()
             try:
-                rows = self._verify(seq[-1], dr.tokens, fast)
+                rows = self._verify(seq[-1], dr.tokens, fast, verify == "greedy")
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
@@ -416,21 +425,28 @@ class Session:
                 note=dr.note,
                 probe=probe,
                 t_sync=t_sync,
+                verdicts=tuple(v for v in dr.verdicts if v.position < len(dr.tokens)),  # not past an end
             )
             index += 1
             if stop is not None:
                 return stop
 
-    def _verify(self, id_last: int, draft: list[int], fast: bool) -> Sequence[int] | Sequence[smp.Dist] | np.ndarray:
+    def _verify(
+        self, id_last: int, draft: list[int], fast: bool, greedy: bool
+    ) -> Sequence[int] | Sequence[smp.Dist] | Sequence[np.ndarray] | np.ndarray:
         """Decode id_last and the draft in one target batch, a row for each; what comes back is
         what the verification reads of the rows. `fast` (greedy): each row's argmax only, up to
-        the first rejection, read in place with none copied out."""
+        the first rejection, read in place with none copied out. Inspecting at greedy: the
+        logits rows, read in place (copied only from a batch of several chunks, which share
+        llama.cpp's buffer), for their softmax."""
         batch, want = [id_last] + draft, range(len(draft) + 1)
         if fast:
             return self.ctx.decode_argmax(batch, want, match=True)
         if self.keep_logits:
             rows = self.last_logits = self.ctx.decode(batch, want)
             return rows
+        if greedy:  # inspect
+            return self.ctx.decode_each(batch, want, np.copy if len(batch) > self.ctx.n_batch else _view, lazy=True)
         # each row's distribution (the row read in place, or its top k from the backend), lazily
         return self.ctx.decode_dists(batch, want, self.sampling)
 
@@ -440,11 +456,15 @@ class Session:
             dr.n_acc = len(rows) - 1  # the target's choices up to (and with) its first rejection
             dr.nxt = rows[dr.n_acc]
             return
-        p_rows = [smp.dist(row, self.sampling) for row in rows] if self.keep_logits else rows
+        logits = self.keep_logits or verify == "greedy"  # rows of logits, not distributions
+        p_rows = LazyRows(rows, lambda row: smp.dist(row, self.sampling)) if logits else rows
+        draws: list[float] | None = [] if self.inspect and verify != "greedy" else None
         if verify == "rejection":
-            dr.n_acc, dr.nxt, dr.resampled = smp.verify_rejection(p_rows, dr.q_rows, dr.tokens, rng)
+            dr.n_acc, dr.nxt, dr.resampled = smp.verify_rejection(p_rows, dr.q_rows, dr.tokens, rng, draws)
         else:
-            dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng)
+            dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng, draws)
+        if self.inspect:
+            dr.verdicts = _verdicts(dr, rows if verify == "greedy" else p_rows, draws, verify, self.target.piece)
 
     def _tell_drafters(self, dr: _Draft) -> None:
         """How much of the draft was accepted, to the drafter that made it and to every follower."""
@@ -513,3 +533,50 @@ class Session:
 
     def _ends(self, token: int, limits: GenerationLimits) -> bool:
         return not limits.ignore_eos and self.target.is_eog(token)
+
+
+def _view(row: np.ndarray) -> np.ndarray:
+    return row
+
+
+def _verdicts(
+    dr: _Draft, rows: Sequence, draws: list[float] | None, verify: str, piece: Callable[[int], bytes]
+) -> list[Verdict]:
+    """The verdict at each judged draft position, from the values the verifier read: at greedy
+    (`draws` None) the full softmax of the logits `rows`; otherwise the distributions `rows`
+    the verifier sampled from, with its draws. The first rejected position also gets the
+    target's top 3 and the token emitted instead."""
+    out = []
+    for i, x in enumerate(dr.tokens[: dr.n_acc + 1]):
+        accepted = i < dr.n_acc
+        n_top = 0 if accepted else 3
+        if draws is None:
+            p, top = smp.softmax_at(rows[i], x, n_top)
+        else:
+            p, top = float(rows[i][x]), smp.top_of(rows[i], n_top) if n_top else ()
+        own = float(dr.q_rows[i][x]) if dr.q_rows is not None else None  # the verifier's q (None: one-hot)
+        q = own if own is not None else dr.q_probs[i] if dr.q_probs and i < len(dr.q_probs) else None
+        acceptance = None
+        if draws is not None:  # the chance the verifier accepted it with (sample-and-match: p)
+            acceptance = p if verify != "rejection" else _acceptance(p, 1.0 if own is None else own)
+        out.append(
+            Verdict(
+                position=i,
+                token=x,
+                p=p,
+                q=q,
+                acceptance=acceptance,
+                draw=draws[i] if draws is not None else None,
+                accepted=accepted,
+                top=top,
+                emitted=None if accepted else dr.nxt,
+                top_text=tuple(piece(t).decode("utf-8", "replace") for t, _ in top),
+                text=piece(x).decode("utf-8", "replace"),
+            )
+        )
+    return out
+
+
+def _acceptance(p: float, q: float) -> float:
+    """min(1, p/q), as verify_rejection decides u * q < p: q = 0 accepts whenever p > 0."""
+    return min(1.0, p / q) if q > 0 else float(p > 0)

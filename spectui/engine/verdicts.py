@@ -29,6 +29,8 @@ class Verdict:
     accepted: bool
     top: tuple[tuple[int, float], ...] = ()  # at the first rejected position only: the target's top 3 (id, p)
     emitted: int | None = None  # at the first rejected position: the token emitted instead
+    top_text: tuple[str, ...] = ()  # the text of each of `top` alone (views without the vocabulary show it)
+    text: str = ""  # the drafted token's text alone
 
 
 class _Judged(Protocol):
@@ -59,3 +61,9 @@ def summarize(rounds: Iterable[_Judged]) -> tuple[int, int, int, float | None]:
     rejected = rejections(rounds)
     median = statistics.median(v.p for v in rejected) if rejected else None
     return len(rejected), sum(map(near_tie, rejected)), sum(map(confident_error, rejected)), median
+
+
+def summary_dict(rounds: Iterable[_Judged]) -> dict:
+    """summarize() as `spectui run --json` and the bench's JSON name it."""
+    n, ties, errors, median = summarize(rounds)
+    return {"rejections": n, "near_ties": ties, "confident_errors": errors, "median_rejected_p": median}

@@ -23,7 +23,7 @@ from spectui.llama import sampling as smp
 from spectui.llama.model import Model
 
 T = TypeVar("T")
-R = TypeVar("R")  # a row as _LazyRows reads it
+R = TypeVar("R")  # a row as LazyRows reads it
 K = TypeVar("K")  # what Context._decode keeps of a chunk
 
 # llama_get_logits as a bare address: llama_cpp's binding returns a POINTER(c_float), and
@@ -81,7 +81,7 @@ def until_rejection(picks: Sequence[int], tokens: Sequence[int]) -> list[int]:
     return out
 
 
-class _LazyRows(Sequence[T], Generic[R, T]):
+class LazyRows(Sequence[T], Generic[R, T]):
     """take(row) of each row of a logits view, computed when first indexed."""
 
     def __init__(self, rows: np.ndarray | Sequence[R], take: Callable[[R], T]):
@@ -275,7 +275,7 @@ class Context:
             and self._attach_chain(params.top_k)
         ):
             found: list[tuple[np.ndarray, np.ndarray]] = [c for part in self._decode(tokens, want, None) for c in part]
-            return _LazyRows(found, lambda c: smp.dist_of_candidates(*c, params, self.n_vocab))
+            return LazyRows(found, lambda c: smp.dist_of_candidates(*c, params, self.n_vocab))
         return self.decode_each(tokens, want, lambda row: smp.dist(row, params), lazy=True)
 
     def decode_each(
@@ -288,7 +288,7 @@ class Context:
         vocabulary). Index it before the next decode: the rows are views into llama.cpp's
         buffer. A batch of more than one chunk is taken eagerly."""
         if lazy and len(tokens) <= self.n_batch:
-            parts = self._decode(tokens, want, lambda rows: _LazyRows(rows, take))
+            parts = self._decode(tokens, want, lambda rows: LazyRows(rows, take))
             return parts[0] if parts else []
         return [x for part in self._decode(tokens, want, lambda rows: [take(row) for row in rows]) for x in part]
 

@@ -230,6 +230,11 @@ def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     """One token from the (possibly unnormalised, non-negative) weights p, using one uniform draw.
     Never returns an index whose weight is zero. A Dist gives the same token as its dense
     vector for the same draw (the cumulative sums agree: adding zeros changes nothing)."""
+    return pick(p, rng.random())
+
+
+def pick(p: np.ndarray | Dist, u: float) -> int:
+    """sample() with its uniform draw u in [0, 1) given: an inspecting verifier records it."""
     weights, ids = (p.p, p.ids) if isinstance(p, Dist) else (p, None)
     c: list[float] | np.ndarray
     if ids is not None and ids.size <= FEW:
@@ -241,7 +246,7 @@ def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     total = float(c[-1])
     if not (math.isfinite(total) and total > 0):
         raise ValueError("cannot sample: weights sum to zero or are not finite")
-    i = bisect.bisect_right(c, rng.random() * total)  # numpy's searchsorted(side="right")
+    i = bisect.bisect_right(c, u * total)  # numpy's searchsorted(side="right")
     if i == len(c):  # u * total rounded up to total: take the last token with weight
         i = int(np.flatnonzero(np.asarray(weights) > 0)[-1])
     return i if ids is None else int(ids[i])
@@ -252,26 +257,34 @@ def _dense(row) -> np.ndarray:
 
 
 def verify_match(
-    p_rows: list[np.ndarray | Dist] | np.ndarray, draft: Sequence[int], rng: np.random.Generator
+    p_rows: Sequence[np.ndarray | Dist] | np.ndarray,
+    draft: Sequence[int],
+    rng: np.random.Generator,
+    draws: list[float] | None = None,
 ) -> tuple[int, int]:
     """llama.cpp's sample-and-match. p_rows holds len(draft)+1 target distributions (one per draft
     position, then the bonus position). Returns (n_accepted, next_token): the token sampled at
     the first mismatch (it replaces the rejected draft token), or the bonus token when every draft
     token matched. Each emitted token is a plain sample from p, so the output is exactly the
-    target's; with one-hot (greedy) p this is greedy matching."""
+    target's; with one-hot (greedy) p this is greedy matching. `draws` (inspect mode) gets the
+    uniform draw that decided each judged draft position."""
     _check(p_rows, None, draft)
     for i, x in enumerate(draft):
-        t = sample(p_rows[i], rng)
+        u = rng.random()
+        if draws is not None:
+            draws.append(u)
+        t = pick(p_rows[i], u)
         if t != x:
             return i, t
     return len(draft), sample(p_rows[len(draft)], rng)
 
 
 def verify_rejection(
-    p_rows: list[np.ndarray | Dist] | np.ndarray,
-    q_rows: list[np.ndarray | Dist] | np.ndarray | None,
+    p_rows: Sequence[np.ndarray | Dist] | np.ndarray,
+    q_rows: Sequence[np.ndarray | Dist] | np.ndarray | None,
     draft: Sequence[int],
     rng: np.random.Generator,
+    draws: list[float] | None = None,
 ) -> tuple[int, int, bool]:
     """Rejection sampling (Leviathan et al. 2023). Draft token x_i is accepted with probability
     min(1, p(x)/q(x)); at the first rejection the next token is drawn from normalize(max(0, p - q))
@@ -282,13 +295,17 @@ def verify_rejection(
     deterministic drafters): q(x) = 1, so x is accepted with probability p(x) and the residual is
     p without x. p(x) = 0 always rejects; q(x) = 0 with p(x) > 0 (a token q could not have drawn)
     is accepted. If rounding leaves the residual with no mass, the token is drawn from p instead.
-    Each draft position costs O(1) unless it is rejected."""
+    Each draft position costs O(1) unless it is rejected. `draws` (inspect mode) gets the
+    uniform draw that decided each judged draft position."""
     _check(p_rows, q_rows, draft)
     for i, x in enumerate(draft):
         px = float(p_rows[i][x])
         qx = 1.0 if q_rows is None else float(q_rows[i][x])
+        u = rng.random()
+        if draws is not None:
+            draws.append(u)
         # u < p/q without dividing: also right for p = 0 (reject) and q = 0 (accept if p > 0).
-        if rng.random() * qx < px:
+        if u * qx < px:
             continue
         p = _dense(p_rows[i])
         if q_rows is None:
@@ -311,3 +328,23 @@ def _check(p_rows, q_rows, draft: Sequence[int]) -> None:
     n_vocab = len(p_rows[0])
     if any(not 0 <= x < n_vocab for x in draft):
         raise ValueError(f"draft token id out of range 0..{n_vocab - 1}: {list(draft)}")
+
+
+def softmax_at(logits: np.ndarray, token: int, n_top: int = 0) -> tuple[float, tuple[tuple[int, float], ...]]:
+    """A row's full softmax (temperature 1, no filter: what greedy verification ranks by) at
+    `token`, and its n_top most likely (id, p), ties to the lower id: inspect mode at greedy."""
+    z = np.asarray(logits, dtype=np.float64)
+    z_max = z.max()
+    log_total = math.log(np.exp(z - z_max).sum()) + z_max
+    top: tuple[tuple[int, float], ...] = ()
+    if n_top > 0:
+        ids = _top_k(z, n_top)
+        ids = ids[(-z[ids]).argsort(kind="stable")]
+        top = tuple((int(i), math.exp(z[i] - log_total)) for i in ids)
+    return math.exp(z[token] - log_total), top
+
+
+def top_of(d: Dist, n: int) -> tuple[tuple[int, float], ...]:
+    """A distribution's n most likely (id, p), ties to the lower id: inspect mode at temperature > 0."""
+    order = (-d.p).argsort(kind="stable")[:n]
+    return tuple((int(d.ids[i]), float(d.p[i])) for i in order)

@@ -20,11 +20,12 @@ from typing import Union, get_args, get_origin, get_type_hints
 
 from spectui.config.paths import write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig, config_label
 
 FORMAT = "spectui-trace"
-VERSION = 1
+VERSION = 2  # 2: a Round's optional verdicts (inspect mode); version 1 reads as before
 SIDES = ("A", "B")
 _EVENTS = {"TurnStart": TurnStart, "PromptDone": PromptDone, "Round": Round, "TurnEnd": TurnEnd}
 
@@ -163,15 +164,18 @@ def _fits(value, hint) -> bool:
     if origin in (Union, types.UnionType):
         return any(_fits(value, h) for h in get_args(hint))
     if origin is tuple:
-        return isinstance(value, tuple) and all(_fits(v, get_args(hint)[0]) for v in value)
+        args = get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return isinstance(value, tuple) and all(_fits(v, args[0]) for v in value)
+        return isinstance(value, tuple) and len(value) == len(args) and all(map(_fits, value, args))
     if hint is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
     if hint is type(None):
         return value is None
-    if isinstance(hint, type) and issubclass(hint, Enum) or hint is Token:
-        return isinstance(value, hint) and (hint is not Token or _wrong_fields(value) == [])
+    if isinstance(hint, type) and issubclass(hint, Enum) or hint in (Token, Verdict):
+        return isinstance(value, hint) and (hint not in (Token, Verdict) or _wrong_fields(value) == [])
     return isinstance(value, get_origin(hint) or hint)
 
 
@@ -199,6 +203,7 @@ def event_from_record(d: dict) -> Event | ConfigChange:
         d["tokens"] = tuple(Token(t["id"], t.get("piece"), Source(t["source"])) for t in d["tokens"])
         d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
         d.setdefault("rejected_text", None)
+        d["verdicts"] = tuple(_verdict(v) for v in d.get("verdicts", ()))
     elif kind == "TurnEnd":
         d["stop_reason"] = StopReason(d["stop_reason"])
         d["tokens"] = tuple(d.get("tokens", ()))
@@ -209,7 +214,35 @@ def event_from_record(d: dict) -> Event | ConfigChange:
         raise TypeError(f"wrong type of {', '.join(wrong)}")
     if isinstance(event, Round) and not 0 <= event.n_accepted <= len(event.drafted):
         raise ValueError(f"n_accepted {event.n_accepted} is not within the {len(event.drafted)} drafted")
+    if isinstance(event, Round):
+        _check_verdicts(event)
     return event
+
+
+def _verdict(d: dict) -> Verdict:
+    """A verdict record as event_record wrote it (top as [id, p] pairs); its types are checked with its Round's."""
+    if not isinstance(d, dict):
+        raise TypeError("a verdict must be a JSON object")
+    d = dict(d)
+    if isinstance(d.get("top_text"), list):  # (text: a str, checked with the rest)
+        d["top_text"] = tuple(d["top_text"])
+    if isinstance(d.get("top"), list):
+        d["top"] = tuple(tuple(pair) if isinstance(pair, list) else pair for pair in d["top"])
+    return Verdict(**d)
+
+
+def _check_verdicts(r: Round) -> None:
+    """Each verdict at a drafted position, of the token drafted there, with probabilities in [0, 1]."""
+    for v in r.verdicts:
+        if not (0 <= v.position < len(r.drafted) and r.drafted[v.position] == v.token):
+            raise ValueError(f"a verdict for token {v.token} at position {v.position}, which did not draft it")
+        if v.top_text and len(v.top_text) != len(v.top):
+            raise ValueError(
+                f"a verdict at position {v.position} with {len(v.top_text)} texts for {len(v.top)} candidates"
+            )
+        ps = [v.p, v.q, v.acceptance, v.draw, *(p for _, p in v.top)]
+        if not all(0 <= p <= 1 for p in ps if p is not None):
+            raise ValueError(f"a verdict at position {v.position} with a probability outside 0..1")
 
 
 # --- reading -------------------------------------------------------------------------
