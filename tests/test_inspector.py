@@ -102,6 +102,16 @@ def test_facts_at_a_rejection_name_the_alternatives_and_a_near_tie():
     assert len(lines) == 6  # q 0.6 is no confident error
 
 
+def test_the_engine_names_the_alternatives_the_answer_never_emitted():
+    rounds = answer()
+    rejected = rounds[1]
+    v = replace(rejected.verdicts[-1], top_text=("):\n", " d", " b"), text=" c")
+    rounds[1] = replace(rejected, verdicts=(*rejected.verdicts[:-1], v))
+    cursor = Cursor(rounds)
+    cursor.jump_rejected(-1)
+    assert "target's top 3: '):↵' 0.460 · ' d' 0.410 · ' b' 0.050" in facts(cursor)
+
+
 def test_the_token_after_a_rejection_says_what_it_replaced():
     cursor = Cursor(answer())
     cursor.jump_rejected(-1)
@@ -158,25 +168,13 @@ def test_an_answer_without_verdicts_says_so():
     assert facts(Cursor([])) == ["no token to inspect in this answer"]
 
 
-class InspectingFake(FakeSession):
-    """A session that can inspect, as the engine's Session can (the fake replays what it recorded)."""
-
-    inspect = False
-
-
 def test_inspect_is_off_until_toggled_and_follows_a_new_session(setup):
-    controller, screen = make(setup, InspectingFake(spec=setup.spec))
+    controller, screen = make(setup)
     assert not controller.inspect and not controller.session.inspect
     controller.toggle_inspect()
     assert controller.inspect and controller.session.inspect
     assert "Inspect on" in screen.of(Notice)[-1].text
-    controller.session_loaded(InspectingFake(spec=setup.spec), setup, {})
+    controller.session_loaded(FakeSession(spec=setup.spec), setup, {})
     assert controller.session.inspect  # a switch of models keeps it
     controller.toggle_inspect()
     assert not controller.session.inspect and screen.of(Notice)[-1].text == "Inspect off"
-
-
-def test_a_session_that_cannot_inspect_says_so(setup):
-    controller, screen = make(setup)
-    controller.toggle_inspect()
-    assert not controller.inspect and "cannot inspect" in screen.of(Notice)[-1].text

@@ -9,6 +9,7 @@ import pytest
 
 from spectui.chat.inspector import NO_DATA
 from spectui.engine.events import Round
+from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn
 from spectui.tui.app import SpecApp
 from spectui.tui.replay_app import ReplayApp
@@ -133,6 +134,21 @@ async def test_replay_offers_the_same_cursor():
         assert "round 3 of 3" in panel_text(app)
 
 
+@sync
+async def test_the_chat_and_the_replay_of_its_saved_trace_read_the_same(setup, tmp_path):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        await pilot.press("f7", "up")
+        in_chat = panel_text(app)
+        path = tmp_path / "chat.jsonl"
+        Trace(app.controller.trace_header("spectui chat"), app.controller.traced).write(path)
+    replay = ReplayApp(trace_format.read(path), playing=False)
+    async with replay.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "i", "up")
+        assert panel_text(replay) == in_chat and "target's top 3" in in_chat
+
+
 async def at_the_rejection(pilot) -> None:
     await until(pilot, lambda: pilot.app.screen.query(ChatInput))  # the chat screen is composed
     await send(pilot, pilot.app, PROMPT)
@@ -163,3 +179,28 @@ async def test_the_inspector_leaves_an_answer_that_is_gone(setup):
         await pilot.pause()
         await pilot.press("left")
         assert not app.screen.query_one(InspectorPanel).is_open
+
+
+@sync
+@pytest.mark.model
+async def test_inspect_on_records_the_numbers_the_panel_reads(fresh, setup):
+    """On SmolLM2: shift+f7, an answer, f7: the panel reads the engine's own verdicts."""
+    app = SpecApp(setup, session=fresh)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("shift+f7")
+            assert app.controller.inspect and fresh.inspect
+            await send(pilot, app, PROMPT)
+            await answered(pilot, app)
+            rounds = app.controller.turn.rounds
+            verdict = next(v for r in rounds for v in r.verdicts if v.accepted)
+            await pilot.press("f7", "home")
+            for _ in range(len(rounds) * 4):  # to the first judged token
+                if f"p {verdict.p:.3f}" in panel_text(app):
+                    break
+                await pilot.press("right")
+            text = panel_text(app)
+            assert NO_DATA not in text and f"p {verdict.p:.3f} · q " in text
+            assert "accepted: the target would choose it too" in text
+    finally:
+        fresh.inspect = False  # the module's session is shared

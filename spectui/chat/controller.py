@@ -136,13 +136,10 @@ class ChatController:
         each draft (p, q, the decision, the target's alternatives), for the inspector."""
         if (session := self.need_session()) is None:
             return
-        if not hasattr(session, "inspect"):
-            self._notify("This session cannot inspect: a llama-server does not say what its verifier saw.")
-            return
-        self.inspect = not self.inspect
-        setattr(session, "inspect", self.inspect)  # noqa: B010  # the protocol leaves it out: servers lack it
+        self.inspect = session.inspect = not self.inspect
         self._notify(
-            "Inspect on: the next answers record why each draft was accepted or rejected (f7 reads them)"
+            "Inspect on: the next answers record why each draft was accepted or rejected (f7 reads them; "
+            "a llama-server's never do)"
             if self.inspect
             else "Inspect off",
             timeout=4,
@@ -523,8 +520,7 @@ class ChatController:
         # the session's spec wins: a server fixes its own speculation
         self.session, self.setup = session, replace(setup, spec=session.spec)
         self.environment, self._owns_session = environment, True
-        if hasattr(session, "inspect"):
-            setattr(session, "inspect", self.inspect)  # noqa: B010  # kept across a switch of models
+        session.inspect = self.inspect  # kept across a switch of models
         self.chat.preset = self.chat.preset or setup.preset
         for note in setup.notes:
             self._notify(note, timeout=8)

@@ -142,7 +142,8 @@ def _what(stop: Stop) -> list[str]:
     if stop.role == OWN:
         return ["the target's own token: nothing was drafted this round"]
     if v is not None:
-        return [_numbers(v), _decision(v)]
+        first = f"its first token {shown(v.text)}: " if stop.role == REJECTED_DRAFT and len(r.rejected) > 1 else ""
+        return [first + _numbers(v), _decision(v)]
     if stop.role == REJECTED_DRAFT:
         emitted = r.tokens[r.n_accepted].piece if len(r.tokens) > r.n_accepted else ""
         return [f"rejected: the target emitted {shown(emitted)} instead (no p, q: not inspected)"]
@@ -166,10 +167,11 @@ def _rejection(v: Verdict, pieces: dict[int, str]) -> list[str]:
     """At the first rejected position: the target's top 3, the token emitted, and what kind
     of rejection it was."""
     lines = []
+    named = dict(pieces) | dict(zip((t for t, _ in v.top), v.top_text, strict=False))  # the engine's text first
     if v.top:
-        lines.append("target's top 3: " + " · ".join(f"{_named(t, pieces)} {p:.3f}" for t, p in v.top))
+        lines.append("target's top 3: " + " · ".join(f"{_named(t, named)} {p:.3f}" for t, p in v.top))
     if v.emitted is not None:
-        lines.append(f"emitted {_named(v.emitted, pieces)}")
+        lines.append(f"emitted {_named(v.emitted, named)}")
     if near_tie(v):
         lines.append(f"near-tie: the target's top-1 beat its top-2 by {v.top[0][1] - v.top[1][1]:.3f}")
     if confident_error(v):
@@ -178,5 +180,5 @@ def _rejection(v: Verdict, pieces: dict[int, str]) -> list[str]:
 
 
 def _named(token: int, pieces: dict[int, str]) -> str:
-    """A token by its text where the answer emitted it somewhere, else by its id."""
+    """A token by its text where it is known (the verdict's, or the answer emitted it), else by its id."""
     return shown(pieces[token]) if token in pieces else f"#{token}"
