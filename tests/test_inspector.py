@@ -142,9 +142,22 @@ def test_facts_at_temperature_give_the_acceptance_and_the_draw():
     cursor = Cursor(answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5))
     cursor.jump_rejected(-1)
     lines = facts(cursor)
-    assert lines[1:3] == ["p 0.020 · q 0.950", "rejected: draw 0.500 ≥ acceptance min(1, p/q) 0.021"]
+    assert lines[1:3] == ["p 0.020 · q 0.950", "rejected: draw 0.500 ≥ acceptance 0.021 = min(1, p/q)"]
     assert lines[-1] == "confident draft error: the draft was sure, the target was not"
     assert not any(line.startswith("near-tie") for line in lines)
+
+
+def test_an_ngram_draft_at_temperature_is_judged_by_p_alone():
+    rounds = answer(draw=0.5)
+    rejected = rounds[1]
+    v = replace(rejected.verdicts[-1], q=None, acceptance=0.41)
+    rounds[1] = replace(rejected, verdicts=(*rejected.verdicts[:-1], v))
+    cursor = Cursor(rounds)
+    cursor.jump_rejected(-1)
+    assert facts(cursor)[1:3] == [
+        "p 0.410 · q - (not drafted by a model)",
+        "rejected: draw 0.500 ≥ acceptance 0.410 = p (an n-gram draft is certain: q = 1)",
+    ]
 
 
 def test_summary_line_counts_the_kinds_of_rejection():

@@ -159,7 +159,8 @@ def _decision(v: Verdict) -> str:
     verdict = "accepted" if v.accepted else "rejected"
     if v.acceptance is not None and v.draw is not None:
         sign = "<" if v.accepted else "≥"
-        return f"{verdict}: draw {v.draw:.3f} {sign} acceptance min(1, p/q) {v.acceptance:.3f}"
+        rule = "min(1, p/q)" if v.q is not None else "p (an n-gram draft is certain: q = 1)"
+        return f"{verdict}: draw {v.draw:.3f} {sign} acceptance {v.acceptance:.3f} = {rule}"
     return f"{verdict}: {'the target would choose it too' if v.accepted else 'the target chose another token'}"
 
 
