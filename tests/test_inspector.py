@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from spectui.chat.inspector import NO_DATA, Cursor, facts, stops, summary_line
+from spectui.chat.inspector import NO_DATA, Cursor, facts, saved_kinds, stops, summary_line
 from spectui.chat.turn import LiveTurn
 from spectui.chat.updates import Notice
 from spectui.engine.events import Round
@@ -168,6 +168,14 @@ def test_summary_line_counts_the_kinds_of_rejection():
     assert summary_line(answer() + errors) == (
         "2 rejections: 1 near-tie (top-1 - top-2 < 0.1), 1 confident draft error (q > 0.8, p < 0.1)"
     )
+
+
+def test_a_saved_answer_keeps_its_kinds_of_rejection_briefly():
+    assert saved_kinds({"inspect": {"rejections": 2, "near_ties": 1, "confident_errors": 1}}) == (
+        "2 rejections: 1 near-tie, 1 confident draft error"
+    )
+    assert saved_kinds({}) is None and saved_kinds({"inspect": {"rejections": "2"}}) is None
+    assert saved_kinds({"inspect": [1, 2, 3]}) is None  # a hand-edited chat file: no line, no crash
 
 
 def test_an_answer_without_verdicts_says_so():

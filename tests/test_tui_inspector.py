@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from spectui.chat.inspector import NO_DATA
+from spectui.config import history
 from spectui.engine.events import Round
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn
@@ -17,7 +18,7 @@ from spectui.tui.screens.rounds import RoundsScreen
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.inspector import InspectorPanel
 from spectui.tui.widgets.markdown import MARKED
-from spectui.tui.widgets.message import AnswerChunk
+from spectui.tui.widgets.message import AnswerChunk, AssistantMessage
 from tests.fake_session import PROMPT, FakeSession, load_trace
 from tests.test_inspector import judged
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
@@ -77,6 +78,10 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         assert highlighted(app) == " b"
         await pilot.press("right", "right")
         assert "emitted by the target instead of the rejected draft ' c'" in panel_text(app)
+        meta = app.screen.query_one(AssistantMessage)._meta.visual.plain
+        assert "89% accepted" in meta and "1 rejection: 1 near-tie, 0 confident draft errors" in meta
+        saved = history.load_chat(app.controller.chat.id).messages[-1].stats["inspect"]
+        assert saved == {"rejections": 1, "near_ties": 1, "confident_errors": 0, "median_rejected_p": 0.41}
         await pilot.press("escape")  # leaves the inspector; nothing stops
         assert not panel.is_open and not panel.display and highlighted(app) == ""
         assert app.query_one(ChatInput).has_focus

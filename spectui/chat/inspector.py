@@ -99,10 +99,30 @@ def summary_line(rounds: Sequence[Round]) -> str:
     if not any(r.verdicts for r in rounds):
         return NO_DATA
     n, ties, errors, _ = summarize(rounds)
+    return rejection_kinds(n, ties, errors)
+
+
+def rejection_kinds(n: int, ties: int, errors: int, brief: bool = False) -> str:
+    """ "N rejections: K near-ties (...), M confident draft errors (...)"; `brief`: without
+    the thresholds (an answer's meta line)."""
+    tie_rule = "" if brief else f" (top-1 - top-2 < {NEAR_TIE:g})"
+    error_rule = "" if brief else f" (q > {CONFIDENT_Q:g}, p < {CONFIDENT_P:g})"
     return (
-        f"{n} rejection{'s' * (n != 1)}: {ties} near-tie{'s' * (ties != 1)} (top-1 - top-2 < {NEAR_TIE:g}), "
-        f"{errors} confident draft error{'s' * (errors != 1)} (q > {CONFIDENT_Q:g}, p < {CONFIDENT_P:g})"
+        f"{n} rejection{'s' * (n != 1)}: {ties} near-tie{'s' * (ties != 1)}{tie_rule}, "
+        f"{errors} confident draft error{'s' * (errors != 1)}{error_rule}"
     )
+
+
+def saved_kinds(stats: dict) -> str | None:
+    """An inspected answer's kinds of rejection, brief, from its saved stats (LiveTurn keeps
+    them as `inspect`); None when it was not inspected, or the saved counts are not counts."""
+    kinds = stats.get("inspect")
+    if not isinstance(kinds, dict):
+        return None
+    n, ties, errors = (kinds.get(k) for k in ("rejections", "near_ties", "confident_errors"))
+    if not (isinstance(n, int) and isinstance(ties, int) and isinstance(errors, int)):
+        return None
+    return rejection_kinds(n, ties, errors, brief=True)
 
 
 def shown(text: str) -> str:

@@ -14,6 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from spectui.chat.inspector import saved_kinds
 from spectui.config.history import Message
 from spectui.engine.overlay import REJECTED
 from spectui.tui.widgets.markdown import MARKED, ends_in_code, render_markdown
@@ -262,7 +263,8 @@ class AssistantMessage(Vertical):
 
 
 def meta_line(m: Message, streaming: bool) -> Content:
-    """The small line under an answer: configuration, size, acceptance, speed, state."""
+    """The small line under an answer: configuration, size, acceptance, speed, its kinds of
+    rejection (inspected), state."""
     parts: list[Content | str] = [m.config] if m.config else []
     s = m.stats
     if streaming:
@@ -273,6 +275,8 @@ def meta_line(m: Message, streaming: bool) -> Content:
             parts.append(f"{s['acceptance_rate']:.0%} accepted")
         if s.get("tok_per_s") is not None:
             parts.append(f"{s['tok_per_s']:.1f} tok/s")
+        if kinds := saved_kinds(s):
+            parts.append(kinds)
     if not streaming and s.get("stop_reason") == "n-predict":
         parts.append(Content.styled("cut off at the answer limit (n-predict)", "$warning"))
     if m.stopped and not streaming:
