@@ -65,7 +65,7 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         assert panel.is_open and panel.has_focus and panel.display
         text = panel_text(app)
         assert text.startswith(SUMMARY) and "'↵'  target / bonus" in text and "bonus token" in text
-        assert highlighted(app) == "\n" or highlighted(app) == ""  # a trailing newline has no cell of its own
+        assert highlighted(app) == "\n"
         await pilot.press("up")  # the previous rejected draft
         text = panel_text(app)
         assert "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4" in text
@@ -98,6 +98,26 @@ async def test_f11_enter_on_a_round_inspects_from_there(setup):
         await pilot.pause()
         assert "' b'  accepted (draft model) · round 2 of 4" in panel_text(app)
         assert highlighted(app) == " b"
+
+
+@sync
+async def test_page_up_and_down_walk_the_other_answers(setup):
+    app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        await asked(pilot, app)
+        first, second = app.screen.query(AssistantMessage)
+        await pilot.press("f7")
+        panel = app.screen.query_one(InspectorPanel)
+        assert panel.answer is second
+        await pilot.press("pageup")
+        assert panel.answer is first and panel.cursor.stop.text == "\n"
+        await pilot.press("up")
+        assert panel.answer is first and highlighted(app) == " c"
+        await pilot.press("pageup")  # none before the first: it stays
+        assert panel.answer is first and panel.is_open
+        await pilot.press("pagedown")
+        assert panel.answer is second
 
 
 @sync
@@ -137,6 +157,18 @@ async def test_replay_offers_the_same_cursor():
         assert app.replay.live is not None and len(app.replay.live.rounds) == len(rounds) - 1
         await pilot.press("i")  # opened on a replay that moved: the answer on screen now
         assert "round 3 of 3" in panel_text(app)
+
+
+@sync
+async def test_the_replay_walks_the_earlier_turns_answers_too():
+    trace = inspected_trace()
+    trace.turns.append(TraceTurn("And again?", events(inspected=False)))
+    app = ReplayApp(trace, playing=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "i")
+        assert panel_text(app).startswith(NO_DATA)  # the second turn was given without inspect
+        await pilot.press("pageup", "up")
+        assert panel_text(app).startswith(SUMMARY) and "' c'  rejected draft" in panel_text(app)
 
 
 @sync

@@ -80,6 +80,7 @@ class ChatController:
         self.editing: history.Message | None = None  # the sent message the box holds for resending
         self.baselines = Baselines()
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
+        self.answered: list[LiveTurn] = []  # ... as live turns: their rounds, for the inspector
         self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
         self._job: TurnJob | None = None
         self._journal: history.Journal | None = None
@@ -354,6 +355,7 @@ class ChatController:
             self._notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
         if (status := self.status()) is not None:
             self.baselines.record(status.target_path, turn)
+        self.answered.append(turn)
         self._trace(turn)
         self.emit(PanelChanged())
         self.emit(StatusLine())
@@ -417,7 +419,7 @@ class ChatController:
         if self.editing is not None:  # the edit belonged to the chat that goes
             self.cancel_edit()
         self.chat = chat
-        self.turn, self.traced = None, []
+        self.turn, self.traced, self.answered = None, [], []
         self.emit(ChatShown(chat))
         self.emit(PanelChanged())
 

@@ -16,23 +16,44 @@ from spectui.tui.widgets.message import AssistantMessage
 
 
 class InspectsAnswers(Screen):
-    """A screen with a #transcript: `inspected` says which answer the inspector walks."""
+    """A screen with a #transcript: `rounds_by_message` says which answers have rounds."""
 
     NO_DATA_HINT = ""  # how to record the inspector's data, for an answer given without it
+    NONE_YET = "No answer to inspect yet."
 
-    def inspected(self) -> tuple[Sequence[Round], AssistantMessage] | None:
-        """The answer to inspect, its rounds and its widget; None, with a notice, when none."""
+    def rounds_by_message(self) -> dict[int, Sequence[Round]]:
+        """The rounds of each answer that has them, by id() of its history message."""
         raise NotImplementedError
 
+    def answers(self) -> list[tuple[Sequence[Round], AssistantMessage]]:
+        """The answers on screen the inspector can walk, first to last, with their rounds."""
+        rounds = self.rounds_by_message()
+        return [(rounds[id(w.message)], w) for w in self.query(AssistantMessage) if id(w.message) in rounds]
+
     async def action_inspect(self, at_round: int | None = None) -> None:
-        """Open the inspector on the answer, at its last token or at round `at_round`'s first."""
-        found = self.inspected()
-        if found is not None:
-            rounds, answer = found
-            (await self.inspector()).open(Cursor(rounds, at_round), answer, self.NO_DATA_HINT)
+        """Open the inspector on the last answer, at its last token or at round `at_round`'s first."""
+        answers = self.answers()
+        if not answers:
+            self.notify(self.NONE_YET, severity="warning")
+            return
+        await self._open(*answers[-1], at_round)
+
+    async def _open(self, rounds: Sequence[Round], answer: AssistantMessage, at_round: int | None = None) -> None:
+        if not answer.overlay:
+            self.notify("The overlay is off (ctrl+o): the token under the cursor is not highlighted.", timeout=4)
+        (await self.inspector()).open(Cursor(rounds, at_round), answer, self.NO_DATA_HINT)
+
+    async def on_inspector_panel_other_answer(self, event: InspectorPanel.OtherAnswer) -> None:
+        """Page up / page down in the panel: the previous / next answer."""
+        answers = self.answers()
+        at = next((i for i, (_, w) in enumerate(answers) if w is event.answer), None)
+        if at is None or not 0 <= at + event.step < len(answers):
+            self.notify(f"No {'earlier' if event.step < 0 else 'later'} answer to inspect.", timeout=2)
+            return
+        await self._open(*answers[at + event.step])
 
     def inspect_round(self, index: int | None) -> None:
-        """f11's round list chose a round (None: closed without one)."""
+        """f11's round list chose a round of the last answer (None: closed without one)."""
         if index is not None:
             self.call_later(self.action_inspect, index)
 
@@ -52,22 +73,16 @@ class InspectsAnswers(Screen):
 
 
 class InspectsChat(InspectsAnswers):
-    """The chat: the last answer given in this session (the one f11 lists)."""
+    """The chat: the answers given since the chat was opened (a reopened chat's earlier
+    answers kept their text, not their rounds)."""
 
     NO_DATA_HINT = "shift+f7 turns inspect on: the next answers record it"
+    NONE_YET = "No answer to inspect yet: the inspector walks the answers given since this chat was opened."
     controller: ChatController  # the chat screen's
 
     def action_toggle_inspect(self) -> None:
         self.controller.toggle_inspect()
 
-    def inspected(self) -> tuple[Sequence[Round], AssistantMessage] | None:
-        turn = self.controller.turn
-        if self.controller.last_rounds() is None or turn is None:  # the first says why not
-            return None
-        answer = next((w for w in self.query(AssistantMessage) if w.message is turn.message), None)
-        if answer is None:
-            self.notify("The last answer is not on screen.", severity="warning")
-            return None
-        if not answer.overlay:
-            self.notify("The overlay is off (ctrl+o): the token under the cursor is not highlighted.", timeout=4)
-        return turn.rounds, answer
+    def rounds_by_message(self) -> dict[int, Sequence[Round]]:
+        turns = [*self.controller.answered, *([self.controller.turn] if self.controller.turn else [])]
+        return {id(t.message): t.rounds for t in turns if t.rounds}

@@ -171,12 +171,14 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
             yield StatsPanel(id="panel")
         yield Footer()
 
-    def inspected(self) -> tuple[Sequence[Round], AssistantMessage] | None:
-        if self.live is None or self.answer is None:  # on_mount shows the first step
-            return None
-        self.playhead.playing = False
+    def rounds_by_message(self) -> dict[int, Sequence[Round]]:
+        turns = [*self.done[: self._shown[0]], *([self.live] if self.live else [])]
+        return {id(t.message): t.rounds for t in turns if t.rounds}
+
+    async def action_inspect(self, at_round: int | None = None) -> None:
+        self.playhead.playing = False  # the answer stays as it is while the cursor walks it
         self.update_status()
-        return self.live.rounds, self.answer
+        await super().action_inspect(at_round)
 
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
         self.close_inspector()  # the answer it walks changes

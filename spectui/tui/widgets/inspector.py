@@ -1,11 +1,12 @@
 """The token inspector's panel: the answer's rejection summary and the facts of the token
 under the cursor (spectui/chat/inspector.py), which it highlights in the transcript. It takes
-the keys while open: ←/→ token, ↑/↓ rejected draft, esc leaves."""
+the keys while open: ←/→ token, ↑/↓ rejected draft, page up/down answer, esc leaves."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -36,8 +37,17 @@ class InspectorPanel(Static, can_focus=True):
         Binding("down", "jump(1)", "rejected", key_display="↓"),
         Binding("home", "move(-1_000_000)", "first", show=False),
         Binding("end", "move(1_000_000)", "last", show=False),
+        Binding("pageup", "other(-1)", "answer", key_display="pgup"),
+        Binding("pagedown", "other(1)", "answer", key_display="pgdn"),
         Binding("escape", "close", "leave"),
     ]
+
+    class OtherAnswer(Message):
+        """Page up / page down: the screen opens the answer before or after this one."""
+
+        def __init__(self, answer: AssistantMessage | None, step: int):
+            super().__init__()
+            self.answer, self.step = answer, step
 
     def __init__(self) -> None:
         super().__init__(id="inspector")
@@ -46,7 +56,7 @@ class InspectorPanel(Static, can_focus=True):
         self._before: Widget | None = None  # focused before the panel took the keys, and again after
         self._hint = ""  # how to record the data, shown when the answer has none
         self.border_title = "inspect"
-        self.border_subtitle = "←/→ token · ↑/↓ rejected · esc leaves"
+        self.border_subtitle = "←/→ token · ↑/↓ rejected · pgup/pgdn answer · esc leaves"
 
     @property
     def is_open(self) -> bool:
@@ -83,6 +93,9 @@ class InspectorPanel(Static, can_focus=True):
             self._show()
         else:
             self.notify(f"No rejected draft {'after' if direction > 0 else 'before'} this token.", timeout=2)
+
+    def action_other(self, step: int) -> None:
+        self.post_message(self.OtherAnswer(self.answer, step))
 
     def action_close(self) -> None:
         self.close()
