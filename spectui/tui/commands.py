@@ -190,8 +190,9 @@ COMMANDS = (
         "inspect",
         "inspect",
         "Inspect the last answer's tokens",
-        "Why was it rejected? A cursor on the last answer (←/→ token, ↑/↓ rejected draft, esc leaves) and a panel "
-        "with the token's p, q, the decision and the target's top 3; f11, then enter on a round, starts there",
+        "Why was it rejected? A cursor on the last answer (←/→ token, ↑/↓ rejected draft, pgup/pgdn answer, "
+        "esc leaves) and a panel with the token's p, q, the decision and the target's top 3; f11, then enter "
+        "on a round, starts there",
         priority=True,  # over the input's own f7 (select all, which ctrl+a does too)
     ),
     Command(

@@ -27,9 +27,10 @@ from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
+from spectui.tui.screens.chat import NARROW
 from spectui.tui.screens.inspecting import InspectsAnswers
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
-from spectui.tui.widgets.stats_panel import StatsPanel
+from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 TICK_S = 1 / 20  # how often a playing replay looks for the next step
@@ -152,6 +153,7 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
     f7) inspects the answer on screen (pausing the replay), as the chat's f7 does."""
 
     BINDINGS = [Binding("i,f7", "inspect", "inspect")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: the panel as one line, as in the chat
     KEYS = "space play/pause · ←/→ round · +/- speed · i inspect · q quit"
     NO_DATA_HINT = "recorded without inspect: `spectui run --inspect --trace` or shift+f7 in the chat records it"
 
@@ -168,6 +170,7 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield Static(id="status")
+                yield StatusStrip(id="compact")
             yield StatsPanel(id="panel")
         yield Footer()
 
@@ -220,7 +223,7 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
         verify = rounds[-1].verify if rounds else "greedy" if temp == 0 else spec.verify
         baselines = [b for b in map(baseline_tok_s, self.done[: step.turn]) if b is not None]
         self.title = f"replay · {spec.label}"
-        self.query_one(StatsPanel).state = PanelState(
+        self.query_one(StatsPanel).state = self.query_one(StatusStrip).state = PanelState(
             spec=spec,
             verify=verify,
             events=events,

@@ -19,7 +19,7 @@ class InspectorPanel(Static, can_focus=True):
     InspectorPanel {
         display: none;
         height: auto;
-        max-height: 10;
+        max-height: 70%;  /* the transcript keeps the rest: the highlighted line scrolls into it */
         padding: 0 1;
         border: round $accent;
         border-title-color: $accent;
