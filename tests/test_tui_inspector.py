@@ -120,6 +120,32 @@ async def test_page_up_and_down_walk_the_other_answers(setup):
         assert panel.answer is second
 
 
+def marked_on_screen(app) -> bool:
+    """The highlighted token's line is inside the transcript's visible part."""
+    transcript = app.screen.query_one("#transcript")
+    chunk = next(c for c in app.screen.query(AnswerChunk) if c.mark is not None)
+    y = chunk.region.y + chunk.marked_line() if chunk.region else -1
+    return transcript.region.y <= y < transcript.region.bottom
+
+
+@sync
+async def test_the_transcript_follows_the_cursor_through_a_long_answer(setup):
+    long = judged(recorded("draft-simple", ANSWER_ROUNDS * 12, 50.0))  # 48 rounds, 24 lines: more than 80x24 shows
+    app = SpecApp(setup, session=FakeSession(events=long, spec=setup.spec))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await asked(pilot, app)
+        await pilot.press("f7")
+        await pilot.pause()
+        assert marked_on_screen(app)
+        await pilot.press("home")
+        await pilot.pause()
+        assert highlighted(app) == "def" and marked_on_screen(app)
+        for _ in range(6):
+            await pilot.press("down")
+        await pilot.pause()
+        assert highlighted(app) == " c" and marked_on_screen(app)
+
+
 @sync
 async def test_an_answer_without_inspect_data_says_so(setup):
     app = SpecApp(setup, session=FakeSession(events=events(inspected=False), spec=setup.spec))

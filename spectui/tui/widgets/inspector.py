@@ -116,3 +116,4 @@ class InspectorPanel(Static, can_focus=True):
         stop = cursor.stop
         if self.answer is not None:
             self.answer.mark((stop.start, stop.end) if stop else None)
+            self.call_after_refresh(self.answer.show_mark)  # after this panel's own layout, when it opens

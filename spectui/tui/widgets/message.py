@@ -219,16 +219,21 @@ class AssistantMessage(Vertical):
             if local != chunk.mark:
                 chunk.mark = local
                 chunk.redraw()
-                if local is not None:
-                    self.call_after_refresh(self._show_line, chunk)
             pos += size + 1  # a chunk's boundary drops the newline it was cut at
 
-    def _show_line(self, chunk: AnswerChunk) -> None:
-        """Scroll the transcript to the highlighted token's line (a chunk is many lines long)."""
+    def show_mark(self) -> None:
+        """Scroll the transcript to the highlighted token's line (a chunk is many lines long),
+        once the layout is done: the line's place is read from it."""
+        chunk = next((c for c in self._chunks.query_children(AnswerChunk) if c.mark is not None), None)
         scroll = self.parent
-        if isinstance(scroll, Widget) and chunk.region:
-            y = chunk.region.y - scroll.content_region.y + round(scroll.scroll_y) + chunk.marked_line()
-            scroll.scroll_to_region(Region(0, y, 1, 1), animate=False, immediate=True)
+        if chunk is None or not isinstance(scroll, Widget):
+            return
+        y, widget = chunk.marked_line(), chunk.parent
+        y += chunk.virtual_region.y
+        while widget is not scroll and isinstance(widget, Widget):  # up to the transcript's own space
+            y += widget.virtual_region.y
+            widget = widget.parent
+        scroll.scroll_to_region(Region(0, y, 1, 1), animate=False, immediate=True)
 
     async def refresh_answer(self) -> None:
         if self.overlay:
