@@ -162,3 +162,22 @@ def test_an_eagle3_head_gives_verdicts_with_its_q(synthetic, sampling):
         s.close()
     assert sum(len(r.verdicts) for r, _ in rounds) > 0
     _check(rounds, sampling, "rejection", model_q=True)
+
+
+def test_a_draft_model_s_greedy_rejections_give_the_target_s_top_3(synthetic):
+    """Two different synthetic models, greedy: the target often disagrees with the draft."""
+    s = Session(
+        Model(synthetic("target-mtp")),
+        Model(synthetic("target")),
+        ContextParams(n_ctx=512),
+        spec=SpecConfig(types=("draft-simple",), draft_n_max=3),
+        sampling=GREEDY,
+        owns_models=True,
+    )
+    try:
+        rounds = _inspected(
+            s, SpecConfig(types=("draft-simple",), draft_n_max=3), n=24, tokens=s.target.tokenize(HIDDEN_PROMPT)
+        )
+    finally:
+        s.close()
+    assert _check(rounds, GREEDY, "match", model_q=True) > 0

@@ -133,6 +133,22 @@ def _auto_lines(doc: dict, group: str) -> list[str]:
     return [auto_line(r) for r in doc["results"] if r["group"] == group and "auto" in r]
 
 
+def inspect_line(r: dict) -> str:
+    """--inspect: a configuration's rejections in one line (screen and Markdown alike)."""
+    ins = r["inspect"]
+    if not ins["rejections"]:
+        return f"{r['config']}: no draft token rejected"
+    return (
+        f"{r['config']}: {ins['rejections']} rejections, near-ties {_share(ins['near_tie_share'])}, "
+        f"confident draft errors {_share(ins['confident_error_share'])}, "
+        f"median p of rejected draft tokens {ins['median_rejected_p']:.3f}"
+    )
+
+
+def _inspect_lines(doc: dict, group: str) -> list[str]:
+    return [inspect_line(r) for r in doc["results"] if r["group"] == group and r.get("inspect")]
+
+
 def _verdict_lines(v: dict) -> list[str]:
     lines = [f"verdict ({v['group']}): best {v['best']}; {v['summary']}"]
     for c in v["causes"]:
@@ -174,7 +190,7 @@ def render(doc: dict) -> Group:
                 if r["group"] == group:
                     t.add_row(*(cell(r) for _, cell in columns))
             parts.append(t)
-        for line in _auto_lines(doc, group):
+        for line in _auto_lines(doc, group) + _inspect_lines(doc, group):
             parts.append(Text(line))
         if group in verdicts:
             text = Text()
@@ -211,7 +227,7 @@ def markdown(doc: dict) -> str:
         out += [
             "| " + " | ".join(cell(r) for _, cell in ALL_COLUMNS) + " |" for r in doc["results"] if r["group"] == group
         ]
-        auto = _auto_lines(doc, group)
+        auto = _auto_lines(doc, group) + _inspect_lines(doc, group)
         if auto:
             out += [""] + [f"- {line}" for line in auto]
         if group in verdicts:
@@ -223,7 +239,7 @@ def markdown(doc: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-CSV_SKIP = ("per_position", "divergence", "step", "auto")
+CSV_SKIP = ("per_position", "divergence", "step", "auto", "inspect")
 
 
 def _auto_columns(a: dict | None) -> dict:
@@ -249,6 +265,7 @@ def csv_rows(doc: dict) -> list[dict]:
         {k: v for k, v in r.items() if k not in CSV_SKIP}
         | {f"step_{k}": v for k, v in r["step"].items()}
         | _auto_columns(r.get("auto"))
+        | {f"inspect_{k}": v for k, v in (r.get("inspect") or {}).items()}
         for r in doc["results"]
     ]
 

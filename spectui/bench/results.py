@@ -40,6 +40,7 @@ from spectui.engine.stats import (
     per_position_acceptance,
     speedup,
 )
+from spectui.engine.verdicts import summary_dict
 from spectui.errors import UserError
 from spectui.llama.spec_config import AUTO
 
@@ -219,7 +220,19 @@ def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) 
         "divergence": {},
         "step": _step(rounds),
         **({"auto": _auto(rounds)} if cfg.spec.types == (AUTO,) else {}),
+        "inspect": _inspect(rounds),
     }
+
+
+def _inspect(rounds: list[Round]) -> dict | None:
+    """--inspect: why drafts were rejected (engine/verdicts.py); None when nothing was inspected."""
+    if not any(r.verdicts for r in rounds):
+        return None
+    out = summary_dict(rounds)
+    n = out["rejections"]
+    out["near_tie_share"] = out["near_ties"] / n if n else None
+    out["confident_error_share"] = out["confident_errors"] / n if n else None
+    return out
 
 
 def _against_baseline(row: dict, base: dict, runs: list[Run], base_runs: list[Run]) -> None:

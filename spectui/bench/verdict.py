@@ -17,6 +17,7 @@ from spectui.llama.spec_config import HIDDEN_STATE_TYPES
 NOISE_FLOOR = 0.03
 DRAFT_COST_LIMIT = 0.2  # a drafted token costing >= 20% of a target step eats most of the gain
 LOW_ACCEPTANCE = 0.5  # fewer than half of the drafted tokens accepted
+CONFIDENT_ERRORS = 0.25  # --inspect: a quarter of the rejections were a sure draft the target gave < 0.1
 VRAM_LIMIT = 0.9  # a GPU more than 90% full is close to spilling
 
 
@@ -65,6 +66,23 @@ def _acceptance(row: dict) -> dict:
         rate,
         f"{row['n_accepted']} of {row['n_drafted']} drafted tokens accepted ({rate:.0%}); "
         f"mean acceptance length {row['mean_acceptance_length']:.2f}",
+    )
+
+
+def _rejections(row: dict) -> dict:
+    """--inspect's view of the rejections: near-ties are the target's own close calls, confident
+    draft errors (q > 0.8, p < 0.1) a draft that does not know this text; flagged when a
+    quarter of the rejections are those."""
+    ins = row["inspect"]
+    if not ins["rejections"]:
+        return _cause("confident draft errors", None, None, "no draft token was rejected")
+    share = ins["confident_error_share"]
+    return _cause(
+        "confident draft errors",
+        share >= CONFIDENT_ERRORS,
+        share,
+        f"of {ins['rejections']} rejections, {ins['near_tie_share']:.0%} near-ties (the target's top two within "
+        f"0.1), {share:.0%} confident draft errors; median p of rejected draft tokens {ins['median_rejected_p']:.3f}",
     )
 
 
@@ -219,6 +237,7 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
     out["summary"] += note
     causes = _step_costs(top, base) + [
         _acceptance(top),
+        *([_rejections(top)] if top.get("inspect") else []),
         _short_output(top, base, protocol["n_predict"], floor if noise is None else noise),
         _temperature(protocol),
         _vram(top, environment),

@@ -93,6 +93,11 @@ def add_parser(sub) -> None:
     b.add_argument("--repeat", type=int, default=3, help="measured runs per prompt (default 3)")
     b.add_argument("--respect-eos", action="store_true", help="stop at end of generation (lengths then vary)")
     b.add_argument(
+        "--inspect",
+        action="store_true",
+        help="record what the verifier saw at each draft token: near-tie share and median p of the rejected ones",
+    )
+    b.add_argument(
         "--sweep-types",
         metavar="SETS",
         help="spec-type sets to measure, ';'-separated, each as --spec-type "
@@ -256,6 +261,7 @@ def main(args) -> int:
             console=err,
             types=tuple({t: None for c in configs for t in c.spec.types}) or None,
         )
+    session.inspect = args.inspect
     if setup.server:  # one configuration per server, the one without a draft first: the baseline
         specs = [session.spec.with_types(t) for t in session.available_types()]
         configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.label != "none")]

@@ -214,10 +214,6 @@ def inspected(events: list) -> dict:
     }
 
 
-def verdict_dicts(r: Round) -> list[dict]:
-    return [asdict(v) for v in r.verdicts]
-
-
 def inspect_line(events: list) -> str:
     """--inspect's line under the summary: why drafts were rejected, in aggregate."""
     n, ties, errors, median = verdicts.summarize(e for e in events if isinstance(e, Round))

@@ -70,7 +70,7 @@ class _Draft:
     resampled: bool = False
     rejected: tuple[int, ...] = ()
     rejected_text: str = ""
-    verdicts: list[Verdict] = field(default_factory=list)  # inspect: what the verifier saw
+    verdicts: tuple[Verdict, ...] = ()  # inspect: what the verifier saw
 
 
 class Session:
@@ -425,7 +425,7 @@ class Session:
                 note=dr.note,
                 probe=probe,
                 t_sync=t_sync,
-                verdicts=tuple(v for v in dr.verdicts if v.position < len(dr.tokens)),  # not past an end
+                verdicts=_before(dr.verdicts, len(dr.tokens)) if dr.verdicts else (),
             )
             index += 1
             if stop is not None:
@@ -541,7 +541,7 @@ def _view(row: np.ndarray) -> np.ndarray:
 
 def _verdicts(
     dr: _Draft, rows: Sequence, draws: list[float] | None, verify: str, piece: Callable[[int], bytes]
-) -> list[Verdict]:
+) -> tuple[Verdict, ...]:
     """The verdict at each judged draft position, from the values the verifier read: at greedy
     (`draws` None) the full softmax of the logits `rows`; otherwise the distributions `rows`
     the verifier sampled from, with its draws. The first rejected position also gets the
@@ -574,7 +574,12 @@ def _verdicts(
                 text=piece(x).decode("utf-8", "replace"),
             )
         )
-    return out
+    return tuple(out)
+
+
+def _before(verdicts: tuple[Verdict, ...], n: int) -> tuple[Verdict, ...]:
+    """The verdicts of a draft cut to n tokens at an end of generation (_emit)."""
+    return verdicts if len(verdicts) <= n else verdicts[:n]
 
 
 def _acceptance(p: float, q: float) -> float:

@@ -40,6 +40,23 @@ class _Judged(Protocol):
     def verdicts(self) -> tuple[Verdict, ...]: ...
 
 
+def facts(v: Verdict, emitted_text: str | None = None) -> list[str]:
+    """A verdict in lines of text, the same wherever it shows (the HTML export's tooltips):
+    p and q; at temperature the acceptance and the draw; at a rejection the target's top 3
+    and the token emitted instead (`emitted_text`: its text, where the caller has it)."""
+    lines = [f"p {v.p:.3f}" + ("" if v.q is None else f" · q {v.q:.3f}")]
+    if v.acceptance is not None and v.draw is not None:
+        lines.append(f"acceptance {v.acceptance:.3f} · draw {v.draw:.3f}")
+    if v.top:
+        texts = v.top_text or tuple(f"#{t}" for t, _ in v.top)
+        lines.append("target's top 3: " + " · ".join(f"{t!r} {p:.3f}" for t, (_, p) in zip(texts, v.top)))
+    if v.emitted is not None:
+        known = next((t for t, (i, _) in zip(v.top_text, v.top) if i == v.emitted), f"#{v.emitted}")
+        why = " (a near-tie)" * near_tie(v) + " (a confident draft error)" * confident_error(v)
+        lines.append(f"emitted {emitted_text if emitted_text is not None else known!r} instead{why}")
+    return lines
+
+
 def near_tie(v: Verdict) -> bool:
     """Rejected, and the target's first choice beat its second by less than NEAR_TIE."""
     return not v.accepted and len(v.top) >= 2 and v.top[0][1] - v.top[1][1] < NEAR_TIE
