@@ -12,6 +12,7 @@ import pytest
 from spectui.chat.inspector import NO_DATA, Cursor, facts, saved_kinds, stops, summary_line
 from spectui.chat.turn import LiveTurn
 from spectui.chat.updates import Notice
+from spectui.engine import verdicts
 from spectui.engine.events import Round
 from spectui.engine.overlay import REJECTED
 from spectui.engine.verdicts import Verdict
@@ -25,10 +26,12 @@ pytestmark = pytest.mark.usefixtures("dirs")  # the controller's tests save chat
 # Round 2 of ANSWER_ROUNDS drafts " b" then " c"; the target rejects " c" for "):\n" (a near-tie),
 # and a second answer's rejection is a confident draft error.
 NEAR_TIE_TOP = ((5, 0.46), (99, 0.41), (4, 0.05))  # ids from `recorded`: 5 is "):\n", 4 is " b"
+TEXT = {5: "):\n", 99: " d", 4: " b"}  # and 99, never emitted, " d"
 
 
 def judged(events: list, top=NEAR_TIE_TOP, q: float = 0.6, p_rejected: float = 0.41, draw=None) -> list:
-    """`events` with verdicts: every accepted draft p 0.9 (q 0.7), each rejection as given."""
+    """`events` with verdicts: every accepted draft p 0.9 (q 0.7), each rejection as given,
+    its alternatives' text as the engine records it."""
     out = []
     for e in events:
         if isinstance(e, Round) and e.drafted:
@@ -36,8 +39,9 @@ def judged(events: list, top=NEAR_TIE_TOP, q: float = 0.6, p_rejected: float = 0
             if e.rejected:
                 emitted = e.tokens[e.n_accepted].id
                 acceptance = None if draw is None else min(1.0, p_rejected / q)
+                top_text = tuple(TEXT.get(t, f"<{t}>") for t, _ in top)
                 verdicts.append(
-                    Verdict(e.n_accepted, e.rejected[0], p_rejected, q, acceptance, draw, False, top, emitted)
+                    Verdict(e.n_accepted, e.rejected[0], p_rejected, q, acceptance, draw, False, top, emitted, top_text)
                 )
             e = replace(e, verdicts=tuple(verdicts))
         out.append(e)
@@ -92,40 +96,44 @@ def test_cursor_starts_at_a_chosen_round():
 def test_facts_at_a_rejection_name_the_alternatives_and_a_near_tie():
     cursor = Cursor(answer())
     cursor.jump_rejected(-1)
-    lines = facts(cursor)
-    assert lines[0].startswith("' c'  rejected draft of 1 token (draft-simple) · round 2 of 4")
-    assert lines[1] == "p 0.410 · q 0.600"
-    assert lines[2] == "rejected: the target chose another token"
-    assert lines[3] == "target's top 3: '):↵' 0.460 · #99 0.410 · ' b' 0.050"
-    assert lines[4] == "emitted '):↵'"
-    assert lines[5] == "near-tie: the target's top-1 beat its top-2 by 0.050"
-    assert len(lines) == 6  # q 0.6 is no confident error
+    assert facts(cursor) == [
+        "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4, token 6 of 13",
+        "rejected: the target chose another token",
+        *verdicts.facts(cursor.stop.verdict, "):\n"),  # the verdict's lines, as the HTML export's tooltips
+    ]
+    assert facts(cursor)[2:] == [
+        "p 0.410 · q 0.600",
+        "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050",
+        "emitted '):\\n' instead (a near-tie)",
+    ]
 
 
-def test_the_engine_names_the_alternatives_the_answer_never_emitted():
-    rounds = answer()
-    rejected = rounds[1]
-    v = replace(rejected.verdicts[-1], top_text=("):\n", " d", " b"), text=" c")
-    rounds[1] = replace(rejected, verdicts=(*rejected.verdicts[:-1], v))
-    cursor = Cursor(rounds)
+def test_a_rejected_draft_of_several_tokens_says_whose_numbers_they_are():
+    (r,) = rounds_of(judged(recorded("draft-simple", [(["def"], " c d", ",")], 50.0)))
+    r = replace(r, rejected=(1, 2), verdicts=(r.verdicts[0], replace(r.verdicts[1], text=" c")))
+    cursor = Cursor([r])
     cursor.jump_rejected(-1)
-    assert "target's top 3: '):↵' 0.460 · ' d' 0.410 · ' b' 0.050" in facts(cursor)
+    assert facts(cursor)[:3] == [
+        "' c d'  rejected draft of 2 tokens (draft-simple) · round 1 of 1, token 2 of 3",
+        "its first token ' c', the only one judged",
+        "rejected: the target chose another token",
+    ]
 
 
 def test_the_token_after_a_rejection_says_what_it_replaced():
     cursor = Cursor(answer())
     cursor.jump_rejected(-1)
     cursor.move(1)
-    lines = facts(cursor)
-    assert lines[0].startswith("'):↵'  target / bonus")
-    assert lines[1] == "emitted by the target instead of the rejected draft ' c'"
-    assert "emitted '):↵'" in lines
+    assert facts(cursor) == [
+        "'):↵'  target / bonus · round 2 of 4, token 7 of 13",
+        "emitted by the target instead of the rejected draft ' c' (← its numbers)",
+    ]
 
 
 def test_facts_of_an_accepted_draft_and_a_bonus_token():
     cursor = Cursor(answer())
     cursor.move(-100)
-    assert facts(cursor)[1:] == ["p 0.900 · q 0.700", "accepted: the target would choose it too"]
+    assert facts(cursor)[1:] == ["accepted: the target's own choice", "p 0.900 · q 0.700"]
     cursor.move(3)  # "," : the bonus after all three drafts were accepted
     assert facts(cursor)[1:] == ["the target's bonus token, after all 3 drafted tokens were accepted"]
 
@@ -141,22 +149,12 @@ def test_a_long_rejected_draft_is_cut_on_its_line():
 def test_facts_at_temperature_give_the_acceptance_and_the_draw():
     cursor = Cursor(answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5))
     cursor.jump_rejected(-1)
-    lines = facts(cursor)
-    assert lines[1:3] == ["p 0.020 · q 0.950", "rejected: draw 0.500 ≥ acceptance 0.021 = min(1, p/q)"]
-    assert lines[-1] == "confident draft error: the draft was sure, the target was not"
-    assert not any(line.startswith("near-tie") for line in lines)
-
-
-def test_an_ngram_draft_at_temperature_is_judged_by_p_alone():
-    rounds = answer(draw=0.5)
-    rejected = rounds[1]
-    v = replace(rejected.verdicts[-1], q=None, acceptance=0.41)
-    rounds[1] = replace(rejected, verdicts=(*rejected.verdicts[:-1], v))
-    cursor = Cursor(rounds)
-    cursor.jump_rejected(-1)
-    assert facts(cursor)[1:3] == [
-        "p 0.410 · q - (not drafted by a model)",
-        "rejected: draw 0.500 ≥ acceptance 0.410 = p (an n-gram draft is certain: q = 1)",
+    assert facts(cursor)[1:] == [
+        "rejected: the draw was not below it",
+        "p 0.020 · q 0.950",
+        "acceptance 0.021 · draw 0.500",
+        "target's top 3: '):\\n' 0.900 · ' b' 0.050",
+        "emitted '):\\n' instead (a confident draft error)",
     ]
 
 

@@ -70,8 +70,7 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         text = panel_text(app)
         assert "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4" in text
         assert "p 0.410 · q 0.600" in text and "rejected: the target chose another token" in text
-        assert "target's top 3: '):↵' 0.460 · #99 0.410 · ' b' 0.050" in text and "emitted '):↵'" in text
-        assert "near-tie: the target's top-1 beat its top-2 by 0.050" in text
+        assert "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050" in text and "emitted '):\\n' instead (a near-tie)" in text
         assert highlighted(app) == " c"  # struck through, and reachable
         await pilot.press("left")
         assert "' b'  accepted (draft model)" in panel_text(app) and "p 0.900 · q 0.700" in panel_text(app)
@@ -176,7 +175,7 @@ async def test_replay_offers_the_same_cursor():
         await pilot.press("end", "i", "up")
         text = panel_text(app)
         assert text.startswith(SUMMARY) and "' c'  rejected draft of 1 token" in text
-        assert "target's top 3: '):↵' 0.460 · #99 0.410 · ' b' 0.050" in text
+        assert "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050" in text
         assert highlighted(app) == " c"
         await pilot.press("escape", "left")  # the keys step rounds again
         rounds = [e for e in inspected_trace().turns[0].events if isinstance(e, Round)]
@@ -248,6 +247,6 @@ async def test_inspect_on_records_the_numbers_the_panel_reads(fresh, setup):
                 await pilot.press("right")
             text = panel_text(app)
             assert NO_DATA not in text and f"p {verdict.p:.3f} · q " in text
-            assert "accepted: the target would choose it too" in text
+            assert "accepted: the target's own choice" in text
     finally:
         fresh.inspect = False  # the module's session is shared

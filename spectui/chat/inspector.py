@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui.engine import verdicts
 from spectui.engine.events import Round
 from spectui.engine.overlay import LEGEND, REJECTED
-from spectui.engine.verdicts import CONFIDENT_P, CONFIDENT_Q, NEAR_TIE, Verdict, confident_error, near_tie, summarize
+from spectui.engine.verdicts import CONFIDENT_P, CONFIDENT_Q, NEAR_TIE, Verdict, summarize
 
 NO_DATA = "no inspect data for this answer"
 SHOWN_CHARS = 40  # a longer rejected draft is cut in the panel (f11 shows it whole)
@@ -89,9 +90,6 @@ class Cursor:
             self.at = found
         return found is not None
 
-    def pieces(self) -> dict[int, str]:
-        """The text of every token id this answer emitted: how the target's alternatives are named."""
-        return {t.id: t.piece for r in self.rounds for t in r.tokens}
 
 
 def summary_line(rounds: Sequence[Round]) -> str:
@@ -134,8 +132,9 @@ def shown(text: str) -> str:
 
 
 def facts(cursor: Cursor) -> list[str]:
-    """What the panel shows of the token under the cursor: its text and source, p and q,
-    the decision and, at a rejection, the target's top 3 and the token it emitted."""
+    """What the panel shows of the token under the cursor: its text and source, the decision
+    and the verdict's own lines (verdicts.facts: p and q, acceptance and draw, the target's
+    top 3 and the token emitted), as the HTML export's tooltips show them."""
     stop = cursor.stop
     if stop is None:
         return ["no token to inspect in this answer"]
@@ -146,60 +145,29 @@ def facts(cursor: Cursor) -> list[str]:
         head = f"{shown(stop.text)}  rejected draft of {n} token{'s' * (n != 1)} ({r.spec_type})"
     else:
         head = f"{shown(stop.text)}  {LEGEND.get(stop.kind, stop.kind)}"
-    lines = [head + f" · {where}", *_what(stop)]
-    if stop.verdict is not None and not stop.verdict.accepted:
-        lines += _rejection(stop.verdict, cursor.pieces())
-    return lines
+    return [head + f" · {where}", *_what(stop)]
 
 
 def _what(stop: Stop) -> list[str]:
-    """The token's numbers and the decision, or what the round says without them."""
+    """The decision and the verdict's lines, or what the round says without them."""
     r, v = stop.round, stop.verdict
+    emitted = r.tokens[r.n_accepted].piece if len(r.tokens) > r.n_accepted else ""
     if stop.role == REPLACED:
-        return [f"emitted by the target instead of the rejected draft {shown(r.rejected_text)}"]
+        return [f"emitted by the target instead of the rejected draft {shown(r.rejected_text)} (← its numbers)"]
     if stop.role == BONUS:
         return [f"the target's bonus token, after all {r.n_drafted} drafted tokens were accepted"]
     if stop.role == OWN:
         return ["the target's own token: nothing was drafted this round"]
-    if v is not None:
-        first = f"its first token {shown(v.text)}: " if stop.role == REJECTED_DRAFT and len(r.rejected) > 1 else ""
-        return [first + _numbers(v), _decision(v)]
-    if stop.role == REJECTED_DRAFT:
-        emitted = r.tokens[r.n_accepted].piece if len(r.tokens) > r.n_accepted else ""
+    if v is None and stop.role == REJECTED_DRAFT:
         return [f"rejected: the target emitted {shown(emitted)} instead (no p, q: not inspected)"]
-    return ["accepted: the target agreed (no p, q: not inspected)"]
-
-
-def _numbers(v: Verdict) -> str:
-    q = f"q {v.q:.3f}" if v.q is not None else "q - (not drafted by a model)"
-    return f"p {v.p:.3f} · {q}"
+    if v is None:
+        return ["accepted: the target agreed (no p, q: not inspected)"]
+    first = [f"its first token {shown(v.text)}, the only one judged"] if len(r.rejected) > 1 and not v.accepted else []
+    return [*first, _decision(v), *verdicts.facts(v, None if v.accepted else emitted)]
 
 
 def _decision(v: Verdict) -> str:
-    verdict = "accepted" if v.accepted else "rejected"
+    """Accepted or rejected, and by what rule: the draw at temperature, the target's choice at greedy."""
     if v.acceptance is not None and v.draw is not None:
-        sign = "<" if v.accepted else "≥"
-        rule = "min(1, p/q)" if v.q is not None else "p (an n-gram draft is certain: q = 1)"
-        return f"{verdict}: draw {v.draw:.3f} {sign} acceptance {v.acceptance:.3f} = {rule}"
-    return f"{verdict}: {'the target would choose it too' if v.accepted else 'the target chose another token'}"
-
-
-def _rejection(v: Verdict, pieces: dict[int, str]) -> list[str]:
-    """At the first rejected position: the target's top 3, the token emitted, and what kind
-    of rejection it was."""
-    lines = []
-    named = dict(pieces) | dict(zip((t for t, _ in v.top), v.top_text, strict=False))  # the engine's text first
-    if v.top:
-        lines.append("target's top 3: " + " · ".join(f"{_named(t, named)} {p:.3f}" for t, p in v.top))
-    if v.emitted is not None:
-        lines.append(f"emitted {_named(v.emitted, named)}")
-    if near_tie(v):
-        lines.append(f"near-tie: the target's top-1 beat its top-2 by {v.top[0][1] - v.top[1][1]:.3f}")
-    if confident_error(v):
-        lines.append("confident draft error: the draft was sure, the target was not")
-    return lines
-
-
-def _named(token: int, pieces: dict[int, str]) -> str:
-    """A token by its text where it is known (the verdict's, or the answer emitted it), else by its id."""
-    return shown(pieces[token]) if token in pieces else f"#{token}"
+        return "accepted: the draw was below the acceptance" if v.accepted else "rejected: the draw was not below it"
+    return "accepted: the target's own choice" if v.accepted else "rejected: the target chose another token"
