@@ -147,15 +147,27 @@ def test_a_long_rejected_draft_is_cut_on_its_line():
 
 
 def test_facts_at_temperature_give_the_acceptance_and_the_draw():
-    cursor = Cursor(answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5))
+    rounds = [
+        replace(r, verify="rejection") for r in answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5)
+    ]
+    cursor = Cursor(rounds)
     cursor.jump_rejected(-1)
     assert facts(cursor)[1:] == [
-        "rejected: the draw was not below it",
+        "rejected: the draw was not below the acceptance",
         "p 0.020 · q 0.950",
         "acceptance 0.021 · draw 0.500",
         "target's top 3: '):\\n' 0.900 · ' b' 0.050",
         "emitted '):\\n' instead (a confident draft error)",
     ]
+
+
+def test_sample_and_match_says_the_target_sampled_another_token():
+    rounds = [replace(r, verify="match") for r in answer(draw=0.04)]
+    cursor = Cursor(rounds)
+    cursor.jump_rejected(-1)
+    assert facts(cursor)[1] == "rejected: the target's sample was another token"
+    cursor.move(-1)
+    assert facts(cursor)[1] == "accepted: the target's sample (the draw) was this token"
 
 
 def test_summary_line_counts_the_kinds_of_rejection():

@@ -70,7 +70,10 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         text = panel_text(app)
         assert "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4" in text
         assert "p 0.410 · q 0.600" in text and "rejected: the target chose another token" in text
-        assert "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050" in text and "emitted '):\\n' instead (a near-tie)" in text
+        assert (
+            "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050" in text
+            and "emitted '):\\n' instead (a near-tie)" in text
+        )
         assert highlighted(app) == " c"  # struck through, and reachable
         await pilot.press("left")
         assert "' b'  accepted (draft model)" in panel_text(app) and "p 0.900 · q 0.700" in panel_text(app)

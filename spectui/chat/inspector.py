@@ -91,7 +91,6 @@ class Cursor:
         return found is not None
 
 
-
 def summary_line(rounds: Sequence[Round]) -> str:
     """The answer's rejections and what kind they were; NO_DATA without verdicts."""
     if not any(r.verdicts for r in rounds):
@@ -163,11 +162,15 @@ def _what(stop: Stop) -> list[str]:
     if v is None:
         return ["accepted: the target agreed (no p, q: not inspected)"]
     first = [f"its first token {shown(v.text)}, the only one judged"] if len(r.rejected) > 1 and not v.accepted else []
-    return [*first, _decision(v), *verdicts.facts(v, None if v.accepted else emitted)]
+    return [*first, _decision(v, r.verify), *verdicts.facts(v, None if v.accepted else emitted)]
 
 
-def _decision(v: Verdict) -> str:
-    """Accepted or rejected, and by what rule: the draw at temperature, the target's choice at greedy."""
-    if v.acceptance is not None and v.draw is not None:
-        return "accepted: the draw was below the acceptance" if v.accepted else "rejected: the draw was not below it"
-    return "accepted: the target's own choice" if v.accepted else "rejected: the target chose another token"
+def _decision(v: Verdict, verify: str) -> str:
+    """Accepted or rejected, and by which rule the round's verification decides."""
+    if verify == "rejection":  # accepted when the draw is below the acceptance, min(1, p/q)
+        why = "the draw was below the acceptance" if v.accepted else "the draw was not below the acceptance"
+    elif verify == "match":  # the draw samples the target's token, which must be the drafted one
+        why = "the target's sample (the draw) was this token" if v.accepted else "the target's sample was another token"
+    else:
+        why = "the target's own choice" if v.accepted else "the target chose another token"
+    return f"{'accepted' if v.accepted else 'rejected'}: {why}"
