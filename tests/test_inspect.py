@@ -181,3 +181,13 @@ def test_a_draft_model_s_greedy_rejections_give_the_target_s_top_3(synthetic):
     finally:
         s.close()
     assert _check(rounds, GREEDY, "match", model_q=True) > 0
+
+
+def test_auto_s_rounds_carry_verdicts_with_q_only_from_the_draft_model(smol_pair):
+    s = smol_pair
+    s.sampling = WARM
+    s._drafters.pop("draft-simple", None)
+    rounds = [r for r, _ in _inspected(s, SpecConfig(types=("auto",), draft_n_max=3), n=48, keep=False)]
+    judged = [r for r in rounds if r.verdicts]
+    assert judged and all(len(r.verdicts) == min(r.n_accepted + 1, r.n_drafted) for r in rounds)
+    assert all((v.q is None) == r.spec_type.startswith("ngram") for r in judged for v in r.verdicts)

@@ -169,11 +169,13 @@ def _token_tip(r: Round, t: Token, i: int) -> list[str]:
     """A token's tooltip: its source, and at a drafted position what the verifier saw there."""
     where = f" ({r.spec_type})" if r.spec_type and i < r.n_accepted else ""
     tip = [f"{overlay.LEGEND[t.source.value]}{where}"]
-    v = next((v for v in r.verdicts if v.position == i and v.accepted), None)
-    if v is not None:
+    v = next((v for v in r.verdicts if v.position == i), None)
+    if v is not None and v.accepted:
         tip += verdicts.facts(v)
-    elif i == r.n_accepted and r.rejected:
+    elif i == r.n_accepted and r.rejected:  # (with --no-rejected, the only place the rejection shows)
         tip.append(f"emitted instead of the rejected draft token {r.n_accepted + 1} of {r.n_drafted}")
+        if v is not None:
+            tip += [f"the draft had {v.text!r}"] + verdicts.facts(v, t.piece)
     return tip
 
 
