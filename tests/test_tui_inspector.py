@@ -22,7 +22,7 @@ from spectui.tui.widgets.message import AnswerChunk, AssistantMessage
 from tests.fake_session import PROMPT, FakeSession, load_trace
 from tests.test_inspector import judged
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
-from tests.tui_helpers import answered, send, sync
+from tests.tui_helpers import answered, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -137,15 +137,14 @@ async def test_the_transcript_follows_the_cursor_through_a_long_answer(setup):
     async with app.run_test(size=(80, 24)) as pilot:
         await asked(pilot, app)
         await pilot.press("f7")
-        await pilot.pause()
-        assert marked_on_screen(app)
+        await until(pilot, lambda: marked_on_screen(app), timeout=10)
         await pilot.press("home")
-        await pilot.pause()
-        assert highlighted(app) == "def" and marked_on_screen(app)
+        assert highlighted(app) == "def"
+        await until(pilot, lambda: marked_on_screen(app), timeout=10)  # the answer's first line, far above
         for _ in range(6):
             await pilot.press("down")
-        await pilot.pause()
-        assert highlighted(app) == " c" and marked_on_screen(app)
+        assert highlighted(app) == " c"
+        await until(pilot, lambda: marked_on_screen(app), timeout=10)
 
 
 @sync

@@ -82,6 +82,11 @@ class InspectorPanel(Static, can_focus=True):
         self.remove_class("-open")
         self.screen.set_focus(self._before if self._before is not None and self._before.is_attached else None)
 
+    def on_resize(self) -> None:
+        """Opened (or grown): the transcript lost lines, keep the token in what it shows."""
+        if self.answer is not None and self.answer.is_attached:
+            self.answer.show_mark()
+
     def action_move(self, n: int) -> None:
         if self.cursor is not None and self.cursor.move(n):
             self._show()
