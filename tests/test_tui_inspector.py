@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from spectui.chat.inspector import NO_DATA
+from spectui.cli.export import export
 from spectui.config import history
 from spectui.engine.events import Round
 from spectui.trace import format as trace_format
@@ -20,6 +21,7 @@ from spectui.tui.widgets.inspector import InspectorPanel
 from spectui.tui.widgets.markdown import MARKED
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage
 from tests.fake_session import PROMPT, FakeSession, load_trace
+from tests.test_inspect_views import Spans
 from tests.test_inspector import judged
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
 from tests.tui_helpers import answered, send, sync, until
@@ -199,7 +201,7 @@ async def test_the_replay_walks_the_earlier_turns_answers_too():
 
 
 @sync
-async def test_the_chat_and_the_replay_of_its_saved_trace_read_the_same(setup, tmp_path):
+async def test_the_chat_the_replay_and_the_html_export_of_its_trace_read_the_same(setup, tmp_path):
     app = SpecApp(setup, session=FakeSession(events=events(), spec=setup.spec))
     async with app.run_test(size=SIZE) as pilot:
         await asked(pilot, app)
@@ -211,6 +213,12 @@ async def test_the_chat_and_the_replay_of_its_saved_trace_read_the_same(setup, t
     async with replay.run_test(size=SIZE) as pilot:
         await pilot.press("end", "i", "up")
         assert panel_text(replay) == in_chat and "target's top 3" in in_chat
+    page = export(trace_format.read(path), tmp_path / "chat.html", show_rejected=True)
+    spans = Spans()
+    spans.feed(page.read_text(encoding="utf-8"))
+    tip = next(span["title"] for span in spans.spans if span["text"] == " c")  # the rejected draft's tooltip
+    verdict_lines = in_chat.splitlines()[3:]  # after the summary, the stop and the decision
+    assert verdict_lines[0] == "p 0.410 · q 0.600" and all(line in tip.splitlines() for line in verdict_lines)
 
 
 async def at_the_rejection(pilot) -> None:
