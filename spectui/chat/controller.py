@@ -76,11 +76,13 @@ class ChatController:
         self.loading = False  # a load runs: messages queue until it ends
         self.comparing = False  # the A/B view runs the session: the chat and its configuration wait
         self.memory = ""  # the last memory reading, shown in the panel and kept in traces
+        self.inspect = False  # record what the verifier saw (the inspector's data): off until asked
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.queued: list[str] = []  # messages typed while the chat was busy, oldest first
         self.editing: history.Message | None = None  # the sent message the box holds for resending
         self.baselines = Baselines()
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
+        self.answered: list[LiveTurn] = []  # ... as live turns: their rounds, for the inspector
         self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
         self._job: TurnJob | None = None
         self.unsaved = False  # the last save failed: quitting keeps the chat in a Markdown file
@@ -133,6 +135,20 @@ class ChatController:
             current = self.setup.spec.types[0]
             i = types.index(current) if current in types else 0
             self.set_spec_type(types[(i + step) % len(types)])
+
+    def toggle_inspect(self) -> None:
+        """Inspect on or off: from the next round, each round records what the verifier saw at
+        each draft (p, q, the decision, the target's alternatives), for the inspector."""
+        if (session := self.need_session()) is None:
+            return
+        self.inspect = session.inspect = not self.inspect
+        self._notify(
+            "Inspect on: the next answers record why each draft was accepted or rejected (f7 reads them; "
+            "a llama-server's never do)"
+            if self.inspect
+            else "Inspect off",
+            timeout=4,
+        )
 
     def step_n_max(self, step: int) -> None:
         spec = self.setup.spec
@@ -369,6 +385,7 @@ class ChatController:
             self._notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
         if (status := self.status()) is not None:
             self.baselines.record(status.target_path, turn)
+        self.answered.append(turn)
         self._trace(turn)
         self.emit(PanelChanged())
         self.emit(StatusLine())
@@ -448,7 +465,7 @@ class ChatController:
         if self.editing is not None:  # the edit belonged to the chat that goes
             self.cancel_edit()
         self.chat = chat
-        self.turn, self.traced = None, []
+        self.turn, self.traced, self.answered = None, [], []
         self.emit(ChatShown(chat))
         self.emit(PanelChanged())
 
@@ -550,6 +567,7 @@ class ChatController:
         # the session's spec wins: a server fixes its own speculation
         self.session, self.setup = session, replace(setup, spec=session.spec)
         self.environment, self._owns_session = environment, True
+        session.inspect = self.inspect  # kept across a switch of models
         self.chat.preset = self.chat.preset or setup.preset
         for note in setup.notes:
             self._notify(note, timeout=8)

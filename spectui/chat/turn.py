@@ -14,6 +14,7 @@ from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
 from spectui.engine.stats import summarize
+from spectui.engine.verdicts import summary_dict
 from spectui.llama.spec_config import SpecConfig, config_label
 
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
@@ -65,6 +66,8 @@ class LiveTurn:
         """Put the turn's summary into the message (before saving it); not per round, as
         summarize() walks every event."""
         self.message.stats = summarize(self.events).as_dict() if self.events else {}
+        if any(r.verdicts for r in self.rounds):  # inspected: the answer keeps its kinds of rejection
+            self.message.stats["inspect"] = summary_dict(self.rounds)
         return self.message
 
 

@@ -185,6 +185,24 @@ COMMANDS = (
         "Round details",
         "The last answer's rounds: who drafted, drafted/accepted/rejected, timings, auto's reasons",
     ),
+    Command(
+        "f7",
+        "inspect",
+        "inspect",
+        "Inspect the last answer's tokens",
+        "Why was it rejected? A cursor on the last answer (←/→ token, ↑/↓ rejected draft, pgup/pgdn answer, "
+        "esc leaves) and a panel with the token's p, q, the decision and the target's top 3; f11, then enter "
+        "on a round, starts there",
+        priority=True,  # over the input's own f7 (select all, which ctrl+a does too)
+    ),
+    Command(
+        "shift+f7",
+        "toggle_inspect",
+        "inspect on/off",
+        "Inspect on/off",
+        "Record why each draft was accepted or rejected (p, q, the target's top 3), from the next round, "
+        "for f7 to read; off by default",
+    ),
     Command("f1,question_mark", "help", "help", "Help", "Keys, commands and the overlay legend", True, chat=False),
 )
 

@@ -1,7 +1,6 @@
 """The chat screen: transcript, input, stats panel. It renders what the chat controller
 (spectui/chat/controller.py) emits and forwards keys to it; each answer is generated in a
-thread worker whose events go back to the controller.
-"""
+thread worker whose events go back to the controller."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from spectui.chat import updates as up
@@ -28,6 +26,7 @@ from spectui.tui.clipboard import copy_and_say
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
+from spectui.tui.screens.inspecting import InspectsChat
 from spectui.tui.screens.rounds import RoundsScreen
 from spectui.tui.themed import ThemedApp
 from spectui.tui.widgets.chat_input import ChatInput
@@ -43,7 +42,7 @@ HEADER_ICONS = 16  # the header's columns taken by its icon and the space kept o
 NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
-class ChatScreen(Screen):
+class ChatScreen(InspectsChat):
     BINDINGS = bindings(chat=True)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: app.tcss swaps the panel
 
@@ -269,7 +268,7 @@ class ChatScreen(Screen):
 
     def action_rounds(self) -> None:
         if (last := self.controller.last_rounds()) is not None:
-            self.app.push_screen(RoundsScreen(*last))
+            self.app.push_screen(RoundsScreen(*last), self.inspect_round)
 
     # --- view settings ---------------------------------------------------------------
 

@@ -10,6 +10,7 @@ the recording machine measured and which machine that was, never this one's.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,8 +27,10 @@ from spectui.engine.events import Event, Round, TurnStart
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
+from spectui.tui.screens.chat import NARROW
+from spectui.tui.screens.inspecting import InspectsAnswers
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
-from spectui.tui.widgets.stats_panel import StatsPanel
+from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 TICK_S = 1 / 20  # how often a playing replay looks for the next step
@@ -66,6 +69,7 @@ class ReplayScreen(Screen):
         Binding("ctrl+f", "toggle_rejected", "rejected"),
         Binding("q", "app.quit", "quit"),
     ]
+    KEYS = "space play/pause · ←/→ round · +/- speed · q quit"  # the status line's reminder
 
     def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
         super().__init__()
@@ -136,7 +140,7 @@ class ReplayScreen(Screen):
             Content.assemble(
                 state,
                 f"  ×{p.speed:g}  round {shown}/{sum(self._rounds)}  turn {p.step.turn + 1}/{len(turns)}",
-                ("  space play/pause · ←/→ round · +/- speed · q quit", "$text-muted"),
+                ("  " + self.KEYS, "$text-muted"),
             )
         )
 
@@ -144,8 +148,14 @@ class ReplayScreen(Screen):
         raise NotImplementedError
 
 
-class ChatReplayScreen(ReplayScreen):
-    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel."""
+class ChatReplayScreen(InspectsAnswers, ReplayScreen):
+    """A chat or `spectui run` trace: transcript with the overlay, and the stats panel; i (or
+    f7) inspects the answer on screen (pausing the replay), as the chat's f7 does."""
+
+    BINDINGS = [Binding("i,f7", "inspect", "inspect")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: the panel as one line, as in the chat
+    KEYS = "space play/pause · ←/→ round · +/- speed · i inspect · q quit"
+    NO_DATA_HINT = "recorded without inspect: `spectui run --inspect --trace` or shift+f7 in the chat records it"
 
     def __init__(self, trace: Trace, speed: float, playing: bool, show_rejected: bool):
         super().__init__(trace, speed, playing, show_rejected)
@@ -160,10 +170,21 @@ class ChatReplayScreen(ReplayScreen):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield Static(id="status")
+                yield StatusStrip(id="compact")
             yield StatsPanel(id="panel")
         yield Footer()
 
+    def rounds_by_message(self) -> dict[int, Sequence[Round]]:
+        turns = [*self.done[: self._shown[0]], *([self.live] if self.live else [])]
+        return {id(t.message): t.rounds for t in turns if t.rounds}
+
+    async def action_inspect(self, at_round: int | None = None) -> None:
+        self.playhead.playing = False  # the answer stays as it is while the cursor walks it
+        self.update_status()
+        await super().action_inspect(at_round)
+
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
+        self.close_inspector()  # the answer it walks changes
         turn = self.trace.turns[step.turn]
         shown_turn, shown_n = self._shown
         if rebuild or step.turn != shown_turn or step.n_events < shown_n:
@@ -202,7 +223,7 @@ class ChatReplayScreen(ReplayScreen):
         verify = rounds[-1].verify if rounds else "greedy" if temp == 0 else spec.verify
         baselines = [b for b in map(baseline_tok_s, self.done[: step.turn]) if b is not None]
         self.title = f"replay · {spec.label}"
-        self.query_one(StatsPanel).state = PanelState(
+        self.query_one(StatsPanel).state = self.query_one(StatusStrip).state = PanelState(
             spec=spec,
             verify=verify,
             events=events,

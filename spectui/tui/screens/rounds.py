@@ -1,5 +1,6 @@
 """Round details: the last answer's rounds, one row each: what drafted and why (auto's
-note), drafted / accepted / rejected, the timings. What the overlay colours summarise."""
+note), drafted / accepted / rejected, the timings. What the overlay colours summarise.
+Enter on a row dismisses with that round's index: the chat inspects its tokens."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def cells(r: Round) -> tuple:
     )
 
 
-class RoundsScreen(ModalScreen):
+class RoundsScreen(ModalScreen[int | None]):
     DEFAULT_CSS = """
     RoundsScreen {
         align: center middle;
@@ -66,7 +67,10 @@ class RoundsScreen(ModalScreen):
             )
             yield DataTable(cursor_type="row", zebra_stripes=True)
             first = f"the first {self.skipped} rounds are not listed · " if self.skipped else ""
-            yield Label(f"{first}auto's note says why it chose each draft · esc closes", classes="hint")
+            yield Label(
+                f"{first}auto's note says why it chose each draft · enter inspects a round's tokens · esc closes",
+                classes="hint",
+            )
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -74,3 +78,6 @@ class RoundsScreen(ModalScreen):
         table.add_rows(cells(r) for r in self.rounds)
         table.move_cursor(row=len(self.rounds) - 1)
         table.focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.dismiss(self.rounds[event.cursor_row].index)

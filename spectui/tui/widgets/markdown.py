@@ -23,6 +23,7 @@ INLINE = re.compile(r"(`)[^`\n]+(`)|(\*\*)[^*\n]+(\*\*)")
 MARK = "$text-muted"
 CODE = "on $boost"
 HEADING_STYLE = {1: "bold underline", 2: "bold"}  # deeper levels: bold italic
+MARKED = "reverse"  # the token under the inspector's cursor
 
 
 def ends_in_code(text: str) -> bool:
@@ -48,11 +49,14 @@ def last_code_block(text: str) -> str | None:
     return "\n".join(blocks[-1]) if blocks else None
 
 
-def render_markdown(segments, show_rejected: bool = True, in_code: bool = False) -> Content:
+def render_markdown(
+    segments, show_rejected: bool = True, in_code: bool = False, mark: tuple[int, int] | None = None
+) -> Content:
     """The overlay of `segments` with the answer's Markdown blocks rendered; `in_code`: it
     starts inside a code block opened earlier in the answer. Blocks are found in the
     answer's own text (a rejected draft before a fence does not hide the fence) and drawn
-    where that text is shown."""
+    where that text is shown. `mark`: characters [start, end) of the segments' text to
+    highlight (the inspector's token)."""
     shown_pieces = visible(segments, show_rejected)  # once per redraw: the streaming hot path
     content = shown_content(shown_pieces)
     where: list[int] = []  # the shown position of each character of the answer
@@ -83,7 +87,37 @@ def render_markdown(segments, show_rejected: bool = True, in_code: bool = False)
     for i, glyph in swaps.items():
         chars[where[i]] = glyph
     shown = [Span(where[s.start], where[s.end - 1] + 1, s.style) for s in spans if s.end > s.start]
-    return Content("".join(chars), spans=list(content.spans) + shown)
+    marked = _marked(segments, shown_pieces, where, *mark) if mark else []
+    return Content("".join(chars), spans=list(content.spans) + shown + marked)
+
+
+def _marked(segments, shown_pieces, where: list[int], start: int, end: int) -> list[Span]:
+    """Where characters [start, end) of the segments are shown: the answer's own through
+    `where`, a rejected draft as the whole mark `visible` made of it (none when hidden)."""
+    marks, pos = [], 0
+    for text, kind in shown_pieces:
+        if kind == REJECTED:
+            marks.append((pos, pos + len(text)))
+        pos += len(text)
+    cells: list[int] = []
+    spans, seg_pos, answer_pos, n_rejected = [], 0, 0, 0
+    for text, kind in segments:
+        lo, hi = max(start, seg_pos), min(end, seg_pos + len(text))
+        if kind != REJECTED:
+            cells += [where[answer_pos + i - seg_pos] for i in range(lo, hi)]
+            answer_pos += len(text)
+        elif text:
+            if lo < hi and n_rejected < len(marks):
+                spans.append(Span(*marks[n_rejected], MARKED))
+            n_rejected += 1
+        seg_pos += len(text)
+    runs: list[list[int]] = []  # adjacent cells, one span each
+    for cell in cells:
+        if runs and cell == runs[-1][1]:
+            runs[-1][1] = cell + 1
+        else:
+            runs.append([cell, cell + 1])
+    return spans + [Span(a, b, MARKED) for a, b in runs]
 
 
 def _line_spans(line: str, pos: int, swaps: dict[int, str]) -> list[Span]:

@@ -14,9 +14,10 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from spectui.chat.inspector import saved_kinds
 from spectui.config.history import Message
 from spectui.engine.overlay import REJECTED
-from spectui.tui.widgets.markdown import ends_in_code, render_markdown
+from spectui.tui.widgets.markdown import MARKED, ends_in_code, render_markdown
 from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
 
 CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
@@ -64,6 +65,7 @@ class AnswerChunk(Widget):
         self.show_rejected = show_rejected
         self.streaming = streaming
         self.in_code = in_code
+        self.mark: tuple[int, int] | None = None  # characters of `segments` under the inspector's cursor
         self._content = Content("")
         self._lines = 0  # wrapped lines of the content last drawn
 
@@ -77,7 +79,7 @@ class AnswerChunk(Widget):
         self.redraw()
 
     def redraw(self) -> None:
-        old, self._content = self._content, render_markdown(self.segments, self.show_rejected, self.in_code)
+        old, self._content = self._content, render_markdown(self.segments, self.show_rejected, self.in_code, self.mark)
         width = self.size.width
         if not width:
             self.refresh(layout=True)
@@ -98,6 +100,13 @@ class AnswerChunk(Widget):
         else:
             self.refresh()
         self._lines = lines
+
+    def marked_line(self) -> int:
+        """The wrapped line the highlight starts on (0 without one)."""
+        start = min((s.start for s in self._content.spans if s.style == MARKED), default=0)
+        if not start or not self.size.width:
+            return 0
+        return self._content[: start + 1].get_height(self.styles, self.size.width) - 1  # type: ignore[arg-type]
 
     def settle(self) -> None:
         """Streaming is over (for this chunk): back to its exact height."""
@@ -198,6 +207,34 @@ class AssistantMessage(Vertical):
         last.segments = segments
         last.redraw()
 
+    def mark(self, span: tuple[int, int] | None) -> None:
+        """Highlight characters [start, end) of the message's segments (the inspector's token),
+        or nothing; in the overlay view only."""
+        pos = 0
+        for chunk in self._chunks.query_children(AnswerChunk):
+            size = sum(len(text) for text, _ in chunk.segments)
+            local = None
+            if span is not None and span[0] < pos + size and span[1] > pos:
+                local = (max(span[0] - pos, 0), min(span[1] - pos, size))
+            if local != chunk.mark:
+                chunk.mark = local
+                chunk.redraw()
+            pos += size + 1  # a chunk's boundary drops the newline it was cut at
+
+    def show_mark(self) -> None:
+        """Scroll the transcript to the highlighted token's line (a chunk is many lines long),
+        once the layout is done: the line's place is read from it."""
+        chunk = next((c for c in self._chunks.query_children(AnswerChunk) if c.mark is not None), None)
+        scroll = self.parent
+        if chunk is None or not isinstance(scroll, Widget):
+            return
+        y, widget = chunk.marked_line(), chunk.parent
+        y += chunk.virtual_region.y
+        while widget is not scroll and isinstance(widget, Widget):  # up to the transcript's own space
+            y += widget.virtual_region.y
+            widget = widget.parent
+        scroll.scroll_to_region(Region(0, y, 1, 1), animate=False, immediate=True)
+
     async def refresh_answer(self) -> None:
         if self.overlay:
             await self._draw_overlay()
@@ -231,7 +268,8 @@ class AssistantMessage(Vertical):
 
 
 def meta_line(m: Message, streaming: bool) -> Content:
-    """The small line under an answer: configuration, size, acceptance, speed, state."""
+    """The small line under an answer: configuration, size, acceptance, speed, its kinds of
+    rejection (inspected), state."""
     parts: list[Content | str] = [m.config] if m.config else []
     s = m.stats
     if streaming:
@@ -242,6 +280,8 @@ def meta_line(m: Message, streaming: bool) -> Content:
             parts.append(f"{s['acceptance_rate']:.0%} accepted")
         if s.get("tok_per_s") is not None:
             parts.append(f"{s['tok_per_s']:.1f} tok/s")
+        if kinds := saved_kinds(s):
+            parts.append(kinds)
     if not streaming and s.get("stop_reason") == "n-predict":
         parts.append(Content.styled("cut off at the answer limit (n-predict)", "$warning"))
     if m.stopped and not streaming:
