@@ -9,7 +9,7 @@ import pytest
 
 from spectui.chat.inspector import NO_DATA
 from spectui.cli.export import export
-from spectui.config import history
+from spectui.config import chat_store
 from spectui.engine.events import Round
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn
@@ -84,7 +84,7 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         assert "emitted by the target instead of the rejected draft ' c'" in panel_text(app)
         meta = app.screen.query_one(AssistantMessage)._meta.visual.plain
         assert "89% accepted" in meta and "1 rejection: 1 near-tie, 0 confident draft errors" in meta
-        saved = history.load_chat(app.controller.chat.id).messages[-1].stats["inspect"]
+        saved = chat_store.load_chat(app.controller.chat.id).messages[-1].stats["inspect"]
         assert saved == {"rejections": 1, "near_ties": 1, "confident_errors": 0, "median_rejected_p": 0.41}
         await pilot.press("escape")  # leaves the inspector; nothing stops
         assert not panel.is_open and not panel.display and highlighted(app) == ""
