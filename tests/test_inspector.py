@@ -199,13 +199,19 @@ def test_an_answer_without_verdicts_says_so():
     assert facts(Cursor([])) == ["no token to inspect in this answer"]
 
 
-def test_inspect_is_off_until_toggled_and_follows_a_new_session(setup):
+def test_inspect_is_on_where_llama_cpp_runs_on_the_cpu_and_a_toggle_stays(setup):
     controller, screen = make(setup)
-    assert not controller.inspect and not controller.session.inspect
+    assert not controller.inspect  # nothing loaded yet
+    controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": False}})
+    assert controller.inspect and controller.session.inspect  # its cost there is measured: on
+    controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": True}})
+    assert not controller.session.inspect  # a GPU build: not measured, off until asked
     controller.toggle_inspect()
     assert controller.inspect and controller.session.inspect
     assert "Inspect on" in screen.of(Notice)[-1].text
-    controller.session_loaded(FakeSession(spec=setup.spec), setup, {})
-    assert controller.session.inspect  # a switch of models keeps it
+    controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": True}})
+    assert controller.session.inspect  # the person's choice outlasts a switch of models
     controller.toggle_inspect()
     assert not controller.session.inspect and screen.of(Notice)[-1].text == "Inspect off"
+    controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": False}})
+    assert not controller.session.inspect

@@ -464,7 +464,7 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.controller.session is None
         await until(pilot, lambda: app.controller.session is not None, timeout=120)
-        assert app.chat_screen.title.startswith("draft-simple · n-max 3")
+        await until(pilot, lambda: app.chat_screen.title.startswith("draft-simple · n-max 3"))  # drawn after
         app.controller.session.close()
 
     bad = tmp_path / "bad.gguf"

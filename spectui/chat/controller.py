@@ -76,7 +76,8 @@ class ChatController:
         self.loading = False  # a load runs: messages queue until it ends
         self.comparing = False  # the A/B view runs the session: the chat and its configuration wait
         self.memory = ""  # the last memory reading, shown in the panel and kept in traces
-        self.inspect = False  # record what the verifier saw (the inspector's data): off until asked
+        self.inspect = False  # record what the verifier saw (the inspector's data); chosen when a pair loads
+        self._inspect_chosen = False  # shift+f7 was pressed: the person's choice stays from then on
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.queued: list[str] = []  # messages typed while the chat was busy, oldest first
         self.editing: history.Message | None = None  # the sent message the box holds for resending
@@ -142,6 +143,7 @@ class ChatController:
         if (session := self.need_session()) is None:
             return
         self.inspect = session.inspect = not self.inspect
+        self._inspect_chosen = True
         self._notify(
             "Inspect on: the next answers record why each draft was accepted or rejected (f7 reads them; "
             "a llama-server's never do)"
@@ -567,6 +569,8 @@ class ChatController:
         # the session's spec wins: a server fixes its own speculation
         self.session, self.setup = session, replace(setup, spec=session.spec)
         self.environment, self._owns_session = environment, True
+        if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
+            self.inspect = not environment.get("llama_cpp", {}).get("gpu_offload", False)
         session.inspect = self.inspect  # kept across a switch of models
         self.chat.preset = self.chat.preset or setup.preset
         for note in setup.notes:
