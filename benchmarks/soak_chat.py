@@ -5,8 +5,9 @@ through the database after every turn and prints time per turn and RSS.
     python benchmarks/soak_chat.py --turns 200 --replay tests/data/smollm2_turn.jsonl
     python benchmarks/soak_chat.py --turns 200 --new-chat 20
 
-On SmolLM2 the model's time grows with the chat (the whole chat is the prompt: each token
-attends to a longer context). --replay answers every turn with a trace's first turn (the
+On SmolLM2 the model's time grows with the prompt (each token attends to all of it) until
+the chat outgrows three quarters of -c, from where the prompt keeps its latest half to three
+quarters (engine/chat_window.py). --replay answers every turn with a trace's first turn (the
 tests' FakeSession, one round per `--round-ms`), so model time is constant and what is
 measured is the app's own cost: storing, the transcript, the panel. With --new-chat N the
 app starts a fresh chat (ctrl+n) every N turns. Exits 1 when an answer was not saved, or
