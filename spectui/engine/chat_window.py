@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 FULL = 3 / 4  # a prompt past this share of the context is cut...
 KEPT = 1 / 2  # ...to at most this share, leaving room for answers before the next cut
-BYTES_PER_TOKEN_MAX = 32  # no tokenizer packs more text in a token: more bytes cannot fit
+CHARS_PER_TOKEN_MAX = 32  # no tokenizer packs more text in a token: more characters cannot fit
 
 
 class ChatWindow:
@@ -28,7 +28,7 @@ class ChatWindow:
         rest = list(messages[len(head) :])
         if self.left_out and (self.left_out >= len(rest) or _key(rest[: self.left_out]) != self._cut_at):
             self.left_out = 0  # another chat, or this one edited before its cut
-        if _size(rest[self.left_out :]) <= BYTES_PER_TOKEN_MAX * n_ctx:
+        if _size(rest[self.left_out :]) <= CHARS_PER_TOKEN_MAX * n_ctx:
             tokens = tokenize(head + rest[self.left_out :])
             if len(tokens) <= FULL * n_ctx or len(rest) - self.left_out <= 1:
                 return tokens

@@ -432,7 +432,7 @@ class Session:
                 note=dr.note,
                 probe=probe,
                 t_sync=t_sync,
-                verdicts=_before(dr.verdicts, len(dr.tokens)) if dr.verdicts else (),
+                verdicts=dr.verdicts[: len(dr.tokens)],  # a draft cut at an end of generation (_emit)
             )
             index += 1
             if stop is not None:
@@ -582,11 +582,6 @@ def _verdicts(
             )
         )
     return tuple(out)
-
-
-def _before(verdicts: tuple[Verdict, ...], n: int) -> tuple[Verdict, ...]:
-    """The verdicts of a draft cut to n tokens at an end of generation (_emit)."""
-    return verdicts if len(verdicts) <= n else verdicts[:n]
 
 
 def _acceptance(p: float, q: float) -> float:
