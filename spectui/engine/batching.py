@@ -1,16 +1,4 @@
-"""Events pushed to another thread in batches, by the generating thread: the chat's way.
-
-A round can take a millisecond on a small model. Handing each one over wakes the
-consumer's thread, which then competes for the GIL and the cores with the generation it
-is showing. So rounds are coalesced to one hand-over per `interval`; a turn's start and
-end go at once. The end of the prompt goes with the first rounds, an interval later: at
-once, the chat redrew for it just as generation began, with nothing new to show.
-
-`spectui run` takes its events instead (engine/handover.py): its main thread wakes on
-its own timer, no more often than it was woken. The chat tried that too, a worker thread
-taking them and posting them to the app (one more thread woken per hand-over), and was
-slower than pushing from the generating thread where cores are few (docs/performance.md).
-"""
+"""Events pushed to the chat's thread in batches, so each round does not wake it (docs/architecture.md)."""
 
 from __future__ import annotations
 

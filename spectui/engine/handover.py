@@ -1,14 +1,4 @@
-"""Events handed from the generating thread to the thread that shows them, in batches.
-
-A round can take a millisecond on a small model. Handing each one over wakes the
-consumer's thread, which then competes for the GIL and the cores with the generation it
-is showing; even one wake-up every 50 ms, signalled from the generating thread, cost it
-measurable time every round (docs/performance.md). So a round (or the end of the
-prompt) is only appended here, and the consumer takes what has come at its own pace,
-once an interval; a turn's start and end (and the generation's close) wake it at once.
-`spectui run` consumes this way; the chat is pushed its events (engine/batching.py),
-which measured faster there.
-"""
+"""Events `spectui run` takes at its own pace, so the generating thread never wakes it per round (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The one thread that runs generation, so llama.cpp's OpenMP keeps one team of threads.
-
-libgomp keeps a team of threads for each thread that starts parallel work, for as long as
-that thread lives. Once a process holds more of those threads than it has CPUs, libgomp
-cuts every wait's spin to 100 turns, whatever GOMP_SPINCOUNT says, and llama.cpp's threads
-then sleep and wake at each of a decode's barriers. The chat answers in worker threads
-from a pool, so its second answer usually came from another thread than its first, and
-every answer after that ran far slower (docs/performance.md). So the chat, the A/B view and `spectui run`
-generate on this thread (the bench generates on its calling thread, the only one).
-"""
+"""The one thread that runs generation, so llama.cpp's OpenMP keeps one team of threads (docs/architecture.md)."""
 
 from __future__ import annotations
 
