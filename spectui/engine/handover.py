@@ -1,4 +1,4 @@
-"""Events `spectui run` takes at its own pace, so the generating thread never wakes it per round (docs/architecture.md)."""
+"""Events `spectui run` takes at its own pace: the generating thread never wakes it (docs/architecture.md)."""
 
 from __future__ import annotations
 
