@@ -135,7 +135,7 @@ class MemoryProjection:
             for role, path, part in (("target", self.target, d.target), ("draft", self.draft, d.draft)):
                 if part is None or path is None:
                     continue
-                label = f"{role} {path.name}"
+                label = f"{role:<6} {path.name}"
                 label = label if len(label) <= name_w else label[: name_w - 1] + "…"
                 lines.append(
                     f"  {label:<{name_w}}{size_text(part.model):>11}{size_text(part.context):>11}"
