@@ -109,6 +109,35 @@ class ContextParams:
     backend_sampling: str = "auto"
 
 
+def check_params(params: ContextParams, n_ctx_train: int, name: str) -> None:
+    """One line for a context llama.cpp would refuse, or abort on, before it is created."""
+    if params.n_ctx > n_ctx_train:
+        raise UserError(
+            f"context size {params.n_ctx} is larger than {name} allows ({n_ctx_train}); use -c {n_ctx_train} or less"
+        )
+    for key in ("type_k", "type_v"):
+        if getattr(params, key) not in KV_CACHE_TYPES:
+            raise UserError(f"unknown KV cache type '{getattr(params, key)}'; choose from {', '.join(KV_CACHE_TYPES)}")
+    if params.flash_attn not in FLASH_ATTN:
+        raise UserError(f"-fa must be one of {', '.join(FLASH_ATTN)}, got '{params.flash_attn}'")
+    if params.backend_sampling not in BACKEND_SAMPLING:
+        raise UserError(f"-bs must be one of {', '.join(BACKEND_SAMPLING)}, got '{params.backend_sampling}'")
+
+
+def llama_params(params: ContextParams):
+    """The llama_context_params a Context is created with (the memory projection uses the same)."""
+    cp = llama_cpp.llama_context_default_params()
+    cp.n_ctx = params.n_ctx
+    cp.n_batch = cp.n_ubatch = min(params.n_batch, params.n_ctx)
+    cp.n_threads = cp.n_threads_batch = params.n_threads or runtime.default_threads()
+    cp.flash_attn_type = FLASH_ATTN[params.flash_attn]
+    cp.type_k = KV_CACHE_TYPES[params.type_k]
+    cp.type_v = KV_CACHE_TYPES[params.type_v]
+    cp.no_perf = True
+    cp.n_outputs_max_per_seq = 0  # up to n_batch: greedy on the backend samples a whole verified batch
+    return cp
+
+
 class Context:
     """A llama.cpp context whose KV cache mirrors `self.tokens` (position i holds tokens[i]).
 
@@ -126,31 +155,10 @@ class Context:
     ):
         """`other`: the target context a hidden-state draft reads (llama.cpp's ctx_other);
         `mtp`: a context that runs the target model's own NextN layers (draft-mtp)."""
-        if params.n_ctx > model.n_ctx_train:
-            raise UserError(
-                f"context size {params.n_ctx} is larger than {model.path.name} allows "
-                f"({model.n_ctx_train}); use -c {model.n_ctx_train} or less"
-            )
-        for key in ("type_k", "type_v"):
-            if getattr(params, key) not in KV_CACHE_TYPES:
-                raise UserError(
-                    f"unknown KV cache type '{getattr(params, key)}'; choose from {', '.join(KV_CACHE_TYPES)}"
-                )
-        if params.flash_attn not in FLASH_ATTN:
-            raise UserError(f"-fa must be one of {', '.join(FLASH_ATTN)}, got '{params.flash_attn}'")
-        if params.backend_sampling not in BACKEND_SAMPLING:
-            raise UserError(f"-bs must be one of {', '.join(BACKEND_SAMPLING)}, got '{params.backend_sampling}'")
+        check_params(params, model.n_ctx_train, model.path.name)
         self.model = model
         self.params = params
-        cp = llama_cpp.llama_context_default_params()
-        cp.n_ctx = params.n_ctx
-        cp.n_batch = cp.n_ubatch = min(params.n_batch, params.n_ctx)
-        cp.n_threads = cp.n_threads_batch = params.n_threads or runtime.default_threads()
-        cp.flash_attn_type = FLASH_ATTN[params.flash_attn]
-        cp.type_k = KV_CACHE_TYPES[params.type_k]
-        cp.type_v = KV_CACHE_TYPES[params.type_v]
-        cp.no_perf = True
-        cp.n_outputs_max_per_seq = 0  # up to n_batch: greedy on the backend samples a whole verified batch
+        cp = llama_params(params)
         if other is not None:
             cp.ctx_other = other.ptr
         if mtp:
