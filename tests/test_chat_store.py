@@ -425,8 +425,10 @@ def unsaved_dirs(tmp_path, monkeypatch):
 
 def test_the_turns_a_quit_kept_are_added_to_their_chat_once(unsaved_dirs):
     chat = sample_chat()
-    chat_store.save_chat(chat)  # turn 1 stored
-    turns(chat, 2, "unsaved ")  # turns 2 and 3: their save failed
+    chat_store.save_chat(chat)  # turn 1 stored while its answer streamed
+    chat.messages[-1].content += " Its end."  # ... its end, and turns 2 and 3, were not
+    chat.messages[-1].stopped = False
+    turns(chat, 2, "unsaved ")
     chat.messages[-1].segments = [("unsaved ", "draft"), ("x", "rejected"), ("answer 1", "target")]
     kept = chat_import.write_unsaved(chat, unsaved_dirs / "share")
     history.export_markdown(chat, kept.with_suffix(".md"))

@@ -54,6 +54,7 @@ CREATE TRIGGER IF NOT EXISTS messages_au AFTER UPDATE OF content ON messages BEG
 END;
 """
 _COLUMNS = "id, role, content, segments, stopped, stats, config"
+_INSERT = "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 @dataclass
@@ -255,11 +256,7 @@ def save_chat(chat: Chat) -> None:
                 conn.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in chat.dropped])
             for m in chat.messages:
                 if m.row is None:
-                    cur = conn.execute(
-                        "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (chat.id, *_values(m)),
-                    )
+                    cur = conn.execute(_INSERT, (chat.id, *_values(m)))
                     added.append((m, cur.lastrowid))
             if chat.messages and (last := chat.messages[-1]).row is not None:
                 _update(conn, last)
@@ -315,10 +312,7 @@ def add_imported(conn: sqlite3.Connection, chat: Chat) -> bool:
         if conn.execute("SELECT 1 FROM chats WHERE id = ?", (chat.id,)).fetchone():
             return False
         _put_chat(conn, chat)
-        conn.executemany(
-            "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(chat.id, *_values(m)) for m in chat.messages],
-        )
+        conn.executemany(_INSERT, [(chat.id, *_values(m)) for m in chat.messages])
     return True
 
 
@@ -326,6 +320,20 @@ def import_chats() -> list[tuple[Path, str]]:
     """Import the JSON chats left in the chats folder; (file, why) for each that cannot be."""
     conn = _db()
     return chat_import.import_folder(lambda chat: add_imported(conn, chat))
+
+
+def _restore(conn: sqlite3.Connection, chat: Chat) -> None:
+    """Store a chat as an unsaved file holds it: each message rewritten into its row (an answer
+    whose end was not saved), appended when it has none or another instance deleted it."""
+    with _write(conn):
+        stored = {r for (r,) in conn.execute("SELECT id FROM messages WHERE chat = ?", (chat.id,))}
+        _put_chat(conn, chat)
+        conn.executemany("DELETE FROM messages WHERE id = ?", [(r,) for r in chat.dropped if r in stored])
+        for m in chat.messages:
+            if m.row in stored:
+                _update(conn, m)
+            else:
+                conn.execute(_INSERT, (chat.id, *_values(m)))
 
 
 def import_unsaved() -> tuple[list[str], list[tuple[Path, str]]]:
@@ -338,11 +346,7 @@ def import_unsaved() -> tuple[list[str], list[tuple[Path, str]]]:
         try:
             chat = chat_import.read_unsaved(path)
             with _errors(f"import {path.name}"):
-                stored = {r for (r,) in _db().execute("SELECT id FROM messages WHERE chat = ?", (chat.id,))}
-            for m in chat.messages:  # one another instance deleted meanwhile is stored again
-                m.row = m.row if m.row in stored else None
-            chat.dropped = [r for r in chat.dropped if r in stored]
-            save_chat(chat)
+                _restore(_db(), chat)
         except UserError as e:
             problems.append((path, f"kept when a save failed; not imported yet: {e}"))
             continue
