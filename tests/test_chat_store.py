@@ -489,3 +489,29 @@ def test_the_importer_moves_files_only(data):
     chat_store.list_chats()
     assert (folder / f"{name}.journal").is_dir()
     assert stat.S_IMODE((folder / f"{name}.journal").stat().st_mode) == 0o755
+
+
+def test_the_chat_command_restores_an_unsaved_chat_before_resuming_it(unsaved_dirs, monkeypatch):
+    from spectui.cli import chat as chat_command
+    from spectui.launch import session as launch_session
+    from tests.cli_helpers import run_cli
+
+    resumed = []
+
+    class Loaded(Exception):
+        pass
+
+    def at_the_models(setup, *args, **kwargs):  # where the models would load: the app is next
+        resumed.append(setup)
+        raise Loaded
+
+    monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
+    monkeypatch.setattr(launch_session, "checked_models", at_the_models)
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    turns(chat, 1, "unsaved ")
+    chat_import.write_unsaved(chat, unsaved_dirs)
+    r = run_cli("chat", "--resume", "--preset", "smollm2", reached=Loaded)
+    assert r.returncode == 0 and "are back in the chat" in " ".join(r.stderr.split()), r.stderr
+    assert any("are back in the chat" in n for n in resumed[0].notes)  # the chat shows it once loaded
+    assert chat_store.load_chat(chat.id).messages == chat.messages

@@ -200,9 +200,9 @@ def _parsed(text, kind: type, damaged: list[str], what: str):
 
 
 _DAMAGE = {
-    "overlay": "answers shown without their draft overlay",
-    "statistics": "answers shown without their statistics",
-    "settings": "its settings, so it runs on the current ones",
+    "overlay": "the answers' draft overlay (their text shows plain)",
+    "statistics": "the answers' statistics",
+    "settings": "its settings (it runs on the current ones)",
 }
 
 
