@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import tempfile
 
 import pytest
 from rich.console import Console
@@ -66,6 +67,7 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where unsaved chats are looked for, too
     monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")
     monkeypatch.setattr(clipboard, "copy_elsewhere", lambda text: (None, False))  # not the desktop's clipboard
     return tmp_path

@@ -19,6 +19,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -53,6 +54,7 @@ def dirs(tmp_path, monkeypatch):
     """Own config and data dirs; the model loading of run, bench and chat replaced by Loaded."""
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where unsaved chats are looked for, too
 
     def loaded(*args, **kwargs):
         raise Loaded
@@ -589,3 +591,44 @@ def test_run_writes_its_trace_when_ended_by_a_signal_or_a_closed_pipe(tmp_path, 
         assert ("stdout was closed" if how == "closed pipe" else f"stopped by {how}") in lines[0]
     replayed = run_cli("replay", str(trace), "--export", str(tmp_path / "t.svg"))
     assert replayed.returncode == 0 and trace.stat().st_mode & 0o777 == 0o600, replayed.stderr
+
+
+# --- a chats database whose rows another program or a bad copy broke -------------------
+
+BROKEN_ROWS = {
+    "segments not JSON": "UPDATE messages SET segments = '[[\"cut'",
+    "segments of a wrong shape": "UPDATE messages SET segments = '[1, [2]]'",
+    "stats not JSON": "UPDATE messages SET stats = '{'",
+    "setup not JSON": "UPDATE chats SET setup = 'not json'",
+    "setup a list": "UPDATE chats SET setup = '[\"model\"]'",
+    "updated NaN": "UPDATE chats SET updated = 'NaN'",
+    "updated infinite": "UPDATE chats SET updated = 9e999",
+    "updated text": "UPDATE chats SET updated = 'yesterday', created = 'today'",
+}
+
+
+@pytest.mark.parametrize("case", BROKEN_ROWS)
+def test_a_saved_chat_with_broken_rows_resumes_and_lists(dirs, case):
+    """`chat --resume` reaches the models with what can be read (the chat says what could
+    not, tests/test_tui_safety.py); the saved-chats picker lists it."""
+    import sqlite3
+
+    from spectui.config import chat_store
+    from spectui.config.history import Message, new_chat
+    from spectui.tui.screens.chats import when
+
+    chat = new_chat("smollm2")
+    chat.messages = [Message("user", "q"), Message("assistant", "a", [("a", "draft")], stats={"n_rounds": 1})]
+    chat.setup = {"temp": 0.5}
+    chat_store.save_chat(chat)
+    chat_store.close()
+    with sqlite3.connect(chat_store.db_path()) as db:
+        db.execute(BROKEN_ROWS[case])
+    db.close()
+    r = run_cli("chat", "--resume", "--preset", "smollm2", reached=Loaded)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    listed, _ = chat_store.list_chats()
+    assert [s.id for s in listed] == [chat.id] and when(listed[0])
+    loaded = chat_store.load_chat(chat.id)
+    assert [m.content for m in loaded.messages] == ["q", "a"] and bool(loaded.damaged) == ("updated" not in case)
+    chat_store.close()

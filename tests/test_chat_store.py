@@ -7,12 +7,13 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from spectui.config import chat_store
+from spectui.config import chat_import, chat_store, history
 from spectui.config.history import Chat, Message, new_chat
 from spectui.errors import UserError
 
@@ -22,6 +23,7 @@ OLD_CHATS = Path(__file__).parent / "data" / "old_chats"
 @pytest.fixture(autouse=True)
 def data(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where unsaved chats are looked for, too
     yield tmp_path
     chat_store.close()
 
@@ -327,3 +329,189 @@ def test_a_save_that_fails_halfway_stores_nothing_and_the_next_stores_all(data, 
     monkeypatch.setattr(chat_store, "_values", real)
     chat_store.save_chat(chat)
     assert [m.content for m in chat_store.load_chat(chat.id).messages][-2:] == ["new question", "new answer"]
+
+
+def _corrupt(sql: str, *args) -> None:
+    """Change the stored rows behind the store's back, as a bad copy or another program would."""
+    chat_store.close()
+    with sqlite3.connect(chat_store.db_path()) as other:
+        other.execute(sql, args)
+    other.close()
+
+
+@pytest.mark.parametrize(
+    "sql,lost",
+    [
+        ("UPDATE messages SET segments = '[[\"cut' WHERE role = 'assistant'", "overlay"),
+        ("UPDATE messages SET segments = '[[1, 2, 3]]' WHERE role = 'assistant'", "overlay"),
+        ("UPDATE messages SET stats = '{\"acceptance\": ' WHERE role = 'assistant'", "statistics"),
+        ("UPDATE chats SET setup = 'not json'", "settings"),
+        ('UPDATE chats SET setup = \'["model", "x"]\'', "settings"),
+    ],
+)
+def test_a_chat_whose_json_columns_are_corrupt_opens_without_them_and_says_so(data, sql, lost):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    _corrupt(sql)
+    loaded = chat_store.load_chat(chat.id)
+    assert [m.content for m in loaded.messages] == [m.content for m in chat.messages]  # the text is all there
+    assert isinstance(loaded.setup, dict) and all(isinstance(m.stats, dict) for m in loaded.messages)
+    assert all(isinstance(t, str) and isinstance(k, str) for m in loaded.messages for t, k in m.segments)
+    assert lost in loaded.damaged and str(chat_store.db_path()) in loaded.damaged and "\n" not in loaded.damaged
+    assert [s.id for s in chat_store.list_chats()[0]] == [chat.id]
+
+
+def test_a_sound_chat_opens_with_nothing_to_say(data):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    assert chat_store.load_chat(chat.id).damaged == ""
+
+
+@pytest.mark.parametrize("bad", ["'NaN'", "9e999", "-9e999", "'yesterday'", "x'00ff'", "1e300"])
+def test_a_chat_whose_time_is_no_number_lists_last_and_opens(data, bad):
+    from spectui.tui.screens.chats import when
+
+    good, broken = sample_chat(), sample_chat()
+    broken.id += "-broken"
+    chat_store.save_chat(good)
+    chat_store.save_chat(broken)  # saved last: newest, until its time is broken
+    _corrupt(f"UPDATE chats SET updated = {bad}, created = {bad} WHERE id = ?", broken.id)
+    listed, _ = chat_store.list_chats()
+    assert [s.id for s in listed] == [good.id, broken.id] and listed[1].updated == 0.0
+    assert all(when(s) for s in listed)  # the picker's line for each
+    assert chat_store.latest_chat().id == good.id
+    assert chat_store.load_chat(broken.id).updated == 0.0
+    assert [s.id for s in chat_store.search("speculative")] == [good.id, broken.id]
+
+
+def test_an_existing_database_readable_by_others_is_made_private(data):
+    chat_store.save_chat(sample_chat())
+    other = sqlite3.connect(chat_store.db_path())  # keeps the -wal and -shm files in place
+    other.execute("SELECT count(*) FROM chats").fetchone()
+    chat_store.close()
+    files = [data / n for n in ("chats.db", "chats.db-wal", "chats.db-shm")]
+    for f in files:
+        f.chmod(0o644)
+    chat_store.list_chats()
+    other.close()
+    assert [stat.S_IMODE(f.stat().st_mode) for f in files if f.exists()] == [0o600] * sum(f.exists() for f in files)
+    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+
+
+def test_the_data_folder_is_created_private(tmp_path, monkeypatch):
+    old = os.umask(0)
+    try:
+        monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "new" / "data"))
+        chat_store.save_chat(sample_chat())
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new" / "data").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+
+
+# --- unsaved files: what a quit kept when the chat could not be saved ---------------------
+
+
+@pytest.fixture
+def unsaved_dirs(tmp_path, monkeypatch):
+    """The folders where quits keep unsaved chats (beside the data dir, here, the temp
+    folder), all inside the test's own."""
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "share" / "data"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    return tmp_path
+
+
+def test_the_turns_a_quit_kept_are_added_to_their_chat_once(unsaved_dirs):
+    chat = sample_chat()
+    chat_store.save_chat(chat)  # turn 1 stored while its answer streamed
+    chat.messages[-1].content += " Its end."  # ... its end, and turns 2 and 3, were not
+    chat.messages[-1].stopped = False
+    turns(chat, 2, "unsaved ")
+    chat.messages[-1].segments = [("unsaved ", "draft"), ("x", "rejected"), ("answer 1", "target")]
+    kept = chat_import.write_unsaved(chat, unsaved_dirs / "share")
+    history.export_markdown(chat, kept.with_suffix(".md"))
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    notes, problems = chat_store.import_unsaved()
+    assert problems == [] and len(notes) == 1 and str(kept.with_suffix(".md")) in notes[0]
+    loaded = chat_store.load_chat(chat.id)
+    assert loaded.messages == chat.messages  # the overlay too: nothing lost
+    assert not kept.exists() and not kept.with_suffix(".md").exists()
+    backup = chat_import.backup_dir()
+    assert {f.name for f in backup.iterdir()} == {kept.name, kept.with_suffix(".md").name}
+    assert chat_store.import_unsaved() == ([], []) and len(chat_store.load_chat(chat.id).messages) == 7
+
+
+def test_an_unsaved_chat_whose_edit_dropped_rows_and_that_was_deleted_meanwhile(unsaved_dirs):
+    chat = sample_chat()
+    turns(chat, 1)
+    chat_store.save_chat(chat)
+    chat.cut(3)  # an edit: the stored turn goes, a new one follows
+    turns(chat, 1, "edited ")
+    chat_import.write_unsaved(chat, unsaved_dirs)
+    chat_store.import_unsaved()
+    assert [m.content for m in chat_store.load_chat(chat.id).messages][3:] == ["edited question 0", "edited answer 0"]
+    chat_store.delete_chat(chat.id)  # another window deleted it before the kept turns came back
+    chat_import.write_unsaved(chat, unsaved_dirs / "tmp")
+    chat_store.import_unsaved()
+    assert chat_store.load_chat(chat.id).messages == chat.messages
+
+
+def test_an_unsaved_file_that_cannot_be_imported_stays_and_is_listed(unsaved_dirs, monkeypatch):
+    chat = sample_chat()
+    kept = chat_import.write_unsaved(chat, unsaved_dirs)
+    (unsaved_dirs / "share").mkdir()
+    (unsaved_dirs / "share" / f"{chat_import.UNSAVED}x.json").write_text("{broken")
+    (unsaved_dirs / "tmp" / f"{chat_import.UNSAVED}dir.json").mkdir()  # not a file: never read
+    real = chat_store._values
+
+    def full(m):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(chat_store, "_values", full)
+    notes, problems = chat_store.import_unsaved()
+    assert notes == [] and [p.name for p, _ in problems] == [f"{chat_import.UNSAVED}x.json", kept.name]
+    assert "not a valid unsaved chat" in problems[0][1] and "disk is full" in problems[1][1]
+    listed, unreadable = chat_store.list_chats()  # ctrl+l lists both
+    assert len(unreadable) == 2 and kept.exists()
+    monkeypatch.setattr(chat_store, "_values", real)
+    assert [s.id for s in chat_store.list_chats()[0]] == [chat.id] and not kept.exists()
+
+
+def test_the_importer_moves_files_only(data):
+    """A folder named like a journal is no journal: it stays, and keeps its mode."""
+    folder = data / "chats"
+    shutil.copytree(OLD_CHATS, folder)
+    name = next(folder.glob("*.json")).stem
+    (folder / f"{name}.journal").unlink(missing_ok=True)
+    (folder / f"{name}.journal").mkdir(mode=0o755)
+    chat_store.list_chats()
+    assert (folder / f"{name}.journal").is_dir()
+    assert stat.S_IMODE((folder / f"{name}.journal").stat().st_mode) == 0o755
+
+
+def test_the_chat_command_restores_an_unsaved_chat_before_resuming_it(unsaved_dirs, monkeypatch):
+    from spectui.cli import chat as chat_command
+    from spectui.launch import session as launch_session
+    from tests.cli_helpers import run_cli
+
+    resumed = []
+
+    class Loaded(Exception):
+        pass
+
+    def at_the_models(setup, *args, **kwargs):  # where the models would load: the app is next
+        resumed.append(setup)
+        raise Loaded
+
+    monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
+    monkeypatch.setattr(launch_session, "checked_models", at_the_models)
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    turns(chat, 1, "unsaved ")
+    chat_import.write_unsaved(chat, unsaved_dirs)
+    r = run_cli("chat", "--resume", "--preset", "smollm2", reached=Loaded)
+    assert r.returncode == 0 and "are back in the chat" in " ".join(r.stderr.split()), r.stderr
+    assert any("are back in the chat" in n for n in resumed[0].notes)  # the chat shows it once loaded
+    assert chat_store.load_chat(chat.id).messages == chat.messages

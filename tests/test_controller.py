@@ -3,6 +3,7 @@ replaying fake session (the model is not what is tested here)."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 
 import pytest
@@ -23,7 +24,7 @@ from spectui.chat.updates import (
     Notice,
     OutboxChanged,
 )
-from spectui.config import chat_store, history
+from spectui.config import chat_store, history, paths
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -248,6 +249,46 @@ def test_open_chat_shows_it_and_restores_its_settings(setup):
         "old answer",
         "new question",
     ]
+
+
+def test_opening_a_chat_whose_stored_columns_are_corrupt_shows_it_and_says_what_is_missing(setup):
+    controller, screen = make(setup)
+    saved = history.new_chat("smollm2")
+    saved.messages = [history.Message("user", "q"), history.Message("assistant", "a", [("a", "draft")])]
+    saved.setup = replace(setup, temp=0.7).values()
+    chat_store.save_chat(saved)
+    chat_store._db().execute("UPDATE messages SET segments = 'x', stats = '[' WHERE role = 'assistant'")
+    chat_store._db().execute("UPDATE chats SET setup = '{\"temp\": '")
+    controller.open_chat(saved.id)
+    shown = screen.of(ChatShown)[-1].chat
+    assert [(m.content, m.segments) for m in shown.messages] == [("q", []), ("a", [("a", "target")])]
+    notice = screen.of(Notice)[-1]
+    assert notice.title == "Chat partly unreadable" and notice.severity == "warning"
+    assert all(w in notice.text for w in ("overlay", "statistics", "settings"))
+    assert controller.session.sampling.temp == 0.0  # the current settings stay
+
+
+def test_a_chat_that_could_not_be_saved_is_kept_at_quit_and_restored_whole_at_the_next_start(setup, monkeypatch):
+    controller, screen = make(setup)
+    controller.submit("first")
+    screen.run(controller)
+    real = chat_store._values
+
+    def full(m):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(chat_store, "_values", full)
+    controller.submit("second")
+    screen.run(controller)
+    assert controller.unsaved and len(chat_store.load_chat(controller.chat.id).messages) == 2
+    kept = controller.keep_unsaved()
+    assert kept == paths.data_dir().parent / f"spectui-unsaved-{controller.chat.id}.md"
+    assert "## User\n\nsecond" in kept.read_text() and kept.with_suffix(".json").exists()
+    monkeypatch.setattr(chat_store, "_values", real)
+    chat_store.close()  # the next start
+    notes, problems = chat_store.import_unsaved()
+    assert problems == [] and len(notes) == 1
+    assert chat_store.latest_chat().messages == controller.chat.messages  # overlay and statistics too
 
 
 def test_opening_a_chat_that_ran_on_other_models_reloads_them(setup, tmp_path):

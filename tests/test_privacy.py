@@ -63,3 +63,26 @@ def test_open_private_truncates_an_existing_file(tmp_path):
     with paths.open_private(path) as f:
         f.write("new")
     assert path.read_text() == "new"
+
+
+def test_the_folders_spectui_creates_are_0700(tmp_path, monkeypatch):
+    """The data dir and its traces folder (recording every chat), the crash log's folder, a
+    bench --trace folder and the folders an export creates: a umask of 0 would leave them 0777."""
+    from spectui.cli.bench import _trace_dir
+
+    trace = read(TRACE)
+    append_turn(paths.traces_dir() / "chat.jsonl", trace.header, trace.turns[0])
+    assert mode(paths.data_dir()) == 0o700 and mode(paths.traces_dir()) == 0o700
+    monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "other"))
+    monkeypatch.setattr(App, "_handle_exception", lambda self, error: None)
+    ThemedApp()._handle_exception(RuntimeError("boom"))
+    assert mode(tmp_path / "other") == 0o700
+    assert mode(_trace_dir(str(tmp_path / "bench" / "traces"))) == 0o700 and mode(tmp_path / "bench") == 0o700
+    paths.write_atomic(tmp_path / "exports" / "chat.md", "text")
+    assert mode(tmp_path / "exports") == 0o700
+
+
+def test_an_existing_folder_keeps_its_mode(tmp_path):
+    (tmp_path / "shared").mkdir(mode=0o755)
+    paths.private_dir(tmp_path / "shared" / "mine")
+    assert mode(tmp_path / "shared") == 0o755 and mode(tmp_path / "shared" / "mine") == 0o700

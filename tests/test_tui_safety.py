@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from spectui.config import chat_store
+from spectui.config import chat_store, history
 from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
 from spectui.tui.app import SpecApp
@@ -137,3 +137,41 @@ async def test_quitting_with_unsaved_turns_keeps_them_in_a_file_and_exits_1(dirs
     app.controller.save()  # the lock gone, the next save stores everything
     assert not app.controller.unsaved
     assert [m.content for m in chat_store.load_chat(app.controller.chat.id).messages][-2] == "and this too"
+
+
+@sync
+async def test_quitting_while_the_database_stays_locked_waits_for_it_once(dirs, fake, setup, monkeypatch, capsys):
+    """Each save waits the busy timeout for another writer's lock: the quit's save may, the
+    app's last save at unmount does not wait again; the chat goes to the unsaved file."""
+    app = SpecApp(setup, session=fake)
+    attempts = []
+    real = chat_store.save_chat
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, app, "remember this")
+        await answered(pilot, app)
+        chat_store._db().execute("PRAGMA busy_timeout = 100")
+        other = sqlite3.connect(chat_store.db_path())
+        other.execute("BEGIN IMMEDIATE")  # holds the write lock
+        monkeypatch.setattr(chat_store, "save_chat", lambda chat: attempts.append(chat) or real(chat))
+        await app.action_quit()
+    assert len(attempts) == 1 and app.controller.unsaved
+    monkeypatch.setattr(SpecApp, "run", lambda self: None)
+    assert app.run_reporting() == 1
+    assert (dirs / f"spectui-unsaved-{app.controller.chat.id}.json").exists()
+    assert "the next start adds them to the chat" in " ".join(capsys.readouterr().err.split())
+    other.rollback()
+    other.close()
+
+
+@sync
+async def test_a_chat_opened_with_unreadable_parts_says_so(dirs, fake, setup):
+    """--resume hands the app a chat whose overlay column is corrupt: it shows, with a notice."""
+    chat = history.new_chat()
+    chat.messages = [history.Message("user", "q"), history.Message("assistant", "zebraword", [("zebraword", "draft")])]
+    chat_store.save_chat(chat)
+    chat_store._db().execute("UPDATE messages SET segments = '{' WHERE role = 'assistant'")
+    app = SpecApp(setup, session=fake, chat=chat_store.latest_chat(last=chat_store.SHOWN))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert any(n.title == "Chat partly unreadable" and "overlay" in n.message for n in app._notifications)
+        assert "zebraword" in app.export_screenshot()  # the message shows, as plain text

@@ -1,6 +1,7 @@
-"""SIGTERM and SIGHUP end the chat as ctrl+c twice does: the answer stops, the chat is
-saved, and the terminal is given back (alternate screen and mouse reporting off). The app
-runs in a real pseudo-terminal; a FakeSession (a recorded answer) stands in for the model."""
+"""SIGTERM, SIGHUP and SIGINT end the chat as ctrl+c twice does, and as quickly: the answer
+stops, the chat is saved, and the terminal is given back (alternate screen and mouse
+reporting off). The app runs in a real pseudo-terminal; a FakeSession (a recorded answer)
+stands in for the model."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import sys
 from tests.test_tui_safety import slow_app
 
 app = slow_app()
+app.controller.session.round_s = 0.5  # the answer's rest takes 4 s: the signal must not wait for it
 ready = sys.argv[1]
 
 def check():
@@ -54,7 +56,7 @@ def read_until_exit(fd: int, pid: int, timeout: float) -> tuple[bytes, int]:
     return out, status
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_saves_the_chat_and_restores_the_terminal(dirs, sig):
     ready = dirs / "ready"
     env = {
@@ -78,10 +80,13 @@ def test_a_signal_saves_the_chat_and_restores_the_terminal(dirs, sig):
                 out += os.read(fd, 65536)  # keep the terminal drained, or the app blocks writing
         assert ready.exists(), out[-2000:]
         os.kill(pid, sig)
+        sent = time.monotonic()
         rest, status = read_until_exit(fd, pid, timeout=30)
+        took = time.monotonic() - sent
     finally:
         os.close(fd)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert took < 2.0, f"{took:.1f} s to exit"  # under Python's own handler SIGINT let the answer run on
     tail = (out + rest)[-4000:]
     assert b"\x1b[?1049l" in tail and b"\x1b[?1000l" in tail  # left the alternate screen, mouse off
     answer = chat_store.load_chat(ready.read_text()).messages[-1]

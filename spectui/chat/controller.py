@@ -9,7 +9,6 @@ the app (`loading_status`, `session_loaded`, `session_failed`).
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -36,7 +35,7 @@ from spectui.chat.updates import (
     StatusLine,
     Update,
 )
-from spectui.config import chat_store, history, paths, presets
+from spectui.config import chat_import, chat_store, history, paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import model_name
 from spectui.config.recent import remember_models
@@ -86,7 +85,8 @@ class ChatController:
         self.answered: list[LiveTurn] = []  # ... as live turns: their rounds, for the inspector
         self._changes: list[ConfigChange] = []  # configuration changes while the answer streams
         self._job: TurnJob | None = None
-        self.unsaved = False  # the last save failed: quitting keeps the chat in a Markdown file
+        self.unsaved = False  # the last save failed: quitting keeps the chat in a file the next start imports
+        self.quitting = False  # the app is ending: a save that fails then is not tried again
         self._answer_failed = False  # the streaming answer could not be stored: said once per answer
         self._cut: tuple[str, int] = ("", 0)  # (chat, messages its prompt leaves out): said when it grows
 
@@ -339,6 +339,8 @@ class ChatController:
             self._job = None
             self._finish_turn(turn)
             return
+        if self.quitting and self.unsaved:  # a locked database would hold the quit at each update
+            return
         try:
             chat_store.save_answer(self.chat)
         except UserError as e:
@@ -422,7 +424,10 @@ class ChatController:
 
     def save(self) -> None:
         """Store what changed in the chat; a streaming answer is saved as stopped until it ends.
-        A failure is said, and `unsaved` stays set until a save succeeds."""
+        A failure is said, and `unsaved` stays set until a save succeeds. Once quitting, a
+        failed save is not retried (a locked database would make each attempt wait)."""
+        if self.quitting and self.unsaved:
+            return
         if self.turn is not None:
             self.turn.sync_stats()
         if not self.chat.messages:
@@ -438,16 +443,20 @@ class ChatController:
             self.unsaved = False
 
     def keep_unsaved(self) -> Path | None:
-        """At quit, when the last save failed: the chat as Markdown, where it can be written
-        (beside the data dir, else here, else the temp dir); None when none could."""
+        """At quit, when the last save failed: the chat in the first folder of `unsaved_dirs`
+        that takes it, as JSON for the next start to import and as Markdown to read; the
+        Markdown's path (the JSON's when only it was written), None when neither could be."""
         if not self.unsaved:
             return None
-        name = f"spectui-unsaved-{self.chat.id}.md"
-        for folder in (paths.data_dir().parent, Path.cwd(), Path(tempfile.gettempdir())):
+        for folder in paths.unsaved_dirs():
             try:
-                return history.export_markdown(self.chat, folder / name)
+                kept = chat_import.write_unsaved(self.chat, folder)
             except UserError:
                 continue
+            try:
+                return history.export_markdown(self.chat, kept.with_suffix(".md"))
+            except UserError:
+                return kept
         return None
 
     def regenerate(self) -> None:
@@ -486,7 +495,13 @@ class ChatController:
             return
         self._show(chat)
         self._notify(f"Opened “{chat.title or chat.id}”", timeout=3)
+        self.say_damage()
         self._restore_setup(chat)
+
+    def say_damage(self) -> None:
+        """When a chat opens: what of it the store could not read (it shows without that)."""
+        if self.chat.damaged:
+            self._notify(self.chat.damaged, title="Chat partly unreadable", severity="warning", timeout=12)
 
     def chats_changed(self, renamed: dict[str, str], deleted: set[str], open_id: str | None = None) -> None:
         """The saved chats picker renamed or deleted chats (keep the open one in step), and

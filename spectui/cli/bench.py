@@ -20,7 +20,7 @@ from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import interrupt
 from spectui.config.options import add_setup_flags, open_log, overrides_from
-from spectui.config.paths import writable
+from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
 from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.errors import UserError
@@ -195,7 +195,7 @@ def _progress(console: Console) -> Progress:
 def _trace_dir(name: str) -> Path:
     path = Path(name).expanduser()
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        private_dir(path)
     except OSError as e:
         raise UserError(f"--trace needs a folder; cannot use {name}: {e.strerror or e}") from e
     return path

@@ -8,6 +8,7 @@ with a progress bar. The app itself then only loads model files, in a worker.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -47,9 +48,11 @@ def main(args) -> int:
     log_file = Path(args.log_file) if args.log_file else None
     if args.verbose and log_file is None:  # stderr belongs to the app's screen
         log_file = paths.llama_log_path()
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(log_file.parent)
         err.print(f"note: llama.cpp's log goes to {log_file}", style="dim", highlight=False)
     configure_logging(args.verbose, open_log(log_file))
+    restored_notes, not_imported = chat_store.import_unsaved()  # before --resume reads the latest chat
+    notes = (*restored_notes, *(f"{why} (ctrl+l lists it)" for _, why in not_imported))
     chat = chat_store.latest_chat(last=chat_store.SHOWN) if args.resume else None
     if args.resume and chat is None:
         err.print("note: no saved chat to resume; starting a new one", style="dim", highlight=False)
@@ -60,7 +63,8 @@ def main(args) -> int:
         setup, why = restored(saved | overrides, setup)
         if why:
             err.print(f"note: {why}", style="dim", highlight=False, soft_wrap=True)
-    for note in setup.notes:
+    setup = replace(setup, notes=(*setup.notes, *notes))
+    for note in setup.notes:  # the chat shows them too, once its models load
         err.print(f"note: {note}", style="dim", highlight=False)
     if not setup.server:
         # a missing, non-GGUF or cut file: exit 2 before the app opens; its loading worker

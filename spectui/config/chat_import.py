@@ -1,27 +1,34 @@
-"""The JSON chat files of earlier versions (formats 1 and 2, one file per chat and a journal
-of the answer being written), imported once into the chats database.
+"""Chats kept outside the database, imported into it: the JSON chat files of earlier
+versions (formats 1 and 2, one file per chat and a journal of the answer being written), and
+the unsaved files a quit writes when the chat could not be saved (`spectui-unsaved-<id>.json`,
+format 2 with each message's row, beside its Markdown twin).
 
-An imported file and its journal move to `chats/imported/`, kept as a backup; a file that
-cannot be read stays where it is and is listed, with why, in the picker.
+An imported file (and its journal or twin) moves to `chats/imported/`, kept as a backup; a
+file that cannot be read stays where it is and is listed, with why, in the picker.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import shutil
 import sqlite3
+import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.config.history import ROLES, Chat, Message
-from spectui.config.paths import chats_dir
+from spectui.config.paths import chats_dir, private_dir, unsaved_dirs, write_atomic
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
 
 FORMAT = 2  # the newest "format" of chat files (2 added `setup`)
 _ID = re.compile(r"[A-Za-z0-9_-]+")
+UNSAVED = "spectui-unsaved-"  # + the chat's id + ".json" (to import) or ".md" (to read)
 
 
 def import_folder(add: Callable[[Chat], object]) -> list[tuple[Path, str]]:
@@ -33,12 +40,7 @@ def import_folder(add: Callable[[Chat], object]) -> list[tuple[Path, str]]:
         try:
             chat = read_chat(path)
             add(chat)
-            backup = folder / "imported"
-            backup.mkdir(mode=0o700, exist_ok=True)
-            for f in (path, path.with_suffix(".journal")):
-                if f.exists():
-                    f.replace(backup / f.name)
-                    (backup / f.name).chmod(0o600)  # journals were written 0644
+            put_away((path, path.with_suffix(".journal")))
         except UserError as e:
             problems.append((path, str(e)))
         except (OSError, sqlite3.Error) as e:
@@ -46,10 +48,91 @@ def import_folder(add: Callable[[Chat], object]) -> list[tuple[Path, str]]:
     return problems
 
 
+def backup_dir() -> Path:
+    return chats_dir() / "imported"
+
+
+def put_away(files: Iterable[Path]) -> None:
+    """Move imported files into `backup_dir()` (owner-only, as journals were not)."""
+    backup = private_dir(backup_dir())
+    for f in files:
+        if f.is_symlink():
+            f.replace(backup / f.name)
+        elif f.is_file():  # a folder named like a journal is none, and stays
+            shutil.move(f, backup / f.name)  # an unsaved file may be on another filesystem
+            (backup / f.name).chmod(0o600)
+
+
+def unsaved_files() -> list[Path]:
+    """The unsaved chats that quits left, where they write them: this user's regular files only
+    (the temp folder is shared)."""
+    found: list[Path] = []
+    for folder in unsaved_dirs():
+        for path in sorted(folder.glob(f"{UNSAVED}*.json")) if folder.is_dir() else []:
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and path not in found:
+                found.append(path)
+    return found
+
+
+def write_unsaved(chat: Chat, folder: Path) -> Path:
+    """The chat as the next start imports it: format 2, with each message's stored row and the
+    rows it dropped, so only what the database lacks is added."""
+    doc = {
+        "format": FORMAT,
+        "id": chat.id,
+        "title": chat.title,
+        "created": chat.created,
+        "updated": chat.updated,
+        "preset": chat.preset,
+        "setup": chat.setup,
+        "messages": [
+            {
+                "role": m.role,
+                "content": m.content,
+                "segments": m.segments,
+                "stopped": m.stopped,
+                "stats": m.stats,
+                "config": m.config,
+                "row": m.row,
+            }
+            for m in chat.messages
+        ],
+        "dropped": chat.dropped,
+    }
+    return write_atomic(folder / f"{UNSAVED}{chat.id}.json", json.dumps(doc, ensure_ascii=False))
+
+
+def read_unsaved(path: Path) -> Chat:
+    """An unsaved file with the rows it records; anything wrong is a UserError naming the file."""
+    doc, chat = _read(path, "unsaved chat", UNSAVED)
+    try:
+        rows = [m.get("row") for m in doc["messages"]]
+        dropped = doc.get("dropped", [])
+        if not all(r is None or type(r) is int for r in rows) or not all(type(r) is int for r in dropped):
+            raise ValueError("a row is not a whole number")
+    except (ValueError, TypeError, AttributeError) as e:
+        raise UserError(f"{path}: not a valid unsaved chat ({e}); move or delete it") from e
+    for m, row in zip(chat.messages, rows, strict=True):
+        m.row = row
+    chat.dropped = dropped
+    return chat
+
+
 def read_chat(path: Path) -> Chat:
     """One chat file with its journal replayed; anything wrong is a UserError naming the file."""
+    chat = _read(path, "chat", "")[1]
+    _replay(chat, path.with_suffix(".journal"))
+    return chat
+
+
+def _read(path: Path, what: str, prefix: str) -> tuple[dict, Chat]:
+    """A format 1 or 2 file named `prefix` + its chat's id: (the document, the chat)."""
     try:
-        doc = loads_json(read_bytes(path, "chat", DATA_BYTES))
+        doc = loads_json(read_bytes(path, what, DATA_BYTES))
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
         if doc.get("format", FORMAT) > FORMAT:
@@ -57,8 +140,8 @@ def read_chat(path: Path) -> Chat:
         chat = Chat(
             id=str(doc["id"]),
             title=str(doc["title"]),
-            created=_time(doc["created"]),
-            updated=_time(doc["updated"]),
+            created=seconds(doc["created"]),
+            updated=seconds(doc["updated"]),
             messages=[_message(m) for m in doc["messages"]],
             preset=str(doc.get("preset", "")),
             setup=doc.get("setup", {}),  # format 1 has none
@@ -67,13 +150,13 @@ def read_chat(path: Path) -> Chat:
             raise ValueError(f"setup must be an object, got {chat.setup!r}")
         if not _ID.fullmatch(chat.id):
             raise ValueError(f"invalid id {chat.id!r}")
-        if chat.id != path.stem:  # its journal is named after the file
-            raise ValueError(f"its id {chat.id!r} is not its file name: name the file {chat.id}.json or fix the id")
+        if prefix + chat.id != path.stem:  # its journal is named after the file
+            name = f"{prefix}{chat.id}.json"
+            raise ValueError(f"its id {chat.id!r} is not its file name: name the file {name} or fix the id")
     except (ValueError, KeyError, TypeError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError too
-        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
-        raise UserError(f"{path}: not a valid chat file ({what}); move or delete it") from e
-    _replay(chat, path.with_suffix(".journal"))
-    return chat
+        why = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise UserError(f"{path}: not a valid {what} file ({why}); move or delete it") from e
+    return doc, chat
 
 
 def _replay(chat: Chat, journal: Path) -> None:
@@ -103,7 +186,7 @@ def _replay(chat: Chat, journal: Path) -> None:
             add_segments(m.segments, segments)
 
 
-def _time(value) -> float:
+def seconds(value) -> float:
     """A timestamp field as seconds, or ValueError (NaN, infinite, or beyond the calendar)."""
     t = float(value)
     if not math.isfinite(t):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from spectui.config import chat_import
 from spectui.config.history import Chat, Message, make_title
-from spectui.config.paths import data_dir
+from spectui.config.paths import data_dir, private_dir
 from spectui.errors import UserError
 
 SCHEMA = 1  # PRAGMA user_version; bump when the tables change
@@ -54,6 +54,7 @@ CREATE TRIGGER IF NOT EXISTS messages_au AFTER UPDATE OF content ON messages BEG
 END;
 """
 _COLUMNS = "id, role, content, segments, stopped, stats, config"
+_INSERT = "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 @dataclass
@@ -78,8 +79,9 @@ def db_path() -> Path:
 def _connect(path: Path) -> sqlite3.Connection:
     """Open (creating 0600) and bring the schema up to date; old JSON chats are imported."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # sqlite gives its -wal/-shm files these bits
+        _tighten(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_MS / 1000)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
@@ -102,6 +104,17 @@ def _connect(path: Path) -> sqlite3.Connection:
     except OSError as e:
         raise UserError(f"cannot open the chats database {path}: {e.strerror or e}") from e
     return conn
+
+
+def _tighten(path: Path) -> None:
+    """A database an earlier spectui (or a copy) left readable by others becomes 0600, with
+    its -wal and -shm files."""
+    for f in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if os.stat(f).st_mode & 0o077:
+                os.chmod(f, 0o600)
+        except OSError:  # absent, or not ours to change
+            pass
 
 
 def _has_fts5(conn: sqlite3.Connection) -> bool:
@@ -158,11 +171,55 @@ def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _message(row) -> Message:
+def _message(row, damaged: list[str]) -> Message:
+    """A stored message; a column that cannot be read is left empty and named in `damaged`."""
     i, role, content, segments, stopped, stats, config = row
-    m = Message(role, content, [(t, k) for t, k in json.loads(segments)], bool(stopped), json.loads(stats), config)
+    m = Message(str(role), str(content), stopped=bool(stopped), config=str(config))
+    m.stats = _parsed(stats, dict, damaged, "statistics")
+    lost: list[str] = []
+    pieces = _parsed(segments, list, lost, "overlay")
+    if not lost and all(isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) for x in s) for s in pieces):
+        m.segments = [(t, k) for t, k in pieces]
+    else:
+        damaged.append("overlay")
+        m.segments = [(m.content, "target")] if m.role == "assistant" and m.content else []  # its text, plain
     m.row = i
     return m
+
+
+def _parsed(text, kind: type, damaged: list[str], what: str):
+    """A JSON column's value, or an empty `kind` (with `what` in `damaged`) when it is not one."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        value = None
+    if not isinstance(value, kind):
+        damaged.append(what)
+        return kind()
+    return value
+
+
+_DAMAGE = {
+    "overlay": "the answers' draft overlay (their text shows plain)",
+    "statistics": "the answers' statistics",
+    "settings": "its settings (it runs on the current ones)",
+}
+
+
+def _when(value) -> float:
+    """A stored time as seconds; 0 when it is not one (NaN, infinite, text, beyond the calendar)."""
+    try:
+        return chat_import.seconds(value)
+    except (ValueError, TypeError):
+        return 0.0
+
+
+def _damage_note(chat: Chat, damaged: list[str]) -> str:
+    """What of a chat could not be read, in one line (empty when all could)."""
+    if not damaged:
+        return ""
+    parts = [_DAMAGE[d] for d in sorted(set(damaged), key=damaged.index)]
+    return f"Part of “{chat.title or chat.id}” could not be read in {db_path()}: {'; '.join(parts)}."
 
 
 # --- writing ---------------------------------------------------------------------
@@ -199,11 +256,7 @@ def save_chat(chat: Chat) -> None:
                 conn.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in chat.dropped])
             for m in chat.messages:
                 if m.row is None:
-                    cur = conn.execute(
-                        "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (chat.id, *_values(m)),
-                    )
+                    cur = conn.execute(_INSERT, (chat.id, *_values(m)))
                     added.append((m, cur.lastrowid))
             if chat.messages and (last := chat.messages[-1]).row is not None:
                 _update(conn, last)
@@ -259,10 +312,7 @@ def add_imported(conn: sqlite3.Connection, chat: Chat) -> bool:
         if conn.execute("SELECT 1 FROM chats WHERE id = ?", (chat.id,)).fetchone():
             return False
         _put_chat(conn, chat)
-        conn.executemany(
-            "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(chat.id, *_values(m)) for m in chat.messages],
-        )
+        conn.executemany(_INSERT, [(chat.id, *_values(m)) for m in chat.messages])
     return True
 
 
@@ -270,6 +320,48 @@ def import_chats() -> list[tuple[Path, str]]:
     """Import the JSON chats left in the chats folder; (file, why) for each that cannot be."""
     conn = _db()
     return chat_import.import_folder(lambda chat: add_imported(conn, chat))
+
+
+def _restore(conn: sqlite3.Connection, chat: Chat) -> None:
+    """Store a chat as an unsaved file holds it: each message rewritten into its row (an answer
+    whose end was not saved), appended when it has none or another instance deleted it."""
+    with _write(conn):
+        stored = {r for (r,) in conn.execute("SELECT id FROM messages WHERE chat = ?", (chat.id,))}
+        _put_chat(conn, chat)
+        conn.executemany("DELETE FROM messages WHERE id = ?", [(r,) for r in chat.dropped if r in stored])
+        for m in chat.messages:
+            if m.row in stored:
+                _update(conn, m)
+            else:
+                conn.execute(_INSERT, (chat.id, *_values(m)))
+
+
+def import_unsaved() -> tuple[list[str], list[tuple[Path, str]]]:
+    """Add to their chats the turns that quits kept in unsaved files (a save had failed), and
+    move each file and its Markdown twin to `chats/imported/`: (a line per chat restored,
+    (file, why) for each that could not be)."""
+    notes: list[str] = []
+    problems: list[tuple[Path, str]] = []
+    for path in chat_import.unsaved_files():
+        try:
+            chat = chat_import.read_unsaved(path)
+            with _errors(f"import {path.name}"):
+                _restore(_db(), chat)
+        except UserError as e:
+            problems.append((path, f"kept when a save failed; not imported yet: {e}"))
+            continue
+        backup = chat_import.backup_dir()
+        try:
+            chat_import.put_away((path, path.with_suffix(".md")))
+        except OSError as e:
+            if path.exists():  # else only its Markdown twin stayed
+                problems.append((path, f"{path}: imported, but not moved away ({e.strerror or e}); delete it"))
+                continue
+        notes.append(
+            f"The turns of “{chat.title or chat.id}” that a failed save kept in {path.with_suffix('.md')} "
+            f"are back in the chat (the files moved to {backup})."
+        )
+    return notes, problems
 
 
 # --- reading ---------------------------------------------------------------------
@@ -289,9 +381,12 @@ def load_chat(chat_id: str, last: int | None = None) -> Chat:
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM messages WHERE chat = ? ORDER BY id DESC LIMIT ?", (chat_id, limit)
         ).fetchall()
-    messages = [_message(r) for r in reversed(rows)]
-    chat = Chat(row[0], row[1], row[2], row[3], messages, row[4], json.loads(row[5]))
+    damaged: list[str] = []
+    messages = [_message(r, damaged) for r in reversed(rows)]
+    setup = _parsed(row[5], dict, damaged, "settings")
+    chat = Chat(str(row[0]), str(row[1]), _when(row[2]), _when(row[3]), messages, str(row[4]), setup)
     chat.earlier = total - len(messages)
+    chat.damaged = _damage_note(chat, damaged)
     return chat
 
 
@@ -308,7 +403,9 @@ def load_earlier(chat: Chat, n: int) -> list[Message]:
             )
             .fetchall()
         )
-    older = [_message(r) for r in reversed(rows)]
+    damaged: list[str] = []
+    older = [_message(r, damaged) for r in reversed(rows)]
+    chat.damaged = chat.damaged or _damage_note(chat, damaged)
     chat.messages[:0] = older
     chat.earlier = max(chat.earlier - len(older), 0) if older else 0
     return older
@@ -330,17 +427,19 @@ def texts_before(chat: Chat) -> list[tuple[str, str]]:
 
 
 def _summaries(where: str = "", args: tuple = ()) -> list[Summary]:
+    """Newest first; sorted here, once each time is a number (a damaged row's reads as 0)."""
     rows = (
         _db()
         .execute(
             "SELECT c.id, c.title, c.created, c.updated, "
             "(SELECT count(*) FROM messages m WHERE m.chat = c.id AND m.role = 'assistant') "
-            f"FROM chats c {where} ORDER BY c.updated DESC, c.created DESC, c.id DESC",
+            f"FROM chats c {where}",
             args,
         )
         .fetchall()
     )
-    return [Summary(*r) for r in rows]
+    found = [Summary(str(i), str(title), _when(created), _when(updated), n) for i, title, created, updated, n in rows]
+    return sorted(found, key=lambda s: (s.updated, s.created, s.id), reverse=True)
 
 
 def summary(chat_id: str) -> Summary:
@@ -353,10 +452,10 @@ def summary(chat_id: str) -> Summary:
 
 def list_chats() -> tuple[list[Summary], list[tuple[Path, str]]]:
     """Every saved chat, most recently updated first (without their messages), and
-    (file, why) for each old JSON chat that could not be imported."""
+    (file, why) for each old JSON chat or unsaved file that could not be imported."""
     with _errors("list the chats"):
         _db()
-    problems = import_chats()
+    problems = import_chats() + import_unsaved()[1]
     with _errors("list the chats"):
         return _summaries(), problems
 

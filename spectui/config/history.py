@@ -43,6 +43,7 @@ class Chat:
     setup: dict = field(default_factory=dict)  # Setup.values() it last ran with: resume restores them
     earlier: int = 0  # stored messages before `messages` (not read: a long chat opens at its end)
     dropped: list[int] = field(default_factory=list)  # rows of messages removed, deleted at the next save
+    damaged: str = field(default="", compare=False)  # what the store could not read of it, said when it opens
 
     def cut(self, start: int) -> list[Message]:
         """Remove the messages from `start` on (an edit, a regeneration); the store forgets

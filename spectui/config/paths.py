@@ -66,6 +66,16 @@ def write_export(name: str, write: Callable[[Path], Path]) -> Path:
         return write(exports_dir() / name)
 
 
+def unsaved_dirs() -> list[Path]:
+    """Where a quit keeps a chat it could not save, in the order tried: beside the data dir,
+    else the current folder, else the temp folder (the next start looks in each)."""
+    try:
+        here = [Path.cwd()]
+    except OSError:  # the current folder was removed
+        here = []
+    return [data_dir().parent, *here, Path(tempfile.gettempdir())]
+
+
 def llama_log_path() -> Path:
     """llama.cpp's log for `spectui chat --verbose` (the app owns stderr)."""
     return data_dir() / "llama.log"
@@ -112,13 +122,28 @@ def open_private(path: Path, mode: str = "w"):
     return os.fdopen(os.open(path, flags, 0o600), mode, encoding="utf-8", newline="\n")
 
 
+def private_dir(path: Path) -> Path:
+    """Create the folder `path` and any missing parents readable by their owner only (0700):
+    they hold chats and traces. A folder that exists keeps its mode."""
+    path = Path(path)
+    if not path.is_dir():
+        if path.parent != path:
+            private_dir(path.parent)
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+    return path
+
+
 def write_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` so readers see the old file or the new one, never a mix:
     a temp file in the same dir, fsync, os.replace, then fsync the dir so the rename
     survives a power cut. An OS error becomes a UserError naming the file."""
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise UserError(f"cannot write {path}: {e.strerror or e}") from e

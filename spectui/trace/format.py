@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Union, get_args, get_origin, get_type_hints
 
 from spectui.bounded import DATA_BYTES, loads_json, read_bytes
-from spectui.config.paths import open_private, write_atomic
+from spectui.config.paths import open_private, private_dir, write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
@@ -117,7 +117,7 @@ def append_turn(path: Path, head: dict, turn: TraceTurn) -> None:
     every chat). Whole turns only: a crash loses at most the turn that was running."""
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         new = not path.exists() or path.stat().st_size == 0
         with open_private(path, "a") as f:
             f.write("\n".join(([json.dumps(head, ensure_ascii=False)] if new else []) + turn.lines()) + "\n")

@@ -63,8 +63,9 @@ class SpecApp(ThemedApp):
         self._measure_memory()
         if self.controller.session is None:
             self.controller.load(self.controller.setup)
-        try:  # a closed terminal or a kill ends the chat as ctrl+c twice does: saved, terminal restored
-            for sig in (signal.SIGTERM, signal.SIGHUP):
+        self.controller.say_damage()
+        try:  # a closed terminal, a kill or an interrupt ends the chat as ctrl+c twice does: saved, terminal restored
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 asyncio.get_running_loop().add_signal_handler(sig, self.call_next, self.action_quit)
         except (RuntimeError, ValueError):  # not the main thread (a test's app): no handlers
             pass
@@ -227,7 +228,7 @@ class SpecApp(ThemedApp):
         if not self.controller.unsaved:
             return code
         kept = self.controller.keep_unsaved()
-        where = f"kept in {kept}" if kept else "and could not be written anywhere"
+        where = f"kept in {kept}; the next start adds them to the chat" if kept else "and could not be written anywhere"
         Console(stderr=True, soft_wrap=True).print(
             f"error: the chat could not be saved to {chat_store.db_path()}; its messages are {where}", highlight=False
         )
@@ -237,4 +238,5 @@ class SpecApp(ThemedApp):
         """Stop a running answer first, so the worker ends and the partial answer is saved."""
         self.controller.stop()
         self.controller.save()
+        self.controller.quitting = True  # the save at unmount is not retried if this one failed
         self.exit()

@@ -31,7 +31,7 @@ class ThemedApp(App):
         traceback goes to the crash log, which `run_reporting` names."""
         try:
             path = paths.crash_log_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            paths.private_dir(path.parent)
             with paths.open_private(path, "a") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} spectui {__version__}\n")
                 log.writelines(traceback.format_exception(error))
