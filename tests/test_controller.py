@@ -23,7 +23,7 @@ from spectui.chat.updates import (
     Notice,
     OutboxChanged,
 )
-from spectui.config import chat_store, history
+from spectui.config import chat_store, history, paths
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -331,6 +331,7 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     assert session.resets == 2 and session.spec == setup.spec  # cold each, then restored
     assert [p[-1]["content"] for p in session.prompts] == [run.prompt] * 2
     path = run.save_trace()
+    assert path.parent == paths.traces_dir()  # the data folder's, as the README says, not the current folder
     trace = trace_format.read(path)
     assert [t.side for t in trace.turns] == ["A", "B"]
 
