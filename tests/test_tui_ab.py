@@ -7,18 +7,23 @@ once per module); refusals, stopping and the fallback use a FakeSession.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, Select
+from textual.color import Color
+from textual.widgets import Footer, Input, Select, Static
+from textual.widgets._select import SelectCurrent
 
 from spectui.engine.ab import compare
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.stats import first_divergence, summarize
 from spectui.llama.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
+from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.widgets.message import AnswerChunk
-from spectui.tui.widgets.side_pane import SidePane
+from spectui.tui.widgets.side_pane import Scroller, SidePane, VerdictBox
+from spectui.tui.widgets.stats_panel import compact
 from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession
+from tests.test_tui_snapshots import recorded
 from tests.tui_helpers import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
@@ -61,22 +66,20 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         assert "$spec-draft" not in styles(a) and "$spec-draft" in styles(b)  # the overlay, as in the chat
         sa, sb = (summarize(pane.turn.events) for pane in (a, b))
         assert sa.n_drafted == 0 and sb.n_drafted > 0 and max(r.n_drafted for r in b.turn.rounds) <= 4
-        for pane, s in ((a, sa), (b, sb)):
-            panel = pane.query_one(".side-stats").visual.plain
-            assert "tok/s turn" in panel and f"{s.n_accepted}/{s.n_drafted}" in panel
+        panels = [pane.query_one(".side-stats").visual.plain for pane in (a, b)]
+        assert all("tok/s turn" in panel for panel in panels)
+        assert "the baseline" in panels[0] and f"{sb.n_accepted}/{sb.n_drafted}" in panels[1]
 
         v = screen.verdict
         assert v.speedup == pytest.approx(sb.timing.tok_per_s / sa.timing.tok_per_s)
         text = screen.query_one("#ab-verdict").visual.plain
         assert f"speedup of B over A ×{v.speedup:.2f} from 1 run each: noise unknown" in text
-        assert (
-            "A - (nothing drafted)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
-        )
+        assert "A - (the baseline)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
         diverged = first_divergence(ends[0].tokens, ends[1].tokens)
         if diverged is None:  # greedy verification: the expected case
             assert v.identical and "output identical" in text
         else:  # a near-tie flipped by batched vs single-token numerics, reported as such
-            assert v.divergence.index == diverged and f"differs from token {diverged}" in text
+            assert v.divergence.index == diverged and f"differs at token {diverged + 1}" in text
             assert "near-tie" in text
 
         await pilot.press("escape")
@@ -97,11 +100,11 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
 
         await pilot.press("f2")
         screen = app.screen
-        screen.panes[0].query_one(Input).value = "99"
+        screen.panes[1].query_one(Input).value = "99"
         screen.query_one("#ab-prompt", Input).value = LONG
         await pilot.press("enter")  # an invalid n-max: refused with the reason
-        assert not screen.running and any("from 1 to 64" in n.message for n in app._notifications)
-        screen.panes[0].query_one(Input).value = "3"
+        assert not screen.running and any("B: draft n-max" in n.message for n in app._notifications)
+        screen.panes[1].query_one(Input).value = "3"
 
         await run_ab(pilot, screen, LONG)
         await until(pilot, lambda: screen.panes[0].turn is not None and len(screen.panes[0].turn.rounds) >= 2)
@@ -135,14 +138,104 @@ async def test_ab_without_a_draft_model_falls_back_for_b(setup):
         assert "No draft model is loaded" not in app.screen.query_one("#ab-verdict").visual.plain
 
 
+def lines(word: str, n: int) -> list[tuple[list[str], str, str]]:
+    """Rounds (accepted pieces, rejected text, the target's piece) of an answer of `n` lines."""
+    return [([word, f" {i}"], "", "\n") for i in range(n)]
+
+
+async def show_run(pilot, screen: ABScreen, sides) -> None:
+    """A finished run, as the worker would post it: (spec type, rounds, tok/s) per side."""
+    for side, (spec_type, rounds, tok_per_s) in enumerate(sides):
+        screen.post_message(SideStarted(side, SpecConfig(types=(spec_type,))))
+        screen.post_message(TurnEvents(recorded(spec_type, rounds, tok_per_s)))
+    screen.post_message(RunEnded())
+    await until(pilot, lambda: screen.verdict is not None)
+    await pilot.pause()
+
+
+@sync
+async def test_at_80x24_each_side_shows_five_lines_of_its_answer_and_the_verdict_whole(setup):
+    app = SpecApp(setup, session=FakeSession(spec=setup.spec))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f2")
+        screen = app.screen
+        # the sides differ from the second token: the longest verdict, its divergence and a note
+        b = [(["Sure", "Sure"], "", ":\n"), *lines("beta", 12)]
+        await show_run(pilot, screen, (("none", lines("alpha", 12), 20.0), ("draft-simple", b, 50.0)))
+        bottom = screen.query_one(Footer).region.y
+        for pane in screen.panes:
+            answers = pane.query_one(".answers", Scroller)
+            assert answers.region.bottom <= bottom
+            assert answers.scrollable_content_region.height >= 5 and pane.answer.region.height >= 5
+            assert pane.query_one(".side-line").region.bottom <= bottom and not pane.query_one(".side-stats").display
+        box, verdict = screen.query_one(VerdictBox), screen.query_one("#ab-verdict", Static)
+        assert "differs at token 2" in verdict.visual.plain and "near-tie" in verdict.visual.plain
+        assert box.region.bottom <= bottom
+        if verdict.region.height > box.scrollable_content_region.height:  # the rest a scroll away
+            assert box.allow_focus()
+            box.focus()
+            await pilot.press("end")
+            await pilot.pause()
+            assert box.scroll_y == box.max_scroll_y > 0
+        else:
+            assert not box.allow_focus()  # whole: tab does not stop there
+
+
+def ring(widget) -> Color | None:
+    """The colour that marks a control: its left frame, else (a frameless control on a short
+    screen) its background."""
+    if isinstance(widget, Select):
+        widget = widget.query_one(SelectCurrent)
+    kind, colour = widget.styles.border_left
+    return colour if kind not in ("", "none", "blank") else widget.styles.background
+
+
+def near(colour: Color | None, accent: Color) -> bool:
+    """The same hue, whatever its opacity (Textual rounds a theme colour by a unit)."""
+    return colour is not None and max(abs(x - y) for x, y in zip(colour.rgb, accent.rgb)) <= 2
+
+
+@sync
+async def test_the_focused_control_is_marked_in_the_accent_colour_in_every_theme_and_size(setup):
+    for size in ((140, 44), (80, 24)):
+        app = SpecApp(setup, session=FakeSession(spec=setup.spec))
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("f2")
+            screen = app.screen
+            for theme in ("spectui-dark", "spectui-light", "spectui-cb"):
+                app.theme = theme
+                accent = Color.parse(app.current_theme.accent)
+                screen.query_one("#ab-prompt").focus()
+                await pilot.pause()
+                seen = []
+                for _ in range(4):  # the prompt, A's type (A runs none: its n-max is inert), B's type and n-max
+                    focused = screen.focused
+                    seen.append(focused.id)
+                    assert near(ring(focused), accent), (theme, size, focused.id)
+                    lit = [near(pane.query_one(".side-name").styles.background, accent) for pane in screen.panes]
+                    assert lit == [pane in focused.ancestors for pane in screen.panes]  # the side it is on
+                    await pilot.press("tab")
+                    assert not near(ring(focused), accent)  # blurred: the mark moved on
+                assert seen == ["ab-prompt", "type-a", "type-b", "nmax-b"] and screen.focused.id == "ab-prompt"
+                assert screen.panes[0].query_one(Input).disabled  # A's n-max: none has none
+
+
 # --- the verdict on synthetic events ------------------------------------------------------
 
 
 def run_events(
-    spec_type: str, ids: list[int], per_round: int, drafted: int, tok_per_s: float, stop=StopReason.EOS, verify="greedy"
+    spec_type: str,
+    ids: list[int],
+    per_round: int,
+    drafted: int,
+    tok_per_s: float,
+    stop=StopReason.EOS,
+    verify="greedy",
+    pieces: dict[int, str] | None = None,
 ) -> list:
-    """A turn emitting `ids` (piece "<id>") `per_round` at a time, drafting `drafted` per round
-    and accepting per_round - 1 of them, at `tok_per_s`."""
+    """A turn emitting `ids` (piece "<id>", or pieces[id]) `per_round` at a time, drafting
+    `drafted` per round and accepting per_round - 1 of them, at `tok_per_s`."""
+    piece = (lambda t: f"<{t}>") if pieces is None else pieces.__getitem__
     events = [
         TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={"spec_type": spec_type}),
         PromptDone(t=1.0, t_prompt=1.0),
@@ -150,7 +243,7 @@ def run_events(
     for i in range(0, len(ids), per_round):
         chunk = ids[i : i + per_round]
         tokens = tuple(
-            Token(t, f"<{t}>", Source.NGRAM if j < len(chunk) - 1 else Source.TARGET) for j, t in enumerate(chunk)
+            Token(t, piece(t), Source.NGRAM if j < len(chunk) - 1 else Source.TARGET) for j, t in enumerate(chunk)
         )
         accepted = len(chunk) - 1 if drafted else 0
         events.append(
@@ -193,7 +286,7 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     v = compare(a, b)
     assert v.divergence.index == 5 == first_divergence(range(10), [0, 1, 2, 3, 4, 99])
     assert v.divergence.before == "<0><1><2><3><4>"
-    assert (v.divergence.a, v.divergence.b) == ("<5><6><7><8><9>", "<99><98><97>")
+    assert (v.divergence.a, v.divergence.b) == ("<5>", "<99>")  # the first differing token of each
     assert v.speedup == pytest.approx(0.5)
     notes = " ".join(v.notes)
     assert "A (ngram-simple) drafted nothing" in notes and "B ended early (cancelled)" in notes
@@ -203,7 +296,8 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     assert "near-tie" in notes
 
     prefix = compare(run_events("none", [1, 2, 3], 1, 0, 1.0), run_events("none", [1, 2], 1, 0, 1.0))
-    assert prefix.divergence.index == 2 and prefix.divergence.b == ""
+    assert prefix.divergence.index == 2 and prefix.divergence.b is None
+    assert prefix.divergence.words() == "at token 3 (after '<1><2>'): A wrote '<3>', B had ended"
 
     sampled = compare(
         run_events("none", [1, 2], 1, 0, 1.0, verify="match"),
@@ -211,3 +305,51 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     )
     assert not sampled.greedy and "expected to differ" in " ".join(sampled.notes)
     assert "near-tie" not in " ".join(sampled.notes)
+
+
+CODE = {1: "Here it is:\n```python", 2: "\n", 3: "def", 4: " add", 5: "_numbers", 6: "(", 7: "a", 8: ")"}
+
+
+def test_the_divergence_reads_as_words_quoting_each_sides_first_differing_token():
+    a = run_events("none", [1, 2, 3, 4, 5, 7], 1, 0, 10.0, pieces=CODE)
+    b = run_events("draft-simple", [1, 2, 3, 4, 6, 7, 8], 2, 2, 20.0, pieces=CODE)
+    d = compare(a, b).divergence
+    assert (d.index, d.a, d.b) == (4, "_numbers", "(")
+    # the common text's end from a word's start, on one line, then each side's token
+    assert d.words() == "at token 5 (after '…```python↵def add'): A wrote '_numbers', B wrote '('"
+    shown = render_verdict(compare(a, b), ["none", "draft-simple n-max 2"]).plain
+    assert "output differs at token 5 (after '…```python↵def add'): A wrote '_numbers', B wrote '('" in shown
+    assert "\\n" not in shown and "then A" not in shown  # no repr of a text run, no code-like excerpt
+    first = compare(a, run_events("none", [6], 1, 0, 10.0, pieces=CODE)).divergence
+    assert first.words() == "at token 1: A wrote 'Here it is:↵```python', B wrote '('"  # nothing in common
+
+
+def test_a_none_side_is_the_baseline_never_a_side_that_drafted_nothing():
+    a = run_events("none", list(range(8)), 1, 0, 10.0)
+    b = run_events("draft-simple", list(range(8)), 2, 2, 20.0)
+    v = compare(a, b)
+    assert v.is_baseline(0) and not v.is_baseline(1) and v.drafted_nothing == ()
+    shown = render_verdict(v, ["none", "draft-simple n-max 2"]).plain
+    assert "B draft-simple n-max 2 vs A none (the baseline)" in shown
+    assert "acceptance A - (the baseline) · B 50% (4/8)" in shown
+    assert "nothing" not in shown
+    for one_line in (False, True):  # the side's own numbers, as the pane shows them
+        numbers = compact(a, one_line).plain
+        assert "the baseline" in numbers and "nothing" not in numbers and "0/0" not in numbers
+
+    idle = compare(a, run_events("ngram-simple", list(range(8)), 1, 0, 10.0))  # speculated, drafted nothing
+    assert idle.drafted_nothing == ("B",) and not idle.is_baseline(1)
+    assert "B - (nothing drafted)" in render_verdict(idle, ["none", "ngram-simple"]).plain
+
+
+def test_sampled_outputs_that_match_are_never_called_expected_to_differ():
+    same = [run_events(t, [1, 2, 3], 1, 1 if t != "none" else 0, 10.0, verify="match") for t in ("none", "ngram-mod")]
+    v = compare(*same)
+    assert v.identical and not v.greedy
+    shown = render_verdict(v, ["none", "ngram-mod"]).plain
+    assert "output identical" in shown and "could have differed" in shown
+    assert "expected to differ" not in shown
+
+    apart = compare(same[0], run_events("ngram-mod", [1, 4], 2, 2, 10.0, verify="match"))
+    shown = render_verdict(apart, ["none", "ngram-mod"]).plain
+    assert "output differs" in shown and "expected to differ" in shown and "identical" not in shown

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from spectui.config import paths
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Round
@@ -20,6 +21,7 @@ from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.ab_replay import ABReplayScreen
 from spectui.tui.screens.replay import ChatReplayScreen
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
+from spectui.tui.widgets.side_pane import SidePane, VerdictBox
 from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.conftest import SMOL
 from tests.fake_session import FakeSession, load_trace
@@ -156,11 +158,27 @@ async def test_an_ab_trace_replays_side_by_side_with_its_verdict():
         await pilot.press("end")
         verdict = app.screen.query_one("#ab-verdict").visual.plain
         assert "speedup of B over A ×" in verdict and "output identical" in verdict
+        assert "enter" not in verdict  # a replay cannot run the pair again
         a, b = app.screen.query("SidePane")
         assert a.turn.message.content == b.turn.message.content != ""
         await pilot.press("left")
         assert "replaying B" in app.screen.query_one("#ab-verdict").visual.plain
         assert b.turn.running and not a.turn.running
+
+
+@sync
+async def test_an_ab_replay_at_80x24_gives_each_answer_five_lines_and_the_verdict_whole():
+    app = ReplayApp(ab_trace(), playing=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        screen = app.screen
+        bottom = screen.query_one("#status").region.y
+        for pane in screen.query(SidePane):
+            assert pane.query_one(".answers").scrollable_content_region.height >= 5
+            assert pane.query_one(".side-line").region.bottom <= bottom
+        box, verdict = screen.query_one(VerdictBox), screen.query_one("#ab-verdict")
+        assert box.region.bottom <= bottom and verdict.region.height <= box.scrollable_content_region.height
 
 
 @sync
@@ -268,7 +286,7 @@ async def test_a_configuration_change_mid_answer_is_in_the_trace(dirs):
 
 
 @sync
-async def test_the_ab_view_saves_both_sides_in_one_trace(app_for, dirs):
+async def test_the_ab_view_saves_both_sides_in_one_trace_in_the_data_folder_and_names_it(app_for, dirs):
     app = app_for()
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("f2")
@@ -277,7 +295,12 @@ async def test_the_ab_view_saves_both_sides_in_one_trace(app_for, dirs):
         await run_ab(pilot, screen, "Add two numbers.")
         await until(pilot, lambda: screen.verdict is not None)
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: list(dirs.glob("spectui-ab-*.jsonl")), timeout=5)
-    trace = trace_format.read(next(dirs.glob("spectui-ab-*.jsonl")))
+        await until(pilot, lambda: list(paths.traces_dir().glob("spectui-ab-*.jsonl")), timeout=5)
+        [saved] = paths.traces_dir().glob("spectui-ab-*.jsonl")
+        # where the README says (the data folder, SPECTUI_DATA_DIR here), and the notice says where
+        assert saved.is_relative_to(dirs / "data") and not list(dirs.glob("spectui-ab-*"))
+        said = [n.message for n in app._notifications if n.title == "Saved the A/B trace"]
+        assert said == [f"{saved}\nreplay it with: spectui replay {saved}"]
+    trace = trace_format.read(saved)
     assert [t.side for t in trace.turns] == ["A", "B"] and trace.is_ab
     assert [SpecConfig.from_dict(t.events[0].config).label for t in trace.turns] == ["none", "draft-simple"]

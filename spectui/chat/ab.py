@@ -17,14 +17,13 @@ from pathlib import Path
 
 from spectui.chat.streaming import TurnJob, stream_turn
 from spectui.chat.turn import LiveTurn
-from spectui.config.paths import write_export
-from spectui.engine.ab import NAMES, Verdict, compare
+from spectui.config.paths import traces_dir
+from spectui.engine.ab import BASELINE, NAMES, Verdict, compare
 from spectui.engine.events import Event
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
 from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn
 
-BASELINE = "none"  # A: what every speedup is measured against
 FALLBACK_B = "ngram-simple"  # B when the chat runs none and no draft model is loaded
 
 
@@ -122,8 +121,9 @@ class ABRun:
         return self.running
 
     def save_trace(self) -> Path | None:
-        """Both sides of the last run in one trace (spectui replay shows them side by side):
-        its path, or None while nothing finished. Raises UserError when it cannot be written."""
+        """Both sides of the last run in one trace (spectui replay shows them side by side),
+        in the data folder's traces/ as the README says: its path, or None while nothing
+        finished. Raises UserError when it cannot be written."""
         turns = [
             TraceTurn(self.prompt, list(t.events), side=NAMES[i])
             for i, t in enumerate(self.turns)
@@ -132,4 +132,4 @@ class ABRun:
         if self.running or not turns:
             return None
         name = f"spectui-ab-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-        return write_export(name, Trace(self.trace_header, turns).write)
+        return Trace(self.trace_header, turns).write(traces_dir() / name)

@@ -12,20 +12,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spectui.engine.events import Event, StopReason, TurnStart
+from spectui.engine.overlay import MARKS
 from spectui.engine.stats import TurnSummary, first_divergence, rounds_of, speedup, summarize
 
 NAMES = ("A", "B")
-BEFORE_CHARS = 40  # common text shown before the first difference
-AFTER_TOKENS = 6  # each side's tokens shown from the first difference on
+BASELINE = "none"  # the spec type every speedup is measured against
+BEFORE_CHARS = 20  # at most this much common text is quoted before the first difference
 CLEAN_ENDS = (StopReason.EOS, StopReason.N_PREDICT)
 
 
 @dataclass(frozen=True)
 class Divergence:
-    index: int  # the first differing token
-    before: str  # the common text just before it
-    a: str  # A's text from there ("" where A ended)
-    b: str
+    index: int  # the first differing token, from 0
+    before: str  # the common text just before it, "…" and its end where long
+    a: str | None  # A's token there; None where A had ended
+    b: str | None
+
+    def words(self) -> str:
+        """Where and how the outputs part, for a reader: "at token 8 (after '…def add'): A wrote
+        '_numbers', B wrote '('"."""
+        where = f"at token {self.index + 1}" + (f" (after {quoted(self.before)})" if self.before else "")
+        a, b = (
+            f"{name} had ended" if t is None else f"{name} wrote {quoted(t)}"
+            for name, t in zip(NAMES, (self.a, self.b))
+        )
+        return f"{where}: {a}, {b}"
+
+
+def quoted(text: str) -> str:
+    """A piece of the answer in quotes on one line, its newlines and tabs as marks."""
+    return repr(text.translate(MARKS)) if text else "'' (part of a character)"
 
 
 @dataclass(frozen=True)
@@ -35,6 +51,7 @@ class Verdict:
     divergence: Divergence | None  # None: the token sequences are identical
     greedy: bool
     notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
+    spec_types: tuple[str, str]  # each side's configured type; BASELINE's side is the baseline
     drafted_nothing: tuple[str, ...] = ()  # the sides ("A", "B") that speculated and drafted nothing
     speedups: tuple[float, ...] = ()  # every run of this pair on this prompt (chat/ab.py), this one last
 
@@ -42,10 +59,16 @@ class Verdict:
     def identical(self) -> bool:
         return self.divergence is None
 
+    def is_baseline(self, side: int) -> bool:
+        """The side ran none: plain decoding by choice, what a speedup is measured against
+        (never a side that "drafted nothing")."""
+        return self.spec_types[side] == BASELINE
 
-def _spec_type(events: Sequence[Event]) -> str:
+
+def spec_type(events: Sequence[Event]) -> str:
+    """The type a run was configured with (its TurnStart says)."""
     start = next((e for e in events if isinstance(e, TurnStart)), None)
-    return start.config.get("spec_type", "none") if start else "none"
+    return start.config.get("spec_type", BASELINE) if start else BASELINE
 
 
 def _emitted(events: Sequence[Event]) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -59,12 +82,13 @@ def _divergence(a: Sequence[Event], b: Sequence[Event]) -> Divergence | None:
     i = first_divergence(ids_a, ids_b)
     if i is None:
         return None
-    return Divergence(
-        i,
-        "".join(pieces_a[:i])[-BEFORE_CHARS:],
-        "".join(pieces_a[i : i + AFTER_TOKENS]),
-        "".join(pieces_b[i : i + AFTER_TOKENS]),
-    )
+    common = "".join(pieces_a[:i])
+    before = common
+    if len(common) > BEFORE_CHARS:  # its end, from a word's start where it has one
+        tail = common[-BEFORE_CHARS:]
+        start = next((j + 1 for j, ch in enumerate(tail[:-1]) if ch.isspace()), 0)
+        before = "…" + tail[start:]
+    return Divergence(i, before, *(p[i] if i < len(p) else None for p in (pieces_a, pieces_b)))
 
 
 def _drafted_nothing(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary]) -> tuple[str, ...]:
@@ -72,7 +96,7 @@ def _drafted_nothing(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSu
     return tuple(
         name
         for name, events, s in zip(NAMES, runs, summaries)
-        if _spec_type(events) != "none" and s.n_drafted == 0 and s.rounds
+        if spec_type(events) != BASELINE and s.n_drafted == 0 and s.rounds
     )
 
 
@@ -87,7 +111,7 @@ def _notes(
     for name, events, s in zip(NAMES, runs, summaries):
         if name in idle:
             notes.append(
-                f"{name} ({_spec_type(events)}) drafted nothing on this prompt: it ran as plain decoding, "
+                f"{name} ({spec_type(events)}) drafted nothing on this prompt: it ran as plain decoding, "
                 "so its acceptance is undefined"
             )
         if s.stop_reason not in CLEAN_ENDS:
@@ -96,9 +120,8 @@ def _notes(
         if s.timing.tok_per_s is None:
             notes.append(f"{name} generated no tokens: no speed to compare")
     if not greedy:
-        notes.append(
-            "sampling (temperature > 0): the outputs are expected to differ; compare speed and acceptance, not the text"
-        )
+        may = "could have differed" if divergence is None else "are expected to differ"
+        notes.append(f"sampling (temperature > 0): the outputs {may}; compare speed and acceptance, not the text")
     elif divergence is not None:
         notes.append(
             "greedy verification keeps the target's choices, so identical outputs are expected; "
@@ -119,5 +142,6 @@ def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
         divergence=divergence,
         greedy=greedy,
         notes=tuple(_notes((a, b), summaries, greedy, divergence, idle)),
+        spec_types=(spec_type(a), spec_type(b)),
         drafted_nothing=idle,
     )

@@ -18,7 +18,7 @@ from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
-from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides
+from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides, VerdictBox
 from spectui.tui.widgets.verdict import render_verdict
 
 
@@ -33,7 +33,16 @@ class ABScreen(Screen):
         border: round $primary 50%;
     }
     #ab-prompt:focus {
-        border: round $primary;
+        border: round $accent;
+    }
+    ABScreen.-short #ab-prompt {
+        height: 1;
+        border: none;
+        border-left: tall $primary 50%;
+    }
+    ABScreen.-short #ab-prompt:focus {
+        border: none;
+        border-left: tall $accent;
     }
     """
     BINDINGS = [Binding("escape", "stop_or_close", "stop / close"), Binding("ctrl+s", "save_trace", "save trace")]
@@ -57,7 +66,7 @@ class ABScreen(Screen):
         with Sides(id="ab-sides"):
             yield SidePane(NAMES[0], types, a, status.spec.draft_n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, status.spec.draft_n_max, self.show_rejected)
-        yield Static(self._intro(b, types, fallback=b == FALLBACK_B != status.spec.types[0]), id="ab-verdict")
+        yield VerdictBox(self._intro(b, types, fallback=b == FALLBACK_B != status.spec.types[0]))
         yield Input(placeholder="Prompt for both · enter runs A then B · esc stops / closes", id="ab-prompt")
         yield Footer()
 
@@ -167,7 +176,7 @@ class ABScreen(Screen):
         if path is None:
             self.notify("Run A and B first (a running comparison is saved when it ends).", severity="warning")
             return
-        self.notify(f"{path}\nreplay it with: spectui replay {path.name}", title="Saved the A/B trace", timeout=8)
+        self.notify(f"{path}\nreplay it with: spectui replay {path}", title="Saved the A/B trace", timeout=8)
 
     # --- stopping and closing ---------------------------------------------------------
 

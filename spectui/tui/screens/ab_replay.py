@@ -13,7 +13,7 @@ from spectui.llama.spec_config import SpecConfig
 from spectui.trace.format import Trace
 from spectui.trace.timeline import Step
 from spectui.tui.screens.replay import ReplayScreen, finished, spec_in_force
-from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides
+from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides, VerdictBox
 from spectui.tui.widgets.verdict import render_verdict
 
 
@@ -27,6 +27,15 @@ class ABReplayScreen(ReplayScreen):
         height: auto;
         padding: 0 1;
         border: round $accent 50%;
+    }
+    ABReplayScreen.-short Header {
+        display: none;
+    }
+    ABReplayScreen.-short #ab-prompt {
+        height: 1;
+        border: none;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     """
 
@@ -42,17 +51,15 @@ class ABReplayScreen(ReplayScreen):
             for side in ("A", "B"):
                 turn = next((t for t in self.trace.turns if t.side == side), None)
                 spec = spec_in_force(turn, []) if turn else SpecConfig()  # a trace of one side only
-                yield SidePane(side, (spec.label,), spec.label, spec.draft_n_max, self.show_rejected)
-        yield Static(id="ab-verdict")
+                yield SidePane(side, (spec.label,), spec.label, spec.draft_n_max, self.show_rejected, recorded=True)
+        yield VerdictBox()
         yield Static(id="status")
         yield Footer()
 
     @on(events.Mount)
-    def _recorded_only(self) -> None:
+    def _titled(self) -> None:
         """Before ReplayScreen's on_mount, which Textual calls next by itself (calling it from
         here too started a second timer, and two replays raced)."""
-        for widget in self.query("SidePane Select, SidePane Input"):
-            widget.disabled = True  # what was recorded; a replay cannot rerun it
         self.title = "replay · A/B"
 
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
@@ -97,7 +104,7 @@ class ABReplayScreen(ReplayScreen):
         done = len(turns) == 2 and step.turn == pair[-1] and step.n_events == len(turns[-1].events)
         if done:
             labels = [finished(t).message.config for t in turns]
-            verdict.update(render_verdict(compare(turns[0].events, turns[1].events), labels))
+            verdict.update(render_verdict(compare(turns[0].events, turns[1].events), labels, live=False))
         else:
             side = self.trace.turns[step.turn].side
             verdict.update(

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import time
 
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.validation import Integer
-from textual.widgets import Input, Label, Select
+from textual.widgets import Input, Label, Select, Static
 
 from spectui.chat.turn import LiveTurn
-from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig, uses_n_max
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
@@ -24,8 +25,9 @@ VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
 
 class Sides(Horizontal):
     """The two sides of an A/B view: side by side, stacked on a narrow screen, and with
-    one-line pickers and no frames on a short one, so both answers keep room to show. Its
-    stylesheet also frames the verdict under them, in both A/B screens."""
+    one-line pickers and numbers and no frames on a short one, so both answers keep room to
+    show. Its stylesheet also draws the focus ring of both A/B screens (the focused control
+    in the accent colour, unfocused frames in the primary one) and frames the verdict."""
 
     SCOPED_CSS = False  # the rules follow the screen's size classes
     DEFAULT_CSS = """
@@ -39,25 +41,91 @@ class Sides(Horizontal):
         width: 1fr;
         height: 1fr;
     }
-    .-short Sides SidePane .answers, .-short Sides SidePane SelectCurrent, .-short Sides SidePane .picker Input {
+    Sides .side-line, .-narrow Sides .side-stats, .-short Sides .side-stats {
+        display: none;
+    }
+    .-narrow Sides .side-line, .-short Sides .side-line {
+        display: block;
+    }
+    Sides SidePane Select:focus > SelectCurrent, Sides SidePane .picker Input:focus {
+        border: tall $accent;
+    }
+    SidePane.-focused .side-name {
+        background: $accent;
+        color: $background;
+    }
+    .-short Sides SidePane SelectCurrent, .-short Sides SidePane .picker Input,
+    .-short Sides SidePane Select:focus > SelectCurrent, .-short Sides SidePane .picker Input:focus {
         border: none;
+    }
+    .-short Sides SidePane Select:focus > SelectCurrent, .-short Sides SidePane .picker Input:focus {
+        background: $accent 40%;
     }
     .-short Sides SidePane .picker Input {
         height: 1;
         padding: 0 1;
     }
-    .-short Sides SidePane .side-name {
+    .-short Sides SidePane .side-name, .-short Sides SidePane .n-max {
         padding: 0 1 0 0;
     }
-    #ab-verdict {
+    .-short Sides SidePane .answers {
+        border: none;
+        border-left: blank;
+        min-height: 5;
+    }
+    Sides SidePane .answers:focus {
+        border: round $accent;
+    }
+    .-short Sides SidePane .answers:focus {
+        border: none;
+        border-left: tall $accent;
+    }
+    VerdictBox {
         height: auto;
+        max-height: 50%;
         padding: 0 1;
         border: round $accent 50%;
     }
-    .-short #ab-verdict {
-        max-height: 6;
+    VerdictBox:focus {
+        border: round $accent;
+    }
+    .-short VerdictBox {
+        max-height: 7;
+        border: none;
+        border-left: tall $accent 50%;
+    }
+    .-short VerdictBox:focus {
+        border: none;
+        border-left: tall $accent;
     }
     """
+
+
+class Scroller(VerticalScroll):
+    """A scrolling area that takes the focus (its keys scroll it) only while it has more to
+    show than fits, so tab skips it otherwise."""
+
+    DEFAULT_CSS = """
+    Scroller {
+        height: auto;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0
+
+
+class VerdictBox(Scroller):
+    """The verdict (#ab-verdict) under the two sides; it scrolls where the screen is too
+    short to show it whole beside both answers."""
+
+    def __init__(self, content: Content | str = ""):
+        super().__init__()
+        self._content = content
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._content, id="ab-verdict")
 
 
 class SidePane(Vertical):
@@ -72,10 +140,14 @@ class SidePane(Vertical):
         height: auto;
     }
     SidePane .side-name {
-        width: 3;
+        width: auto;
         padding: 1 1 0 0;
         color: $accent;
         text-style: bold;
+    }
+    SidePane .n-max {
+        padding: 1 1 0 1;
+        color: $text-muted;
     }
     SidePane Select {
         width: 1fr;
@@ -86,15 +158,18 @@ class SidePane(Vertical):
     SidePane .answers {
         height: 1fr;
         border: round $primary 40%;
-        scrollbar-size-vertical: 1;
     }
     SidePane AssistantMessage {
         margin: 0;
     }
     """
 
-    def __init__(self, name: str, types: tuple[str, ...], spec_type: str, n_max: int, show_rejected: bool):
+    def __init__(
+        self, name: str, types: tuple[str, ...], spec_type: str, n_max: int, show_rejected: bool, recorded: bool = False
+    ):
+        """`recorded`: a replay's side, its pickers showing what ran."""
         super().__init__(id=f"side-{name.lower()}", classes="side")
+        self.recorded = recorded
         self.side_name = name
         self.types = types
         self.spec_type = spec_type
@@ -113,20 +188,51 @@ class SidePane(Vertical):
                 allow_blank=False,
                 id=f"type-{self.side_name.lower()}",
             )
+            yield Label("draft n-max", classes="n-max")
             yield Input(
                 str(self.n_max),
                 type="integer",
                 validators=[Integer(1, N_MAX_LIMIT)],
                 id=f"nmax-{self.side_name.lower()}",
-                tooltip=f"draft n-max, 1 to {N_MAX_LIMIT}",
             )
-        yield VerticalScroll(classes="answers")
+        yield Scroller(classes="answers")
         yield CompactStats(classes="side-stats")
+        yield CompactStats(one_line=True, classes="side-line")
+
+    def on_mount(self) -> None:
+        self._n_max_applies(self.spec_type)
+        if self.recorded:  # what was recorded; a replay cannot rerun it
+            self.query_one(Select).disabled = self.query_one(Input).disabled = True
+
+    def on_descendant_focus(self) -> None:
+        self.add_class("-focused")  # its name lights up: which side the focused control is on
+
+    def on_descendant_blur(self) -> None:
+        self.remove_class("-focused")
+
+    @on(Select.Changed)
+    def _picked(self, event: Select.Changed) -> None:
+        if not self.recorded:
+            self._n_max_applies(str(event.value))
+
+    def _n_max_applies(self, spec_type: str) -> None:
+        """The n-max box is live only for the types it bounds (the n-gram types draft up to
+        their own sizes, none drafts nothing), and says so."""
+        box = self.query_one(Input)
+        box.disabled = not uses_n_max([spec_type])
+        box.tooltip = (
+            f"{spec_type} does not use draft n-max"
+            if box.disabled
+            else f"{self.side_name}'s draft n-max: its longest draft, 1 to {N_MAX_LIMIT}"
+        )
 
     def spec(self, base: SpecConfig) -> SpecConfig | str:
         """The chosen configuration (the app's other settings kept), or why it is not valid."""
-        n_max = self.query_one(Input).value.strip()
-        checked = self.query_one(Input).validate(n_max)
+        box = self.query_one(Input)
+        if box.disabled:  # a type n-max does not bound: the box is not read
+            return base.with_types(self.query_one(Select).value)
+        n_max = box.value.strip()
+        checked = box.validate(n_max)
         if checked is not None and not checked.is_valid:
             return f"{self.side_name}: draft n-max must be a whole number from 1 to {N_MAX_LIMIT}, not '{n_max}'"
         return base.with_types(self.query_one(Select).value).replace(draft_n_max=int(n_max))
@@ -161,8 +267,10 @@ class SidePane(Vertical):
     async def fail(self, error: str) -> None:
         if self.answer is not None:
             await self.answer.finish()
-        self.query_one(CompactStats).update(Content.styled(f" failed: {error}", "$error"))
+        for numbers in self.query(CompactStats):
+            numbers.update(Content.styled(f" failed: {error}", "$error"))
 
     def refresh_stats(self) -> None:
         self._last_panel = time.monotonic()
-        self.query_one(CompactStats).events = self.turn.events if self.turn else []
+        for numbers in self.query(CompactStats):
+            numbers.events = self.turn.events if self.turn else []

@@ -15,7 +15,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from spectui.chat.panel import PanelState, speedup_reading
-from spectui.engine import stats
+from spectui.engine import ab, stats
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd
 from spectui.tui.widgets.overlay import legend_lines
 from spectui.tui.widgets.redraw import update_in_place
@@ -207,21 +207,33 @@ def status_strip(state: PanelState) -> Content:
     return Content(" · ").join(parts)
 
 
-def compact(events: list[Event]) -> Content:
-    """One side of the A/B screen: the panel's speed and acceptance rows, for a narrow pane."""
+def compact(events: list[Event], one_line: bool = False) -> Content:
+    """One side of the A/B screen: the panel's speed and acceptance rows, for a narrow pane;
+    `one_line`: the first three, for a short screen."""
     if not events:
         return Content.styled(" waiting", MUTED)
     summary = stats.summarize(events)
     tm = summary.timing
-    lines = [
-        _row("tok/s turn", _num(tm.tok_per_s)),
-        _row("accepted", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
-        _row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")),
-        _row("first token", _num(tm.ttft_s, ".2f", " s")),
-        _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
+    baseline = ab.spec_type(events) == ab.BASELINE
+    rows = [
+        ("tok/s turn", _num(tm.tok_per_s)),
+        (
+            "accepted",
+            "  - (the baseline)"
+            if baseline
+            else f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}",
+        ),
+        ("mean acc. len", _num(summary.mean_acceptance_length, ".2f")),
+        ("first token", _num(tm.ttft_s, ".2f", " s")),
+        ("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
+    if one_line:
+        return Content(" ") + Content(" · ").join(
+            Content.assemble((label, MUTED), " ", value.strip()) for label, value in rows[:3]
+        )
     return Content("\n").join(
-        lines + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)]
+        [_row(label, value) for label, value in rows]
+        + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)]
     )
 
 
@@ -289,9 +301,19 @@ class CompactStats(Static):
         height: auto;
         background: $panel;
     }
+    CompactStats.-one-line {
+        height: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     """
 
     events: reactive[list[Event]] = reactive(list, always_update=True, layout=False, repaint=False)
 
+    def __init__(self, one_line: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.one_line = one_line
+        self.set_class(one_line, "-one-line")
+
     def watch_events(self, events: list[Event]) -> None:
-        update_in_place(self, compact(events))
+        update_in_place(self, compact(events, self.one_line))

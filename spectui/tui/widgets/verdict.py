@@ -10,7 +10,9 @@ from spectui.engine.ab import Verdict
 from spectui.engine.stats import TurnSummary
 
 
-def _acceptance(summary: TurnSummary) -> str:
+def _acceptance(summary: TurnSummary, baseline: bool) -> str:
+    if baseline:
+        return "- (the baseline)"
     if not summary.n_drafted:
         return "- (nothing drafted)"
     return f"{summary.acceptance_rate:.0%} ({summary.n_accepted}/{summary.n_drafted})"
@@ -20,21 +22,23 @@ def _speed(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f} tok/s"
 
 
-def _quote(text: str) -> str:
-    return repr(text) if text else "(ended)"
-
-
-def render_verdict(v: Verdict, labels: list[str]) -> Content:
-    """The verdict block under the two sides."""
+def render_verdict(v: Verdict, labels: list[str], live: bool = True) -> Content:
+    """The verdict block under the two sides; `live`: the A/B view's, where enter runs the
+    pair again (a replay's cannot)."""
     a, b = v.summaries
-    head = Content.assemble(("Verdict", "bold $accent"), (f"  B {labels[1]} vs A {labels[0]}", "$text-muted"))
+    named = [
+        f"{side} {label}" + (" (the baseline)" if v.is_baseline(i) else "")
+        for i, (side, label) in enumerate(zip("AB", labels))
+    ]
+    head = Content.assemble(("Verdict", "bold $accent"), (f"  {named[1]} vs {named[0]}", "$text-muted"))
     runs = v.speedups or ((v.speedup,) if v.speedup is not None else ())
     if v.drafted_nothing:  # plain decoding under another name: no speedup to claim
         ratio, caveat = "-", f" {' and '.join(v.drafted_nothing)} drafted nothing"
     elif not runs:
         ratio, caveat = "-", ""
     elif len(runs) == 1:  # the machine's own noise is unmeasured
-        ratio, caveat = f"×{runs[0]:.2f}", " from 1 run each: noise unknown (enter runs the pair again)"
+        again = " (enter runs the pair again)" if live else ""
+        ratio, caveat = f"×{runs[0]:.2f}", f" from 1 run each: noise unknown{again}"
     else:
         lo, hi = min(runs), max(runs)
         spread = f" (×{lo:.2f}-×{hi:.2f} over {len(runs)} runs each, interleaved)"
@@ -45,17 +49,16 @@ def render_verdict(v: Verdict, labels: list[str]) -> Content:
         (caveat, "$warning" if v.drafted_nothing else "$text-muted"),
         f"  (B {_speed(b.timing.tok_per_s)}, A {_speed(a.timing.tok_per_s)})",
     )
-    accepted = Content.assemble(("acceptance ", "$text-muted"), f"A {_acceptance(a)} · B {_acceptance(b)}")
+    accepted = Content.assemble(
+        ("acceptance ", "$text-muted"), f"A {_acceptance(a, v.is_baseline(0))} · B {_acceptance(b, v.is_baseline(1))}"
+    )
+    # under sampling neither outcome is news: only greedy verification promises identical text
     if v.divergence is None:
-        output = Content.assemble(
-            ("output ", "$text-muted"), ("identical", "bold $success"), f" ({a.n_generated} tokens)"
-        )
+        same = "bold $success" if v.greedy else "bold"
+        output = Content.assemble(("output ", "$text-muted"), ("identical", same), f" ({a.n_generated} tokens)")
     else:
-        d = v.divergence
         output = Content.assemble(
-            ("output ", "$text-muted"),
-            (f"differs from token {d.index}", "bold $warning"),
-            f": …{d.before!r} then A {_quote(d.a)} · B {_quote(d.b)}",
+            ("output ", "$text-muted"), ("differs", "bold $warning" if v.greedy else "bold"), f" {v.divergence.words()}"
         )
     notes = [Content.styled(f"· {note}", "$text-muted") for note in v.notes]
     return Content("\n").join([head, speed, accepted, output, *notes])
