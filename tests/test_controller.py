@@ -373,6 +373,7 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     assert [p[-1]["content"] for p in session.prompts] == [run.prompt] * 2
     path = run.save_trace()
     assert path.parent == paths.traces_dir()  # the data folder's, as the README says, not the current folder
+    assert path.parent.stat().st_mode & 0o777 == 0o700
     trace = trace_format.read(path)
     assert [t.side for t in trace.turns] == ["A", "B"]
 
