@@ -73,6 +73,16 @@ def test_a_title_the_user_gave_is_kept(data):
     assert chat_store.load_chat(chat.id).title == "my title"
 
 
+def test_a_name_given_elsewhere_outlives_an_edit_of_the_first_message(data):
+    chat = sample_chat()
+    chat_store.save_chat(chat)
+    chat_store.rename_chat(chat.id, "my title")  # another instance, while this one holds the first message's title
+    chat.cut(1)
+    chat.messages.append(Message("user", "edited"))
+    chat_store.save_chat(chat)
+    assert chat_store.load_chat(chat.id).title == "my title"
+
+
 def test_the_streaming_answer_is_rewritten_in_place_and_a_cut_is_forgotten(data):
     chat = sample_chat()
     chat_store.save_chat(chat)

@@ -337,6 +337,33 @@ def test_edit_resends_and_replaces_what_followed(setup):
     assert controller.chat.messages[-1].content == answer_text()
 
 
+def listed_title(chat_id: str) -> str:
+    """The chat's title as the saved chats (ctrl+l) list it."""
+    return next(c.title for c in chat_store.list_chats()[0] if c.id == chat_id)
+
+
+def test_the_title_follows_an_edited_first_message_but_a_given_name_stays(setup):
+    controller, screen = make(setup)
+    for text in ("first", "second"):
+        controller.submit(text)
+        screen.run(controller)
+    chat_id = controller.chat.id
+    controller.edit(controller.chat.messages[2])  # a later message: the title stays
+    controller.submit("second, edited")
+    screen.run(controller)
+    assert listed_title(chat_id) == "first"
+    controller.edit(controller.chat.messages[0])
+    controller.submit("first, edited")
+    screen.run(controller)
+    assert listed_title(chat_id) == controller.chat.title == "first, edited"
+    chat_store.rename_chat(chat_id, "my name")  # ctrl+l renames the open chat
+    controller.chats_changed(renamed={chat_id: "my name"}, deleted=set())
+    controller.edit(controller.chat.messages[0])
+    controller.submit("first, edited again")
+    screen.run(controller)
+    assert listed_title(chat_id) == controller.chat.title == "my name"
+
+
 def test_a_failed_turn_leaves_no_empty_answer(setup):
     controller, screen = make(setup)
     controller.submit("hi")

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 from textual.command import CommandPalette
-from textual.widgets import DataTable, Input, OptionList, Select, TextArea
+from textual.widgets import DataTable, Input, Label, OptionList, Select, TextArea
 
 from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config import chat_store, history, presets
@@ -22,6 +22,7 @@ from spectui.engine.events import Round
 from spectui.llama.sampling import SamplingParams
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
+from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
 from spectui.tui.screens.rounds import RoundsScreen
 from spectui.tui.screens.settings import SettingsScreen
@@ -31,7 +32,19 @@ from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, UserMessa
 from spectui.tui.widgets.overlay import selected_answer, shown_content, visible
 from spectui.tui.widgets.queue import Outbox
 from tests.fake_session import NAME, FakeSession, load_recording
-from tests.tui_helpers import LONG, SHORT, answered, chat_args, fixed_chat, palette_offers, resolved, send, sync, until
+from tests.tui_helpers import (
+    LONG,
+    SHORT,
+    answered,
+    burst,
+    chat_args,
+    fixed_chat,
+    palette_offers,
+    resolved,
+    send,
+    sync,
+    until,
+)
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -71,6 +84,16 @@ async def test_enter_while_streaming_queues_the_message_and_sends_it_after(slow_
         await answered(pilot, app)
         assert roles(app) == ["user", "assistant"] * 2 and not outbox.display
         assert [w.message.content for w in app.query(UserMessage)] == [LONG, "Second question"]
+
+
+@sync
+async def test_keys_sent_at_once_are_edited_in_the_order_typed(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await burst(pilot, *"abc", "ctrl+j", *"def")
+        assert box(app).text == "abc\ndef"
+        await burst(pilot, "shift+enter", *"ghi", "backspace", "j", "left", "k")
+        assert box(app).text == "abc\ndef\nghkj"
 
 
 @sync
@@ -281,8 +304,11 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
         assert chat_store.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
         assert chat_store.load_chat(other.id).title != "Renamed"
         await pilot.press("d")
-        assert len(chat_store.list_chats()[0]) == 2  # one d only asks
-        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "Delete “Renamed”?" in str(app.screen.query_one(Label).content)  # it names the chat
+        await pilot.press("d")  # any key but y keeps it
+        assert isinstance(app.screen, ChatsScreen) and len(chat_store.list_chats()[0]) == 2
+        await pilot.press("d", "y")
         await pilot.pause()
         assert [c.id for c in chat_store.list_chats()[0]] == [other.id]
         await pilot.press("escape")
@@ -317,6 +343,27 @@ async def test_the_picker_searches_every_chats_words(fake, setup):
         await pilot.press("escape")  # leaves the search: every chat again
         await pilot.pause()
         assert isinstance(app.screen, ChatsScreen) and options.option_count == 2
+
+
+@sync
+async def test_letters_typed_in_the_search_never_act_on_the_list(fake, setup):
+    chat = fixed_chat()
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(chat.id))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        screen = app.screen
+        await burst(pilot, "slash", "x", "backspace", *"ddr")  # the query empties on the way
+        await pilot.pause()
+        assert app.screen is screen and screen.query_one(Input).value == "ddr"
+        [stored] = chat_store.list_chats()[0]  # nothing deleted or renamed
+        assert stored.id == chat.id and stored.title == chat.title
+        assert not screen.picked.deleted and not screen.picked.renamed
+        await pilot.press(*["backspace"] * 3, "down", "d")  # ↓ hands the keys to the list: d asks
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await pilot.pause()
+        assert chat_store.list_chats()[0] == [] and screen.picked.deleted == {chat.id}
 
 
 @sync

@@ -10,6 +10,7 @@ import asyncio
 import functools
 import time
 
+from textual import events
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
@@ -52,6 +53,14 @@ def resolved(args: argparse.Namespace) -> Setup:
 async def send(pilot, app: SpecApp, text: str) -> None:
     app.query_one(ChatInput).insert(text)
     await pilot.press("enter")
+
+
+async def burst(pilot, *keys: str) -> None:
+    """Send keys as a fast typist or a slow SSH link delivers them: all queued before the app
+    takes the first (pilot.press waits for the app after each key)."""
+    for key in keys:
+        pilot.app.post_message(events.Key(key, key if len(key) == 1 else None))
+    await pilot.pause()
 
 
 async def until(pilot, condition, timeout: float = 90) -> None:

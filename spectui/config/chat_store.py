@@ -226,14 +226,15 @@ def _damage_note(chat: Chat, damaged: list[str]) -> str:
 
 
 def _put_chat(conn: sqlite3.Connection, chat: Chat) -> None:
-    """Insert or update the chat's row; a stored title stays (renames go through rename_chat,
-    and another instance's save must not undo one)."""
+    """Insert or update the chat's row; a stored title stays unless it was taken from a first
+    message since edited (renames go through rename_chat, and another instance's save must
+    not undo one)."""
     conn.execute(
         "INSERT INTO chats (id, title, created, updated, preset, setup) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT(id) DO UPDATE SET title = iif(chats.title = '', excluded.title, chats.title), "
+        "ON CONFLICT(id) DO UPDATE SET title = iif(chats.title IN ('', ?), excluded.title, chats.title), "
         "updated = excluded.updated, "
         "preset = excluded.preset, setup = excluded.setup",
-        (chat.id, chat.title, chat.created, chat.updated, chat.preset, _json(chat.setup)),
+        (chat.id, chat.title, chat.created, chat.updated, chat.preset, _json(chat.setup), chat.replaced_title),
     )
 
 
@@ -262,7 +263,7 @@ def save_chat(chat: Chat) -> None:
                 _update(conn, last)
     for m, row in added:
         m.row = row
-    chat.dropped = []
+    chat.dropped, chat.replaced_title = [], ""
 
 
 def _update(conn: sqlite3.Connection, m: Message) -> None:

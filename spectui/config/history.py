@@ -44,10 +44,16 @@ class Chat:
     earlier: int = 0  # stored messages before `messages` (not read: a long chat opens at its end)
     dropped: list[int] = field(default_factory=list)  # rows of messages removed, deleted at the next save
     damaged: str = field(default="", compare=False)  # what the store could not read of it, said when it opens
+    # A title taken from a first message that a cut removed: the next save stores the new
+    # first message's instead, unless the stored title is no longer this one (a rename).
+    replaced_title: str = ""
 
     def cut(self, start: int) -> list[Message]:
         """Remove the messages from `start` on (an edit, a regeneration); the store forgets
-        them at the next save."""
+        them at the next save, and a title taken from the first message follows its edit."""
+        first_goes = self.earlier == 0 and not make_title(self.messages[:start])  # no user message before the cut
+        if first_goes and self.title and self.title == make_title(self.messages):
+            self.replaced_title, self.title = self.title, ""
         gone = self.messages[start:]
         del self.messages[start:]
         self.dropped += [m.row for m in gone if m.row is not None]

@@ -103,7 +103,7 @@ COMMANDS = (
         "chats",
         "chats",
         "Saved chats…",
-        "Open, rename (r), delete (d twice) or search (/) saved chats; opening restores its models and settings",
+        "Open, rename (r), delete (d then y) or search (/) saved chats; opening restores its models and settings",
     ),
     Command(
         "",

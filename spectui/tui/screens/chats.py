@@ -2,7 +2,8 @@
 
 A modal list rather than the command palette, because a row takes more than one action.
 It dismisses with what the chat screen must do: the chat to open, and the chats deleted
-(the open one among them means a new chat).
+(the open one among them means a new chat). Typing in the search box only filters: the
+list takes the keys again on ↓, tab or enter, and a delete always asks, naming the chat.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -20,9 +22,9 @@ from textual.widgets.option_list import Option
 
 from spectui.config import chat_store
 from spectui.errors import UserError
+from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
-
-CONFIRM_S = 3.0  # a second d within this many seconds deletes
+from spectui.tui.widgets.keys import run_own_binding
 
 
 @dataclass
@@ -43,6 +45,11 @@ def row(chat: chat_store.Summary, current: bool) -> Content:
         ("  " + when(chat), "$text-muted"),
         ("  (open now)" if current else "", "$accent"),
     )
+
+
+class SearchBox(Input):
+    async def _on_key(self, event: events.Key) -> None:
+        await run_own_binding(self, event)  # backspace, the arrows: in the order typed
 
 
 class ChatsScreen(ModalScreen[Picked]):
@@ -78,25 +85,27 @@ class ChatsScreen(ModalScreen[Picked]):
         Binding("escape", "close", "close"),
         Binding("r,f2", "rename", "rename"),
         Binding("d,delete", "delete", "delete"),
-        Binding("slash,ctrl+f", "search", "search"),
+        # priority: the box has the focus before the app hands on the keys typed next
+        Binding("slash,ctrl+f", "search", "search", priority=True),
+        Binding("down", "to_list", show=False),  # from the search box (the list's own ↓ comes first)
     ]
 
     def __init__(self, current: str):
         super().__init__()
         self.current = current
         self.picked = Picked()
-        self._armed: tuple[str, float] | None = None  # (chat id, when d was pressed)
         self._titles: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         with Vertical(id="chats"):
             yield Label(Content.styled("Saved chats", "bold $primary"))
-            yield Input(placeholder="search every chat's words…", id="search")
+            yield SearchBox(placeholder="search every chat's words…", id="search")
             yield OptionList()
-            yield Label("enter opens · r renames · d twice deletes · / searches · esc closes", classes="hint")
+            yield Label("enter opens · r renames · d deletes · / searches · esc closes", classes="hint")
 
     def on_mount(self) -> None:
         self._fill()
+        self.query_one(OptionList).focus()
 
     def _fill(self, highlight: str | None = None) -> None:
         query = self.query_one(Input).value if self.query_one("#chats").has_class("-searching") else ""
@@ -122,12 +131,13 @@ class ChatsScreen(ModalScreen[Picked]):
             options.add_option(Option(Content.styled(none, "$text-muted"), disabled=True))
         if chats:  # the given chat, else the open one, else the newest
             options.highlighted = next((i for i, c in enumerate(chats) if c.id == (highlight or self.current)), 0)
-        if not query:
-            options.focus()
 
     def action_search(self) -> None:
         self.query_one("#chats").add_class("-searching")
-        self.query_one(Input).focus()
+        self.set_focus(self.query_one(Input))  # at once: focus() would wait behind the keys already queued
+
+    def action_to_list(self) -> None:
+        self.query_one(OptionList).focus()
 
     def on_input_changed(self) -> None:
         self._fill()
@@ -151,6 +161,7 @@ class ChatsScreen(ModalScreen[Picked]):
             box.remove_class("-searching")
             self.query_one(Input).value = ""
             self._fill()
+            self.query_one(OptionList).focus()
             return
         self.dismiss(self.picked)
 
@@ -177,16 +188,18 @@ class ChatsScreen(ModalScreen[Picked]):
         chat_id = self._chosen()
         if chat_id is None:
             return
-        if self._armed is None or self._armed[0] != chat_id or time.monotonic() - self._armed[1] > CONFIRM_S:
-            self._armed = (chat_id, time.monotonic())
-            self.notify("Press d again to delete this chat.", severity="warning", timeout=CONFIRM_S)
+        name = f"“{self._titles[chat_id] or chat_id}”"
+        question = Content.assemble("Delete ", (name, "bold"), "?")
+        self.app.push_screen(ConfirmScreen(question, "deletes it"), lambda yes: self._delete(chat_id, name, yes))
+
+    def _delete(self, chat_id: str, name: str, yes: bool | None) -> None:
+        if not yes:
             return
-        self._armed = None
         try:
             chat_store.delete_chat(chat_id)
         except UserError as e:
             self.notify(str(e), severity="error")
             return
         self.picked.deleted.add(chat_id)
-        self.notify("Chat deleted.", timeout=3)
+        self.notify(f"Deleted {name}.", timeout=3)
         self._fill()

@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from spectui.chat.starters import BY_KEY
+from spectui.tui.widgets.keys import run_own_binding
 
 
 class ChatInput(TextArea):
@@ -73,6 +74,8 @@ class ChatInput(TextArea):
             event.stop()
             event.prevent_default()
             await self.app.run_action("help")
+        else:
+            await run_own_binding(self, event)  # ctrl+j, backspace, the arrows: in the order typed
 
     def action_newline(self) -> None:
         self.insert("\n")
