@@ -1,12 +1,13 @@
 """The bad-input corpus (issue 35): every command and flag given values it must refuse, every
 reader given files it must refuse (nested 100,000 deep, binary, endless, too large, wrong
-types, empty, a folder), and a fake llama-server on 127.0.0.1 answering wrong types.
+types, empty, a folder, a FIFO), and a fake llama-server on 127.0.0.1 answering wrong types
+or failing part way through its stream (exit 1, or 2 where it is no llama-server).
 
 Each case ends in exit 2 with one line and no traceback, or in the documented behaviour (a
 broken preset is skipped by `presets list`, broken settings fall back to the defaults with a
 message). Cases run `spectui.cli.main.main` in this process (tests/cli_helpers.py); a command
 that gets past its checks raises Loaded where it would load the models. What needs a real
-process (stdin that is not a terminal) uses one, with a timeout. tests/test_bad_input.py
+process (stdin closed or not a terminal, stdout on /dev/full) uses one, with a timeout. tests/test_bad_input.py
 holds the fuzzed and the model-file cases; nothing here repeats them.
 """
 
