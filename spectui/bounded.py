@@ -10,7 +10,9 @@ reader's existing handling of a syntax error names the file.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,10 +46,16 @@ def read_stream(stream: Readable, what: str, limit: int) -> bytes:
 
 
 def read_bytes(path: str | Path, what: str, limit: int) -> bytes:
-    """A file's bytes (`what` names its role: "trace", "preset"); a folder, an unreadable,
-    endless or too large file is a UserError naming it."""
-    try:
-        with open(path, "rb") as f:
+    """A regular file's bytes (`what` names its role: "trace", "preset"); a folder, a FIFO or
+    a device (which can block or never end), an unreadable or too large file is a UserError
+    naming it."""
+    try:  # non-blocking: a FIFO's open waits for a writer, maybe forever
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise UserError(f"cannot read {what} {path}: it is a folder; give a file")
+            if not stat.S_ISREG(mode):
+                raise UserError(f"cannot read {what} {path}: not a regular file (a pipe or a device); save it as one")
             return read_stream(f, f"{what} {path}", limit)
     except OSError as e:
         raise UserError(f"cannot read {what} {path}: {e.strerror or e}") from e

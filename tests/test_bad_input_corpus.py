@@ -1,12 +1,13 @@
 """The bad-input corpus (issue 35): every command and flag given values it must refuse, every
 reader given files it must refuse (nested 100,000 deep, binary, endless, too large, wrong
-types, empty, a folder), and a fake llama-server on 127.0.0.1 answering wrong types.
+types, empty, a folder, a FIFO), and a fake llama-server on 127.0.0.1 answering wrong types
+or failing part way through its stream (exit 1, or 2 where it is no llama-server).
 
 Each case ends in exit 2 with one line and no traceback, or in the documented behaviour (a
 broken preset is skipped by `presets list`, broken settings fall back to the defaults with a
 message). Cases run `spectui.cli.main.main` in this process (tests/cli_helpers.py); a command
 that gets past its checks raises Loaded where it would load the models. What needs a real
-process (stdin that is not a terminal) uses one, with a timeout. tests/test_bad_input.py
+process (stdin closed or not a terminal, stdout on /dev/full) uses one, with a timeout. tests/test_bad_input.py
 holds the fuzzed and the model-file cases; nothing here repeats them.
 """
 
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -152,12 +154,80 @@ COMMAND_CASES = [
     (["chat", "--server="], "empty value"),
     (["chat", "--server", "http://["], "not a valid URL"),
     (["chat", "--preset", "smollm2", "--spec-type="], "empty value"),
+    (["run", "--server", f"http://{'a' * 64}.example:8080", "hi"], "longer than 63 characters"),
+    (["chat", "--server", f"http://127.0.0.1:1,{'b' * 64}"], "longer than 63 characters"),
+    (["run", "--server", "http://a..b:8080", "hi"], "empty or longer"),
+    (["bench", "--sweep-n-max", "3,,5"], "empty element"),
+    (["bench", "--sweep-n-max", "3,5,"], "empty element"),
+    (["bench", "--sweep-types", "ngram-simple;;ngram-mod"], "empty element"),
+    (["bench", "--json", "/proc/r.json"], "cannot write"),  # permission bits pass for root; creating does not
+    (["bench", "--csv", "/proc/r.csv"], "cannot write"),
+    (["run", "--preset", "smollm2", "--trace", "/proc/t.jsonl", "hi"], "cannot write"),
 ]
 
 
 @pytest.mark.parametrize("argv,match", COMMAND_CASES, ids=[" ".join(a) for a, _ in COMMAND_CASES])
 def test_a_command_given_a_bad_argument_is_one_line(dirs, argv, match):
     refused(*(a.format(tmp=dirs, trace=TRACE) for a in argv), match=match)
+
+
+SECRET = "s3cr3t-pw"
+USERINFO_URLS = [
+    f"http://user:{SECRET}@127.0.0.1:8080/",
+    f"user:{SECRET}@127.0.0.1:abc",  # a bad port too: its message quoted the URL
+    f"http://user:{SECRET}@[::1",
+    f"http://127.0.0.1:1,https://user:{SECRET}@127.0.0.1:2",
+]
+
+
+@pytest.mark.parametrize("url", USERINFO_URLS)
+@pytest.mark.parametrize("command", ["run", "chat", "bench"])
+def test_a_server_url_with_a_password_is_refused_without_showing_it(command, url):
+    err = refused(command, "--server", url, *tail(command), match="USER:PASSWORD@")
+    assert SECRET not in err and "LLAMA_API_KEY" in err
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_an_output_file_is_checked_by_creating_it_and_left_as_it_was(dirs, existed):
+    out = dirs / "r.json"
+    if existed:
+        out.write_text("earlier result", encoding="utf-8")
+    assert run_cli("bench", "--json", str(out), reached=Loaded).returncode == 0  # got past its checks
+    assert (out.read_text(encoding="utf-8") == "earlier result") if existed else not out.exists()
+
+
+@contextmanager
+def within(seconds: int):
+    """Fail the test where it blocks (a FIFO's open waits for a writer) instead of hanging."""
+
+    def late(*_):
+        raise TimeoutError(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+FIFO_READERS = {
+    "run -f": ["run", "--preset", "smollm2", "-f", "{fifo}"],
+    "replay": ["replay", "{fifo}"],
+    "replay --export": ["replay", "{fifo}", "--export", "{tmp}/x.svg"],
+    "bench --prompts": ["bench", "--prompts", "{fifo}"],
+    "bench compare": ["bench", "compare", "{fifo}", "{fifo}"],
+}
+
+
+@pytest.mark.parametrize("reader", FIFO_READERS)
+def test_a_fifo_is_refused_at_once_not_waited_on(dirs, reader):
+    fifo = dirs / "input.jsonl"
+    os.mkfifo(fifo)
+    with within(10):
+        err = refused(*(a.format(fifo=fifo, tmp=dirs) for a in FIFO_READERS[reader]), match="not a regular file")
+    assert str(fifo) in err
 
 
 @pytest.mark.parametrize(
@@ -204,6 +274,25 @@ def test_the_chat_refuses_stdin_that_is_not_a_terminal_in_this_process(monkeypat
     monkeypatch.setattr(chat_command, "has_terminal", HAS_TERMINAL)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     refused("chat", match="needs a terminal")
+
+
+def spectui_process(tmp_path, *argv: str, **popen) -> subprocess.CompletedProcess:
+    """`spectui ARGV` in a child process: where what is tested is the process's own stdio."""
+    env = {"PATH": "/usr/bin:/bin", "SPECTUI_DATA_DIR": str(tmp_path), "SPECTUI_CONFIG_DIR": str(tmp_path)}
+    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} | popen
+    return subprocess.run([sys.executable, "-m", "spectui", *argv], text=True, timeout=60, env=env, cwd=ROOT, **popen)
+
+
+def one_line(p: subprocess.CompletedProcess, code: int, match: str) -> None:
+    assert p.returncode == code and len(p.stderr.strip().splitlines()) == 1, (p.returncode, p.stderr)
+    assert match in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("argv,match", [(["run"], "no prompt"), (["chat"], "needs a terminal")])
+def test_a_closed_stdin_is_one_line(tmp_path, argv, match):
+    """`spectui run <&-`: Python gives a closed stdin as None, which has no isatty."""
+    p = spectui_process(tmp_path, *argv, "--preset", "smollm2", stdin=None, preexec_fn=lambda: os.close(0))
+    one_line(p, 2, match)
 
 
 def test_the_chat_with_stdin_not_a_terminal_exits_2_at_once(tmp_path):
@@ -554,6 +643,45 @@ def test_the_fake_server_answers_as_a_llama_server_when_nothing_is_wrong(server,
     monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] + [{"content": "", "stop": True}]})
     r = run_cli("run", "--server", server, "--no-color", "hi")
     assert r.returncode == 0 and r.stdout.startswith("A"), r.stderr
+
+
+FINAL = {"content": "", "stop": True}
+FAILED_STREAMS = {  # (chunks after a first good token, exit code, what the error line says)
+    "a list mid-stream": ([[1, 2, 3]], 2, "not an object"),
+    "broken timings mid-stream": ([{"content": "B", "tokens": [2], "timings": {"draft_n": "x"}}], 2, "draft_n"),
+    "garbage mid-stream": (["data: {garbage", FINAL], 1, "lost"),
+    "an error mid-stream": (['error: {"code": 500, "message": "slot failed"}'], 1, "slot failed"),
+    "no final chunk": ([], 1, "final chunk"),
+}
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+@pytest.mark.parametrize("case", FAILED_STREAMS)
+def test_run_exits_non_zero_when_the_server_s_stream_fails_part_way(server, monkeypatch, case, json_out):
+    """The answer so far is shown, then one error line: exit 1, or 2 where it is no llama-server."""
+    monkeypatch.setattr(run_command, "open_session", REAL["open_session"])
+    chunks, code, match = FAILED_STREAMS[case]
+    monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] + chunks})
+    r = run_cli("run", "--server", server, "--no-color", *(["--json"] if json_out else []), "hi")
+    assert r.returncode == code and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("error: ") and match in r.stderr.splitlines()[-1]
+    if json_out:
+        out = json.loads(r.stdout)
+        assert out["text"] == "A" and out["stop_reason"] == "error" and match in out["error"]
+    else:
+        assert r.stdout.startswith("A")
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_run_with_stdout_on_a_full_device_is_one_line(server, monkeypatch, tmp_path, json_out):
+    """`spectui run > /dev/full`: the first write fails; the answer stops, one line, exit 2."""
+    monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] * 3 + [FINAL]})
+    trace = tmp_path / "t.jsonl"
+    with open("/dev/full", "w") as full:
+        argv = ["run", "--server", server, "--trace", str(trace), *(["--json"] if json_out else []), "hi"]
+        p = spectui_process(tmp_path, *argv, stdout=full)
+    one_line(p, 2, "cannot write to stdout: No space left on device")
+    assert str(trace) in p.stderr and trace.exists()
 
 
 # --- run --trace ended by a signal or a closed pipe: the trace is written ---------------

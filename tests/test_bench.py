@@ -20,7 +20,7 @@ from rich.console import Console
 from spectui.bench import compare, prompts, report, results, verdict
 from spectui.bench.memory import MemorySample
 from spectui.bench.prompts import Prompt
-from spectui.bench.protocol import Config, Run
+from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command
 from spectui.cli import main as cli
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -660,3 +660,68 @@ def test_the_help_gives_the_bench_s_own_defaults():
     assert "tokens each run generates, exactly (default 256)" in shown and "-1: no limit" not in shown
     assert "temperature (default 0: greedy" in shown and "sampling seed (default 0" in shown
     assert "-1: no limit" in run_cli("run", "--help", env={"COLUMNS": "200"}).stdout  # the chat's, unchanged
+
+
+# --------------------------------------------------------------- the screen at 80 columns
+
+
+def _whole_doc() -> dict:
+    """A whole result of hand-made runs, as `spectui bench` builds it: tables, an auto line,
+    a verdict with its causes and warnings."""
+    configs = [Config("none", SpecConfig()), Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",))), AUTO_CFG]
+    runs = [fake_run("none", QA_A, i, 10.0 + i) for i in (0, 1)]
+    runs += [fake_run("ngram-simple n=3", QA_A, i, 12.0 + i, drafted=3, accepted=1) for i in (0, 1)]
+    runs += [auto_run(QA_A, i) for i in (0, 1)]
+    record = {
+        "n_predict": 4, "ignore_eos": True, "repeat": 2, "warmup": 1, "temp": 0.8, "top_k": 40, "top_p": 0.95,
+        "min_p": 0.05, "seed": 0, "verify": "match", "system": None, "prompts": "shipped", "lang": "ko",
+        "category": "all", "limit": 1, "spec_types": ["none", "ngram-simple", "auto"], "n_max": [3],
+    }  # fmt: skip
+    server = {"url": "http://127.0.0.1:8080", "build_info": "b1", "model_ftype": "Q4_1", "spec_types": ["none"]}
+    environment = {
+        "server": server | {"n_ctx": 4096},
+        "models": {"target": {"file": "SmolLM2-135M-Instruct.Q4_1.gguf"}},
+        "cpu": "AMD EPYC 7B13 64-Core Processor",
+        "spectui": "0.1",
+        "os": "Linux-6.1-x86_64-with-glibc2.36",
+        "gpus": [],
+        "cpu_count": 2,
+        "load_average": 9.0,
+    }
+    meta = {"started": "2026-01-01T00:00:00", "duration_s": 1.0, "setup": {"preset": "smollm2", "model": "smollm2"}}
+    return results.build(Measurement(runs), configs, [QA_A], record, environment, meta)
+
+
+def test_the_report_wraps_its_prose_at_word_boundaries_at_80_columns(monkeypatch, capsys):
+    """The terminal would cut a long line mid-word; the report wraps it, causes and warnings
+    with their text indented under its first word."""
+    monkeypatch.setenv("COLUMNS", "80")
+    doc = _whole_doc()
+    bench_command.show(doc)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80
+    causes = [c["detail"] for v in doc["verdicts"] for c in v["causes"]]
+    prose = [report.environment_line(doc["environment"]), report.run_line(doc), *doc["warnings"], *causes]
+    words = set(out.split())
+    for text in prose:
+        assert set(text.split()) <= words, text  # no word cut in two
+    first = next(i for i, line in enumerate(lines) if line.startswith("warning: temperature"))
+    assert re.match(r" {9}\S", lines[first + 1]), lines[first : first + 2]  # under the warning's text
+    assert "ko/qa: 1 prompt x 2 runs (+1 warm-up)" in out
+
+
+def test_the_bench_help_fits_80_columns_paragraph_by_paragraph():
+    shown = run_cli("bench", "--help", env={"COLUMNS": "80"}).stdout
+    assert max(map(len, shown.splitlines())) <= 80
+    assert "\n\nmedians: " in shown and "\n\nCtrl+C stops" in shown  # the epilog's paragraphs kept apart
+    assert "-ctkd TYPE, --cache-type-k-draft TYPE" in shown and "one of f32, f16," in shown
+
+
+def test_one_rejection_is_counted_in_the_singular():
+    row = {
+        "config": "draft-simple n=3",
+        "inspect": {"rejections": 1, "near_tie_share": 1.0, "confident_error_share": 0.0, "median_rejected_p": 0.4},
+    }
+    assert report.inspect_line(row).startswith("draft-simple n=3: 1 rejection, near-ties 100%,")
+    assert verdict._rejections(row)["detail"].startswith("of 1 rejection, 100% near-ties")

@@ -15,17 +15,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spectui.cli import run as run_command
 from spectui.cli.export import export
 from spectui.cli.main import main
+from spectui.cli.render import legend
 from spectui.cli.replay import with_text
+from spectui.config.embedded import CATALOG
+from spectui.engine import overlay
 from spectui.engine.events import Round
 from spectui.engine.stats import summarize
+from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama import model as model_module
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace
 from spectui.trace.timeline import INTER_TURN_S, Playhead, steps
-from tests.fake_session import load_trace
+from tests.fake_session import NAME, load_trace
 from tests.test_run_command import PROMPT, spectui
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -219,6 +224,37 @@ def test_cast_is_asciinema_v2_and_streams_at_the_recorded_times(recorded, tmp_pa
     shown = ANSI.sub("", "".join(f[2] for f in frames))
     assert PROMPT.splitlines()[0] in shown
     assert "\x1b[" in "".join(f[2] for f in frames)  # coloured
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".html", ".cast"])
+def test_an_export_s_title_names_the_model_as_the_chat_does(tmp_path, suffix):
+    """The catalog title, as the chat header and the replay show it; never the GGUF's
+    general.name, which the recording holds ("Smollm2 135M 8k Lc100K Mix1 Ep2")."""
+    text = export(load_trace(), tmp_path / f"a{suffix}", show_rejected=True).read_text(encoding="utf-8")
+    title = CATALOG["smollm2-135m-instruct-q4_1"].title
+    assert f"spectui · {title}" in html.unescape(text).replace("\xa0", " ") or f"spectui \\u00b7 {title}" in text
+    assert NAME not in text and NAME.replace(" ", "&#160;") not in text
+
+
+def test_the_run_legend_styles_each_kind_as_its_tokens_print():
+    """The target's tokens print plain: its legend entry too, not in reverse video."""
+    shown = legend()
+    for kind, label in overlay.LEGEND.items():
+        start = shown.plain.index(label)
+        styles = [str(s.style) for s in shown.spans if s.start <= start < s.end]
+        assert styles == [overlay.STYLES[kind]] * bool(overlay.STYLES[kind]), kind
+
+
+def test_one_rejection_is_counted_in_the_singular_in_run_and_the_html(tmp_path):
+    trace = load_trace()
+    [turn] = trace.turns
+    r = next(e for e in turn.events if isinstance(e, Round) and e.drafted)
+    top = ((5, 0.41), (6, 0.40), (7, 0.1))
+    tie = Verdict(r.n_accepted, r.drafted[-1], p=0.4, q=0.5, acceptance=None, draw=None, accepted=False, top=top)
+    events = [replace(e, verdicts=(tie,)) if e is r else e for e in turn.events]
+    assert run_command.inspect_line(events).startswith("inspect: 1 rejection: 1 near-tie (")
+    page = export(Trace(trace.header, [replace(turn, events=events)]), tmp_path / "p.html", True)
+    assert "inspected: 1 rejection: 1 near-tie, 0 confident draft errors, median p 0.400" in page.read_text()
 
 
 @pytest.mark.model

@@ -22,6 +22,11 @@ def _f(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
     return "-" if v is None else f"{v * scale:{spec}}{unit}"
 
 
+def _count(n: int, noun: str) -> str:
+    """ "1 rejection", "2 rejections" """
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def _memory(r: dict) -> str:
     kind = "RSS" if r["memory_source"] == "rss" else "VRAM"  # gpu-process or gpu-total
     return f"{r['peak_memory_bytes'] / MIB:.0f} {kind}"
@@ -70,7 +75,7 @@ def _title(doc: dict, group: str) -> str:
     n = sum(1 for q in doc["prompts"] if f"{q['lang']}/{q['category']}" == group)
     eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
     return (
-        f"{group}: {n} prompts x {p['repeat']} runs (+{p['warmup']} warm-up), "
+        f"{group}: {_count(n, 'prompt')} x {_count(p['repeat'], 'run')} (+{p['warmup']} warm-up), "
         f"{p['n_predict']} tokens ({eos}), temperature {p['temp']}"
     )
 
@@ -117,7 +122,7 @@ def auto_line(r: dict) -> str:
     line = (
         f"{r['config']}: rounds drafted by n-gram {_share(shares['ngram'])}, by the draft model{model} "
         f"{_share(shares['draft_model'])}, by neither {_share(shares['none'])}; of generation time, "
-        f"probes {_share(a['probe_share'])} ({a['n_probes']} round{'' if a['n_probes'] == 1 else 's'}), "
+        f"probes {_share(a['probe_share'])} ({_count(a['n_probes'], 'round')}), "
         f"catch-ups {_share(a['catchup_share'])}"
     )
     vs = a["vs_best_fixed"]
@@ -139,7 +144,7 @@ def inspect_line(r: dict) -> str:
     if not ins["rejections"]:
         return f"{r['config']}: no draft token rejected"
     return (
-        f"{r['config']}: {ins['rejections']} rejections, near-ties {_share(ins['near_tie_share'])}, "
+        f"{r['config']}: {_count(ins['rejections'], 'rejection')}, near-ties {_share(ins['near_tie_share'])}, "
         f"confident draft errors {_share(ins['confident_error_share'])}, "
         f"median p of rejected draft tokens {ins['median_rejected_p']:.3f}"
     )
@@ -149,12 +154,26 @@ def _inspect_lines(doc: dict, group: str) -> list[str]:
     return [inspect_line(r) for r in doc["results"] if r["group"] == group and r.get("inspect")]
 
 
+MARKS = {True: "[!]", False: "[ok]", None: "[n/a]"}  # a cause flagged, not, or not measurable
+
+
+def _verdict_head(v: dict) -> str:
+    return f"verdict ({v['group']}): best {v['best']}; {v['summary']}"
+
+
 def _verdict_lines(v: dict) -> list[str]:
-    lines = [f"verdict ({v['group']}): best {v['best']}; {v['summary']}"]
-    for c in v["causes"]:
-        mark = {True: "!", False: "ok", None: "n/a"}[c["flagged"]]
-        lines.append(f"  [{mark}] {c['cause']}: {c['detail']}")
-    return lines
+    return [_verdict_head(v)] + [f"  {MARKS[c['flagged']]} {c['cause']}: {c['detail']}" for c in v["causes"]]
+
+
+def _hanging(rows: list[tuple[str, str, str]]) -> Table:
+    """(mark, text, style) rows whose text wraps at word boundaries under its own first
+    word, not under the mark (the causes, the warnings)."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for mark, text, style in rows:
+        grid.add_row(Text(mark), Text(text), style=style)
+    return grid
 
 
 def _stopped(doc: dict) -> str:
@@ -173,7 +192,7 @@ def run_line(doc: dict) -> str:
     other = " (--lang all for both)" if p["prompts"] == "shipped" and p["lang"] != "all" else ""
     return (
         f"models {models or 'of the server'}, other settings from preset {setup['preset']}; "
-        f"{prompts}: {lang}{other}, category {p['category']}, {p['repeat']} repeat{'s' if p['repeat'] != 1 else ''}"
+        f"{prompts}: {lang}{other}, category {p['category']}, {_count(p['repeat'], 'repeat')}"
     )
 
 
@@ -193,15 +212,14 @@ def render(doc: dict) -> Group:
         for line in _auto_lines(doc, group) + _inspect_lines(doc, group):
             parts.append(Text(line))
         if group in verdicts:
-            text = Text()
-            for line in _verdict_lines(verdicts[group]):
-                style = "bold" if line.startswith("verdict") else ("yellow" if line.startswith("  [!]") else "")
-                text.append(line + "\n", style=style)
-            parts.append(text)
+            v = verdicts[group]
+            parts.append(Text(_verdict_head(v), style="bold"))
+            causes = [(f"  {MARKS[c['flagged']]}", f"{c['cause']}: {c['detail']}", c["flagged"]) for c in v["causes"]]
+            parts += [_hanging([(mark, text, "yellow" * bool(flagged)) for mark, text, flagged in causes]), Text()]
     if doc["partial"]:
         parts.append(Text(f"partial result: {_stopped(doc)}", style="bold yellow"))
-    for w in doc["warnings"]:
-        parts.append(Text(f"warning: {w}", style="yellow"))
+    if doc["warnings"]:
+        parts.append(_hanging([("warning:", w, "yellow") for w in doc["warnings"]]))
     return Group(*parts)
 
 

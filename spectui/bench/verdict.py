@@ -76,12 +76,12 @@ def _rejections(row: dict) -> dict:
     ins = row["inspect"]
     if not ins["rejections"]:
         return _cause("confident draft errors", None, None, "no draft token was rejected")
-    share = ins["confident_error_share"]
+    share, n = ins["confident_error_share"], ins["rejections"]
     return _cause(
         "confident draft errors",
         share >= CONFIDENT_ERRORS,
         share,
-        f"of {ins['rejections']} rejections, {ins['near_tie_share']:.0%} near-ties (the target's top two within "
+        f"of {n} rejection{'s' * (n != 1)}, {ins['near_tie_share']:.0%} near-ties (the target's top two within "
         f"0.1), {share:.0%} confident draft errors; median p of rejected draft tokens {ins['median_rejected_p']:.3f}",
     )
 

@@ -58,6 +58,15 @@ tok/s, speedup, acceptance and TTFT, and what differs in environment and protoco
 """
 
 
+class Paragraphs(argparse.HelpFormatter):
+    """The epilog's paragraphs kept apart, each filled at the terminal's width: argparse's
+    default runs them together, and as written they would break mid-word."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        fill = super()._fill_text
+        return "\n\n".join(fill(part, width, indent) for part in text.split("\n\n"))
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "bench",
@@ -66,7 +75,7 @@ def add_parser(sub) -> None:
         description="Run the measurement protocol on the shipped Korean/English prompts "
         "(or yours) and say whether speculation pays off here, and why not.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Paragraphs,
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", title="actions (optional)")
     c = actions.add_parser(
@@ -135,8 +144,8 @@ def add_parser(sub) -> None:
 def _type_sets(args, setup) -> list[tuple[str, ...]]:
     if args.sweep_types is not None and args.spec_type is not None:
         raise UserError("give --spec-type (one set) or --sweep-types (several), not both")
-    texts = args.sweep_types.split(";") if args.sweep_types is not None else [setup.spec.label]
-    sets = list(dict.fromkeys(parse_types(t) for t in texts if t.strip()))
+    texts = _elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else [setup.spec.label]
+    sets = list(dict.fromkeys(parse_types(t) for t in texts))
     sets = [s for s in sets if s != ("none",)]  # the baseline is always measured
     if not sets:
         raise UserError("nothing to compare with the baseline: give --spec-type TYPES or --sweep-types 'A;B'")
@@ -148,14 +157,20 @@ def _n_maxes(args) -> list[int]:
         raise UserError("give --spec-draft-n-max (one value) or --sweep-n-max (several), not both")
     text = args.sweep_n_max or (str(args.spec_draft_n_max) if args.spec_draft_n_max is not None else DEFAULT_N_MAX)
     out = []
-    for part in filter(None, (x.strip() for x in text.split(","))):
+    for part in _elements(text, ",", "--sweep-n-max"):
         try:
             out.append(int(part))
         except ValueError:
             raise UserError(f"--sweep-n-max: '{part}' is not a whole number") from None
-    if not out:
-        raise UserError("--sweep-n-max: no values")
     return list(dict.fromkeys(out))
+
+
+def _elements(text: str, sep: str, flag: str) -> list[str]:
+    """A list flag's elements; an empty one (`3,,5`) is a typo that would measure less than asked."""
+    parts = [x.strip() for x in text.split(sep)]
+    if "" in parts:
+        raise UserError(f"{flag} {text!r}: an empty element; give values separated by single '{sep}'")
+    return parts
 
 
 def _lang(args) -> str:
@@ -326,7 +341,7 @@ def main(args) -> int:
     }
     doc = results.build(m, configs, chosen, record, environment, meta)
     written = report.write(doc, args.json, args.csv, args.markdown)
-    Console(soft_wrap=True).print(report.render(doc))
+    show(doc)
     for path in written:
         err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
     if traces is not None:
@@ -334,9 +349,15 @@ def main(args) -> int:
     return 1 if m.failed else 130 if m.partial else 0
 
 
+def show(doc: dict) -> None:
+    """The report on stdout, its prose wrapped at word boundaries at the terminal's width
+    ($COLUMNS, else 80 in a pipe), where the terminal would cut words."""
+    Console().print(report.render(doc))
+
+
 def compare_main(args) -> int:
     a, b = results.load(args.a), results.load(args.b)
-    out = Console(soft_wrap=True)
+    out = Console()
     for t in compare.tables(compare.diff(a, b), args.a, args.b):
         out.print(t)
     for name, doc in (("A", a), ("B", b)):

@@ -29,7 +29,8 @@ def add_parser(sub) -> None:
 
 
 def has_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    """Both stdin and stdout are a terminal; a closed one (`<&-`) is None."""
+    return all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
 
 
 def main(args) -> int:

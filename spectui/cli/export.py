@@ -14,7 +14,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from spectui.chat.inspector import rejection_kinds
 from spectui.cli.render import legend, round_text
+from spectui.config.model_choice import recorded_name
 from spectui.config.paths import write_atomic
 from spectui.engine import overlay, verdicts
 from spectui.engine.ab import compare
@@ -42,8 +44,8 @@ def _console(file=None) -> Console:
 
 
 def _title(trace: Trace) -> str:
-    target = trace.header["environment"].get("models", {}).get("target", {}).get("name", "?")
-    return f"spectui · {target}"
+    """The target as the chat and the replay name it (the catalog title), not its general.name."""
+    return f"spectui · {recorded_name(trace.header['environment'].get('models', {}).get('target')) or '?'}"
 
 
 def _prompt(turn: TraceTurn) -> Text:
@@ -211,8 +213,8 @@ def _html(trace: Trace, show_rejected: bool) -> str:
         inspected = [e for e in turn.events if isinstance(e, Round) and e.verdicts]
         if inspected:
             n, ties, errors, median = verdicts.summarize(inspected)
-            why = f"{ties} near-ties, {errors} confident draft errors, median p {median:.3f}" if n else "none rejected"
-            body.append(f'<span class="dim">inspected: {n} rejections · {why}</span>\n')
+            why = f"{rejection_kinds(n, ties, errors, brief=True)}, median p {median:.3f}" if n else "none rejected"
+            body.append(f'<span class="dim">inspected: {html.escape(why)}</span>\n')
         if turn.side == "B" and i and trace.turns[i - 1].side == "A":
             body.append(f'<span class="b">{html.escape(_verdict(trace.turns[i - 1], turn).plain)}</span>\n')
     legend = "  ".join(f'<span class="{k}">{html.escape(overlay.LEGEND[k])}</span>' for k in kinds)

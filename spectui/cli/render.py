@@ -22,7 +22,7 @@ def round_text(r: Round, show_rejected: bool, styled: bool = True) -> Text:
 def legend() -> Text:
     text = Text("legend: ")
     for kind, label in overlay.LEGEND.items():
-        text.append(label, style=overlay.STYLES[kind] or "reverse")
+        text.append(label, style=overlay.STYLES[kind])  # as its tokens print: the target's plain
         text.append("  ")
     text.append("↵ ✗⁹", style=overlay.STYLES[overlay.REJECTED])
     text.append(" newline, 9 chars rejected")

@@ -14,8 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from spectui.bounded import TEXT_BYTES, read_stream
+from spectui.chat.inspector import rejection_kinds
 from spectui.cli import interrupt
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
@@ -25,6 +27,7 @@ from spectui.config.resolve import model_label, resolve
 from spectui.engine import llama_thread, verdicts
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
+from spectui.engine.server import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 from spectui.launch.session import open_session
@@ -61,14 +64,23 @@ def add_parser(sub) -> None:
 
 
 class Output(Console):
-    """stdout: a closed pipe (`| head`) stops the answer, and the trace is still written,
-    where rich would exit at once."""
+    """stdout: a closed pipe (`| head`) or a failed write (a full disk) stops the answer, and
+    the trace is still written, where rich would exit at once or raise."""
 
     closed = False
+    failed = ""  # why stdout could not be written (a full disk); "" for a closed pipe
 
     def on_broken_pipe(self) -> None:
         self.quiet = self.closed = True
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+
+    def put(self, *objects, **kwargs) -> None:
+        """print, where a failed write ends the output as a closed pipe does."""
+        try:
+            self.print(*objects, **kwargs)
+        except OSError as e:
+            self.failed = e.strerror or str(e)
+            self.on_broken_pipe()
 
 
 def read_prompt(args) -> str:
@@ -78,7 +90,7 @@ def read_prompt(args) -> str:
         text = user_text.read_text(args.file, "prompt file")
     elif args.prompt is not None:
         text = user_text.from_argv(args.prompt, "the prompt argument")
-    elif not sys.stdin.isatty():
+    elif sys.stdin is not None and not sys.stdin.isatty():  # None: stdin closed (`<&-`)
         stdin = read_stream(sys.stdin.buffer, "the prompt on stdin", TEXT_BYTES)
         text = user_text.from_bytes(stdin, "the prompt on stdin")
     else:
@@ -147,7 +159,7 @@ def main(args) -> int:
 
     def show(ev) -> None:
         if isinstance(ev, Round) and not args.json and not out.closed:
-            out.print(round_text(ev, show_rejected, styled=show_rejected), end="")
+            out.put(round_text(ev, show_rejected, styled=show_rejected), end="")
             if out.closed:
                 session.cancel()
 
@@ -166,10 +178,7 @@ def main(args) -> int:
 
         save_trace(trace_path, "spectui run", session, setup, [TraceTurn(prompt, events, memory=session.memory_text())])
     if signals or out.closed:
-        why = f"stopped by {interrupt.ENDING[signals[0]]}" if signals else "stdout was closed"
-        saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
-        err.print(f"{why}{saved}", highlight=False, markup=False, soft_wrap=True)
-        return 128 + (signals[0] if signals else signal.SIGPIPE)
+        return stopped(signals, out, end, trace_path, err)
     if end.stop_reason in (StopReason.CONTEXT_FULL, StopReason.ERROR) and not end.n_generated:
         raise UserError(end.error)
     summary = summarize(events)
@@ -200,10 +209,9 @@ def main(args) -> int:
             out,
         )
         if out.closed:
-            err.print("stdout was closed before the JSON was written", highlight=False)
-            return 128 + signal.SIGPIPE
-        return 0
-    out.print()
+            return stopped(signals, out, end, trace_path, err)
+        return ended(end, err)
+    out.put()
     if why := cut_off(end, setup):
         err.print(f"[answer cut off: {why}]", style="yellow", highlight=False, markup=False)
     if show_rejected:
@@ -211,14 +219,40 @@ def main(args) -> int:
     err.print(summary_table(summary, session.spec.label, end))
     if args.inspect:
         err.print(inspect_line(events), highlight=False)
-    return 0
+    return ended(end, err)
+
+
+def stopped(signals: list[int], out: Output, end: TurnEnd, trace_path: Path | None, err: Console) -> int:
+    """A signal, a closed stdout or a failed write ended the answer: one line saying so (and
+    where the trace is), and its exit code."""
+    if signals:
+        why = f"stopped by {interrupt.ENDING[signals[0]]}"
+    else:
+        why = f"cannot write to stdout: {out.failed}" if out.failed else "stdout was closed"
+    saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
+    err.print(f"{why}{saved}", highlight=False, markup=False, soft_wrap=True)
+    if out.failed and not signals:
+        return UserError.exit_code
+    return 128 + (signals[0] if signals else signal.SIGPIPE)
+
+
+def ended(end: TurnEnd, err: Console) -> int:
+    """The exit code of an answer that ran its course: 1 where generation failed part way,
+    so scripts do not take it for a whole answer; 2 where the server is no llama-server."""
+    if end.stop_reason is not StopReason.ERROR:
+        return 0
+    err.print(Text.assemble(("error: ", "bold red"), end.error), soft_wrap=True)
+    return UserError.exit_code if not_a_server(end) else 1
 
 
 def print_json(text: str, out: Output) -> None:
-    """The --json line on stdout; a closed pipe is out's, as the rounds' are."""
+    """The --json line on stdout; a closed pipe or a failed write is out's, as the rounds' are."""
     try:
         print(text, flush=True)
     except BrokenPipeError:
+        out.on_broken_pipe()
+    except OSError as e:
+        out.failed = e.strerror or str(e)
         out.on_broken_pipe()
 
 
@@ -241,15 +275,12 @@ def inspected(events: list) -> dict:
 
 
 def inspect_line(events: list) -> str:
-    """--inspect's line under the summary: why drafts were rejected, in aggregate."""
+    """--inspect's line under the summary: why drafts were rejected, in aggregate, in the
+    chat inspector's words."""
     n, ties, errors, median = verdicts.summarize(e for e in events if isinstance(e, Round))
     if not n:
         return "inspect: no rejected draft token"
-    return (
-        f"inspect: {n} rejections, {ties} near-ties (top-1 minus top-2 < {verdicts.NEAR_TIE}), "
-        f"{errors} confident draft errors (q > {verdicts.CONFIDENT_Q}, p < {verdicts.CONFIDENT_P}), "
-        f"median p of rejected tokens {median:.3f}"
-    )
+    return f"inspect: {rejection_kinds(n, ties, errors)}, median p of rejected tokens {median:.3f}"
 
 
 def cut_off(end: TurnEnd, setup) -> str:

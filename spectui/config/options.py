@@ -15,6 +15,8 @@ from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
 from spectui.errors import UserError
 
+LONG_CHOICES = 30  # characters of a flag's choices, past which its help lists them
+
 
 def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = None) -> None:
     """--preset, every Setup option by group, --spec-default and the diagnostics; `helps`:
@@ -23,7 +25,12 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
     groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
     for name, o in OPTIONS.items():
         help_ = (helps or {}).get(name, o.help)
-        groups[o.group].add_argument(*o.flags, dest=name, type=o.type, choices=o.choices or None, help=help_)
+        metavar = None
+        if len(",".join(o.choices)) > LONG_CHOICES:  # listed in the help: the flag's line then fits 80 columns
+            metavar, help_ = "TYPE", f"{help_}; one of {', '.join(o.choices)}"
+        groups[o.group].add_argument(
+            *o.flags, dest=name, type=o.type, choices=o.choices or None, metavar=metavar, help=help_
+        )
     groups["speculation"].add_argument(
         "--spec-default", action="store_true", help="ngram-mod with its defaults (as llama.cpp)"
     )

@@ -104,14 +104,21 @@ def shipped_dir(kind: str) -> Traversable:
 
 def writable(name: str, flag: str) -> Path:
     """An output file's path (`flag` names it: "--json"), checked before any work starts, so
-    a typo does not cost a whole bench: its folder exists and may be written, it is no folder."""
+    a typo does not cost a whole bench: by opening it for writing, as the write will (a new
+    file is created and removed again), since permission bits pass for root where /proc or
+    a read-only mount still refuse."""
     path = Path(name).expanduser()
     if path.is_dir():
         raise UserError(f"{flag} {name} is a folder; give a file name")
     if not path.parent.is_dir():
         raise UserError(f"{flag}: cannot write {name}: the folder {path.parent} does not exist")
-    if not os.access(path.parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UserError(f"{flag}: cannot write {name}: permission denied")
+    existed = path.exists()
+    try:  # no O_TRUNC: an existing file keeps its content until the real write; a FIFO never blocks
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | (0 if existed else os.O_CREAT | os.O_EXCL), 0o600))
+    except OSError as e:
+        raise UserError(f"{flag}: cannot write {name}: {e.strerror or e}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
     return path
 
 

@@ -41,11 +41,17 @@ TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the las
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 LINE_BYTES = MIB  # one streamed chunk: a token and its timings
+NOT_A_SERVER = "is not answering as a llama-server does"
 
 
 def server_url(url: str) -> urllib.parse.ParseResult:
     """`url` parsed, or a UserError saying what is wrong with it (before anything connects)."""
     hint = "give an http(s) URL such as http://127.0.0.1:8080"
+    if "@" in url:  # checked first: every later message quotes the URL, and with it the password
+        raise UserError(
+            f"--server: a URL with '@' (USER:PASSWORD@HOST) is refused, so that no password is shown or sent; "
+            f"{hint}, and the API key in {KEY_ENV}"
+        )
     try:
         parsed = urllib.parse.urlparse(url if "://" in url else f"http://{url}")
         parsed.port  # noqa: B018 (a port that is not a number raises here)
@@ -55,7 +61,19 @@ def server_url(url: str) -> urllib.parse.ParseResult:
         raise UserError(f"--server needs an http(s) URL such as http://127.0.0.1:8080, not {url!r}")
     if any(c.isspace() or not c.isprintable() for c in url):
         raise UserError(f"--server {url!r} holds a space or a control character; {hint}")
+    try:  # what connecting does to the host name; it fails there as a traceback
+        parsed.hostname.encode("idna")
+    except UnicodeError:
+        raise UserError(
+            f"--server {url!r}: a part of the host name (between dots) is empty or longer than 63 characters; {hint}"
+        ) from None
     return parsed
+
+
+def not_a_server(end: TurnEnd) -> bool:
+    """The answer ended because the server sent what no llama-server sends (a user's wrong
+    URL), not because a llama-server failed."""
+    return end.stop_reason is StopReason.ERROR and NOT_A_SERVER in end.error
 
 
 class BadAnswer(ValueError):
@@ -182,7 +200,7 @@ class ServerSession:
             path = field(props, "model_path", str, "/props") or ""
             alias = field(props, "model_alias", str, "/props") or path
         except BadAnswer as e:
-            raise UserError(f"{self.url} is not answering as a llama-server does: {e}") from None
+            raise UserError(f"{self.url} {NOT_A_SERVER}: {e}") from None
         try:  # "none,draft-simple": a server that drafts lists none first
             spec_types = parse_types([t for t in types.replace(" ", "").split(",") if t != "none"] or "none")
         except UserError:
@@ -346,7 +364,7 @@ class _Rounds:
                     yield from self._end(StopReason.CANCELLED, "")
                     return
         except BadAnswer as e:
-            yield from self._end(StopReason.ERROR, f"{self.s.url} is not answering as a llama-server does: {e}")
+            yield from self._end(StopReason.ERROR, f"{self.s.url} {NOT_A_SERVER}: {e}")
             return
         except (OSError, ValueError, TypeError, KeyError) as e:  # the connection dropped, or a chunk was cut
             yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
