@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import os
 import re
@@ -725,3 +726,18 @@ def test_one_rejection_is_counted_in_the_singular():
     }
     assert report.inspect_line(row).startswith("draft-simple n=3: 1 rejection, near-ties 100%,")
     assert verdict._rejections(row)["detail"].startswith("of 1 rejection, 100% near-ties")
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_loading_shows_one_line_redrawn_on_a_terminal_and_its_steps_elsewhere(terminal):
+    console = Console(file=io.StringIO(), force_terminal=terminal, width=80)
+    with bench_command._loading_line(console) as status:
+        status("loading target x.gguf")
+        for tenth in range(1, 11):
+            status(f"loading target x.gguf {tenth * 10}%")
+        status("creating contexts")
+    out = console.file.getvalue()
+    if terminal:  # one line, redrawn, then cleared
+        assert out.count("\n") == 1 and out.endswith("\x1b[2K")
+    else:
+        assert out.splitlines() == ["loading target x.gguf", "creating contexts"]

@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
@@ -194,6 +197,21 @@ def _report_pass(
         console.print(f"pass {index + 1}/{repeat}: {cfg.label}: {speeds}", highlight=False)
 
 
+@contextmanager
+def _loading_line(console: Console) -> Iterator[Callable[[str], object]]:
+    """The load's steps on one line redrawn in place on a terminal; in a log, each step once, without its tenths."""
+    if not console.is_terminal:
+
+        def step(s: str) -> None:
+            if not s.endswith("%"):
+                console.print(s, style="dim", highlight=False)
+
+        yield step
+        return
+    with console.status("", spinner="dots") as line:
+        yield lambda s: line.update(Text(s, style="dim"))
+
+
 def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
@@ -275,10 +293,10 @@ def main(args) -> int:
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    with interrupt.held():
+    with interrupt.held(), _loading_line(err) as status:
         session = open_session(
             setup,
-            status=lambda s: err.print(s, style="dim", highlight=False),
+            status=status,
             console=err,
             types=tuple({t: None for c in configs for t in c.spec.types}) or None,
         )
