@@ -78,7 +78,7 @@ def test_run_json_the_trace_and_the_html_show_the_same_verdicts(inspected):
     for r in rounds:
         for v in r.verdicts:
             emitted = r.tokens[r.n_accepted].piece if not v.accepted and len(r.tokens) > r.n_accepted else None
-            assert any(all(line in tip for line in verdicts.facts(v, emitted)) for tip in tips), v
+            assert any(all(line in tip for line in verdicts.facts(v, r.verify, emitted)) for tip in tips), v
     assert f"inspected: {rejection_kinds(n, ties, errors, brief=True)}, median p {median:.3f}" in page
 
 
@@ -118,11 +118,13 @@ def test_a_version_1_trace_still_reads_replays_and_exports(tmp_path):
                or "instead" in s["title"] for s in spans if "title" in s)  # fmt: skip
 
 
-def _with_verdict(tmp_path, **change) -> tuple[Path, int]:
-    """The version-1 fixture, its first drafting round given a verdict (with `change`)."""
+def _with_verdict(tmp_path, verify: str | None = None, **change) -> tuple[Path, int]:
+    """The version-1 fixture, its first drafting round given a verdict (with `change`), and
+    `verify` as its rule where given."""
     lines = V1.read_text(encoding="utf-8").splitlines()
     n = next(i for i, ln in enumerate(lines) if '"kind": "Round"' in ln and json.loads(ln)["drafted"])
     record = json.loads(lines[n])
+    record["verify"] = verify or record["verify"]
     verdict = {"position": 0, "token": record["drafted"][0], "p": 0.5, "q": 0.9, "acceptance": None,
                "draw": None, "accepted": record["n_accepted"] > 0, "top": [], "emitted": None}  # fmt: skip
     record["verdicts"] = [{**verdict, **change}]
@@ -136,6 +138,17 @@ def test_a_round_s_verdict_reads_back(tmp_path):
     path, _ = _with_verdict(tmp_path)
     [r] = [e for e in trace_format.read(path).turns[0].events if isinstance(e, Round) and e.verdicts]
     assert r.verdicts[0].p == 0.5 and r.verdicts[0].q == 0.9
+
+
+def test_a_version_2_match_verdict_shows_the_target_s_sample_not_its_draw(tmp_path):
+    """Version 2 recorded p as a sample-and-match verdict's acceptance, and the draw the target
+    sampled with: the tooltip says the target sampled its own token and compares no draw."""
+    path, _ = _with_verdict(tmp_path, verify="match", acceptance=0.5, draw=0.175)
+    out = tmp_path / "v2.html"
+    assert main(["replay", str(path), "--export", str(out)]) == 0
+    tips = [s["title"] for s in spans_of(out.read_text(encoding="utf-8")) if "p 0.500 · q 0.900" in s.get("title", "")]
+    assert tips and all("accepted: the target sampled its own token: the same one" in tip for tip in tips)
+    assert not any("draw" in tip or "acceptance" in tip for tip in tips)
 
 
 @pytest.mark.parametrize(

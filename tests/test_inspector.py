@@ -96,12 +96,13 @@ def test_cursor_starts_at_a_chosen_round():
 def test_facts_at_a_rejection_name_the_alternatives_and_a_near_tie():
     cursor = Cursor(answer())
     cursor.jump_rejected(-1)
+    assert cursor.stop.round.verify == "greedy"
     assert facts(cursor) == [
         "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4, token 6 of 13",
-        "rejected: the target chose another token",
-        *verdicts.facts(cursor.stop.verdict, "):\n"),  # the verdict's lines, as the HTML export's tooltips
+        *verdicts.facts(cursor.stop.verdict, "greedy", "):\n"),  # the verdict's lines, as the HTML's tooltips
     ]
-    assert facts(cursor)[2:] == [
+    assert facts(cursor)[1:] == [
+        "rejected: the target chose another token",
         "p 0.410 · q 0.600",
         "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050",
         "emitted '):\\n' instead (a near-tie)",
@@ -146,7 +147,7 @@ def test_a_long_rejected_draft_is_cut_on_its_line():
     assert facts(cursor)[0].startswith(cut + "  rejected draft of 1 token (ngram-simple)")
 
 
-def test_facts_at_temperature_give_the_acceptance_and_the_draw():
+def test_rejection_sampling_shows_the_draw_against_the_acceptance_that_decided():
     rounds = [
         replace(r, verify="rejection") for r in answer(q=0.95, p_rejected=0.02, top=((5, 0.9), (4, 0.05)), draw=0.5)
     ]
@@ -155,19 +156,39 @@ def test_facts_at_temperature_give_the_acceptance_and_the_draw():
     assert facts(cursor)[1:] == [
         "rejected: the draw was not below the acceptance",
         "p 0.020 · q 0.950",
-        "acceptance 0.021 · draw 0.500",
+        "draw 0.500 ≥ acceptance 0.021",
         "target's top 3: '):\\n' 0.900 · ' b' 0.050",
         "emitted '):\\n' instead (a confident draft error)",
     ]
 
 
-def test_sample_and_match_says_the_target_sampled_another_token():
-    rounds = [replace(r, verify="match") for r in answer(draw=0.04)]
+def test_sample_and_match_names_the_token_the_target_sampled_and_compares_no_draw():
+    """The fault: a match-mode verdict recorded with p as its acceptance and the draw the
+    target sampled with showed "acceptance 0.577 · draw 0.175" beside "rejected"."""
+    rounds = [
+        replace(r, verify="match", verdicts=tuple(replace(v, acceptance=v.p) if v.draw else v for v in r.verdicts))
+        for r in answer(q=0.6, p_rejected=0.577, draw=0.175)
+    ]
     cursor = Cursor(rounds)
     cursor.jump_rejected(-1)
-    assert facts(cursor)[1] == "rejected: the target's sample was another token"
+    assert (cursor.stop.verdict.acceptance, cursor.stop.verdict.draw) == (0.577, 0.175)  # as such a trace has them
+    assert facts(cursor)[1:] == [
+        "rejected: the target sampled its own token: a different one",
+        "p 0.577 · q 0.600",
+        "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050",
+        "the target sampled '):\\n' (p 0.460) and emitted it instead (a near-tie)",
+    ]
     cursor.move(-1)
-    assert facts(cursor)[1] == "accepted: the target's sample (the draw) was this token"
+    assert facts(cursor)[1:] == ["accepted: the target sampled its own token: the same one", "p 0.900 · q 0.700"]
+
+
+def test_sample_and_match_gives_the_sampled_token_s_recorded_p_outside_the_top_3():
+    """The issue's second case: the target's top 3 ' made' 0.358 · ' composed' 0.284, and it sampled ' rich'."""
+    v = Verdict(0, 4, 0.284, 0.5, None, None, False, ((5, 0.358), (4, 0.284)), 7, (" made", " composed"), "", 0.012)
+    said = "the target sampled ' rich'{} and emitted it instead (a near-tie)"
+    assert verdicts.facts(v, "match", " rich")[-1] == said.format(" (p 0.012)")
+    older = replace(v, emitted_p=None)  # a version 2 trace's, of a token outside the top 3: no p to show
+    assert verdicts.facts(older, "match", " rich")[-1] == said.format("")
 
 
 def test_summary_line_counts_the_kinds_of_rejection():

@@ -217,8 +217,9 @@ async def test_the_chat_the_replay_and_the_html_export_of_its_trace_read_the_sam
     spans = Spans()
     spans.feed(page.read_text(encoding="utf-8"))
     tip = next(span["title"] for span in spans.spans if span["text"] == " c")  # the rejected draft's tooltip
-    verdict_lines = in_chat.splitlines()[3:]  # after the summary, the stop and the decision
-    assert verdict_lines[0] == "p 0.410 · q 0.600" and all(line in tip.splitlines() for line in verdict_lines)
+    verdict_lines = in_chat.splitlines()[2:]  # after the summary and the stop
+    assert verdict_lines[:2] == ["rejected: the target chose another token", "p 0.410 · q 0.600"]
+    assert all(line in tip.splitlines() for line in verdict_lines)
 
 
 async def at_the_rejection(pilot) -> None:

@@ -131,9 +131,9 @@ def shown(text: str) -> str:
 
 
 def facts(cursor: Cursor) -> list[str]:
-    """What the panel shows of the token under the cursor: its text and source, the decision
-    and the verdict's own lines (verdicts.facts: p and q, acceptance and draw, the target's
-    top 3 and the token emitted), as the HTML export's tooltips show them."""
+    """What the panel shows of the token under the cursor: its text and source, then the
+    verdict's own lines (verdicts.facts: the decision by the round's rule, p and q, what
+    decided, the target's top 3 and the token emitted), as the HTML export's tooltips show them."""
     stop = cursor.stop
     if stop is None:
         return ["no token to inspect in this answer"]
@@ -162,15 +162,4 @@ def _what(stop: Stop) -> list[str]:
     if v is None:
         return ["accepted: the target agreed (no p, q: not inspected)"]
     first = [f"its first token {shown(v.text)}, the only one judged"] if len(r.rejected) > 1 and not v.accepted else []
-    return [*first, _decision(v, r.verify), *verdicts.facts(v, None if v.accepted else emitted)]
-
-
-def _decision(v: Verdict, verify: str) -> str:
-    """Accepted or rejected, and by which rule the round's verification decides."""
-    if verify == "rejection":  # accepted when the draw is below the acceptance, min(1, p/q)
-        why = "the draw was below the acceptance" if v.accepted else "the draw was not below the acceptance"
-    elif verify == "match":  # the draw samples the target's token, which must be the drafted one
-        why = "the target's sample (the draw) was this token" if v.accepted else "the target's sample was another token"
-    else:
-        why = "the target's own choice" if v.accepted else "the target chose another token"
-    return f"{'accepted' if v.accepted else 'rejected'}: {why}"
+    return [*first, *verdicts.facts(v, r.verify, None if v.accepted else emitted)]

@@ -173,11 +173,11 @@ def _token_tip(r: Round, t: Token, i: int) -> list[str]:
     tip = [f"{overlay.LEGEND[t.source.value]}{where}"]
     v = next((v for v in r.verdicts if v.position == i), None)
     if v is not None and v.accepted:
-        tip += verdicts.facts(v)
+        tip += verdicts.facts(v, r.verify)
     elif i == r.n_accepted and r.rejected:  # (with --no-rejected, the only place the rejection shows)
         tip.append(f"emitted instead of the rejected draft token {r.n_accepted + 1} of {r.n_drafted}")
         if v is not None:
-            tip += [f"the draft had {v.text!r}"] + verdicts.facts(v, t.piece)
+            tip += [f"the draft had {v.text!r}"] + verdicts.facts(v, r.verify, t.piece)
     return tip
 
 
@@ -189,7 +189,7 @@ def _round_html(r: Round, show_rejected: bool) -> str:
         v = next((v for v in r.verdicts if not v.accepted), None)
         if v is not None:
             emitted = r.tokens[r.n_accepted].piece if len(r.tokens) > r.n_accepted else None
-            tip += [f"first rejected token {v.text!r}"] + verdicts.facts(v, emitted)
+            tip += [f"first rejected token {v.text!r}"] + verdicts.facts(v, r.verify, emitted)
         out.append(_span(overlay.shown_rejected(r.rejected_text), overlay.REJECTED, tip))
     out += [
         _span(t.piece, t.source.value, _token_tip(r, t, r.n_accepted + j))

@@ -465,13 +465,14 @@ class Session:
             return
         logits = self.keep_logits or verify == "greedy"  # rows of logits, not distributions
         p_rows = LazyRows(rows, lambda row: smp.dist(row, self.sampling)) if logits else rows
-        draws: list[float] | None = [] if self.inspect and verify != "greedy" else None
+        draws: list[float] | None = [] if self.inspect and verify == "rejection" else None
         if verify == "rejection":
             dr.n_acc, dr.nxt, dr.resampled = smp.verify_rejection(p_rows, dr.q_rows, dr.tokens, rng, draws)
         else:
-            dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng, draws)
+            dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng)
         if self.inspect:
-            dr.verdicts = _verdicts(dr, rows if verify == "greedy" else p_rows, draws, verify, self.target.piece)
+            greedy = verify == "greedy"
+            dr.verdicts = _verdicts(dr, rows if greedy else p_rows, draws, greedy, self.target.piece)
 
     def _tell_drafters(self, dr: _Draft) -> None:
         """How much of the draft was accepted, to the drafter that made it and to every follower."""
@@ -547,43 +548,40 @@ def _view(row: np.ndarray) -> np.ndarray:
 
 
 def _verdicts(
-    dr: _Draft, rows: Sequence, draws: list[float] | None, verify: str, piece: Callable[[int], bytes]
+    dr: _Draft, rows: Sequence, draws: list[float] | None, greedy: bool, piece: Callable[[int], bytes]
 ) -> tuple[Verdict, ...]:
     """The verdict at each judged draft position, from the values the verifier read: at greedy
-    (`draws` None) the full softmax of the logits `rows`; otherwise the distributions `rows`
-    the verifier sampled from, with its draws. The first rejected position also gets the
-    target's top 3 and the token emitted instead."""
+    the full softmax of the logits `rows`; otherwise the distributions `rows` the verifier
+    sampled from, with rejection sampling's `draws` (None under sample-and-match, which
+    compares no draw). The first rejected position also gets the target's top 3 and the token
+    emitted instead, with its p."""
     out = []
     for i, x in enumerate(dr.tokens[: dr.n_acc + 1]):
         accepted = i < dr.n_acc
         n_top = 0 if accepted else 3
-        if draws is None:
+        if greedy:
             p, top = smp.softmax_at(rows[i], x, n_top)
+            # the emitted token is the argmax, top[0]: no second pass over the vocabulary
+            emitted_p = None if accepted else dict(top).get(dr.nxt) or smp.softmax_at(rows[i], dr.nxt)[0]
         else:
             p, top = float(rows[i][x]), smp.top_of(rows[i], n_top) if n_top else ()
+            emitted_p = None if accepted else float(rows[i][dr.nxt])
         own = float(dr.q_rows[i][x]) if dr.q_rows is not None else None  # the verifier's q (None: one-hot)
         q = own if own is not None else dr.q_probs[i] if dr.q_probs and i < len(dr.q_probs) else None
-        acceptance = None
-        if draws is not None:  # the chance the verifier accepted it with (sample-and-match: p)
-            acceptance = p if verify != "rejection" else _acceptance(p, 1.0 if own is None else own)
         out.append(
             Verdict(
                 position=i,
                 token=x,
                 p=p,
                 q=q,
-                acceptance=acceptance,
-                draw=draws[i] if draws is not None else None,
+                acceptance=None if draws is None else smp.acceptance(p, 1.0 if own is None else own),
+                draw=None if draws is None else draws[i],
                 accepted=accepted,
                 top=top,
                 emitted=None if accepted else dr.nxt,
                 top_text=tuple(piece(t).decode("utf-8", "replace") for t, _ in top),
                 text=piece(x).decode("utf-8", "replace"),
+                emitted_p=emitted_p,
             )
         )
     return tuple(out)
-
-
-def _acceptance(p: float, q: float) -> float:
-    """min(1, p/q), as verify_rejection decides u * q < p: q = 0 accepts whenever p > 0."""
-    return min(1.0, p / q) if q > 0 else float(p > 0)

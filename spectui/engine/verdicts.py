@@ -1,4 +1,4 @@
-"""What the verifier saw at each drafted position, when a session inspects (issue 36).
+"""What the verifier saw at each drafted position, when a session inspects.
 
 UI-free: a Round carries its verdicts, and the chat, `spectui run`, the bench, traces and the
 HTML export read them through the helpers here, so every view reports the same numbers.
@@ -24,13 +24,15 @@ class Verdict:
     token: int  # the drafted token id
     p: float  # the target's probability of it as verified (sampling chain at temp > 0; full softmax at greedy)
     q: float | None  # the draft's own probability (model-based types), else None
-    acceptance: float | None  # min(1, p/q) at temp > 0 with a q; None otherwise
-    draw: float | None  # the uniform draw that decided, at temp > 0; None otherwise
+    acceptance: float | None  # rejection sampling: min(1, p/q) with the verifier's q; None otherwise
+    draw: float | None  # rejection sampling: the uniform draw compared with the acceptance; None otherwise
     accepted: bool
     top: tuple[tuple[int, float], ...] = ()  # at the first rejected position only: the target's top 3 (id, p)
     emitted: int | None = None  # at the first rejected position: the token emitted instead
     top_text: tuple[str, ...] = ()  # the text of each of `top` alone (views without the vocabulary show it)
     text: str = ""  # the drafted token's text alone
+    emitted_p: float | None = None  # at the first rejected position: the target's p of `emitted`, as p is taken
+    # (None elsewhere, and in traces older than version 3)
 
 
 class _Judged(Protocol):
@@ -40,21 +42,54 @@ class _Judged(Protocol):
     def verdicts(self) -> tuple[Verdict, ...]: ...
 
 
-def facts(v: Verdict, emitted_text: str | None = None) -> list[str]:
-    """A verdict in lines of text, the same wherever it shows (the HTML export's tooltips):
-    p and q; at temperature the acceptance and the draw; at a rejection the target's top 3
-    and the token emitted instead (`emitted_text`: its text, where the caller has it)."""
-    lines = [f"p {v.p:.3f}" + ("" if v.q is None else f" · q {v.q:.3f}")]
-    if v.acceptance is not None and v.draw is not None:
-        lines.append(f"acceptance {v.acceptance:.3f} · draw {v.draw:.3f}")
+def facts(v: Verdict, verify: str, emitted_text: str | None = None) -> list[str]:
+    """A verdict in lines of text, the same wherever it shows (the chat's and the replay's
+    inspector, the HTML export's tooltips): the decision by the rule of the round's `verify`,
+    p and q, under rejection sampling the draw against the acceptance that decided, and at a
+    rejection the target's top 3 and the token emitted instead (`emitted_text`: its text,
+    where the caller has it). Sample-and-match compares no draw: the target sampled a token of
+    its own, so its lines name that token and its p instead."""
+    lines = [_decision(v, verify), f"p {v.p:.3f}" + ("" if v.q is None else f" · q {v.q:.3f}")]
+    if verify == "rejection" and v.acceptance is not None and v.draw is not None:
+        lines.append(_comparison(v.draw, v.acceptance))
     if v.top:
         texts = v.top_text or tuple(f"#{t}" for t, _ in v.top)
         lines.append("target's top 3: " + " · ".join(f"{t!r} {p:.3f}" for t, (_, p) in zip(texts, v.top)))
     if v.emitted is not None:
         known = next((t for t, (i, _) in zip(v.top_text, v.top) if i == v.emitted), f"#{v.emitted}")
+        shown = repr(emitted_text if emitted_text is not None else known)
         why = " (a near-tie)" * near_tie(v) + " (a confident draft error)" * confident_error(v)
-        lines.append(f"emitted {emitted_text if emitted_text is not None else known!r} instead{why}")
+        if verify == "match":
+            p = v.emitted_p if v.emitted_p is not None else dict(v.top).get(v.emitted)
+            shown += "" if p is None else f" (p {p:.3f})"
+            lines.append(f"the target sampled {shown} and emitted it instead{why}")
+        else:
+            lines.append(f"emitted {shown} instead{why}")
     return lines
+
+
+def _decision(v: Verdict, verify: str) -> str:
+    """Accepted or rejected, and by which rule the round's verification decides."""
+    if verify == "rejection":  # accepted when the draw is below the acceptance, min(1, p/q)
+        why = "the draw was below the acceptance" if v.accepted else "the draw was not below the acceptance"
+    elif verify == "match":  # the target samples its own token, which must be the drafted one
+        why = "the target sampled its own token: " + ("the same one" if v.accepted else "a different one")
+    else:
+        why = "the target's own choice" if v.accepted else "the target chose another token"
+    return f"{'accepted' if v.accepted else 'rejected'}: {why}"
+
+
+def _comparison(draw: float, acceptance: float) -> str:
+    """ "draw 0.175 < acceptance 0.577", or ≥: with as many decimals as it takes for the two
+    shown numbers to compare as the exact ones do (in full, as repr, where 17 cannot tell)."""
+
+    def shown(n: int) -> tuple[str, str]:
+        return f"{draw:.{n}f}", f"{acceptance:.{n}f}"
+
+    pair = next((s for n in range(3, 18) if (s := shown(n))[0] != s[1]), None)
+    if pair is None:
+        pair = shown(3) if draw == acceptance else (repr(draw), repr(acceptance))
+    return f"draw {pair[0]} {'<' if draw < acceptance else '≥'} acceptance {pair[1]}"
 
 
 def near_tie(v: Verdict) -> bool:

@@ -230,11 +230,7 @@ def sample(p: np.ndarray | Dist, rng: np.random.Generator) -> int:
     """One token from the (possibly unnormalised, non-negative) weights p, using one uniform draw.
     Never returns an index whose weight is zero. A Dist gives the same token as its dense
     vector for the same draw (the cumulative sums agree: adding zeros changes nothing)."""
-    return pick(p, rng.random())
-
-
-def pick(p: np.ndarray | Dist, u: float) -> int:
-    """sample() with its uniform draw u in [0, 1) given: an inspecting verifier records it."""
+    u = rng.random()
     weights, ids = (p.p, p.ids) if isinstance(p, Dist) else (p, None)
     c: list[float] | np.ndarray
     if ids is not None and ids.size <= FEW:
@@ -257,23 +253,16 @@ def _dense(row) -> np.ndarray:
 
 
 def verify_match(
-    p_rows: Sequence[np.ndarray | Dist] | np.ndarray,
-    draft: Sequence[int],
-    rng: np.random.Generator,
-    draws: list[float] | None = None,
+    p_rows: Sequence[np.ndarray | Dist] | np.ndarray, draft: Sequence[int], rng: np.random.Generator
 ) -> tuple[int, int]:
     """llama.cpp's sample-and-match. p_rows holds len(draft)+1 target distributions (one per draft
     position, then the bonus position). Returns (n_accepted, next_token): the token sampled at
     the first mismatch (it replaces the rejected draft token), or the bonus token when every draft
     token matched. Each emitted token is a plain sample from p, so the output is exactly the
-    target's; with one-hot (greedy) p this is greedy matching. `draws` (inspect mode) gets the
-    uniform draw that decided each judged draft position."""
+    target's; with one-hot (greedy) p this is greedy matching."""
     _check(p_rows, None, draft)
     for i, x in enumerate(draft):
-        u = rng.random()
-        if draws is not None:
-            draws.append(u)
-        t = pick(p_rows[i], u)
+        t = sample(p_rows[i], rng)
         if t != x:
             return i, t
     return len(draft), sample(p_rows[len(draft)], rng)
@@ -296,7 +285,7 @@ def verify_rejection(
     p without x. p(x) = 0 always rejects; q(x) = 0 with p(x) > 0 (a token q could not have drawn)
     is accepted. If rounding leaves the residual with no mass, the token is drawn from p instead.
     Each draft position costs O(1) unless it is rejected. `draws` (inspect mode) gets the
-    uniform draw that decided each judged draft position."""
+    uniform draw compared with acceptance(p(x), q(x)) at each judged draft position."""
     _check(p_rows, q_rows, draft)
     for i, x in enumerate(draft):
         px = float(p_rows[i][x])
@@ -304,8 +293,7 @@ def verify_rejection(
         u = rng.random()
         if draws is not None:
             draws.append(u)
-        # u < p/q without dividing: also right for p = 0 (reject) and q = 0 (accept if p > 0).
-        if u * qx < px:
+        if u < acceptance(px, qx):  # the very comparison an inspected verdict shows
             continue
         p = _dense(p_rows[i])
         if q_rows is None:
@@ -317,6 +305,12 @@ def verify_rejection(
             residual = p
         return i, sample(residual, rng), True
     return len(draft), sample(p_rows[len(draft)], rng), False
+
+
+def acceptance(p: float, q: float) -> float:
+    """The chance rejection sampling keeps a draft token, min(1, p/q): p = 0 always rejects,
+    q = 0 with p > 0 (a token q could not have drawn) always accepts."""
+    return min(1.0, p / q) if q > 0 else float(p > 0)
 
 
 def _check(p_rows, q_rows, draft: Sequence[int]) -> None:

@@ -26,7 +26,7 @@ from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig, config_label, parse_types
 
 FORMAT = "spectui-trace"
-VERSION = 2  # 2: a Round's optional verdicts (inspect mode); version 1 reads as before
+VERSION = 3  # 2: a Round's optional verdicts (inspect mode); 3: a verdict's emitted_p; older ones read as before
 SIDES = ("A", "B")
 _EVENTS = {"TurnStart": TurnStart, "PromptDone": PromptDone, "Round": Round, "TurnEnd": TurnEnd}
 
@@ -243,7 +243,7 @@ def _check_verdicts(r: Round) -> None:
             raise ValueError(
                 f"a verdict at position {v.position} with {len(v.top_text)} texts for {len(v.top)} candidates"
             )
-        ps = [v.p, v.q, v.acceptance, v.draw, *(p for _, p in v.top)]
+        ps = [v.p, v.q, v.acceptance, v.draw, v.emitted_p, *(p for _, p in v.top)]
         if not all(0 <= p <= 1 for p in ps if p is not None):
             raise ValueError(f"a verdict at position {v.position} with a probability outside 0..1")
 
