@@ -155,17 +155,17 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
     assert chat_store.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
 
 
-def test_the_header_names_the_models_as_people_write_them_and_fits_its_room(setup):
+def test_the_header_names_the_models_as_people_write_them_in_one_form(setup):
+    """A model keeps its name at any width: a narrow header cuts it (Textual's ellipsis), it
+    never swaps it for a shorter form."""
     controller, _ = make(setup, FakeSession(spec=setup.spec))
-    config, models = controller.header(room=200)
+    config, models = controller.header()
     assert config == "draft-simple · n-max 3 · verify greedy"
     assert models == "SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"  # a file: its stem
-    shorter = models.replace(" ⇠ draft ", " ⇠ ")
-    assert controller.header(room=len(config) + 3 + len(shorter)) == (config, shorter)  # no room for the word
-    assert controller.header(narrow=True, room=40) == ("SmolLM2-135M-Instruct.Q4_1 ⇠ itself", "")
+    assert controller.header(narrow=True) == (models, "")
     qwen = "Qwen2.5-Coder 1.5B Instruct Q4_K_M"
-    assert pair_line(qwen, "Qwen2.5-Coder 0.5B Instruct Q4_K_M", 64) == f"{qwen} ⇠ 0.5B Instruct Q4_K_M"
-    assert pair_line(qwen, None, 10) == f"{qwen} (no draft model)"
+    assert pair_line(qwen, "Qwen2.5-Coder 0.5B Instruct Q4_K_M") == f"{qwen} ⇠ draft Qwen2.5-Coder 0.5B Instruct Q4_K_M"
+    assert pair_line(qwen, None) == f"{qwen} (no draft model)"
 
 
 def test_a_type_the_models_do_not_allow_is_refused_and_nothing_changes(setup):
@@ -225,8 +225,11 @@ def test_a_preset_switch_keeps_what_the_preset_does_not_set_and_says_what_change
     load = screen.of(Load)[-1]
     assert (load.setup.temp, load.setup.n_predict, load.setup.system) == (0.5, 7, "be brief")
     assert load.setup.spec.types == ("ngram-mod",) and load.setup.model_draft is None
-    [said] = [n for n in load.setup.notes if n.startswith("preset ngram: ")]
-    assert "spec_type draft-simple → ngram-mod" in said and "temp" not in said
+    [said] = [n for n in load.setup.notes if n.startswith("Preset ngram: ")]
+    lines = said.splitlines()[1:]  # one change a line, in the words the chat uses
+    assert "spec type draft-simple → ngram-mod" in lines and "draft model: none" in lines
+    assert "ngram-mod n-match 24 → 4" in lines and not any("temperature" in line for line in lines)
+    assert "None" not in said and "spec_" not in said and "target model: Qwen2.5-Coder 1.5B Instruct Q4_K_M" in lines
     controller.session_loaded(FakeSession(spec=load.setup.spec, draft=False), load.setup, {})
     assert said in [n.text for n in screen.of(Notice)]
     controller.load_preset("no-such-preset")  # resolved first: an error loads nothing
@@ -490,7 +493,11 @@ def test_settings_apply_to_the_loaded_session_without_a_reload(setup):
     controller.apply_settings({"temp": 0.5, "spec_draft_n_max": 6, "n_predict": 9})
     assert controller.session.sampling.temp == 0.5 and controller.session.spec.draft_n_max == 6
     assert controller.setup.n_predict == 9 and not screen.of(Load)
-    assert screen.of(Notice)[-1].title == "Settings changed"
+    notice = screen.of(Notice)[-1]
+    assert notice.title == "Settings changed"
+    assert notice.text.splitlines() == ["draft n-max 3 → 6", "n-predict 48 → 9", "temperature 0.0 → 0.5"]
+    controller.apply_settings({"system": "Answer in one short sentence, always.", "seed": None})
+    assert screen.of(Notice)[-1].text == "system prompt none → “Answer in one short sen…”"
     controller.submit("hi")
     assert screen.of(Generate)[-1].job.limits.n_predict == 9
 

@@ -15,7 +15,7 @@ from spectui.engine.events import Round
 from spectui.engine.overlay import COLLAPSE_CHARS, REJECTED, add_segments, segments, shown_rejected
 from spectui.trace.format import read
 from spectui.tui.widgets.markdown import render_markdown
-from spectui.tui.widgets.overlay import STYLES, visible
+from spectui.tui.widgets.overlay import STYLES, legend_lines, visible
 
 TRACE = Path(__file__).parent / "data" / "rejected_newlines.jsonl"
 SWAPS = set("╭╰─•")  # glyphs Markdown markers are drawn with, one for one
@@ -50,14 +50,14 @@ def test_deleting_the_rejected_text_leaves_the_answer_line_for_line(pieces):
     answer = answer_of(segs)
     shown = visible(segs, True)
     assert answer_of(shown) == answer
-    rejected = [t for t, k in shown if k == REJECTED]
+    # a rejected draft with no line before it to end is a line of its own
+    rejected = [t.removesuffix("\n") for t, k in shown if k == REJECTED]
     assert all("\n" not in t and "\t" not in t and len(t) <= COLLAPSE_CHARS for t in rejected)
-    # a line that holds answer text starts with it (except the very first line, where a
-    # rejected draft has no line before it to end): indentation, a list number, a fence stay put
+    # a line that holds answer text starts with it: indentation, a list number, a fence stay put
     kinds = [k == REJECTED for t, k in shown for _ in t]
     text = "".join(t for t, _ in shown)
-    start = text.find("\n") + 1 if "\n" in text else len(text)
-    for line in text[start:].split("\n"):
+    start = 0
+    for line in text.split("\n"):
         rejected = kinds[start : start + len(line)]
         assert all(rejected) or not rejected or not rejected[0], (line, shown)
         start += len(line) + 1
@@ -72,6 +72,21 @@ def test_marks_and_the_collapse():
     assert render_markdown(segs).plain.split("\n") == ["three1. App", "1. Bananas"]
 
 
+def test_a_rejected_draft_before_an_answers_first_fence_is_not_glued_to_its_frame():
+    segs = [("x" * 21, REJECTED), ("```python\nprint(1)\n```", "target")]
+    shown = render_markdown(segs)
+    assert shown.plain.split("\n") == ["✗²¹", "╭──python", "print(1)", "╰──"]
+    assert without_rejected(shown) == "╭──python\nprint(1)\n╰──"  # the line it took is not the answer's
+
+
+def test_the_legend_explains_a_struck_through_fence():
+    """A rejected ``` is rejected text like any other (Markdown is drawn from the answer alone)."""
+    segs = [("Done:\n", "target"), ("```", REJECTED), ("all", "target")]
+    assert render_markdown(segs).plain == "Done:```\nall"
+    [line] = [line for line in legend_lines() if line.plain.startswith("```")]
+    assert line.plain == "``` rejected Markdown, as text" and str(line.spans[0].style) == STYLES[REJECTED]
+
+
 def test_a_recorded_answer_reads_as_itself_with_its_rejected_newlines():
     """Qwen's code, list and heading answers where rejected drafts held newlines."""
     [turn] = read(TRACE).turns
@@ -84,4 +99,7 @@ def test_a_recorded_answer_reads_as_itself_with_its_rejected_newlines():
     assert "```" in answer and "\n# " in "\n" + answer and "\n1. " in "\n" + answer
     shown = render_markdown(segs)
     assert reads_as(without_rejected(shown), answer)
-    assert len(shown.plain.split("\n")) == len(answer.split("\n"))  # no line broken, none added
+    assert segs[0][1] == REJECTED  # the answer starts with a rejected draft: a line of its own
+    lines = shown.plain.split("\n")
+    assert lines[0] == shown_rejected(segs[0][0]) and lines[1].startswith("╭──")  # no frame glued to it
+    assert len(lines) == len(answer.split("\n")) + 1  # no line broken, none added but that one

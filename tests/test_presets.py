@@ -41,6 +41,19 @@ def test_template_preset_says_to_fill_in_the_model_path():
         presets.load("qwen3-8b-0.6b")
 
 
+def test_a_preset_list_says_what_each_one_is_and_which_need_model_files(config_dir):
+    """f5 and the palette: the description, "needs model files" for a template, and the
+    error of a file that cannot be used, in the one line each row has."""
+    write_user(config_dir, "broken", "spec_type = [\n")
+    by_name = {p.name: p for p in presets.listed()}
+    fast, template, broken = by_name["fast"], by_name["qwen3-8b-0.6b"], by_name["broken"]
+    assert fast.problem == "" and fast.about == presets.load("fast").description
+    assert template.problem == "needs model files"
+    assert template.about.startswith("needs model files · TEMPLATE: Qwen3-8B")
+    assert broken.about.startswith("cannot be used: ") and "broken.toml: TOML syntax error" in broken.about
+    assert not any(str(p.path) in p.about for p in by_name.values() if p.description)
+
+
 def test_user_preset_overrides_a_shipped_one_by_name(config_dir):
     write_user(config_dir, "ngram", 'model = "smollm2-135m-instruct-q4_1"\nspec_type = "ngram-simple"\n')
     p = presets.load("ngram")

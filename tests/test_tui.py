@@ -404,6 +404,17 @@ async def test_help_screen_lists_every_command(fake, setup):
         assert app.query_one(ChatInput).text == "why?"
 
 
+def test_help_says_where_inspect_starts_on_as_the_chat_does(setup):
+    from tests.test_controller import make
+
+    help_text = next(c.help for c in COMMANDS if c.action == "toggle_inspect")
+    assert "off by default" not in help_text
+    for gpu, claim in ((False, "on by default where llama.cpp runs on the CPU"), (True, "off with a GPU build")):
+        controller, _ = make(setup, None)
+        controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": gpu}})
+        assert claim in help_text and controller.inspect == claim.startswith("on")
+
+
 @sync
 async def test_newline_key_enter_sends_and_markdown_streams(fake, setup):
     app = SpecApp(setup, session=fake)
@@ -493,7 +504,7 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
         )
         assert app.controller.setup.n_predict == 7 and app.controller.setup.temp == 0  # kept from the command line
         assert app.controller.session.spec.label == "draft-simple"  # the preset's, not the flag's
-        assert any(n.message.startswith("preset smollm2: ") for n in app._notifications)
+        assert any(n.message.startswith("Preset smollm2: ") for n in app._notifications)
         assert app.chat_screen.title.startswith("draft-simple")
         app.controller.close()
 
@@ -657,15 +668,29 @@ def test_panel_text_and_sparkline_marks_config_changes():
 
 def test_a_speedup_is_shown_no_surer_than_its_data():
     within = Baseline(10.0, 0.08, 4)
-    assert speedup_reading(13.0, 50, within, replay=False) == ("×1.30", "none varied 8% over 4 answers")
-    assert speedup_reading(10.5, 50, within, replay=False) == ("no measurable diff.", "×1.05, within none's 8%")
-    assert speedup_reading(13.0, 50, Baseline(10.0, None, 1), replay=False) == (
+    assert speedup_reading(13.0, 20, 50, within, replay=False) == ("×1.30", "none varied 8% over 4 answers")
+    assert speedup_reading(10.5, 20, 50, within, replay=False) == ("no measurable diff.", "×1.05, within none's 8%")
+    assert speedup_reading(13.0, 20, 50, Baseline(10.0, None, 1), replay=False) == (
         "×1.30?",
         "1 none answer: noise unknown",
     )
-    assert speedup_reading(13.0, 0, within, replay=False) == ("-", "drafted nothing: no speedup")
-    assert speedup_reading(13.0, 50, None, replay=True) == ("-", "no none answer before this one")
+    assert speedup_reading(13.0, 20, 0, within, replay=False) == ("-", "drafted nothing: no speedup")
+    assert speedup_reading(None, 0, 0, within, replay=False) == ("-", "waiting for the first round")
+    assert speedup_reading(13.0, 20, 50, None, replay=True) == ("-", "no none answer before this one")
     assert Baseline.of([9.0, 10.0, 11.0]) == Baseline(10.0, 0.2, 3) and Baseline.of([]) is None
+
+
+def test_before_the_first_round_the_panel_claims_no_speedup():
+    """A turn whose prompt is still being read has drafted nothing yet: that is no verdict."""
+    events = [
+        TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}),
+        PromptDone(t=0.5, t_prompt=0.5),
+    ]
+    state = PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)
+    text = render(state).plain
+    assert "waiting for the first round" in text and "drafted nothing" not in text
+    state.events = [*events, replace(rnd(0, 0, 0, 0.6, configured="draft-simple"), spec_type=None)]
+    assert "drafted nothing: no speedup" in render(state).plain
 
 
 @pytest.mark.parametrize("types", [("none",), ("draft-simple",)])
@@ -688,6 +713,33 @@ def test_a_live_turns_panel_keeps_its_height_from_the_start(types):
         state = PanelState(spec=spec, verify="greedy", events=list(events), n_ctx=100, n_past=20, memory="RSS 1 MiB")
         heights.append(len(render(state).plain.splitlines()))
     assert len(set(heights)) == 1, heights
+
+
+def test_with_the_overlay_off_a_long_code_line_wraps_and_loses_nothing():
+    long_line = "area = rectangle_area(first_width_value, second_height_value) + " + "x" * 90 + "_END"
+    text = f"Code:\n```python\n{long_line}\nprint(area)\n```\nafter"
+
+    async def run():
+        from textual.app import App
+        from textual.widgets import Label
+        from textual.widgets._markdown import MarkdownFence
+
+        class Host(App):
+            def get_theme_variable_defaults(self):  # as SpecApp provides them
+                return {"spec-draft": "green"}
+
+            def compose(self):
+                yield AssistantMessage(history.Message("assistant", text, segments=[(text, "target")]), False, True)
+
+        async with Host().run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            fence = pilot.app.query_one(MarkdownFence)
+            code = fence.query_one(Label)
+            assert code.size.width <= fence.size.width < 80
+            shown = "".join(strip.text for strip in code.render_lines(code.size.region))
+            assert "".join(long_line.split()) in "".join(shown.split())
+
+    asyncio.run(run())
 
 
 def test_chunking_bounds_the_streaming_redraw():

@@ -439,14 +439,26 @@ async def test_an_empty_chat_offers_three_starters_one_key_each(fake, setup):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        welcome = app.query_one("#welcome").visual.plain
-        for s in STARTERS:
-            assert f" {s.key} {s.title}: watch {s.watch}" in " ".join(welcome.split("\n"))
+        cells = [str(c.visual) for c in app.query("#starters Static")]
+        assert cells == [part for s in STARTERS for part in (f" {s.key}", f"{s.title}: watch {s.watch}")]
         await pilot.press("2")
         await answered(pilot, app)
         assert app.controller.chat.messages[0].content == BY_KEY["2"].prompt
         await pilot.press("3")  # the chat is no longer empty: a digit is text
         assert app.query_one(ChatInput).text == "3"
+
+
+@sync
+async def test_a_starters_wrapped_lines_hang_under_its_text_not_its_key(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        cells = list(app.query("#starters Static"))
+        assert len(cells) == 2 * len(STARTERS)
+        for key, text in zip(cells[::2], cells[1::2]):
+            assert text.region.height >= 2  # wrapped at 80 columns
+            assert text.region.x >= key.region.right and text.region.y == key.region.y
+            assert text.region.x == cells[1].region.x  # every starter's text in one column
 
 
 # --- the overlay, narrow terminals, the header, the panel, round details ------------------
@@ -554,6 +566,35 @@ async def test_round_details_show_each_round_and_autos_reason(setup):
         assert last[-1] == "auto: ngram-mod k=4, cheap and accepted" and last[2] == rounds[-1].n_drafted
         await pilot.press("escape")
         assert not isinstance(app.screen, RoundsScreen)
+
+
+@sync
+async def test_round_details_fit_80_columns_with_notes_a_scroll_away(setup):
+    """At 80x24 every count and timing shows; the rejected text (newlines as the overlay's ↵)
+    and auto's note follow, reached with →; the hint wraps instead of being cut."""
+    from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+
+    answer = [*ANSWER_ROUNDS, (["\n"], "x\ny", "z")]
+    rounds = [e for e in recorded("ngram-map-k4v", answer, 20.0) if isinstance(e, Round)]
+    rounds[-1] = replace(rounds[-1], note="auto: ngram-map-k4v, the last rounds accepted most")
+    app = SpecApp(setup, session=FakeSession(spec=setup.spec))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(RoundsScreen(rounds, "auto"))
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        columns = [str(c.label) for c in table.ordered_columns]
+        fixed = columns.index("tokens") + 1
+        assert columns[fixed:] == ["rejected", "note"]
+        assert (
+            sum(c.get_render_width(table) for c in table.ordered_columns[:fixed])
+            <= table.scrollable_content_region.width
+        )
+        assert [table.get_row_at(i)[fixed] for i in range(len(rounds))] == ["", " c", "", "", "x↵y"]
+        hint = app.screen.query_one(".hint")
+        assert hint.region.height >= 2 and hint.region.right <= 80
+        assert "esc closes" in "".join(strip.text for strip in hint.render_lines(hint.size.region))
+        await pilot.press(*["right"] * 80)
+        assert table.scroll_x > 0 and table.scroll_x == table.max_scroll_x
 
 
 @pytest.mark.parametrize("field", ["temp", "spec_draft_n_max"])

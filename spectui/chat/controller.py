@@ -35,7 +35,7 @@ from spectui.chat.updates import (
     StatusLine,
     Update,
 )
-from spectui.config import chat_import, chat_store, history, paths, presets
+from spectui.config import chat_import, chat_store, describe, history, paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import model_name
 from spectui.config.recent import remember_models
@@ -161,21 +161,18 @@ class ChatController:
             self._changes.append(ConfigChange(time.perf_counter(), self.setup.spec.as_dict()))
         self.emit(ConfigShown())
 
-    def header(self, narrow: bool = False, room: int | None = None) -> tuple[str, str]:
+    def header(self, narrow: bool = False) -> tuple[str, str]:
         """(the configuration, the models), or the app's name and what keeps it from a session;
-        `narrow`: the models only, in the first place (a status strip shows the configuration);
-        `room`: the header's columns: the models get shorter until they fit (see `pair_line`)."""
+        `narrow`: the models only, in the first place (a status strip shows the configuration).
+        Where they do not fit, the header's ellipsis cuts them: a name keeps one form."""
         status = self.status()
         if status is None:
             return "spectui", "loading…" if self.loading else "no model loaded"
         spec = status.spec
         n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
         config = f"{spec.label} · {n_max}verify {status.verify}"
-        target = model_name(status.target_path)
-        draft = model_name(status.draft_path) if status.draft_path else None
-        if narrow:
-            return pair_line(target, draft, room), ""
-        return config, pair_line(target, draft, None if room is None else room - len(config) - 3)
+        models = pair_line(model_name(status.target_path), model_name(status.draft_path) if status.draft_path else None)
+        return (models, "") if narrow else (config, models)
 
     def panel_state(self) -> PanelState:
         status = self.status()
@@ -633,9 +630,8 @@ class ChatController:
         except UserError as e:
             self._notify(str(e), title=f"Preset {name}", severity="error", timeout=10)
             return
-        before, after = self.setup.values(), setup.values()
-        changed = [f"{k} {before.get(k)} → {v}" for k, v in after.items() if before.get(k) != v]
-        said = f"preset {name}: " + ("; ".join(changed) if changed else "nothing changed")
+        changed = describe.changes(self.setup.values(), setup.values())
+        said = f"Preset {name}: " + ("\n".join(["", *changed]) if changed else "nothing changed")
         self.load(replace(setup, notes=(*setup.notes, said)))
 
     def save_preset(self, name: str) -> None:
@@ -657,12 +653,9 @@ class ChatController:
         except UserError as e:  # a value the settings screen let through but the setup refuses
             self._notify(str(e), title="Settings not changed", severity="error")
             return
+        changed = describe.changes(self.setup.values(), setup.values())
         if self._apply(setup):
-            self._notify(
-                ", ".join(f"{k.removeprefix('spec_').replace('_', '-')} {v!r}" for k, v in values.items()),
-                title="Settings changed",
-                timeout=4,
-            )
+            self._notify("\n".join(changed) or "nothing changed", title="Settings changed", timeout=4)
 
     def _apply(self, setup: Setup) -> bool:
         """Run the loaded models with `setup`'s settings (no reload)."""
@@ -713,14 +706,6 @@ class ChatController:
         self.emit(PanelChanged())
 
 
-def pair_line(target: str, draft: str | None, room: int | None) -> str:
-    """The loaded pair in `room` columns, as long as it fits: "T ⇠ draft D", "T ⇠ D", then
-    the draft without the words it shares with the target's start ("T ⇠ 0.5B ...", "T ⇠ itself")."""
-    if draft is None:
-        return f"{target} (no draft model)"
-    words, shared = draft.split(), 0
-    while shared < len(words) and words[shared] == (target.split() + [""])[shared]:
-        shared += 1
-    tail = " ".join(words[shared:]) or "itself"
-    forms = (f"{target} ⇠ draft {draft}", f"{target} ⇠ {draft}", f"{target} ⇠ {tail}")
-    return next((f for f in forms if room is None or len(f) <= room), forms[-1])
+def pair_line(target: str, draft: str | None) -> str:
+    """The loaded pair, each model by the name the catalog and the pickers give it."""
+    return f"{target} (no draft model)" if draft is None else f"{target} ⇠ draft {draft}"

@@ -24,10 +24,15 @@ class PanelState:
     replay: bool = False  # a replay's panel: its advice cannot be a key to press
 
 
-def speedup_reading(tok_s: float | None, n_drafted: int, baseline: Baseline | None, replay: bool) -> tuple[str, str]:
-    """The panel's speedup, (headline, detail), never more certain than the data: nothing to
-    compare where nothing was drafted; no figure without a `none` turn; an unknown noise
-    from one `none` turn; "no measurable difference" within what `none` varied itself."""
+def speedup_reading(
+    tok_s: float | None, n_rounds: int, n_drafted: int, baseline: Baseline | None, replay: bool
+) -> tuple[str, str]:
+    """The panel's speedup, (headline, detail), never more certain than the data: nothing
+    before the first round; nothing to compare where nothing was drafted; no figure without
+    a `none` turn; an unknown noise from one `none` turn; "no measurable difference" within
+    what `none` varied itself."""
+    if n_rounds == 0:
+        return "-", "waiting for the first round"
     if n_drafted == 0:
         return "-", "drafted nothing: no speedup"
     if baseline is None or tok_s is None:

@@ -84,6 +84,34 @@ def available() -> dict[str, tuple[Path, bool]]:
     return dict(sorted(found.items()))
 
 
+@dataclass(frozen=True)
+class Listed:
+    """A preset as a list of them shows it: its description, and what keeps it from loading."""
+
+    name: str
+    path: Path
+    shipped: bool
+    description: str
+    problem: str  # "" when it loads; "needs model files" for a template; else why it cannot
+
+    @property
+    def about(self) -> str:
+        return " · ".join(p for p in (self.problem, self.description or str(self.path)) if p)
+
+
+def listed() -> list[Listed]:
+    """Every available preset, read once, a file that cannot be read with its error."""
+    out = []
+    for name, (path, shipped) in available().items():
+        try:
+            preset = load_file(path, name, shipped, check_models=False)
+            problem, description = "needs model files" if missing_models(preset) else "", preset.description
+        except UserError as e:
+            problem, description = f"cannot be used: {e}", ""
+        out.append(Listed(name, path, shipped, description, problem))
+    return out
+
+
 def load(name_or_path: str) -> Preset:
     if name_or_path.endswith(".toml") and (p := user_path(name_or_path)).exists():
         return load_file(p)

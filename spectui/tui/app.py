@@ -142,10 +142,7 @@ class SpecApp(ThemedApp):
     # --- presets ------------------------------------------------------------------
 
     def action_switch_preset(self) -> None:
-        entries = [
-            (name, partial(self.controller.load_preset, name), f"{'shipped' if shipped else 'user'}: {path}")
-            for name, (path, shipped) in presets.available().items()
-        ]
+        entries = [(p.name, partial(self.controller.load_preset, p.name), p.about) for p in presets.listed()]
         self.search_commands(entries, placeholder="Switch to preset…")
 
     def action_save_preset(self) -> None:

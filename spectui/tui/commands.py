@@ -201,7 +201,7 @@ COMMANDS = (
         "inspect on/off",
         "Inspect on/off",
         "Record why each draft was accepted or rejected (p, q, the target's top 3), from the next round, "
-        "for f7 to read; off by default",
+        "for f7 to read; on by default where llama.cpp runs on the CPU, off with a GPU build",
     ),
     Command("f1,question_mark", "help", "help", "Help", "Keys, commands and the overlay legend", True, chat=False),
 )
@@ -258,6 +258,7 @@ class SpecCommands(Provider):
     async def startup(self) -> None:
         chat = cast(ChatApp, self.app)
         self._chats = chat_entries(chat.controller.open_chat, chat.show_problem)
+        self._presets = presets.listed()  # read once per opening, not per keystroke
 
     def _entries(self, with_chats: bool):
         app, chat = self.app, cast(ChatApp, self.app)
@@ -277,12 +278,8 @@ class SpecCommands(Provider):
                 partial(app.run_action, f"settings('{f.name}')"),
                 f"{f.about} (f10 shows them all)",
             )
-        for name, (path, shipped) in presets.available().items():
-            yield (
-                f"Preset: {name}",
-                partial(chat.controller.load_preset, name),
-                f"{'shipped' if shipped else 'user'} preset {path}",
-            )
+        for p in self._presets:
+            yield f"Preset: {p.name}", partial(chat.controller.load_preset, p.name), p.about
         if with_chats:
             for title, callback, help_text in self._chats:
                 yield f"Chat: {title}", callback, help_text

@@ -38,7 +38,6 @@ from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip
 from spectui.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW_S = 2.0  # a second ctrl+c within this long quits
-HEADER_ICONS = 16  # the header's columns taken by its icon and the space kept on its right
 NARROW = 100  # columns below which the panel is a status line and the header names only the models
 
 
@@ -159,7 +158,7 @@ class ChatScreen(InspectsChat):
     def _show_header(self) -> None:
         """The configuration and the models; narrow, the models only and a compact footer."""
         narrow = self.size.width < NARROW
-        self.title, self.sub_title = self.controller.header(narrow, room=self.size.width - HEADER_ICONS)
+        self.title, self.sub_title = self.controller.header(narrow)
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow

@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from spectui.chat.controller import pair_line
 from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
 from spectui.config.history import Chat, Message
@@ -82,7 +83,7 @@ class ReplayScreen(Screen):
     async def on_mount(self) -> None:
         models = self.trace.header.get("environment", {}).get("models", {})
         target, draft = recorded_name(models.get("target")) or "?", recorded_name(models.get("draft"))
-        self.sub_title = f"replay of {target}" + (f" ⇠ draft {draft}" if draft else "")
+        self.sub_title = f"replay of {pair_line(target, draft)}"
         self.query_one("#status").display = True  # the chat hides its status line when idle; a replay never is
         await self.show_step(self.playhead.step, rebuild=True)
         self.update_status()

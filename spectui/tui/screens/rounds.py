@@ -12,10 +12,13 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
 from spectui.engine.events import Round
+from spectui.engine.overlay import MARKS
 
 SHOWN = 500  # the last rounds listed; a long answer's first rounds are summarised away
 
-COLUMNS = ("#", "drafted by", "drafted", "accepted", "rejected", "draft ms", "verify ms", "tokens", "note")
+# The columns of fixed width first, so that 80 columns show them all; the rejected text and
+# auto's note, as long as they are, follow (← → scroll to them).
+COLUMNS = ("#", "drafted by", "drafted", "accepted", "draft ms", "verify ms", "tokens", "rejected", "note")
 
 
 def cells(r: Round) -> tuple:
@@ -24,10 +27,10 @@ def cells(r: Round) -> tuple:
         r.spec_type or "-",
         r.n_drafted,
         r.n_accepted,
-        r.rejected_text.replace("\n", "⏎") or "",
         f"{1000 * r.t_draft:.1f}",
         f"{1000 * r.t_verify:.1f}",
         len(r.tokens),
+        r.rejected_text.translate(MARKS),  # newlines as the overlay marks them
         r.note,
     )
 
@@ -47,6 +50,9 @@ class RoundsScreen(ModalScreen[int | None]):
     #rounds DataTable {
         height: 1fr;
         scrollbar-size: 1 1;
+    }
+    #rounds Label {
+        width: 1fr;
     }
     #rounds .hint {
         color: $text-muted;
@@ -68,7 +74,8 @@ class RoundsScreen(ModalScreen[int | None]):
             yield DataTable(cursor_type="row", zebra_stripes=True)
             first = f"the first {self.skipped} rounds are not listed · " if self.skipped else ""
             yield Label(
-                f"{first}auto's note says why it chose each draft · enter inspects a round's tokens · esc closes",
+                f"{first}auto's note says why it chose each draft · ←/→ scroll · enter inspects a round's "
+                "tokens · esc closes",
                 classes="hint",
             )
 

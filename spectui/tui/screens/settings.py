@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
+from spectui.config import describe
 from spectui.config.setup import Setup
 from spectui.errors import UserError
 from spectui.llama.spec_config import N_MAX_LIMIT, VERIFY_MODES
@@ -26,7 +27,6 @@ from spectui.llama.spec_config import N_MAX_LIMIT, VERIFY_MODES
 @dataclass(frozen=True)
 class Field:
     name: str  # the Setup option
-    label: str
     kind: type  # int, float or str
     about: str
     low: float | None = None
@@ -34,25 +34,28 @@ class Field:
     blank: bool = False  # an empty value means None (no seed, no system prompt)
     choices: tuple[str, ...] = ()
 
+    @property
+    def label(self) -> str:
+        return describe.label(self.name)
+
 
 FIELDS = (
-    Field("temp", "temperature", float, "0 is greedy: the target's most likely token", 0),
-    Field("top_k", "top-k", int, "keep the k most likely tokens; 0 turns it off", 0),
-    Field("top_p", "top-p", float, "keep the smallest set this likely; 1 turns it off", 0, 1),
-    Field("min_p", "min-p", float, "drop tokens below this share of the top one; 0: off", 0, 1),
-    Field("seed", "seed", int, "the same seed and text give the same answer; blank: random", 0, blank=True),
-    Field("n_predict", "n-predict", int, "the most tokens an answer may have; -1: no limit", -1),
-    Field("spec_draft_n_max", "draft n-max", int, "the most tokens a draft model drafts per round", 1, N_MAX_LIMIT),
-    Field("spec_draft_n_min", "draft n-min", int, "a shorter draft is dropped", 0, N_MAX_LIMIT),
-    Field("spec_draft_p_min", "draft p-min", float, "the draft stops at a token it is less sure of", 0, 1),
+    Field("temp", float, "0 is greedy: the target's most likely token", 0),
+    Field("top_k", int, "keep the k most likely tokens; 0 turns it off", 0),
+    Field("top_p", float, "keep the smallest set this likely; 1 turns it off", 0, 1),
+    Field("min_p", float, "drop tokens below this share of the top one; 0: off", 0, 1),
+    Field("seed", int, "the same seed and text give the same answer; blank: random", 0, blank=True),
+    Field("n_predict", int, "the most tokens an answer may have; -1: no limit", -1),
+    Field("spec_draft_n_max", int, "the most tokens a draft model drafts per round", 1, N_MAX_LIMIT),
+    Field("spec_draft_n_min", int, "a shorter draft is dropped", 0, N_MAX_LIMIT),
+    Field("spec_draft_p_min", float, "the draft stops at a token it is less sure of", 0, 1),
     Field(
         "spec_verify",
-        "verify",
         str,
         "at temperature > 0: sample-and-match, or rejection sampling",
         choices=VERIFY_MODES,
     ),
-    Field("system", "system prompt", str, "sent before the chat with every answer", blank=True),
+    Field("system", str, "sent before the chat with every answer", blank=True),
 )
 BY_NAME = {f.name: f for f in FIELDS}
 

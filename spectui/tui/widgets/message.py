@@ -141,6 +141,14 @@ class AssistantMessage(Vertical):
     AssistantMessage Markdown {
         background: transparent;
     }
+    AssistantMessage MarkdownFence {
+        overflow-x: hidden;  /* its code wraps: Textual scrolls it, with no bar and no key */
+        padding: 0 2;  /* not the code's: a folded word lost characters to its left padding */
+    }
+    AssistantMessage MarkdownFence > Label {
+        width: 1fr;
+        padding: 1 0;
+    }
     AssistantMessage .meta {
         height: auto;
         color: $text-muted;

@@ -23,18 +23,22 @@ STYLES = {
 def visible(segments, show_rejected: bool) -> list[tuple[str, str]]:
     """What the overlay shows: the answer's own text as it is, each rejected draft flattened
     (shown_rejected), and one that would start a line shown at the end of the line before,
-    so it never shifts a line's start (indentation, a list number, a fence)."""
+    or on a line of its own where none is before it, so it never shifts a line's start
+    (indentation, a list number, a fence's frame)."""
     out: list[tuple[str, str]] = []
     for text, kind in segments:
         if kind != REJECTED:
             out.append((text, kind))
         elif show_rejected and text:
-            mark = (shown_rejected(text), REJECTED)
+            mark = shown_rejected(text)
             if out and out[-1][1] != REJECTED and out[-1][0].endswith("\n"):
                 before, was = out.pop()
-                out += [(before[:-1], was), mark, ("\n", was)] if before[:-1] else [mark, ("\n", was)]
+                moved = [(mark, REJECTED), ("\n", was)]
+                out += [(before[:-1], was), *moved] if before[:-1] else moved
+            elif not out or out[-1][0].endswith("\n"):
+                out.append((mark + "\n", REJECTED))  # its line break is not the answer's: never copied
             else:
-                out.append(mark)
+                out.append((mark, REJECTED))
     return out
 
 
@@ -49,6 +53,7 @@ def legend_lines() -> list[Content]:
     overlay shows."""
     lines = [Content.assemble(("tok", STYLES[kind]), f" {label}") for kind, label in LEGEND.items()]
     lines.append(Content.assemble(("↵ ✗⁹", STYLES[REJECTED]), " newline, 9 chars rejected"))
+    lines.append(Content.assemble(("```", STYLES[REJECTED]), " rejected Markdown, as text"))
     lines.append(Content.assemble(("# • ╭─", "$text-muted"), " Markdown marks"))
     return lines
 

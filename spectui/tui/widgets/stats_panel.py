@@ -183,7 +183,7 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
         lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
         lines.append(Content(""))
     else:
-        head, detail = speedup_reading(tm.tok_per_s, summary.n_drafted, state.baseline, state.replay)
+        head, detail = speedup_reading(tm.tok_per_s, len(rounds), summary.n_drafted, state.baseline, state.replay)
         lines.append(_row("speedup", Content.styled(head, "bold" if head.startswith("×") else MUTED)))
         lines.append(Content.styled(f" {detail}", MUTED))
     return lines

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from textual.containers import VerticalScroll
+from textual.containers import Grid, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
@@ -24,8 +24,10 @@ SHOWN = chat_store.SHOWN  # messages mounted when a chat is shown, and at a time
 MOUNTED = SHOWN  # a new message unmounts the oldest beyond this many: every turn lays out as many widgets
 
 
-def welcome() -> Content:
-    lines = [
+def welcome() -> Vertical:
+    """The empty chat's card: what the colours mean, and the starters, each in a grid row
+    so that its wrapped lines hang under its text, not under its key."""
+    intro = [
         Content.styled("spectui", "bold $primary"),
         Content(
             "Watch speculative decoding as the answer streams: drafted tokens the target accepted are "
@@ -35,17 +37,18 @@ def welcome() -> Content:
         *legend_lines(),
         Content(""),
         Content.styled("Try one: press its number (or type your own question)", "bold"),
-        *(
-            Content.assemble((f" {s.key} ", "bold $accent"), (s.title, "bold"), (f": watch {s.watch}", "$text-muted"))
-            for s in STARTERS
-        ),
-        Content(""),
-        Content.styled(
-            "enter sends · ctrl+j new line · ctrl+t spec type · ctrl+↑/↓ n-max · ? help · ctrl+p commands",
-            "$text-muted",
-        ),
     ]
-    return Content("\n").join(lines)
+    cells: list[Static] = []
+    for s in STARTERS:
+        cells.append(Static(Content.styled(f" {s.key}", "bold $accent")))
+        cells.append(Static(Content.assemble((s.title, "bold"), (f": watch {s.watch}", "$text-muted"))))
+    keys = "enter sends · ctrl+j new line · ctrl+t spec type · ctrl+↑/↓ n-max · ? help · ctrl+p commands"
+    return Vertical(
+        Static(Content("\n").join(intro)),
+        Grid(*cells, id="starters"),
+        Static(Content.styled(keys, "$text-muted"), id="welcome-keys"),
+        id="welcome",
+    )
 
 
 class Transcript(VerticalScroll):
@@ -68,6 +71,15 @@ class Transcript(VerticalScroll):
         max-width: 96;
         height: auto;
     }
+    Transcript #starters {
+        grid-size: 2;
+        grid-columns: 3 1fr;
+        grid-rows: auto;
+        height: auto;
+    }
+    Transcript #welcome-keys {
+        margin: 1 0 0 0;
+    }
     """
 
     chat: Chat | None = None
@@ -78,7 +90,7 @@ class Transcript(VerticalScroll):
         self.chat, self.view = chat, (overlay, rejected)
         await self._unmount(list(self.children))
         if not chat.messages:
-            await self.mount(Static(welcome(), id="welcome"))
+            await self.mount(welcome())
         await self.mount_all(self._widgets(chat.messages[-SHOWN:]))
         self._mark_earlier()
         self.follow()
