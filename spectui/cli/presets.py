@@ -34,15 +34,12 @@ def cmd_list(args) -> int:
     t.add_column("source")
     t.add_column("status")
     t.add_column("description", overflow="fold")
-    for name, (path, shipped) in presets.available().items():
-        try:
-            preset = presets.load_file(path, name, shipped, check_models=False)
-            missing = presets.missing_models(preset)
-        except UserError as e:
-            err.print(Text.assemble(("warning: ", "yellow"), f"preset '{name}' skipped: {e}"))
+    for each in presets.listed():
+        if (why := each.problem.removeprefix("cannot be used: ")) != each.problem:
+            err.print(Text.assemble(("warning: ", "yellow"), f"preset '{each.name}' skipped: {why}"))
             continue
-        status = Text("needs model files", "yellow") if missing else Text("ready", "green")
-        t.add_row(name, "shipped" if shipped else "user", status, preset.description)
+        status = Text(each.problem, "yellow") if each.problem else Text("ready", "green")
+        t.add_row(each.name, "shipped" if each.shipped else "user", status, each.description)
     out = Console(highlight=False, soft_wrap=True)
     out.print(t)
     out.print(f"shipped presets: {presets.shipped_dir('presets')}/NAME.toml", style="dim")
