@@ -13,13 +13,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "spectui"
 UI_LIBRARIES = ("textual", "rich", "argparse", "platformdirs")
 # Top to bottom: a module imports its own layer and the layers below it, never one above it
-# or beside it (bench and trace share a rank). llama is the ground floor, the only one that
+# or beside it (bench, trace and plan share a rank). llama is the ground floor, the only one that
 # talks to llama.cpp.
 LAYERS = (
     ("cli",),
     ("tui",),
     ("chat",),
-    ("bench", "trace"),
+    ("bench", "trace", "plan"),
     ("launch",),
     ("config",),
     ("engine",),
@@ -133,7 +133,7 @@ def test_no_import_cycle_inside_spectui():
     assert cycles(GRAPH) == []
 
 
-@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "launch", "trace", "chat"])
+@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "launch", "trace", "plan", "chat"])
 def test_the_core_layers_know_no_ui(layer):
     offending = {name: sorted(deps & set(UI_LIBRARIES)) for name, deps in IMPORTS.items() if in_layer(name, layer)}
     assert {k: v for k, v in offending.items() if v} == {}

@@ -38,6 +38,7 @@ class Header:
     tensors: frozenset[str]
     tokenizer: str | None = None  # tokenizer.ggml.model ("gpt2", "llama", ...)
     n_vocab: int = 0  # entries in tokenizer.ggml.tokens
+    n_ctx_train: int = 0  # {arch}.context_length (0: not given)
 
     @property
     def draft_type(self) -> str:
@@ -148,6 +149,7 @@ def _read_header(path: Path, _mtime_ns: int, _size: int) -> Header:
         tensors=frozenset(names),
         tokenizer=value("tokenizer.ggml.model"),
         n_vocab=int(value("tokenizer.ggml.tokens") or 0),
+        n_ctx_train=int(value(f"{arch}.context_length") or 0),
     )
 
 
