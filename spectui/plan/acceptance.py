@@ -115,7 +115,7 @@ def replay_ngram(spec_type: str, spec: SpecConfig, streams: Sequence[tuple[Seque
         d.begin(seq[:-1])
         done = 0
         while done < len(answer):
-            room = len(answer) - done
+            room = len(answer) - done - 1  # the round's own token: a draft leaves room for it
             draft = d.draft(seq, d.limit(spec.draft_n_max, room))[:room]
             n = 0
             while n < len(draft) and draft[n] == answer[done + n]:
@@ -123,9 +123,8 @@ def replay_ngram(spec_type: str, spec: SpecConfig, streams: Sequence[tuple[Seque
             if draft:
                 d.accept(n)
                 n_drafts, drafted, accepted = n_drafts + 1, drafted + len(draft), accepted + n
-            step = min(n + 1, room)
-            seq += answer[done : done + step]
-            done += step
+            seq += answer[done : done + n + 1]
+            done += n + 1
             n_rounds += 1
     if not n_drafts:
         return Drafting(0.0, 0.0, 0.0, False)
