@@ -1,7 +1,7 @@
 """This machine's costs, measured in seconds: the target's decode of a batch of b tokens at a
 few context depths, the draft model's step, the round's overhead; and their cache.
 
-Each size is decoded `repeats` times in a rotating order after a warm-up pass (page-in), so a
+Each size is decoded `repeats` times in a rotating order after one warm-up pass (page-in), so a
 drift of the machine's speed spreads over every size; a point keeps its median and its spread
 ((max - min) / median). A decode asks for every row's argmax, as a greedy verification does.
 
@@ -122,16 +122,18 @@ class Curve:
 # --- measuring -------------------------------------------------------------------------
 
 
-def decode_times(ctx, sizes: Sequence[int], depth: int, repeats: int, filler: Sequence[int]) -> tuple[Point, ...]:
+def decode_times(
+    ctx, sizes: Sequence[int], depth: int, repeats: int, filler: Sequence[int], warm_up: bool = True
+) -> tuple[Point, ...]:
     """Seconds to decode each batch size after `depth` tokens of `filler` (cycled) in `ctx` (a
-    llama/context.Context, left empty): a warm-up pass, then `repeats` passes, each in another
-    order."""
+    llama/context.Context, left empty): a warm-up pass (page-in: once per context is enough),
+    then `repeats` passes, each in another order."""
     tokens = [filler[i % len(filler)] for i in range(depth + max(sizes))]
     ctx.truncate(0)
     ctx.decode(tokens[:depth])
     samples: dict[int, list[float]] = {b: [] for b in sizes}
     order = list(sizes)
-    for rep in range(repeats + 1):
+    for rep in range(0 if warm_up else 1, repeats + 1):
         for b in order[rep % len(order) :] + order[: rep % len(order)]:
             batch = tokens[depth : depth + b]
             t0 = time.perf_counter()
@@ -156,11 +158,11 @@ def measure_decodes(
     token), the draft model's 1 and 2, at each depth in DEPTHS."""
     sizes = sorted(set(BATCHES) | ({longest + 1} if longest else set()))
     target, draft = {}, {}
-    for depth in DEPTHS:
+    for i, depth in enumerate(DEPTHS):
         status(f"timing the target's decodes at depth {depth}")
-        target[depth] = decode_times(target_ctx, sizes, depth, repeats, filler)
+        target[depth] = decode_times(target_ctx, sizes, depth, repeats, filler, warm_up=not i)
         if draft_ctx is not None:
-            draft[depth] = decode_times(draft_ctx, DRAFT_BATCHES, depth, repeats, filler)
+            draft[depth] = decode_times(draft_ctx, DRAFT_BATCHES, depth, repeats, filler, warm_up=not i)
     return target, draft
 
 
