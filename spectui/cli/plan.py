@@ -49,7 +49,7 @@ def _calibration_key(setup) -> dict:
         "system": setup.system,
         "tokens": acceptance.CALIBRATION_TOKENS,
         "sampling": [s.temp, s.top_k, s.top_p, s.min_p, s.seed],
-        "verify": setup.spec.verify,
+        "draft": [setup.spec.verify, setup.spec.draft_sampling, setup.spec.draft_p_min, setup.spec.draft_n_min],
     }
 
 
@@ -121,7 +121,8 @@ def main(args) -> int:
     configure_logging(args.verbose, open_log(args.log_file))
     for note in setup.notes:
         status(f"note: {note}")
-    target, draft = checked_models(setup, err)
+    # the vocabularies are compared where the pair loads (open_session): a cached pair has loaded
+    target, draft = checked_models(setup, err, vocabularies=False)
     _check_context(setup, target)
     model_type = draft_fit.read_header(draft).draft_type if draft else None
     key = curve.identity(setup, target, draft)
