@@ -152,6 +152,22 @@ def test_saved_answers_pool_per_position_by_drafts_and_extend_past_their_n_max()
     assert found["ngram-mod"].drafting == Drafting(20 / 80, 10.0, 3.0, False)
 
 
+@pytest.mark.parametrize(
+    "stats",
+    [
+        {"per_type": {"draft-simple": {"gen_drafts": 20}}},  # no per_position (an older version's)
+        _stats([1.5], 20, 20, 20, 20, "draft-simple"),
+        _stats(["x"], 20, 20, 20, 20, "draft-simple"),
+        {"per_type": "x"},
+        _stats([0.5], 20, 20, 10, 0, "ngram-mod"),  # no rounds
+    ],
+)
+def test_saved_answers_of_another_shape_leave_the_type_to_the_calibration(stats):
+    pair = {"model": "t", "model_draft": "d"}
+    label = "ngram-mod" if "ngram-mod" in str(stats) else "draft-simple n-max 3"
+    assert acceptance.saved([(pair, label, stats)], "t", "d") == {}
+
+
 def test_the_store_gives_every_answer_with_statistics_and_plan_creates_no_database():
     assert chat_store.answer_stats() == [] and not chat_store.db_path().exists()
     chat = new_chat()

@@ -171,25 +171,30 @@ def saved(answers: Sequence[tuple[dict, str, dict]], target: str, draft: str | N
     out = {}
     for t, found in pooled.items():
         try:
-            counters = [(n, s, s["per_type"][t]) for n, s in found if t in s.get("per_type", {})]
-        except (TypeError, AttributeError):
-            continue
-        drafts = sum(c["gen_drafts"] for _, _, c in counters)
-        if drafts < MIN_DRAFTS:
-            continue
-        if t in NGRAM_TYPES:
-            rounds = sum(s["rounds"] for _, s, _ in counters)
-            gen = sum(c["gen_tokens"] for _, _, c in counters)
-            acc = sum(c["acc_tokens"] for _, _, c in counters)
-            out[t] = Saved(len(counters), drafts, drafting=Drafting(drafts / rounds, gen / drafts, acc / drafts, False))
-            continue
-        longest = max(len(s["per_position"]) for _, s, _ in counters)
-        positions = []
-        for i in range(longest):
-            weighed = [(c["gen_drafts"], s["per_position"][i]) for _, s, c in counters if len(s["per_position"]) > i]
-            positions.append(sum(w * x for w, x in weighed) / sum(w for w, _ in weighed))
-        out[t] = Saved(len(counters), drafts, positions=extended(positions, max(N_MAX)))
+            if (one := _pooled(t, found)) is not None:
+                out[t] = one
+        except (TypeError, AttributeError, KeyError, ValueError, ZeroDivisionError):
+            continue  # statistics of another shape (an older version's): the calibration decides
     return out
+
+
+def _pooled(t: str, found: list[tuple[int | None, dict]]) -> Saved | None:
+    counters = [(s, s["per_type"][t]) for _, s in found if t in s.get("per_type", {})]
+    drafts = sum(c["gen_drafts"] for _, c in counters)
+    if drafts < MIN_DRAFTS:
+        return None
+    if t in NGRAM_TYPES:
+        rounds = sum(s["rounds"] for s, _ in counters)
+        gen = sum(c["gen_tokens"] for _, c in counters)
+        acc = sum(c["acc_tokens"] for _, c in counters)
+        return Saved(len(counters), drafts, drafting=Drafting(drafts / rounds, gen / drafts, acc / drafts, False))
+    positions = []
+    for i in range(max(len(s["per_position"]) for s, _ in counters)):
+        weighed = [(c["gen_drafts"], float(s["per_position"][i])) for s, c in counters if len(s["per_position"]) > i]
+        positions.append(sum(w * x for w, x in weighed) / sum(w for w, _ in weighed))
+    if any(not 0 <= x <= 1 for x in positions):
+        raise ValueError("an acceptance outside 0..1")
+    return Saved(len(counters), drafts, positions=extended(positions, max(N_MAX)))
 
 
 def extended(positions: Sequence[float], n: int) -> tuple[float, ...]:
