@@ -1,7 +1,7 @@
 """How close `spectui plan`'s predictions come to measured tok/s.
 
     python benchmarks/plan_accuracy.py [--presets default,fast] [--lang en] [--limit 2] [--repeat 3] [-n 128]
-                                       [--n-max 1,3,5,8] [--temp 0] [--json OUT]
+                                       [--n-max 1,3,5,8] [--temp 0] [--remeasure] [--json OUT]
 
 Per pair: the cost curve `spectui plan` measured (from its cache, else measured now, as plan
 does), then none, ngram-simple, ngram-mod and draft-simple at each n-max measured with the
@@ -60,11 +60,12 @@ def measured_tok_per_s(runs: list[protocol.Run]) -> float | None:
     return median(statistics.median(v) for v in by_prompt.values())
 
 
-def the_curve(setup) -> curve.Curve:
-    """spectui plan's curve for this pair and machine: cached, else measured (and cached)."""
+def the_curve(setup, remeasure: bool) -> curve.Curve:
+    """spectui plan's curve for this pair and machine: cached, else (or `remeasure`) measured
+    and cached. A curve cached in another hour holds that hour's load."""
     target, draft = checked_models(setup)
     key = curve.identity(setup, target, draft)
-    doc, _ = curve.load_cached(key)
+    doc = None if remeasure else curve.load_cached(key)[0]
     if doc is None:
         model_type = draft_fit.read_header(draft).draft_type if draft else None
         doc = plan_command._measure(setup, model_type, print)
@@ -78,7 +79,7 @@ def one_pair(preset: str, args) -> list[dict]:
     if not base.model_draft:  # the fast preset: SmolLM2 drafts for itself
         overrides["model_draft"] = base.model
     setup = resolve(preset, overrides | {"spec_type": "draft-simple"})
-    c = the_curve(setup)
+    c = the_curve(setup, args.remeasure)
     n_maxes = [int(x) for x in args.n_max.split(",")]
     configs = protocol.plan(setup.spec, [("ngram-simple",), ("ngram-mod",), ("draft-simple",)], n_maxes)
     chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)
@@ -156,6 +157,7 @@ def main() -> None:
     p.add_argument("-n", type=int, default=128, help="tokens per run")
     p.add_argument("--n-max", default="1,3,5,8")
     p.add_argument("--temp", type=float, default=0.0)
+    p.add_argument("--remeasure", action="store_true", help="measure the curve now, not from plan's cache")
     p.add_argument("--json", help="write the rows here")
     args = p.parse_args()
     rows = [row for preset in args.presets.split(",") for row in one_pair(preset, args)]
