@@ -79,9 +79,14 @@ def refused(*argv: str, match: str = "") -> str:
     return err
 
 
-# --- flags: every number out of range, every value empty, for run, chat and bench -------
+# --- flags: every number out of range, every value empty, for run, chat, bench and plan --
 
-COMMANDS = {"run": ["run", "--preset", "smollm2"], "chat": ["chat", "--preset", "smollm2"], "bench": ["bench"]}
+COMMANDS = {
+    "run": ["run", "--preset", "smollm2"],
+    "chat": ["chat", "--preset", "smollm2"],
+    "bench": ["bench"],
+    "plan": ["plan", "--preset", "smollm2"],
+}
 INTS = [name for name, o in OPTIONS.items() if o.type is int]
 FLOATS = [name for name, o in OPTIONS.items() if o.type is float]
 FLAG_CASES = (

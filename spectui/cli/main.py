@@ -1,4 +1,4 @@
-"""Command line: `spectui [chat]`, `run`, `replay`, `bench`, `models`, `presets`; one module
+"""Command line: `spectui [chat]`, `run`, `replay`, `bench`, `plan`, `models`, `presets`; one module
 per command.
 
 Flags follow llama.cpp where they overlap, so users' knowledge carries over.
@@ -13,7 +13,7 @@ from spectui import __version__
 from spectui.cli import interrupt
 from spectui.errors import UserError
 
-COMMANDS = ("chat", "run", "replay", "bench", "models", "presets")
+COMMANDS = ("chat", "run", "replay", "bench", "plan", "models", "presets")
 
 
 class Parser(argparse.ArgumentParser):
@@ -32,7 +32,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from spectui.cli import bench, chat, models, presets, replay, run
+    from spectui.cli import bench, chat, models, plan, presets, replay, run
 
     parser = Parser(
         prog="spectui",
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"spectui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for command in (chat, run, replay, bench, models, presets):
+    for command in (chat, run, replay, bench, plan, models, presets):
         command.add_parser(sub)
     return parser
 

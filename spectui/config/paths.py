@@ -2,9 +2,9 @@
 
 Environment overrides (for tests and portable setups): SPECTUI_CONFIG_DIR (presets,
 themes, settings), SPECTUI_DATA_DIR (chats, exports, traces, logs), SPECTUI_MODELS_DIR
-(assembled embedded models). Shipped presets and themes are package data in a wheel
-(spectui.shipped_presets, from the top-level presets/ folder), or that folder itself when
-spectui runs from a source checkout.
+(assembled embedded models), SPECTUI_CACHE_DIR (measured cost curves). Shipped presets and
+themes are package data in a wheel (spectui.shipped_presets, from the top-level presets/
+folder), or that folder itself when spectui runs from a source checkout.
 """
 
 from __future__ import annotations
@@ -92,6 +92,11 @@ def models_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return Path(platformdirs.user_cache_dir("spectui")) / "models"
+
+
+def plan_dir() -> Path:
+    """Where `spectui plan` keeps the cost curves it measured (one file per machine and pair)."""
+    return Path(os.environ.get("SPECTUI_CACHE_DIR") or platformdirs.user_cache_dir("spectui")) / "plan"
 
 
 def shipped_dir(kind: str) -> Traversable:

@@ -1,0 +1,170 @@
+"""How close `spectui plan`'s predictions come to measured tok/s.
+
+    python benchmarks/plan_accuracy.py [--presets default,fast] [--lang en] [--limit 2] [--repeat 3] [-n 128]
+                                       [--n-max 1,3,5,8] [--temp 0] [--remeasure] [--json OUT]
+
+Per pair: the cost curve `spectui plan` measured (from its cache, else measured now, as plan
+does), then none, ngram-simple, ngram-mod and draft-simple at each n-max measured with the
+bench's protocol (spectui/bench/protocol.py: warm-up, interleaved and rotated runs, repeats).
+The fast preset has no draft model: SmolLM2 drafts for itself there.
+
+For each configuration, the prediction is made from the curve and the acceptance the same
+runs measured (for an n-gram type: its share of drafting rounds, their length and accepted
+tokens; for draft-simple: acceptance per position), at the runs' mean context depth; the
+what-if predicts every smaller n-max from the largest n-max's runs alone. Prints measured
+against predicted tok/s, the errors, and their median and maximum. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from spectui.bench import prompts as prompt_set
+from spectui.bench import protocol
+from spectui.bench.results import median
+from spectui.cli import plan as plan_command
+from spectui.config.resolve import resolve
+from spectui.engine.events import Round
+from spectui.engine.stats import per_position_acceptance
+from spectui.launch.session import checked_models, open_session
+from spectui.llama import draft_fit
+from spectui.plan import curve
+from spectui.plan.predict import Drafting, model_drafting, relative_error, tok_per_s, tok_per_s_none
+
+
+def drafting_of(rounds: list[Round], n_max: int | None) -> Drafting:
+    """What the runs drafted: an n-gram type's share, length and accepted tokens; a draft
+    model's acceptance per position at its n-max."""
+    if n_max is not None:
+        return model_drafting(drafting_positions(rounds, n_max), n_max)
+    drafting = [r for r in rounds if r.n_drafted]
+    if not drafting:
+        return Drafting(0.0, 0.0, 0.0, False)
+    n = len(drafting)
+    return Drafting(
+        n / len(rounds), sum(r.n_drafted for r in drafting) / n, sum(r.n_accepted for r in drafting) / n, False
+    )
+
+
+def measured_tok_per_s(runs: list[protocol.Run]) -> float | None:
+    """The bench's figure: per prompt the median of its runs, then the median over prompts."""
+    by_prompt: dict[str, list[float]] = {}
+    for r in runs:
+        if r.summary.timing.tok_per_s:
+            by_prompt.setdefault(r.prompt.id, []).append(r.summary.timing.tok_per_s)
+    return median(statistics.median(v) for v in by_prompt.values())
+
+
+def the_curve(setup, remeasure: bool) -> curve.Curve:
+    """spectui plan's curve for this pair and machine: cached, else (or `remeasure`) measured
+    and cached. A curve cached in another hour holds that hour's load."""
+    target, draft = checked_models(setup)
+    key = curve.identity(setup, target, draft)
+    doc = None if remeasure else curve.load_cached(key)[0]
+    if doc is None:
+        model_type = draft_fit.read_header(draft).draft_type if draft else None
+        doc = plan_command._measure(setup, model_type, print)
+        curve.store(key, doc)
+    return curve.Curve.from_dict(doc["curve"])
+
+
+def one_pair(preset: str, args) -> list[dict]:
+    overrides: dict = {"temp": args.temp}
+    base = resolve(preset, {})
+    if not base.model_draft:  # the fast preset: SmolLM2 drafts for itself
+        overrides["model_draft"] = base.model
+    setup = resolve(preset, overrides | {"spec_type": "draft-simple"})
+    c = the_curve(setup, args.remeasure)
+    n_maxes = [int(x) for x in args.n_max.split(",")]
+    configs = protocol.plan(setup.spec, [("ngram-simple",), ("ngram-mod",), ("draft-simple",)], n_maxes)
+    chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)
+    proto = protocol.Protocol(n_predict=args.n, repeat=args.repeat, system=setup.system)
+    session = open_session(replace(setup, spec=setup.spec.with_types("none")), print, types=("draft-simple", "none"))
+    t0 = time.perf_counter()
+    try:
+        m = protocol.measure(session, configs, chosen, proto)
+    finally:
+        session.close()
+    print(f"{preset}: measured in {time.perf_counter() - t0:.0f} s{' (partial)' if m.partial else ''}")
+    runs: dict[str, list[protocol.Run]] = {}
+    for r in m.runs:
+        runs.setdefault(r.config, []).append(r)
+    largest = max(n_maxes)
+    rows = []
+    for cfg in configs:
+        got = runs.get(cfg.label, [])
+        rounds = [rd for r in got for rd in r.rounds]
+        if not rounds:
+            continue
+        depth = round(statistics.fmean(rd.n_past for rd in rounds))
+        measured = measured_tok_per_s(got)
+        if cfg.is_baseline:
+            predicted, what_if = tok_per_s_none(c, depth), None
+        else:
+            predicted = tok_per_s(c, drafting_of(rounds, cfg.n_max), depth)
+            what_if = None
+            if cfg.n_max is not None and cfg.n_max < largest:
+                big = [rd for r in runs.get(f"draft-simple n={largest}", []) for rd in r.rounds]
+                if big:
+                    from_largest = model_drafting(drafting_positions(big, largest), cfg.n_max)
+                    what_if = tok_per_s(c, from_largest, depth)
+        rows.append(
+            {
+                "pair": preset,
+                "config": cfg.label,
+                "depth": depth,
+                "measured": measured,
+                "predicted": predicted,
+                "error": relative_error(predicted, measured) if measured else None,
+                "what_if": what_if,
+                "what_if_error": relative_error(what_if, measured) if measured and what_if else None,
+            }
+        )
+    return rows
+
+
+def drafting_positions(rounds: list[Round], n: int) -> list[float]:
+    positions = per_position_acceptance(rounds)
+    return positions + [0.0] * (n - len(positions))
+
+
+def report(rows: list[dict]) -> None:
+    print(f"{'pair':<8}{'configuration':<20}{'measured':>10}{'predicted':>10}{'error':>8}{'what-if':>9}{'error':>8}")
+    for r in rows:
+        wi = f"{r['what_if']:>9.2f}{100 * r['what_if_error']:>7.1f}%" if r["what_if"] else ""
+        print(
+            f"{r['pair']:<8}{r['config']:<20}{r['measured'] or 0:>10.2f}{r['predicted']:>10.2f}"
+            f"{100 * (r['error'] or 0):>7.1f}%{wi}"
+        )
+    for name, key in (("predicted", "error"), ("what-if", "what_if_error")):
+        errs = [r[key] for r in rows if r[key] is not None]
+        if errs:
+            mid, top = 100 * statistics.median(errs), 100 * max(errs)
+            print(f"{name}: median error {mid:.1f}%, max {top:.1f}% ({len(errs)} configurations)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--presets", default="default,fast")
+    p.add_argument("--lang", default="en", help="the shipped prompts' language (all: every one)")
+    p.add_argument("--limit", type=int, default=2, help="prompts per language and category")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("-n", type=int, default=128, help="tokens per run")
+    p.add_argument("--n-max", default="1,3,5,8")
+    p.add_argument("--temp", type=float, default=0.0)
+    p.add_argument("--remeasure", action="store_true", help="measure the curve now, not from plan's cache")
+    p.add_argument("--json", help="write the rows here")
+    args = p.parse_args()
+    rows = [row for preset in args.presets.split(",") for row in one_pair(preset, args)]
+    report(rows)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

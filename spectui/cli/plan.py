@@ -1,0 +1,168 @@
+"""`spectui plan`: will speculation pay on this machine, and will the pair fit.
+
+The first run for a pair, build, device, threads and offload measures the cost curve and
+calibrates acceptance on the starter prompts (a minute on a small CPU); later runs read both
+from the cache and load no model.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from spectui.cli import interrupt
+from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.config.resolve import resolve
+from spectui.errors import UserError
+from spectui.llama.spec_config import NGRAM_TYPES
+from spectui.plan import acceptance, curve
+from spectui.plan.predict import DEPTH
+from spectui.plan.report import Plan, render
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="predict whether speculation pays on this machine, and whether the pair fits",
+        description="Measure this machine's costs for the pair (once; then cached), and print the "
+        "cost curve, the memory projection, the break-even acceptance and predicted speedup of each "
+        "spec type and n-max, and speedup against acceptance.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object with the same content")
+    p.add_argument("--remeasure", action="store_true", help="measure again, even with a curve cached")
+    p.add_argument("--depth", type=int, help=f"context depth (tokens) to predict at (default {DEPTH})")
+    add_setup_flags(p)
+    p.set_defaults(func=main)
+
+
+def _calibration_key(setup) -> dict:
+    """What a calibration depends on besides the curve's identity: its prompts and sampling."""
+    from spectui.chat.starters import STARTERS
+
+    s = acceptance.sampling_for_calibration(setup.sampling())
+    return {
+        "prompts": [st.prompt for st in STARTERS],
+        "system": setup.system,
+        "tokens": acceptance.CALIBRATION_TOKENS,
+        "sampling": [s.temp, s.top_k, s.top_p, s.min_p, s.seed],
+        "draft": [setup.spec.verify, setup.spec.draft_sampling, setup.spec.draft_p_min, setup.spec.draft_n_min],
+    }
+
+
+def _check_context(setup, target: Path) -> None:
+    """-c within the model's training context (its GGUF header), told before any work."""
+    from spectui.llama import draft_fit
+
+    n_train = draft_fit.read_header(target).n_ctx_train
+    if n_train and setup.ctx_size > n_train:
+        raise UserError(
+            f"context size {setup.ctx_size} is larger than {target.name} allows ({n_train}); use -c {n_train} or less"
+        )
+
+
+def _measure(setup, model_type: str | None, status) -> dict:
+    """Load the pair, time its decodes, calibrate: the cache's document."""
+    from spectui.chat.starters import STARTERS
+    from spectui.launch.session import open_session
+
+    types = (model_type, "none") if model_type else ("none",)
+    setup = replace(setup, spec=setup.spec.with_types(types[0]))
+    from spectui.engine.session import Session
+
+    with interrupt.held():
+        session = open_session(setup, status=status, types=types)
+    assert isinstance(session, Session)  # a local pair: plan refuses --server
+    try:
+        session.set_sampling(acceptance.sampling_for_calibration(setup.sampling()))
+        cal = acceptance.calibrate(session, model_type, setup.spec, [s.prompt for s in STARTERS], setup.system, status)
+        filler = [t for p, a in cal.streams for t in p + a]
+        longest = max(acceptance.ngram_longest(setup.spec), 0)
+        target, draft = curve.measure_decodes(session.ctx, session.draft_ctx, filler, longest, status=status)
+    finally:
+        session.close()
+    c = curve.Curve(target, draft, cal.overhead_none, cal.overhead_spec)
+    return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
+
+
+def _memory(setup, want_json: bool):
+    """h-mem's projection (spectui/plan/memory.py), where this build has it."""
+    try:
+        from spectui.plan import memory  # type: ignore[attr-defined]
+    except ImportError:
+        return None if want_json else ["memory: not available"]
+    projection = memory.project(setup)
+    return projection.to_json() if want_json else projection.render_lines(80)
+
+
+def main(args) -> int:
+    from spectui.config import chat_store
+    from spectui.launch.session import checked_models
+    from spectui.llama import draft_fit
+    from spectui.llama.runtime import configure_logging
+
+    overrides = overrides_from(args)
+    if "model_draft" in overrides and "spec_type" not in overrides:
+        overrides["spec_type"] = "draft-simple"  # plan covers every type; this one keeps the draft
+    setup = resolve(args.preset, overrides)
+    if setup.server:
+        raise UserError("spectui plan measures models on this machine; give -m (and -md), not --server")
+    if args.depth is not None and not 1 <= args.depth < setup.ctx_size:
+        raise UserError(f"--depth must be at least 1 and below -c ({setup.ctx_size}), got {args.depth}")
+    depth = args.depth or min(DEPTH, setup.ctx_size // 2)
+    err = Console(stderr=True, soft_wrap=True)
+
+    def status(text: str) -> None:
+        err.print(text, style="dim", highlight=False)
+
+    configure_logging(args.verbose, open_log(args.log_file))
+    for note in setup.notes:
+        status(f"note: {note}")
+    # the vocabularies are compared where the pair loads (open_session): a cached pair has loaded
+    target, draft = checked_models(setup, err, vocabularies=False)
+    _check_context(setup, target)
+    model_type = draft_fit.read_header(draft).draft_type if draft else None
+    key = curve.identity(setup, target, draft)
+    doc, why = (None, None) if args.remeasure else curve.load_cached(key)
+    if why:
+        status(f"note: {why}")
+    if doc is not None and doc.get("calibration_key") != _calibration_key(setup):
+        doc = None
+        status("note: the cached calibration used other prompts or sampling: measuring again")
+    if doc is None:
+        curve.check_writable()
+        t0 = time.perf_counter()
+        doc = _measure(setup, model_type, status)
+        path = curve.store(key, doc)
+        status(f"measured in {time.perf_counter() - t0:.0f} s; cached in {path}")
+    c = curve.Curve.from_dict(doc["curve"])
+    cal = acceptance.Calibration.from_dict(doc["calibration"])
+
+    saved = acceptance.saved(chat_store.answer_stats(), setup.model or "", setup.model_draft)
+    sources: dict[str, str] = {}
+    positions = cal.positions
+    if model_type:
+        if model_type in saved:
+            positions = saved[model_type].positions
+            sources[model_type] = f"your saved answers ({saved[model_type].answers}, {saved[model_type].drafts} drafts)"
+        else:
+            sources[model_type] = f"calibration on the starter prompts ({cal.n_rounds} rounds at n-max 8)"
+    ngram = {}
+    for t in NGRAM_TYPES:
+        found = saved[t].drafting if t in saved else None
+        if found is not None:
+            ngram[t] = found
+            sources[t] = f"your saved answers ({saved[t].answers}, {saved[t].drafts} drafts)"
+        else:
+            ngram[t] = acceptance.replay_ngram(t, setup.spec, cal.streams)
+            sources[t] = "replayed over the calibration's answers"
+    plan = Plan(c, depth, model_type, positions, ngram, sources)
+    if args.json:
+        print(json.dumps({**plan.as_dict(), "memory": _memory(setup, True), "identity": key}, indent=1))
+    else:
+        for line in render(plan, _memory(setup, False)):
+            print(line)
+    return 0

@@ -1,0 +1,214 @@
+"""The acceptance a plan predicts at: the user's saved answers for the pair and type where
+they exist, else a short calibration on the chat's starter prompts.
+
+The calibration answers each starter once with the draft model at n-max 8 (its acceptance per
+position gives every n-max from 1 to 8: a draft model's first k tokens do not depend on the
+n-max) and keeps the answers' tokens. An n-gram type's draft depends only on the tokens before
+it, so its drafts are replayed over those answers, with no model: the answer a type would have
+verified is the same text (greedy), or a sample of the same distribution (match sampling).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from spectui.engine.events import Round, TurnEnd, TurnStart
+from spectui.engine.stats import per_position_acceptance, rounds_of, timing
+from spectui.llama.spec_config import NGRAM_TYPES, SpecConfig, config_label
+from spectui.plan.predict import N_MAX, Drafting
+
+CALIBRATION_TOKENS = 48  # per starter prompt
+MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the starter prompts measured: the draft model's acceptance per position at n-max
+    8 (empty without one), each answer as (prompt tokens, answer tokens), and the seconds per
+    round outside llama.cpp without and with a draft."""
+
+    positions: tuple[float, ...]
+    streams: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    overhead_none: float
+    overhead_spec: float
+    n_rounds: int
+
+    def as_dict(self) -> dict:
+        return {
+            "positions": list(self.positions),
+            "streams": [[list(p), list(a)] for p, a in self.streams],
+            "overhead_none_s": self.overhead_none,
+            "overhead_spec_s": self.overhead_spec,
+            "rounds": self.n_rounds,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Calibration:
+        positions = tuple(float(x) for x in d["positions"])
+        if any(not 0 <= x <= 1 for x in positions):
+            raise ValueError("an acceptance outside 0..1")
+        streams = tuple((tuple(int(t) for t in p), tuple(int(t) for t in a)) for p, a in d["streams"])
+        return cls(positions, streams, float(d["overhead_none_s"]), float(d["overhead_spec_s"]), int(d["rounds"]))
+
+
+def _overhead(events: list) -> float:
+    ms = timing(events).overhead_ms_per_round
+    return (ms or 0.0) / 1000
+
+
+def calibrate(
+    session,
+    model_type: str | None,
+    spec: SpecConfig,
+    prompts: Sequence[str],
+    system: str | None,
+    status: Callable[[str], object] = lambda s: None,
+) -> Calibration:
+    """Answer each prompt with `model_type` at n-max 8 (or with none, without a draft model),
+    then the first again with none, for its overhead."""
+    from spectui.engine.interface import GenerationLimits, chat_messages
+
+    limits = GenerationLimits(n_predict=CALIBRATION_TOKENS, ignore_eos=True)
+    drafting = (
+        spec.replace(types=(model_type,), draft_n_max=max(N_MAX)) if model_type else spec.replace(types=("none",))
+    )
+
+    def answer(prompt: str, with_spec: SpecConfig) -> list:
+        session.configure(with_spec)
+        session.reset()
+        return list(session.generate(messages=chat_messages([("user", prompt)], system), limits=limits))
+
+    rounds: list[Round] = []
+    streams, spec_overheads = [], []
+    for i, prompt in enumerate(prompts, start=1):
+        status(f"calibrating: starter prompt {i}/{len(prompts)} with {config_label(drafting.label, max(N_MAX))}")
+        events = answer(prompt, drafting)
+        start = next(e for e in events if isinstance(e, TurnStart))
+        end = next(e for e in events if isinstance(e, TurnEnd))
+        if end.error:
+            raise RuntimeError(end.error)
+        rounds += rounds_of(events)
+        spec_overheads.append(_overhead(events))
+        streams.append((tuple(session.ctx.tokens[: start.n_prompt]), tuple(end.tokens)))
+    status("calibrating: the overhead of a round without a draft")
+    none_events = answer(prompts[0], spec.replace(types=("none",)))
+    positions = tuple(per_position_acceptance(rounds))[: max(N_MAX)] if model_type else ()
+    return Calibration(
+        positions, tuple(streams), _overhead(none_events), statistics.median(spec_overheads), len(rounds)
+    )
+
+
+def replay_ngram(spec_type: str, spec: SpecConfig, streams: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Drafting:
+    """An n-gram type's drafting over recorded answers, as the session would run it: each round
+    drafts after the tokens so far and keeps the prefix the answer confirms, and one more."""
+    from spectui.drafters import registry
+    from spectui.llama.sampling import SamplingParams
+
+    n_rounds = n_drafts = drafted = accepted = 0
+    for prompt, answer in streams:
+        if not answer:
+            continue
+        d = registry.build(spec_type, registry.Needs(spec, SamplingParams(), None))
+        seq = list(prompt)  # its last token is the first round's to decode, as in the session
+        d.begin(seq[:-1])
+        done = 0
+        while done < len(answer):
+            room = len(answer) - done - 1  # the round's own token: a draft leaves room for it
+            draft = d.draft(seq, d.limit(spec.draft_n_max, room))[:room]
+            n = 0
+            while n < len(draft) and draft[n] == answer[done + n]:
+                n += 1
+            if draft:
+                d.accept(n)
+                n_drafts, drafted, accepted = n_drafts + 1, drafted + len(draft), accepted + n
+            seq += answer[done : done + n + 1]
+            done += n + 1
+            n_rounds += 1
+    if not n_drafts:
+        return Drafting(0.0, 0.0, 0.0, False)
+    return Drafting(n_drafts / n_rounds, drafted / n_drafts, accepted / n_drafts, False)
+
+
+def ngram_longest(spec: SpecConfig) -> int:
+    """The longest draft the n-gram types may make with these sizes (ngram-cache: 8)."""
+    return max(spec.ngram_simple_size_m, spec.ngram_map_k_size_m, spec.ngram_map_k4v_size_m, spec.ngram_mod_n_max, 8)
+
+
+# --- the user's saved answers ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A type's acceptance pooled over the saved answers of the pair: per position (draft
+    model, up to the largest n-max used) or as drafting (n-gram types)."""
+
+    answers: int
+    drafts: int
+    positions: tuple[float, ...] = ()
+    drafting: Drafting | None = None
+
+
+def _n_max_of(label: str, spec_type: str) -> int | None:
+    """The n-max of a "draft-simple n-max 3" label of `spec_type`; None for another label."""
+    head, _, n = label.partition(" n-max ")
+    return int(n) if head == spec_type and n.isdigit() else None
+
+
+def saved(answers: Sequence[tuple[dict, str, dict]], target: str, draft: str | None) -> dict[str, Saved]:
+    """Per spec type: the answers of chats on this target and draft whose configuration was that
+    type alone, pooled (per position weighted by drafts; n-gram counters summed)."""
+    from spectui.llama.spec_config import PRIORITY
+
+    pooled: dict[str, list[tuple[int | None, dict]]] = {}
+    for setup, label, stats in answers:
+        if not isinstance(setup, dict) or setup.get("model") != target or setup.get("model_draft") != draft:
+            continue
+        for t in PRIORITY:
+            if label == t or _n_max_of(label, t) is not None:
+                pooled.setdefault(t, []).append((_n_max_of(label, t), stats))
+    out = {}
+    for t, found in pooled.items():
+        try:
+            if (one := _pooled(t, found)) is not None:
+                out[t] = one
+        except (TypeError, AttributeError, KeyError, ValueError, ZeroDivisionError):
+            continue  # statistics of another shape (an older version's): the calibration decides
+    return out
+
+
+def _pooled(t: str, found: list[tuple[int | None, dict]]) -> Saved | None:
+    counters = [(s, s["per_type"][t]) for _, s in found if t in s.get("per_type", {})]
+    drafts = sum(c["gen_drafts"] for _, c in counters)
+    if drafts < MIN_DRAFTS:
+        return None
+    if t in NGRAM_TYPES:
+        rounds = sum(s["rounds"] for s, _ in counters)
+        gen = sum(c["gen_tokens"] for _, c in counters)
+        acc = sum(c["acc_tokens"] for _, c in counters)
+        return Saved(len(counters), drafts, drafting=Drafting(drafts / rounds, gen / drafts, acc / drafts, False))
+    positions = []
+    for i in range(max(len(s["per_position"]) for s, _ in counters)):
+        weighed = [(c["gen_drafts"], float(s["per_position"][i])) for s, c in counters if len(s["per_position"]) > i]
+        positions.append(sum(w * x for w, x in weighed) / sum(w for w, _ in weighed))
+    if any(not 0 <= x <= 1 for x in positions):
+        raise ValueError("an acceptance outside 0..1")
+    return Saved(len(counters), drafts, positions=extended(positions, max(N_MAX)))
+
+
+def extended(positions: Sequence[float], n: int) -> tuple[float, ...]:
+    """s_1..s_n from fewer measured positions: each further position accepted at the last
+    measured conditional rate (s_i / s_(i-1))."""
+    out = list(positions)
+    if not out:
+        return ()
+    rate = out[-1] / out[-2] if len(out) > 1 and out[-2] > 0 else out[-1]
+    while len(out) < n:
+        out.append(out[-1] * min(1.0, rate))
+    return tuple(out[:n])
+
+
+def sampling_for_calibration(sampling):
+    """The setup's sampling with a fixed seed where it has none: a calibration repeats."""
+    return sampling if sampling.seed is not None else replace(sampling, seed=0)

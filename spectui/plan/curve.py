@@ -1,0 +1,258 @@
+"""This machine's costs, measured in seconds: the target's decode of a batch of b tokens at a
+few context depths, the draft model's step, the round's overhead; and their cache.
+
+Each size is decoded `repeats` times in a rotating order after one warm-up pass (page-in), so a
+drift of the machine's speed spreads over every size; a point keeps its median and its spread
+((max - min) / median). A decode asks for every row's argmax, as a greedy verification does.
+
+The cache holds one file per identity: the model files (path, size, mtime), llama.cpp's
+build, the device, threads and offload. A curve measured under another identity is measured
+again, never trusted; a file that cannot be read is replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
+from spectui.errors import UserError
+
+FORMAT = "spectui-plan/1"
+BATCHES = tuple(range(1, 17))
+DEPTHS = (64, 512)
+REPEATS = 3
+DRAFT_BATCHES = (1, 2)
+
+
+@dataclass(frozen=True)
+class Point:
+    b: int
+    median: float  # seconds
+    spread: float  # (max - min) / median over the repeats
+
+    @classmethod
+    def of(cls, b: int, samples: Sequence[float]) -> Point:
+        m = statistics.median(samples)
+        return cls(b, m, (max(samples) - min(samples)) / m if m > 0 else 0.0)
+
+
+def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
+    """Linear through the points, extended by the last segment's slope at either end."""
+    if len(xs) == 1:
+        return ys[0]
+    i = next((j for j in range(1, len(xs) - 1) if x < xs[j]), len(xs) - 1)
+    return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Decode seconds per batch size at each measured depth, for the target and the draft model,
+    and the seconds a round spends outside llama.cpp, without and with a draft."""
+
+    target: dict[int, tuple[Point, ...]]  # depth -> points by batch size
+    draft: dict[int, tuple[Point, ...]]  # empty without a draft model
+    overhead_none: float
+    overhead_spec: float
+
+    @staticmethod
+    def _at(curves: dict[int, tuple[Point, ...]], b: float, depth: float) -> float:
+        per_depth = sorted(curves.items())
+        at_depth = [_interpolate([p.b for p in pts], [p.median for p in pts], b) for _, pts in per_depth]
+        # never below the shallowest measured depth's value: attention only adds cost
+        return max(min(at_depth), _interpolate([d for d, _ in per_depth], at_depth, depth))
+
+    def t(self, b: float, depth: float) -> float:
+        """The target's seconds to decode a batch of b tokens with `depth` tokens before them."""
+        return self._at(self.target, b, depth)
+
+    def t_draft(self, b: float, depth: float) -> float:
+        """The draft model's, 0 without one (an n-gram lookup costs nothing here)."""
+        return self._at(self.draft, b, depth) if self.draft else 0.0
+
+    def ratios(self, depth: int) -> list[tuple[int, float, float]]:
+        """(b, t(b)/t(1), spread) at the measured depth nearest `depth`."""
+        d = min(self.target, key=lambda x: abs(x - depth))
+        pts = self.target[d]
+        t1 = next(p.median for p in pts if p.b == 1)
+        return [(p.b, p.median / t1, p.spread) for p in pts]
+
+    def as_dict(self) -> dict:
+        def pts(curves):
+            return {str(d): [[p.b, p.median, p.spread] for p in ps] for d, ps in curves.items()}
+
+        return {
+            "target": pts(self.target),
+            "draft": pts(self.draft),
+            "overhead_none_s": self.overhead_none,
+            "overhead_spec_s": self.overhead_spec,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Curve:
+        """The inverse of as_dict; ValueError (or KeyError, TypeError) on anything else."""
+
+        def pts(curves) -> dict[int, tuple[Point, ...]]:
+            out = {}
+            for depth, ps in curves.items():
+                points = tuple(Point(int(b), float(m), float(s)) for b, m, s in ps)
+                if not points or any(p.b < 1 or not p.median > 0 or p.spread < 0 for p in points):
+                    raise ValueError(f"a bad point at depth {depth}")
+                if [p.b for p in points] != sorted({p.b for p in points}):
+                    raise ValueError(f"batch sizes out of order at depth {depth}")
+                out[int(depth)] = points
+            return out
+
+        target = pts(d["target"])
+        if not target or any(ps[0].b != 1 for ps in target.values()):
+            raise ValueError("no single-token decode")
+        over = float(d["overhead_none_s"]), float(d["overhead_spec_s"])
+        if min(over) < 0:
+            raise ValueError("a negative overhead")
+        return cls(target, pts(d["draft"]), *over)
+
+
+# --- measuring -------------------------------------------------------------------------
+
+
+def decode_times(
+    ctx, sizes: Sequence[int], depth: int, repeats: int, filler: Sequence[int], warm_up: bool = True
+) -> tuple[Point, ...]:
+    """Seconds to decode each batch size after `depth` tokens of `filler` (cycled) in `ctx` (a
+    llama/context.Context, left empty): a warm-up pass (page-in: once per context is enough),
+    then `repeats` passes, each in another order."""
+    tokens = [filler[i % len(filler)] for i in range(depth + max(sizes))]
+    ctx.truncate(0)
+    ctx.decode(tokens[:depth])
+    samples: dict[int, list[float]] = {b: [] for b in sizes}
+    order = list(sizes)
+    for rep in range(0 if warm_up else 1, repeats + 1):
+        for b in order[rep % len(order) :] + order[: rep % len(order)]:
+            batch = tokens[depth : depth + b]
+            t0 = time.perf_counter()
+            ctx.decode_argmax(batch, range(b))
+            dt = time.perf_counter() - t0
+            ctx.truncate(depth)
+            if rep:
+                samples[b].append(dt)
+    ctx.truncate(0)
+    return tuple(Point.of(b, samples[b]) for b in sorted(sizes))
+
+
+def measure_decodes(
+    target_ctx,
+    draft_ctx,
+    filler: Sequence[int],
+    longest: int,
+    repeats: int = REPEATS,
+    status: Callable[[str], object] = lambda s: None,
+) -> tuple[dict[int, tuple[Point, ...]], dict[int, tuple[Point, ...]]]:
+    """The target's batches 1..16 and `longest` + 1 (the longest n-gram draft and its last
+    token), the draft model's 1 and 2, at each depth in DEPTHS."""
+    sizes = sorted(set(BATCHES) | ({longest + 1} if longest else set()))
+    target, draft = {}, {}
+    for i, depth in enumerate(DEPTHS):
+        status(f"timing the target's decodes at depth {depth}")
+        target[depth] = decode_times(target_ctx, sizes, depth, repeats, filler, warm_up=not i)
+        if draft_ctx is not None:
+            draft[depth] = decode_times(draft_ctx, DRAFT_BATCHES, depth, repeats, filler, warm_up=not i)
+    return target, draft
+
+
+# --- the cache ---------------------------------------------------------------------------
+
+
+def file_identity(path: Path) -> dict:
+    st = path.stat()
+    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def device() -> str:
+    """The CPU's model and count, and the GPUs llama.cpp may offload to."""
+    from spectui.engine.resources import gpu_info
+    from spectui.llama.runtime import usable_cores
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    gpus = ", ".join(f"{g['name']} {g['memory_total']}" for g in gpu_info()) or "no GPU"
+    return f"{cpu} x{usable_cores()}; {gpus}"
+
+
+def identity(setup, target: Path, draft: Path | None) -> dict:
+    """What a curve holds for: the files, the build, the device, threads and offload."""
+    from spectui.llama import build
+    from spectui.llama.runtime import default_threads
+
+    lib = build.library()
+    return {
+        "target": file_identity(target),
+        "draft": file_identity(draft) if draft else None,
+        "llama_cpp": build.info()["version"],
+        "libllama": file_identity(lib) if lib.is_file() else str(lib),
+        "device": device(),
+        "threads": setup.threads or default_threads(),
+        "n_gpu_layers": setup.n_gpu_layers,
+        "n_gpu_layers_draft": setup.n_gpu_layers_draft if draft else None,
+        "flash_attn": setup.flash_attn,
+        "cache_types_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft] if draft else None,
+    }
+
+
+def cache_dir() -> Path:
+    from spectui.config.paths import plan_dir
+
+    return plan_dir()
+
+
+def cache_path(key: dict) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return cache_dir() / f"{digest}.json"
+
+
+def check_writable() -> Path:
+    """The cache folder, created and writable, before any measurement: else one line."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot write the plan cache {folder}: {e.strerror or e}; set SPECTUI_CACHE_DIR") from e
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write the plan cache {folder}: permission denied; set SPECTUI_CACHE_DIR")
+    return folder
+
+
+def load_cached(key: dict) -> tuple[dict | None, str | None]:
+    """The cached document for `key`, or None and why not (None: nothing cached)."""
+    path = cache_path(key)
+    if not path.is_file():
+        return None, None
+    try:
+        doc = loads_json(read_bytes(path, "a cached curve", CONFIG_BYTES).decode("utf-8"))
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            return None, f"{path} is not a {FORMAT} curve: measuring again"
+        if doc.get("key") != key:
+            return None, f"{path} was measured for another model file, build or device: measuring again"
+        Curve.from_dict(doc["curve"])
+    except UserError as e:
+        return None, f"{e}: measuring again"
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
+        return None, f"{path} is corrupt ({type(e).__name__}: {e}): measuring again"
+    return doc, None
+
+
+def store(key: dict, doc: dict) -> Path:
+    """Write the document atomically: a reader sees the old file or the new one."""
+    from spectui.config.paths import write_atomic
+
+    return write_atomic(cache_path(key), json.dumps({"format": FORMAT, "key": key, **doc}, indent=1))

@@ -1,0 +1,161 @@
+"""Will speculation pay: tok/s, speedup and break-even acceptance from a measured cost curve.
+
+A round drafts k tokens and verifies them, after the last sampled token, in one target
+batch of k+1. With s_i the share of drafts whose positions 1..i were all accepted (llama.cpp's
+acceptance per position), a round yields 1 + s_1 + ... + s_k tokens; a constant acceptance α
+(s_i = α^i) gives (1 - α^(k+1)) / (1 - α). It costs t(k+1) + the draft's k steps (an n-gram
+lookup: nothing) + the round's overhead; no speculation costs t(1) + its overhead per token.
+
+An n-gram type drafts in only some rounds, as long as its match runs: it is described by the
+share of rounds that draft, their mean length and mean accepted tokens, as measured.
+
+Everything here is a pure function of a Curve (a few dozen arithmetic operations), so a
+panel may call it every round.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spectui.plan.curve import Curve
+
+N_MAX = tuple(range(1, 9))  # the n-max values a plan covers for a draft-model type
+DEPTH = 256  # a chat's typical context depth, where no depth is given
+
+
+@dataclass(frozen=True)
+class Drafting:
+    """How a type drafts: the share of rounds with a draft, their mean draft length, the mean
+    accepted tokens of a drafting round, whether a draft model runs (k steps a draft), and the
+    share of drafts accepted whole (s_k: the next draft's first step then decodes 2 tokens)."""
+
+    share: float
+    length: float
+    accepted: float
+    model: bool
+    whole: float = 0.0
+
+    @property
+    def alpha(self) -> float | None:
+        """Accepted / drafted (llama.cpp's acceptance rate); None with no draft."""
+        return self.accepted / self.length if self.length > 0 else None
+
+    def at(self, alpha: float) -> Drafting:
+        """The same drafting with a constant acceptance α per position."""
+        return Drafting(self.share, self.length, accepted_at(alpha, self.length), self.model, alpha**self.length)
+
+
+def accepted_at(alpha: float, length: float) -> float:
+    """Mean accepted tokens of a draft of `length` (fractional: the next position in part) at
+    constant acceptance α: α + α² + ... + α^length."""
+    whole = int(length)
+    total = sum(alpha**i for i in range(1, whole + 1))
+    return total + (length - whole) * alpha ** (whole + 1)
+
+
+def model_drafting(positions: Sequence[float], n_max: int) -> Drafting:
+    """A draft model at `n_max`, from s_1..s_n measured at an n-max of n >= n_max (a what-if:
+    a draft model's first k tokens do not depend on the n-max, so neither do s_1..s_k)."""
+    if n_max > len(positions):
+        raise ValueError(f"acceptance measured for {len(positions)} positions, asked for n-max {n_max}")
+    return Drafting(1.0, float(n_max), sum(positions[:n_max]), True, positions[n_max - 1])
+
+
+def round_seconds(curve: Curve, d: Drafting, depth: int = DEPTH) -> float:
+    """Mean seconds of one round. A draft model's k steps: the first decodes the last sampled
+    token, with the previous draft's last token when all of it was accepted (a batch of 2)."""
+    t1 = curve.t(1, depth)
+    drafting = curve.t(d.length + 1, depth)
+    if d.model:
+        step = curve.t_draft(1, depth)
+        drafting += d.length * step + d.whole * (curve.t_draft(2, depth) - step)
+    return (1 - d.share) * t1 + d.share * drafting + curve.overhead_spec
+
+
+def tok_per_s_none(curve: Curve, depth: int = DEPTH) -> float:
+    return 1.0 / (curve.t(1, depth) + curve.overhead_none)
+
+
+def tok_per_s(curve: Curve, d: Drafting, depth: int = DEPTH) -> float:
+    return (1 + d.share * d.accepted) / round_seconds(curve, d, depth)
+
+
+def speedup(curve: Curve, d: Drafting, depth: int = DEPTH) -> float:
+    """Predicted tok/s over `none`'s on the same machine."""
+    return tok_per_s(curve, d, depth) / tok_per_s_none(curve, depth)
+
+
+def break_even(curve: Curve, d: Drafting, depth: int = DEPTH) -> float | None:
+    """The constant acceptance α at which this drafting runs as fast as `none`; 0.0 where it
+    pays at any α, None where it loses even at α = 1 (speedup rises with α: bisection)."""
+    if speedup(curve, d.at(1.0), depth) < 1:
+        return None
+    if speedup(curve, d.at(0.0), depth) >= 1:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if speedup(curve, d.at(mid), depth) < 1 else (lo, mid)
+    return hi
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One configuration's plan: break-even α, and at the measured acceptance (if any) the
+    predicted tok/s and speedup."""
+
+    spec_type: str
+    n_max: int | None  # None: an n-gram type (its own sizes bound a draft)
+    drafting: Drafting
+    break_even: float | None
+    alpha: float | None  # measured acceptance (accepted / drafted) at this n-max
+    tok_per_s: float | None
+    speedup: float | None
+
+    @property
+    def pays(self) -> bool | None:
+        return None if self.speedup is None else self.speedup >= 1
+
+    def as_dict(self) -> dict:
+        return {
+            "spec_type": self.spec_type,
+            "n_max": self.n_max,
+            "draft_share": self.drafting.share,
+            "draft_length": self.drafting.length,
+            "break_even_alpha": self.break_even,
+            "alpha": self.alpha,
+            "tok_per_s": self.tok_per_s,
+            "speedup": self.speedup,
+        }
+
+
+def predict(
+    curve: Curve, spec_type: str, d: Drafting, n_max: int | None, measured: bool = True, depth: int = DEPTH
+) -> Prediction:
+    """`d` with its measured acceptance (`measured`), or only its shape (no acceptance known:
+    break-even alone)."""
+    return Prediction(
+        spec_type,
+        n_max,
+        d,
+        break_even(curve, d, depth),
+        d.alpha if measured else None,
+        tok_per_s(curve, d, depth) if measured else None,
+        speedup(curve, d, depth) if measured else None,
+    )
+
+
+def speedup_line(curve: Curve, d: Drafting, alphas: Sequence[float], depth: int = DEPTH) -> list[float]:
+    """Speedup against constant α (the plan's picture)."""
+    return [speedup(curve, d.at(a), depth) for a in alphas]
+
+
+def alphas(n: int) -> list[float]:
+    """n acceptances evenly from 0 to 1."""
+    return [i / (n - 1) for i in range(n)]
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    return abs(predicted - measured) / measured if measured > 0 else math.inf

@@ -1,0 +1,168 @@
+"""A plan as text within 80 columns, and as JSON with the same content: the curve with its
+noise, the type x n-max table, and speedup against acceptance drawn by hand (one line per
+n-max, the break-even line at speedup 1)."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spectui.plan.curve import Curve
+from spectui.plan.predict import (
+    DEPTH,
+    N_MAX,
+    Drafting,
+    Prediction,
+    alphas,
+    model_drafting,
+    predict,
+    speedup_line,
+    tok_per_s_none,
+)
+
+WIDTH = 80
+PLOT_W, PLOT_H = 61, 13
+# an n-gram type's mark in the picture (a draft model's lines are marked by their n-max)
+MARKS = {"ngram-simple": "s", "ngram-map-k": "k", "ngram-map-k4v": "v", "ngram-mod": "m", "ngram-cache": "c"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every prediction for a pair on this machine: the draft model's type at each n-max (its
+    acceptance per position `positions`, empty where unknown) and each n-gram type; `sources`:
+    where each type's acceptance came from."""
+
+    curve: Curve
+    depth: int
+    model_type: str | None
+    positions: tuple[float, ...]
+    ngram: dict[str, Drafting]
+    sources: dict[str, str]
+
+    @property
+    def rows(self) -> list[Prediction]:
+        out = []
+        if self.model_type:
+            for k in N_MAX:
+                known = len(self.positions) >= k
+                d = model_drafting(self.positions, k) if known else Drafting(1.0, float(k), 0.0, True)
+                out.append(predict(self.curve, self.model_type, d, k, measured=known, depth=self.depth))
+        for t, d in self.ngram.items():
+            out.append(predict(self.curve, t, d, None, measured=d.share > 0, depth=self.depth))
+        return out
+
+    def lines(self) -> dict[str, list[float]]:
+        """The picture's lines: speedup at each α, per n-max of the draft model (else per
+        n-gram type that drafts)."""
+        xs = alphas(PLOT_W)
+        if self.model_type:
+            return {str(k): speedup_line(self.curve, Drafting(1.0, float(k), 0.0, True), xs, self.depth) for k in N_MAX}
+        return {t: speedup_line(self.curve, d, xs, self.depth) for t, d in self.ngram.items() if d.share > 0}
+
+    def as_dict(self) -> dict:
+        return {
+            "depth": self.depth,
+            "curve": self.curve.as_dict(),
+            "ratios": [{"b": b, "ratio": r, "spread": s} for b, r, s in self.curve.ratios(self.depth)],
+            "none_tok_per_s": tok_per_s_none(self.curve, self.depth),
+            "model_type": self.model_type,
+            "positions": list(self.positions),
+            "sources": self.sources,
+            "table": [p.as_dict() for p in self.rows],
+            "picture": {"alpha": alphas(PLOT_W), "speedup": self.lines()},
+        }
+
+
+def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
+    """t(b)/t(1) and its noise, 10 sizes to a row, then the single steps and overheads."""
+    out = []
+    for d in sorted(curve.target):
+        t1 = next(p.median for p in curve.target[d] if p.b == 1)
+        out.append(f"target decode at depth {d}: t(1) = {1000 * t1:.1f} ms; t(b)/t(1), noise (max-min)/median:")
+        pts = curve.ratios(d)
+        for i in range(0, len(pts), 10):
+            chunk = pts[i : i + 10]
+            out.append("  b       " + "".join(f"{b:>7}" for b, _, _ in chunk))
+            out.append("  t/t(1)  " + "".join(f"{r:>7.2f}" for _, r, _ in chunk))
+            out.append("  noise   " + "".join(f"{100 * s:>6.0f}%" for _, _, s in chunk))
+    for d in sorted(curve.draft):
+        step = curve.t_draft(1, d)
+        out.append(
+            f"draft step at depth {d}: {1000 * step:.1f} ms ({step / curve.t(1, d):.2f} of the target's), "
+            f"2 tokens {curve.t_draft(2, d) / step:.2f}x"
+        )
+    out.append(
+        f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft, "
+        f"{1000 * curve.overhead_spec:.1f} ms with one"
+    )
+    return out
+
+
+def _num(x: float | None, fmt: str, none: str = "-") -> str:
+    return none if x is None else format(x, fmt)
+
+
+def table_lines(plan: Plan) -> list[str]:
+    """One row per configuration: break-even α, and at the measured α the predicted speed."""
+    head = (
+        f"{'type':<14}{'n-max':>6}{'draft':>7}{'drafts':>7}{'break-even α':>14}{'α now':>7}{'tok/s':>8}{'speedup':>9}"
+    )
+    out = [head, "-" * len(head)]
+    out.append(
+        f"{'none':<14}{'':>6}{'':>7}{'':>7}{'':>14}{'':>7}{tok_per_s_none(plan.curve, plan.depth):>8.2f}{'1.00x':>9}"
+    )
+    for p in plan.rows:
+        be = "no drafts" if not p.drafting.share else "never" if p.break_even is None else f"{p.break_even:.2f}"
+        word = "" if p.pays is None else ("  pays" if p.pays else "  loses")
+        out.append(
+            f"{p.spec_type:<14}{_num(p.n_max, 'd'):>6}{p.drafting.length:>7.1f}{100 * p.drafting.share:>6.0f}%"
+            f"{be:>14}{_num(p.alpha, '.2f'):>7}{_num(p.tok_per_s, '.2f'):>8}"
+            f"{_num(p.speedup, '.2f') + ('x' if p.speedup is not None else ''):>9}{word}"
+        )
+    return out
+
+
+def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[str]:
+    """Speedup (rows) against α from 0 to 1 (columns): each line by its mark (MARKS, else its
+    label's first character), the break-even speedup 1 as a row of dashes."""
+    if not lines:
+        return ["(nothing to draw: no type drafts)"]
+    width = len(next(iter(lines.values())))
+    top = max(1.2, max(max(v) for v in lines.values()))
+    bottom = min(0.0, min(min(v) for v in lines.values()))
+    grid = [[" "] * width for _ in range(height)]
+
+    def row(y: float) -> int:
+        return height - 1 - round((y - bottom) / (top - bottom) * (height - 1))
+
+    grid[row(1.0)] = ["-"] * width
+    for label, ys in lines.items():
+        for x, y in enumerate(ys):
+            grid[row(y)][x] = MARKS.get(label, label[:1])
+    out = []
+    for r in range(height):
+        y = bottom + (height - 1 - r) / (height - 1) * (top - bottom)
+        tag = "1.00x" if r == row(1.0) else f"{y:5.2f}x" if r in (0, height - 1) else ""
+        out.append(f"{tag:>7} |" + "".join(grid[r]))
+    out.append(" " * 8 + "+" + "-" * width)
+    mid = width // 2
+    out.append(" " * 9 + "α 0" + " " * (mid - 4) + "0.5" + " " * (width - mid - 4) + "1")
+    return out
+
+
+def render(plan: Plan, memory: Sequence[str]) -> list[str]:
+    """The whole plan, every line within WIDTH columns."""
+    if plan.model_type:
+        legend = f"{plan.model_type}, marked by n-max 1..8"
+    else:
+        legend = ", ".join(f"{MARKS[t]} {t}" for t in plan.lines())
+    out = ["Cost curve (this machine)", *curve_lines(plan.curve, plan.depth), "", "Memory", *memory, ""]
+    out += [f"Predictions at depth {plan.depth} (α: accepted / drafted)", *table_lines(plan)]
+    by_source: dict[str, list[str]] = {}
+    for t, source in plan.sources.items():
+        by_source.setdefault(source, []).append(t)
+    for source, types in by_source.items():
+        out += textwrap.wrap(f"α of {', '.join(types)}: {source}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+    out += ["", f"Speedup against α; '-': break-even ({legend})", *picture_lines(plan.lines())]
+    return [line[:WIDTH] for line in out]

@@ -1,0 +1,139 @@
+"""`spectui plan` in this process: from a cached (recorded) curve without a model, and the
+bad input it refuses with one line and exit 2 before any measurement (as
+tests/test_bad_input_corpus.py holds every other command's)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from spectui.cli import plan as plan_command
+from spectui.plan import curve
+from tests.cli_helpers import run_cli
+
+RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
+pytestmark = pytest.mark.usefixtures("dirs")
+
+
+class Measured(Exception):
+    """The command got past its checks to where it would load the models and measure."""
+
+
+@pytest.fixture
+def cached(tmp_path, monkeypatch):
+    """The recorded SmolLM2 curve in the cache, as this machine's: no model loads."""
+    doc = json.loads(RECORDED.read_text())
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(curve, "identity", lambda setup, target, draft: doc["key"])
+    path = curve.cache_path(doc["key"])
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.fixture
+def unmeasured(monkeypatch):
+    def measure(*args):
+        raise Measured
+
+    monkeypatch.setattr(plan_command, "_measure", measure)
+
+
+def one_line_error(ran, *says: str) -> None:
+    assert ran.returncode == 2, ran
+    lines = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "Traceback" not in ran.stderr, ran.stderr
+    for s in says:
+        assert s in lines[0], lines[0]
+
+
+def test_a_cached_plan_prints_every_section_within_80_columns(cached, unmeasured):
+    ran = run_cli("plan", "--preset", "fast")
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for section in ("Cost curve", "t/t(1)", "noise", "Memory", "break-even α", "ngram-simple", "Speedup against α"):
+        assert section in ran.stdout
+    assert "memory: not available" in ran.stdout or "memory:" not in ran.stdout
+
+
+def test_the_json_holds_the_same_plan(cached, unmeasured):
+    text = run_cli("plan", "--preset", "fast").stdout
+    ran = run_cli("plan", "--preset", "fast", "--json")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert {"curve", "ratios", "table", "picture", "memory", "sources", "identity"} <= set(doc)
+    assert [r["spec_type"] for r in doc["table"]] == [
+        "ngram-simple",
+        "ngram-map-k",
+        "ngram-map-k4v",
+        "ngram-mod",
+        "ngram-cache",
+    ]
+    simple = doc["table"][0]
+    assert f"{simple['break_even_alpha']:.2f}" in text and f"{simple['speedup']:.2f}x" in text
+    assert len(doc["picture"]["alpha"]) == len(doc["picture"]["speedup"]["ngram-simple"])
+
+
+def test_a_corrupt_cached_curve_is_one_note_and_measured_again(cached, unmeasured, monkeypatch):
+    cached.write_text("{not json")
+    ran = run_cli("plan", "--preset", "fast", reached=Measured)
+    assert ran.returncode == 0  # reached the measurement
+    monkeypatch.setattr(plan_command, "_measure", lambda *a: json.loads(RECORDED.read_text()))
+    ran = run_cli("plan", "--preset", "fast")
+    assert ran.returncode == 0, ran.stderr
+    notes = [line for line in ran.stderr.splitlines() if line.startswith("note:") and "corrupt" in line]
+    assert len(notes) == 1 and "measuring again" in notes[0]
+    assert json.loads(cached.read_text())["curve"]  # replaced whole
+
+
+def test_remeasure_measures_even_with_a_curve_cached(cached, unmeasured):
+    assert run_cli("plan", "--preset", "fast", "--remeasure", reached=Measured).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--server", "http://127.0.0.1:9"], ["not --server"]),
+        (["--depth", "0"], ["--depth must be at least 1"]),
+        (["--depth", "4096"], ["--depth must be at least 1 and below -c (4096)"]),
+        (["-c", "100000"], ["context size 100000 is larger than", "allows (8192)", "-c 8192"]),
+        (["-m", "/nonexistent/model.gguf"], ["/nonexistent/model.gguf"]),
+        (["--depth", "x"], ["invalid int value"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_any_measurement(tmp_path, monkeypatch, unmeasured, argv, says):
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    ran = run_cli("plan", "--preset", "fast", *argv, reached=Measured)
+    if argv[0] == "--depth" and argv[1] == "x":  # argparse's own line
+        assert ran.returncode == 2 and len(ran.stderr.splitlines()) == 1 and says[0] in ran.stderr
+        return
+    one_line_error(ran, *says)
+
+
+def test_a_model_file_that_does_not_load_is_one_line(tmp_path, monkeypatch, unmeasured):
+    bad = tmp_path / "cut.gguf"
+    bad.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + b"\xff" * 12)
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    one_line_error(run_cli("plan", "-m", str(bad), reached=Measured), str(bad))
+
+
+def test_a_draft_that_does_not_fit_the_target_is_one_line(tmp_path, monkeypatch, unmeasured, synthetic):
+    """A draft with another vocabulary (the synthetic checkpoints') for the SmolLM2 target."""
+    from spectui.config.embedded import resolve_model
+
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    target = str(resolve_model("smollm2-135m-instruct-q4_1"))
+    ran = run_cli("plan", "-m", target, "-md", str(synthetic("eagle3")), "--spec-type", "draft-simple")
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr and len(ran.stderr.strip().splitlines()) == 1
+
+
+def test_an_unwritable_cache_is_one_line_and_nothing_measured(tmp_path, monkeypatch, unmeasured):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(blocker))
+    one_line_error(run_cli("plan", "--preset", "fast", reached=Measured), "cannot write the plan cache")
+    assert os.path.isfile(blocker)
