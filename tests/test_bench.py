@@ -24,6 +24,7 @@ from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command
 from spectui.cli import main as cli
+from spectui.cli.loading import loading_line
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
 from spectui.llama.spec_config import SpecConfig
@@ -731,7 +732,7 @@ def test_one_rejection_is_counted_in_the_singular():
 @pytest.mark.parametrize("terminal", [False, True])
 def test_loading_shows_one_line_redrawn_on_a_terminal_and_its_steps_elsewhere(terminal):
     console = Console(file=io.StringIO(), force_terminal=terminal, width=80)
-    with bench_command._loading_line(console) as status:
+    with loading_line(console) as status:
         status("loading target x.gguf")
         for tenth in range(1, 11):
             status(f"loading target x.gguf {tenth * 10}%")

@@ -24,7 +24,8 @@ class Measured(Exception):
 
 @pytest.fixture
 def cached(tmp_path, monkeypatch):
-    """The recorded SmolLM2 curve in the cache, as this machine's: no model loads."""
+    """The recorded SmolLM2 curve in the cache, as this machine's, and no memory projection: no model loads."""
+    monkeypatch.setattr(plan_command, "_memory", lambda setup, target, draft: (None, "not projected here"))
     doc = json.loads(RECORDED.read_text())
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(curve, "identity", lambda setup, target, draft: doc["key"])
@@ -55,9 +56,21 @@ def test_a_cached_plan_prints_every_section_within_80_columns(cached, unmeasured
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
-    for section in ("Cost curve", "t/t(1)", "noise", "Memory", "break-even α", "ngram-simple", "Speedup against α"):
+    for section in ("Cost curve", "t/t(1)", "noise", "memory: not projected here", "break-even α", "Speedup against α"):
         assert section in ran.stdout
-    assert "memory: not available" in ran.stdout or "memory:" not in ran.stdout
+
+
+@pytest.mark.model
+def test_the_plan_shows_llama_cpps_memory_projection_of_the_pair(cached, unmeasured, monkeypatch):
+    monkeypatch.undo()  # the real projection: a no_alloc load of SmolLM2, nothing allocated
+    monkeypatch.setattr(curve, "identity", lambda setup, target, draft: json.loads(RECORDED.read_text())["key"])
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(cached.parent.parent))
+    monkeypatch.setattr(plan_command, "_measure", lambda *args: pytest.fail("measured despite the cache"))
+    ran = run_cli("plan", "--preset", "fast", "-c", "2048")
+    assert ran.returncode == 0, ran.stderr
+    assert "Memory at -c 2048, as llama.cpp projects it" in ran.stdout and ": fits" in ran.stdout
+    doc = json.loads(run_cli("plan", "--preset", "fast", "-c", "2048", "--json").stdout)
+    assert doc["memory"]["fits"] is True and doc["memory"]["n_ctx"] == 2048
 
 
 def test_the_json_holds_the_same_plan(cached, unmeasured):
@@ -137,3 +150,16 @@ def test_an_unwritable_cache_is_one_line_and_nothing_measured(tmp_path, monkeypa
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(blocker))
     one_line_error(run_cli("plan", "--preset", "fast", reached=Measured), "cannot write the plan cache")
     assert os.path.isfile(blocker)
+
+
+def test_a_pair_that_does_not_fit_says_what_would_and_is_not_measured(tmp_path, monkeypatch, unmeasured):
+    class Projection:
+        fits = False
+
+        def render_lines(self, width):
+            return ["needs 9.00 GiB of 2.00 GiB free: does not fit", "would fit: -c 1024"]
+
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(plan_command, "_memory", lambda setup, target, draft: (Projection(), None))
+    ran = run_cli("plan", "--preset", "fast")
+    assert ran.returncode == 1 and "would fit: -c 1024" in ran.stdout, ran

@@ -9,19 +9,17 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.text import Text
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import interrupt
+from spectui.cli.loading import loading_line
 from spectui.config.options import add_setup_flags, open_log, overrides_from
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
@@ -197,21 +195,6 @@ def _report_pass(
         console.print(f"pass {index + 1}/{repeat}: {cfg.label}: {speeds}", highlight=False)
 
 
-@contextmanager
-def _loading_line(console: Console) -> Iterator[Callable[[str], object]]:
-    """The load's steps on one line redrawn in place on a terminal; in a log, each step once, without its tenths."""
-    if not console.is_terminal:
-
-        def step(s: str) -> None:
-            if not s.endswith("%"):
-                console.print(s, style="dim", highlight=False)
-
-        yield step
-        return
-    with console.status("", spinner="dots") as line:
-        yield lambda s: line.update(Text(s, style="dim"))
-
-
 def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
@@ -293,7 +276,7 @@ def main(args) -> int:
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
-    with interrupt.held(), _loading_line(err) as status:
+    with interrupt.held(), loading_line(err) as status:
         session = open_session(
             setup,
             status=status,

@@ -2,7 +2,7 @@
 
 The first run for a pair, build, device, threads and offload measures the cost curve and
 calibrates acceptance on the starter prompts (a minute on a small CPU); later runs read both
-from the cache and load no model.
+from the cache; llama.cpp's memory projection allocates nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from spectui.cli import interrupt
+from spectui.cli.loading import loading_line
 from spectui.config.options import add_setup_flags, open_log, overrides_from
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
@@ -73,8 +74,8 @@ def _measure(setup, model_type: str | None, status) -> dict:
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
     from spectui.engine.session import Session
 
-    with interrupt.held():
-        session = open_session(setup, status=status, types=types)
+    with interrupt.held(), loading_line(Console(stderr=True)) as loading:
+        session = open_session(setup, status=loading, types=types)
     assert isinstance(session, Session)  # a local pair: plan refuses --server
     try:
         session.set_sampling(acceptance.sampling_for_calibration(setup.sampling()))
@@ -88,14 +89,25 @@ def _measure(setup, model_type: str | None, status) -> dict:
     return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
 
 
-def _memory(setup, want_json: bool):
-    """h-mem's projection (spectui/plan/memory.py), where this build has it."""
-    try:
-        from spectui.plan import memory  # type: ignore[attr-defined]
-    except ImportError:
-        return None if want_json else ["memory: not available"]
-    projection = memory.project(setup)
-    return projection.to_json() if want_json else projection.render_lines(80)
+def _memory(setup, target: Path, draft: Path | None):
+    """llama.cpp's own projection of the pair at these settings, or why this platform cannot read it."""
+    from spectui.llama.memory_fit import unsupported
+    from spectui.plan import memory
+
+    if why := unsupported():
+        return None, why
+    projection = memory.project(
+        target,
+        draft,
+        n_ctx=setup.ctx_size,
+        n_gpu_layers=setup.n_gpu_layers,
+        n_gpu_layers_draft=setup.n_gpu_layers_draft,
+        cache_type_k_draft=setup.cache_type_k_draft,
+        cache_type_v_draft=setup.cache_type_v_draft,
+        n_batch=setup.batch_size,
+        flash_attn=setup.flash_attn,
+    )
+    return projection, None
 
 
 def main(args) -> int:
@@ -134,6 +146,12 @@ def main(args) -> int:
         status("note: the cached calibration used other prompts or sampling: measuring again")
     if doc is None:
         curve.check_writable()
+    projection, no_projection = _memory(setup, target, draft)
+    if projection is not None and not projection.fits:  # measuring would fail to load: say what would fit
+        for line in projection.render_lines(80):
+            print(line)
+        return 1
+    if doc is None:
         t0 = time.perf_counter()
         doc = _measure(setup, model_type, status)
         path = curve.store(key, doc)
@@ -161,8 +179,10 @@ def main(args) -> int:
             sources[t] = "replayed over the calibration's answers"
     plan = Plan(c, depth, model_type, positions, ngram, sources)
     if args.json:
-        print(json.dumps({**plan.as_dict(), "memory": _memory(setup, True), "identity": key}, indent=1))
+        memory = projection.to_json() if projection is not None else {"unavailable": no_projection}
+        print(json.dumps({**plan.as_dict(), "memory": memory, "identity": key}, indent=1))
     else:
-        for line in render(plan, _memory(setup, False)):
+        lines = projection.render_lines(80) if projection is not None else [f"memory: {no_projection}"]
+        for line in render(plan, lines):
             print(line)
     return 0

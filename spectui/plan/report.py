@@ -157,7 +157,7 @@ def render(plan: Plan, memory: Sequence[str]) -> list[str]:
         legend = f"{plan.model_type}, marked by n-max 1..8"
     else:
         legend = ", ".join(f"{MARKS[t]} {t}" for t in plan.lines())
-    out = ["Cost curve (this machine)", *curve_lines(plan.curve, plan.depth), "", "Memory", *memory, ""]
+    out = ["Cost curve (this machine)", *curve_lines(plan.curve, plan.depth), "", *memory, ""]
     out += [f"Predictions at depth {plan.depth} (α: accepted / drafted)", *table_lines(plan)]
     by_source: dict[str, list[str]] = {}
     for t, source in plan.sources.items():
