@@ -30,11 +30,13 @@ def message(row, damaged: list[str]) -> Message:
     """A stored message; a column that cannot be read is left empty and named in `damaged`
     (the overlay last: a damaged one falls back to the message's text)."""
     i, *values = row
+    read = dict(zip(STORED, values, strict=True))
     m = Message("", "")
-    for (name, kind), value in zip(STORED.items(), values, strict=True):
+    for name, kind in STORED.items():
         if name != "segments":
+            value = read[name]
             setattr(m, name, parsed(value, kind, damaged, name) if kind in (list, dict) else kind(value))
-    m.segments = _segments(values[list(STORED).index("segments")], m, damaged)
+    m.segments = _segments(read["segments"], m, damaged)
     m.row = i
     return m
 
