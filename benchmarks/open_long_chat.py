@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT))  # the tests' FakeSession
 for variable in ("SPECTUI_DATA_DIR", "SPECTUI_CONFIG_DIR"):
     os.environ[variable] = tempfile.mkdtemp(prefix="spectui-open-")
 
-from spectui.config import chat_store  # noqa: E402
-from spectui.config.chat_store import SHOWN  # noqa: E402
-from spectui.config.history import Message, new_chat  # noqa: E402
 from spectui.config.resolve import resolve  # noqa: E402
+from spectui.store import chat_store  # noqa: E402
+from spectui.store.chat_store import SHOWN  # noqa: E402
+from spectui.store.history import Message, new_chat  # noqa: E402
 from spectui.tui.app import SpecApp  # noqa: E402
 from spectui.tui.widgets.transcript import Transcript  # noqa: E402
 from tests.fake_session import FakeSession  # noqa: E402

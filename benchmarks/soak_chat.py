@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # --replay uses the tests' FakeSession
 
-from spectui.config import chat_store  # noqa: E402
 from spectui.config.resolve import resolve  # noqa: E402
 from spectui.engine.events import TurnStart  # noqa: E402
 from spectui.engine.resources import process_rss  # noqa: E402
+from spectui.store import chat_store  # noqa: E402
 from spectui.tui import app as app_module  # noqa: E402
 from spectui.tui.app import SpecApp  # noqa: E402
 from spectui.tui.widgets.chat_input import ChatInput  # noqa: E402

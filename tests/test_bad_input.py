@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
-from spectui.config import chat_store
 from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
+from spectui.store import chat_store
 from spectui.tui.commands import chat_entries
 from tests.cli_helpers import run_cli
 from tests.conftest import SMOL

@@ -746,8 +746,8 @@ def test_a_saved_chat_with_broken_rows_resumes_and_lists(dirs, case):
     not, tests/test_tui_safety.py); the saved-chats picker lists it."""
     import sqlite3
 
-    from spectui.config import chat_store
-    from spectui.config.history import Message, new_chat
+    from spectui.store import chat_store
+    from spectui.store.history import Message, new_chat
     from spectui.tui.screens.chats import when
 
     chat = new_chat("smollm2")

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from spectui.config import chat_import, chat_store, history
-from spectui.config.history import Chat, Message, new_chat
 from spectui.errors import UserError
+from spectui.store import chat_import, chat_store, history, migrations
+from spectui.store.history import Chat, Message, new_chat
 
 OLD_CHATS = Path(__file__).parent / "data" / "old_chats"
+SCHEMA_1 = Path(__file__).parent / "data" / "chats_schema1.db"  # written by spectui before migrations were recorded
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +63,7 @@ def test_round_trip_keeps_everything_and_the_files_are_private(data):
         assert stat.S_IMODE((data / name).stat().st_mode) == 0o600, name
     with sqlite3.connect(data / "chats.db") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert db.execute("PRAGMA user_version").fetchone()[0] == chat_store.SCHEMA
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
 
 
 def test_a_title_the_user_gave_is_kept(data):
@@ -161,6 +162,99 @@ def test_a_database_that_is_not_one_is_a_clear_error(data):
         chat_store.list_chats()
 
 
+# --- migrations ------------------------------------------------------------------------------
+
+
+def add_note(conn: sqlite3.Connection) -> None:
+    """A stored field as a later version would add it: one migration, one column."""
+    conn.execute("ALTER TABLE messages ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+
+
+def recorded(path: Path) -> tuple[int, list[str], set[str]]:
+    """(user_version, the migrations recorded in order, the messages' columns)."""
+    with sqlite3.connect(path) as db:
+        names = [n for (n,) in db.execute("SELECT name FROM _migrations ORDER BY applied, rowid")]
+        columns = {c[1] for c in db.execute("PRAGMA table_info(messages)")}
+        return db.execute("PRAGMA user_version").fetchone()[0], names, columns
+
+
+def schema(path: Path) -> set[tuple[str, str]]:
+    with sqlite3.connect(path) as db:
+        return set(db.execute("SELECT name, sql FROM sqlite_master WHERE tbl_name != '_migrations'"))
+
+
+def test_a_new_database_records_its_migrations_in_order(data):
+    chat_store.save_chat(sample_chat())
+    chat_store.close()
+    assert recorded(data / "chats.db")[:2] == (1, ["chats_and_messages"])
+
+
+def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monkeypatch):
+    shutil.copy(SCHEMA_1, data / "chats.db")
+    before = schema(data / "chats.db")
+    listed, problems = chat_store.list_chats()
+    assert problems == [] and [c.title for c in listed] == [
+        "Write a haiku about comets",
+        "Speculative decoding, renamed",
+    ]
+    chat = chat_store.load_chat("20250601-120000-5c0e01")
+    assert (chat.title, chat.created, chat.preset) == ("Speculative decoding, renamed", 1748779200.0, "smollm2")
+    assert chat.setup == {
+        "model": "smollm2-135m-instruct-q4_1",
+        "spec_type": "draft",
+        "temp": 0.5,
+        "seed": None,
+        "n_max": 8,
+    }
+    assert [(m.role, m.content) for m in chat.messages] == [
+        ("system", "Be brief."),
+        ("user", "안녕하세요! 🦀 Explain speculative decoding"),
+        ("assistant", "A small model drafts 🚀 tokens; the target verifies them."),
+        ("user", "And with ngrams?"),
+        ("assistant", "```python\nprint('cut')"),
+    ]
+    answer, cut = chat.messages[2], chat.messages[4]
+    assert answer.segments[1] == (" zebraword", "rejected") and answer.config == "draft n-max 8"
+    assert answer.stats == {
+        "acceptance": 0.5,
+        "n_rounds": 3,
+        "tokens_per_second": 41.5,
+        "n_drafted": 12,
+        "n_accepted": 6,
+    }
+    assert cut.stopped and cut.segments == [("```python\n", "target"), ("print('cut')", "draft")]
+    assert chat.damaged == "" and [c.id for c in chat_store.search("verifies")] == [chat.id]
+    chat_store.close()
+    assert schema(data / "chats.db") == before  # recognised as migrated already: nothing ran
+    assert recorded(data / "chats.db")[:2] == (1, ["chats_and_messages"])
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, add_note])
+    assert chat_store.load_chat(chat.id) == chat  # a later version's migration keeps every row
+    chat.messages.append(Message("user", "one more"))
+    chat_store.save_chat(chat)
+    chat_store.close()
+    version, names, columns = recorded(data / "chats.db")
+    assert (version, names) == (2, ["chats_and_messages", "add_note"]) and "note" in columns
+    assert len(chat_store.load_chat(chat.id).messages) == 6  # opened again: add_note is not run twice
+
+
+def test_a_migration_that_fails_leaves_the_database_as_it_was(data, monkeypatch):
+    shutil.copy(SCHEMA_1, data / "chats.db")
+    before = schema(data / "chats.db")
+
+    def broken(conn: sqlite3.Connection) -> None:
+        add_note(conn)
+        conn.execute("ALTER TABLE nowhere ADD COLUMN x TEXT")
+
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, broken])
+    with pytest.raises(UserError, match="cannot open the chats database .*no such table: nowhere"):
+        chat_store.list_chats()
+    assert schema(data / "chats.db") == before
+    with sqlite3.connect(data / "chats.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert not db.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone()
+
+
 # --- importing the JSON chats of earlier versions ------------------------------------------
 
 
@@ -210,7 +304,7 @@ def test_an_old_file_that_cannot_be_read_stays_and_is_named(data, content, probl
 @pytest.mark.parametrize("fts", [True, False])
 def test_search_finds_words_in_titles_and_messages(data, monkeypatch, fts):
     if not fts:
-        monkeypatch.setattr(chat_store, "_has_fts5", lambda conn: False)
+        monkeypatch.setattr(migrations, "_has_fts5", lambda conn: False)
     a, b = new_chat(), new_chat()
     a.messages = [Message("user", "How do rockets fly?"), Message("assistant", "Thrust and Newton's third law.")]
     b.messages = [Message("user", "Write a haiku"), Message("assistant", "Autumn moonlight, a worm digs silently")]
@@ -235,8 +329,8 @@ def test_search_finds_words_in_titles_and_messages(data, monkeypatch, fts):
 STREAM = textwrap.dedent(
     """
     import sys, time
-    from spectui.config import chat_store
-    from spectui.config.history import Message, new_chat
+    from spectui.store import chat_store
+    from spectui.store.history import Message, new_chat
     chat = new_chat()
     chat.messages = [Message("user", "count"), Message("assistant", "")]
     chat_store.save_chat(chat)
@@ -268,8 +362,8 @@ def test_kill_9_mid_answer_loses_at_most_the_round_in_flight(data):
 APPEND = textwrap.dedent(
     """
     import sys
-    from spectui.config import chat_store
-    from spectui.config.history import Message
+    from spectui.store import chat_store
+    from spectui.store.history import Message
     chat_id, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     chat = chat_store.load_chat(chat_id, last=2)
     for i in range(n):

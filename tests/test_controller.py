@@ -24,10 +24,11 @@ from spectui.chat.updates import (
     Notice,
     OutboxChanged,
 )
-from spectui.config import chat_store, history, paths
+from spectui.config import paths
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
+from spectui.store import chat_store, history
 from spectui.trace import format as trace_format
 from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession, load_recording

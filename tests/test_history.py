@@ -1,8 +1,8 @@
 """Chats in memory: titles, Markdown export without rejected text, and cutting messages
 (the store's side is in test_chat_store.py)."""
 
-from spectui.config import history
-from spectui.config.history import Chat, Message, export_markdown, make_title, new_chat
+from spectui.store import history
+from spectui.store.history import Chat, Message, export_markdown, make_title, new_chat
 
 
 def sample_chat() -> Chat:

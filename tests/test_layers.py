@@ -21,6 +21,7 @@ LAYERS = (
     ("chat",),
     ("bench", "trace", "plan"),
     ("launch",),
+    ("store",),
     ("config",),
     ("engine",),
     ("drafters",),
@@ -133,7 +134,7 @@ def test_no_import_cycle_inside_spectui():
     assert cycles(GRAPH) == []
 
 
-@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "launch", "trace", "plan", "chat"])
+@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "store", "launch", "trace", "plan", "chat"])
 def test_the_core_layers_know_no_ui(layer):
     offending = {name: sorted(deps & set(UI_LIBRARIES)) for name, deps in IMPORTS.items() if in_layer(name, layer)}
     assert {k: v for k, v in offending.items() if v} == {}

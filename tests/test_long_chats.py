@@ -11,9 +11,9 @@ import pytest
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
 
-from spectui.config import chat_store
-from spectui.config.chat_store import SHOWN
-from spectui.config.history import Message, new_chat
+from spectui.store import chat_store
+from spectui.store.chat_store import SHOWN
+from spectui.store.history import Message, new_chat
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.transcript import MOUNTED, Transcript

@@ -22,7 +22,7 @@ from spectui.chat.panel import PanelState, speedup_reading
 from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.chat.turn import Baseline, LiveTurn
 from spectui.cli.run import generate_in_thread
-from spectui.config import chat_store, history, settings
+from spectui.config import settings
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -32,6 +32,7 @@ from spectui.engine.session import Session
 from spectui.engine.stats import config_changes
 from spectui.llama.model import Model
 from spectui.llama.spec_config import SpecConfig
+from spectui.store import chat_store, history
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.messages import MemoryMeasured, SessionLoading

@@ -15,11 +15,12 @@ from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, Label, OptionList, Select, TextArea
 
 from spectui.chat.starters import BY_KEY, STARTERS
-from spectui.config import chat_store, history, presets
+from spectui.config import presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
 from spectui.llama.sampling import SamplingParams
+from spectui.store import chat_store, history
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
 from spectui.tui.screens.confirm import ConfirmScreen

@@ -9,8 +9,8 @@ import pytest
 
 from spectui.chat.inspector import NO_DATA
 from spectui.cli.export import export
-from spectui.config import chat_store
 from spectui.engine.events import Round
+from spectui.store import chat_store
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn
 from spectui.tui.app import SpecApp

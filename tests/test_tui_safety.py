@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from spectui.config import chat_store, history
 from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
+from spectui.store import chat_store, history
 from spectui.tui.app import SpecApp
 from spectui.tui.screens import chat as chat_screen
 from tests.fake_session import FakeSession

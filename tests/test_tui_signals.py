@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spectui.config import chat_store
+from spectui.store import chat_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,10 +13,10 @@ from textual.widgets import Input, Select
 
 from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline
-from spectui.config import history
 from spectui.config.settings import save_settings
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.llama.spec_config import SpecConfig
+from spectui.store import history
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
 from spectui.tui.themed import ThemedApp

@@ -15,11 +15,11 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
 from spectui.cli.chat import add_parser
-from spectui.config import chat_store, history
 from spectui.config.options import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup
 from spectui.engine.overlay import REJECTED
+from spectui.store import chat_store, history
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.widgets.chat_input import ChatInput

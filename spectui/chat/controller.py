@@ -35,7 +35,7 @@ from spectui.chat.updates import (
     StatusLine,
     Update,
 )
-from spectui.config import chat_import, chat_store, describe, history, paths, presets
+from spectui.config import describe, paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import model_name
 from spectui.config.recent import remember_models
@@ -45,6 +45,7 @@ from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages
 from spectui.errors import UserError
 from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.store import chat_import, chat_store, history
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
 

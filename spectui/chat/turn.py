@@ -9,13 +9,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from spectui.config.history import Message
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
 from spectui.engine.stats import summarize
 from spectui.engine.verdicts import summary_dict
 from spectui.llama.spec_config import SpecConfig, config_label
+from spectui.store.history import Message
 
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 

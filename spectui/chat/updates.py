@@ -11,8 +11,8 @@ from typing import Literal
 
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import LiveTurn
-from spectui.config.history import Chat, Message
 from spectui.config.setup import Setup
+from spectui.store.history import Chat, Message
 
 Severity = Literal["information", "warning", "error"]
 Span = tuple[str, str]  # (text, style): a style is a theme variable such as "$warning", or ""

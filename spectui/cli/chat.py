@@ -36,11 +36,12 @@ def has_terminal() -> bool:
 def main(args) -> int:
     if not has_terminal():  # the app would spin on a closed or piped input
         raise UserError("the chat needs a terminal (stdin and stdout); for one answer in a pipe use spectui run")
-    from spectui.config import chat_store, paths
+    from spectui.config import paths
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
     from spectui.launch.session import checked_models
     from spectui.llama.runtime import configure_logging
+    from spectui.store import chat_store
     from spectui.tui.app import SpecApp
 
     overrides = overrides_from(args)

@@ -21,7 +21,7 @@ from textual.app import App
 from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, Update
-from spectui.config import chat_store, history, paths, presets
+from spectui.config import paths, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import draft_misfit, model_name
 from spectui.config.recent import recent_models
@@ -29,6 +29,7 @@ from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.engine.resources import memory_text
 from spectui.errors import UserError
+from spectui.store import chat_store, history
 from spectui.tui.commands import SpecCommands, bindings
 from spectui.tui.messages import MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
 from spectui.tui.screens.ab import ABScreen

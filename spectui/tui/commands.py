@@ -12,7 +12,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
 from spectui.chat.controller import ChatController
-from spectui.config import chat_store, presets
+from spectui.config import presets
+from spectui.store import chat_store
 from spectui.tui.screens.chats import when
 from spectui.tui.screens.settings import FIELDS
 

@@ -20,8 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from spectui.config import chat_store
 from spectui.errors import UserError
+from spectui.store import chat_store
 from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
 from spectui.tui.widgets.keys import run_own_binding

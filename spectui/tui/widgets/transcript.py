@@ -15,8 +15,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from spectui.chat.starters import STARTERS
-from spectui.config import chat_store
-from spectui.config.history import Chat, Message
+from spectui.store import chat_store
+from spectui.store.history import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 

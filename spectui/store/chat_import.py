@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from spectui.bounded import DATA_BYTES, loads_json, read_bytes
-from spectui.config.history import ROLES, Chat, Message
 from spectui.config.paths import chats_dir, private_dir, unsaved_dirs, write_atomic
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
+from spectui.store.history import ROLES, STORED, Chat, Message
 
 FORMAT = 2  # the newest "format" of chat files (2 added `setup`)
 _ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -89,18 +89,7 @@ def write_unsaved(chat: Chat, folder: Path) -> Path:
         "updated": chat.updated,
         "preset": chat.preset,
         "setup": chat.setup,
-        "messages": [
-            {
-                "role": m.role,
-                "content": m.content,
-                "segments": m.segments,
-                "stopped": m.stopped,
-                "stats": m.stats,
-                "config": m.config,
-                "row": m.row,
-            }
-            for m in chat.messages
-        ],
+        "messages": [{**{name: getattr(m, name) for name in STORED}, "row": m.row} for m in chat.messages],
         "dropped": chat.dropped,
     }
     return write_atomic(folder / f"{UNSAVED}{chat.id}.json", json.dumps(doc, ensure_ascii=False))
@@ -201,21 +190,12 @@ def seconds(value) -> float:
 def _message(d: dict) -> Message:
     if not isinstance(d, dict):
         raise ValueError(f"a message must be an object, got {type(d).__name__}")
-    m = Message(
-        role=d["role"],
-        content=d["content"],
-        segments=[(text, kind) for text, kind in d.get("segments", [])],
-        stopped=d.get("stopped", False),
-        stats=d.get("stats", {}),
-        config=d.get("config", ""),
-    )
+    m = Message(**{name: d[name] for name in STORED if name in d or name in ("role", "content")})
+    m.segments = [(text, kind) for text, kind in m.segments]
     if m.role not in ROLES:
         raise ValueError(f"unknown role {m.role!r}")
     checks = (
-        (m.content, str),
-        (m.stopped, bool),
-        (m.stats, dict),
-        (m.config, str),
+        *((getattr(m, name), kind) for name, kind in STORED.items() if name not in ("role", "segments")),
         *((part, str) for seg in m.segments for part in seg),
     )
     for value, kind in checks:

@@ -9,7 +9,6 @@ last messages.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -19,42 +18,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from spectui.config import chat_import
-from spectui.config.history import Chat, Message, make_title
 from spectui.config.paths import data_dir, private_dir
 from spectui.errors import UserError
+from spectui.store import chat_import, columns, migrations
+from spectui.store.history import STORED, Chat, Message, make_title
 
-SCHEMA = 1  # PRAGMA user_version; bump when the tables change
 SHOWN = 40  # messages read when a chat opens (a few screens); earlier ones are read as the reader scrolls up
 BUSY_MS = 5000  # how long a writer waits for another instance's transaction
-_TABLES = """
-CREATE TABLE IF NOT EXISTS chats (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
-    preset TEXT NOT NULL, setup TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    chat TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
-    role TEXT NOT NULL, content TEXT NOT NULL, segments TEXT NOT NULL, stopped INTEGER NOT NULL,
-    stats TEXT NOT NULL, config TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS messages_by_chat ON messages(chat, id);
-"""
-_FTS = """
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(content, content='messages', content_rowid='id');
-CREATE TRIGGER IF NOT EXISTS messages_ai AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS messages_ad AFTER DELETE ON messages BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER IF NOT EXISTS messages_au AFTER UPDATE OF content ON messages BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);
-END;
-"""
-_COLUMNS = "id, role, content, segments, stopped, stats, config"
-_INSERT = "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = ", ".join(("id", *STORED))
+_INSERT = f"INSERT INTO messages (chat, {', '.join(STORED)}) VALUES ({', '.join('?' * (len(STORED) + 1))})"
+_UPDATE = f"UPDATE messages SET {', '.join(f'{name} = ?' for name in STORED)} WHERE id = ?"
 
 
 @dataclass
@@ -77,7 +50,7 @@ def db_path() -> Path:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    """Open (creating 0600) and bring the schema up to date; old JSON chats are imported."""
+    """Open (creating 0600) and bring the schema up to date (migrations.py)."""
     try:
         private_dir(path.parent)
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))  # sqlite gives its -wal/-shm files these bits
@@ -87,18 +60,11 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a killed process loses nothing committed
         conn.execute("PRAGMA foreign_keys = ON")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA:
+        try:
+            migrations.migrate(conn, path)
+        except BaseException:
             conn.close()
-            raise UserError(f"{path}: written by a newer spectui (schema {version}); upgrade spectui")
-        if version == 0:  # IF NOT EXISTS: another instance may have created them meanwhile
-            fts = _FTS if _has_fts5(conn) else ""
-            try:
-                conn.executescript(f"BEGIN IMMEDIATE; {_TABLES} {fts} PRAGMA user_version = {SCHEMA}; COMMIT;")
-            except sqlite3.Error:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+            raise
     except sqlite3.Error as e:
         raise UserError(f"cannot open the chats database {path}: {e}; move it away to start afresh") from e
     except OSError as e:
@@ -115,15 +81,6 @@ def _tighten(path: Path) -> None:
                 os.chmod(f, 0o600)
         except OSError:  # absent, or not ours to change
             pass
-
-
-def _has_fts5(conn: sqlite3.Connection) -> bool:
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
-        conn.execute("DROP TABLE temp.fts5_probe")
-    except sqlite3.OperationalError:
-        return False
-    return True
 
 
 def _db() -> sqlite3.Connection:
@@ -167,61 +124,6 @@ def _errors(doing: str) -> Iterator[None]:
         raise UserError(f"cannot {doing} in {db_path()}: {e}") from e
 
 
-def _json(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _message(row, damaged: list[str]) -> Message:
-    """A stored message; a column that cannot be read is left empty and named in `damaged`."""
-    i, role, content, segments, stopped, stats, config = row
-    m = Message(str(role), str(content), stopped=bool(stopped), config=str(config))
-    m.stats = _parsed(stats, dict, damaged, "statistics")
-    lost: list[str] = []
-    pieces = _parsed(segments, list, lost, "overlay")
-    if not lost and all(isinstance(s, list) and len(s) == 2 and all(isinstance(x, str) for x in s) for s in pieces):
-        m.segments = [(t, k) for t, k in pieces]
-    else:
-        damaged.append("overlay")
-        m.segments = [(m.content, "target")] if m.role == "assistant" and m.content else []  # its text, plain
-    m.row = i
-    return m
-
-
-def _parsed(text, kind: type, damaged: list[str], what: str):
-    """A JSON column's value, or an empty `kind` (with `what` in `damaged`) when it is not one."""
-    try:
-        value = json.loads(text)
-    except (ValueError, TypeError, RecursionError):
-        value = None
-    if not isinstance(value, kind):
-        damaged.append(what)
-        return kind()
-    return value
-
-
-_DAMAGE = {
-    "overlay": "the answers' draft overlay (their text shows plain)",
-    "statistics": "the answers' statistics",
-    "settings": "its settings (it runs on the current ones)",
-}
-
-
-def _when(value) -> float:
-    """A stored time as seconds; 0 when it is not one (NaN, infinite, text, beyond the calendar)."""
-    try:
-        return chat_import.seconds(value)
-    except (ValueError, TypeError):
-        return 0.0
-
-
-def _damage_note(chat: Chat, damaged: list[str]) -> str:
-    """What of a chat could not be read, in one line (empty when all could)."""
-    if not damaged:
-        return ""
-    parts = [_DAMAGE[d] for d in sorted(set(damaged), key=damaged.index)]
-    return f"Part of “{chat.title or chat.id}” could not be read in {db_path()}: {'; '.join(parts)}."
-
-
 # --- writing ---------------------------------------------------------------------
 
 
@@ -229,17 +131,18 @@ def _put_chat(conn: sqlite3.Connection, chat: Chat) -> None:
     """Insert or update the chat's row; a stored title stays unless it was taken from a first
     message since edited (renames go through rename_chat, and another instance's save must
     not undo one)."""
+    setup = columns.to_json(chat.setup)
     conn.execute(
         "INSERT INTO chats (id, title, created, updated, preset, setup) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(id) DO UPDATE SET title = iif(chats.title IN ('', ?), excluded.title, chats.title), "
         "updated = excluded.updated, "
         "preset = excluded.preset, setup = excluded.setup",
-        (chat.id, chat.title, chat.created, chat.updated, chat.preset, _json(chat.setup), chat.replaced_title),
+        (chat.id, chat.title, chat.created, chat.updated, chat.preset, setup, chat.replaced_title),
     )
 
 
 def _values(m: Message) -> tuple:
-    return (m.role, m.content, _json(m.segments), int(m.stopped), _json(m.stats), m.config)
+    return columns.stored(m)
 
 
 def save_chat(chat: Chat) -> None:
@@ -267,10 +170,7 @@ def save_chat(chat: Chat) -> None:
 
 
 def _update(conn: sqlite3.Connection, m: Message) -> None:
-    conn.execute(
-        "UPDATE messages SET role = ?, content = ?, segments = ?, stopped = ?, stats = ?, config = ? WHERE id = ?",
-        (*_values(m), m.row),
-    )
+    conn.execute(_UPDATE, (*_values(m), m.row))
 
 
 def save_answer(chat: Chat) -> None:
@@ -383,11 +283,11 @@ def load_chat(chat_id: str, last: int | None = None) -> Chat:
             f"SELECT {_COLUMNS} FROM messages WHERE chat = ? ORDER BY id DESC LIMIT ?", (chat_id, limit)
         ).fetchall()
     damaged: list[str] = []
-    messages = [_message(r, damaged) for r in reversed(rows)]
-    setup = _parsed(row[5], dict, damaged, "settings")
-    chat = Chat(str(row[0]), str(row[1]), _when(row[2]), _when(row[3]), messages, str(row[4]), setup)
+    messages = [columns.message(r, damaged) for r in reversed(rows)]
+    setup = columns.parsed(row[5], dict, damaged, "setup")
+    chat = Chat(str(row[0]), str(row[1]), columns.when(row[2]), columns.when(row[3]), messages, str(row[4]), setup)
     chat.earlier = total - len(messages)
-    chat.damaged = _damage_note(chat, damaged)
+    chat.damaged = columns.damage_note(chat, damaged, db_path())
     return chat
 
 
@@ -405,8 +305,8 @@ def load_earlier(chat: Chat, n: int) -> list[Message]:
             .fetchall()
         )
     damaged: list[str] = []
-    older = [_message(r, damaged) for r in reversed(rows)]
-    chat.damaged = chat.damaged or _damage_note(chat, damaged)
+    older = [columns.message(r, damaged) for r in reversed(rows)]
+    chat.damaged = chat.damaged or columns.damage_note(chat, damaged, db_path())
     chat.messages[:0] = older
     chat.earlier = max(chat.earlier - len(older), 0) if older else 0
     return older
@@ -439,7 +339,8 @@ def _summaries(where: str = "", args: tuple = ()) -> list[Summary]:
         )
         .fetchall()
     )
-    found = [Summary(str(i), str(title), _when(created), _when(updated), n) for i, title, created, updated, n in rows]
+    when = columns.when
+    found = [Summary(str(i), str(title), when(created), when(updated), n) for i, title, created, updated, n in rows]
     return sorted(found, key=lambda s: (s.updated, s.created, s.id), reverse=True)
 
 

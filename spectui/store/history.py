@@ -32,6 +32,11 @@ class Message:
     row: int | None = field(default=None, compare=False, repr=False)  # its row in the store, once saved
 
 
+# What a message stores, in order, each with its kind: every field but its row (a column each
+# in the store, a key in an unsaved file). A field added with a default is stored with no other change.
+STORED: dict[str, type] = {name: type(value) for name, value in vars(Message("", "")).items() if name != "row"}
+
+
 @dataclass
 class Chat:
     id: str
