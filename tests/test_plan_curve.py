@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from spectui.config import chat_store
-from spectui.config.history import Message, new_chat
 from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import per_type, rounds_of
 from spectui.errors import UserError
 from spectui.plan import acceptance, curve
 from spectui.plan.predict import Drafting
+from spectui.store import answers, chat_store
+from spectui.store.history import Message, new_chat
 
 RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
 pytestmark = pytest.mark.usefixtures("dirs")  # own data dir: the chat store's tests write chats
@@ -169,13 +169,13 @@ def test_saved_answers_of_another_shape_leave_the_type_to_the_calibration(stats)
 
 
 def test_the_store_gives_every_answer_with_statistics_and_plan_creates_no_database():
-    assert chat_store.answer_stats() == [] and not chat_store.db_path().exists()
+    assert answers.answer_stats() == [] and not chat_store.db_path().exists()
     chat = new_chat()
     chat.setup = {"model": "t", "model_draft": "d"}
     stats = _stats([0.5], 1, 3, 1, 1, "draft-simple")
     chat.messages = [Message("user", "hi"), Message("assistant", "yo", stats=stats, config="draft-simple n-max 3")]
     chat_store.save_chat(chat)
-    assert chat_store.answer_stats() == [({"model": "t", "model_draft": "d"}, "draft-simple n-max 3", stats)]
+    assert answers.answer_stats() == [({"model": "t", "model_draft": "d"}, "draft-simple n-max 3", stats)]
 
 
 # --- on SmolLM2 ------------------------------------------------------------------------

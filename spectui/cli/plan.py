@@ -111,10 +111,10 @@ def _memory(setup, target: Path, draft: Path | None):
 
 
 def main(args) -> int:
-    from spectui.config import chat_store
     from spectui.launch.session import checked_models
     from spectui.llama import draft_fit
     from spectui.llama.runtime import configure_logging
+    from spectui.store import answers
 
     overrides = overrides_from(args)
     if "model_draft" in overrides and "spec_type" not in overrides:
@@ -159,7 +159,7 @@ def main(args) -> int:
     c = curve.Curve.from_dict(doc["curve"])
     cal = acceptance.Calibration.from_dict(doc["calibration"])
 
-    saved = acceptance.saved(chat_store.answer_stats(), setup.model or "", setup.model_draft)
+    saved = acceptance.saved(answers.answer_stats(), setup.model or "", setup.model_draft)
     sources: dict[str, str] = {}
     positions = cal.positions
     if model_type:

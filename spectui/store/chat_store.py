@@ -395,27 +395,3 @@ def earlier_than(chat: Chat, message: Message, n: int) -> list[Message]:
     if i == 0:
         return load_earlier(chat, n)
     return chat.messages[max(i - n, 0) : i]
-
-
-def answer_stats() -> list[tuple[dict, str, dict]]:
-    """(the chat's setup, the answer's configuration label, its statistics) of every stored
-    answer with statistics, for `spectui plan`'s measured acceptance; none without a database
-    (plan never creates one)."""
-    if not db_path().is_file():
-        return []
-    with _errors("read the answers' statistics"):
-        rows = (
-            _db()
-            .execute(
-                "SELECT c.setup, m.config, m.stats FROM messages m JOIN chats c ON c.id = m.chat "
-                "WHERE m.role = 'assistant' AND m.stats != '{}'"
-            )
-            .fetchall()
-        )
-    out = []
-    for setup, config, stats in rows:
-        try:
-            out.append((json.loads(setup), config, json.loads(stats)))
-        except ValueError:
-            continue  # a row another version wrote: it only lacks its statistics here
-    return out
