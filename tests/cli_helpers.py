@@ -39,3 +39,19 @@ def run_cli(*argv: str, env: dict[str, str | None] | None = None, reached: type[
                 raise
             code = 0
     return Ran(code, out.getvalue(), err.getvalue())
+
+
+class Loaded(Exception):
+    """A command got past its checks to where the models load: its input was accepted (a test's
+    stub of the loading raises it)."""
+
+
+def refused(*argv: str, match: str = "") -> str:
+    """`spectui ARGV` ends in exit 2 with one line holding `match` (notes aside) and no traceback."""
+    r = run_cli(*argv, reached=Loaded)
+    err = r.stderr
+    lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
+    assert r.returncode == 2, (r.returncode, err)
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert match.lower() in err.lower(), err
+    return err

@@ -13,14 +13,13 @@ thresholds, Textual's styles cache emptied after each test). The Pilot helpers (
 from __future__ import annotations
 
 import gc
-import sys
 import tempfile
 
 import pytest
 from rich.console import Console
 
 from spectui.config import embedded
-from tests import model_guard
+from tests import model_guard, textual_private
 
 SMOL = "smollm2-135m-instruct-q4_1"
 
@@ -122,24 +121,12 @@ def slow_fake(setup):
 
 def pytest_configure(config):
     model_guard.install()
-    _settle_pilot_in_5_ms_windows()
+    textual_private.settle_pilot_in_5_ms_windows()
     # Textual makes garbage fast: at Python's default thresholds full collections ran often and
     # each outlasted a slow_fake round (a test acting between two rounds could miss its moment;
     # docs/performance.md has the figures). Nothing asserted depends on when garbage goes
     # (test_engine.py's heap test controls the collector itself).
     gc.set_threshold(10_000, 10, 10)
-
-
-def _settle_pilot_in_5_ms_windows() -> None:
-    """Pilot's pause() and key presses wait until the process looks idle: under 5% CPU over a
-    window of 20 ms (textual._wait), again and again while the app works. The same bar over
-    5 ms windows settles on the same state sooner (nothing asserted changes: the waits are
-    Textual's, not the tests'; docs/performance.md has the figures)."""
-    import textual._wait as wait
-
-    if hasattr(wait, "SLEEP_GRANULARITY") and hasattr(wait, "SLEEP_IDLE"):
-        wait.SLEEP_GRANULARITY = 1 / 200
-        wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20
 
 
 def pytest_collection_finish(session):
@@ -158,18 +145,7 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item):
-    _drop_dead_widgets_styles()
-
-
-def _drop_dead_widgets_styles() -> None:
-    """Textual caches StylesCache.get_inner_outer per instance (lru_cache on a method, 1024
-    entries): it keeps the styles caches of every widget of the apps the tests have closed,
-    with all their rendered lines, and every full collection of the garbage collector walks
-    them. Emptied after each test, the Pilot modules run faster (docs/performance.md)."""
-    styles_cache = sys.modules.get("textual._styles_cache")
-    get_inner_outer = getattr(getattr(styles_cache, "StylesCache", None), "get_inner_outer", None)
-    if hasattr(get_inner_outer, "cache_clear"):
-        get_inner_outer.cache_clear()
+    textual_private.drop_dead_widgets_styles()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -26,7 +26,7 @@ from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
 from spectui.store import chat_store
 from spectui.tui.commands import chat_entries
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import Loaded, refused, run_cli
 from tests.conftest import SMOL
 from tests.test_run_command import interruptible
 
@@ -34,12 +34,8 @@ FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChec
 RUN = ["run", "--preset", "smollm2"]
 
 
-class Loaded(Exception):
-    """The command got as far as loading the models: its input was accepted."""
-
-
 @pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch, smol_path):
+def user_dirs_smol_stamped(tmp_path, monkeypatch, smol_path):
     """Own config and data dirs; SmolLM2 is stamped already (smol_path), so no case hashes it."""
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
@@ -65,13 +61,6 @@ def assert_clean(code: int, err: str, want: tuple[int, ...] = (0, 2)) -> None:
     assert code in want, err
     assert "Traceback" not in err
     assert len([line for line in err.strip().splitlines() if not line.startswith("note: ")]) <= 1, err
-
-
-def refused(*argv: str, match: str = "") -> str:
-    code, err = spectui(*argv)
-    assert_clean(code, err, want=(2,))
-    assert match in err
-    return err
 
 
 # --- flags ------------------------------------------------------------------------------

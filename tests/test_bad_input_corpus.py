@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 35): every command and flag given values it must refuse, every
+"""The bad-input corpus: every command and flag given values it must refuse, every
 reader given files it must refuse (nested 100,000 deep, binary, endless, too large, wrong
 types, empty, a folder, a FIFO), and a fake llama-server on 127.0.0.1 answering wrong types
 or failing part way through its stream (exit 1, or 2 where it is no llama-server).
@@ -39,7 +39,7 @@ from spectui.config.settings import DEFAULTS, load_settings
 from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
 from spectui.launch import session as launch_session
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import Loaded, refused, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "tests" / "data" / "smollm2_turn.jsonl"
@@ -47,12 +47,8 @@ REAL = {"open_session": run_command.open_session, "checked_models": launch_sessi
 HAS_TERMINAL = chat_command.has_terminal
 
 
-class Loaded(Exception):
-    """The command got past its checks to where the models load: its input was accepted."""
-
-
 @pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch):
+def user_dirs_loading_stubbed(tmp_path, monkeypatch):
     """Own config and data dirs; the model loading of run, bench and chat replaced by Loaded."""
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
@@ -66,17 +62,6 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setattr(launch_session, "checked_models", loaded)
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     return tmp_path
-
-
-def refused(*argv: str, match: str = "") -> str:
-    """`spectui ARGV` ends in exit 2 with one line holding `match` (notes aside) and no traceback."""
-    r = run_cli(*argv, reached=Loaded)
-    err = r.stderr
-    lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
-    assert r.returncode == 2, (r.returncode, err)
-    assert "Traceback" not in err and len(lines) == 1, err
-    assert match.lower() in err.lower(), err
-    return err
 
 
 # --- flags: every number out of range, every value empty, for run, chat, bench and plan --

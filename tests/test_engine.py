@@ -61,15 +61,15 @@ TYPES = [
 
 
 @pytest.fixture(scope="module")
-def session(smol):
+def greedy_session(smol):
     s = Session(smol, smol, ContextParams(n_ctx=2048), spec=SpecConfig(), sampling=GREEDY)
     yield s
     s.close()
 
 
-def run(session, spec, messages=REWRITE, n=128, **kw):
-    session.configure(spec)
-    return list(session.generate(messages=messages, limits=GenerationLimits(n_predict=n, **kw)))
+def run(greedy_session, spec, messages=REWRITE, n=128, **kw):
+    greedy_session.configure(spec)
+    return list(greedy_session.generate(messages=messages, limits=GenerationLimits(n_predict=n, **kw)))
 
 
 def rounds(events):
@@ -90,8 +90,8 @@ def fresh_logits(model: Model, tokens: list[int]) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def baseline(session):
-    return run(session, SpecConfig())
+def baseline(greedy_session):
+    return run(greedy_session, SpecConfig())
 
 
 def test_status_says_whether_llama_cpp_takes_every_core(smol):
@@ -121,8 +121,8 @@ def test_baseline_event_sequence(baseline):
 
 
 @pytest.mark.parametrize("spec_type", TYPES)
-def test_greedy_agreement_with_baseline(session, smol, baseline, spec_type):
-    events = run(session, SpecConfig(types=parse_types(spec_type), draft_n_max=16))
+def test_greedy_agreement_with_baseline(greedy_session, smol, baseline, spec_type):
+    events = run(greedy_session, SpecConfig(types=parse_types(spec_type), draft_n_max=16))
     assert sum(r.n_drafted for r in rounds(events)) > 0, "this prompt should make every type draft"
     assert_agrees(smol, end(events).tokens, end(baseline).tokens)
 
@@ -139,7 +139,7 @@ def assert_agrees(smol, got, want):
     assert abs(float(logits[a]) - float(logits[b])) < 0.5, f"diverged at {i}: near-tie expected"
 
 
-def test_a_draft_taken_whole_catches_up_in_its_next_first_decode(session, monkeypatch):
+def test_a_draft_taken_whole_catches_up_in_its_next_first_decode(greedy_session, monkeypatch):
     """After the target takes a whole draft, the draft cache lacks only that draft's last
     token: the next round decodes it in one batch with id_last, so drafting k tokens costs
     the draft model k decodes, not k + 1."""
@@ -149,14 +149,14 @@ def test_a_draft_taken_whole_catches_up_in_its_next_first_decode(session, monkey
     real = llama_cpp.llama_decode
 
     def counting(ctx, batch):
-        if ctx is session.draft_ctx.ptr:
+        if ctx is greedy_session.draft_ctx.ptr:
             batches.append(batch.n_tokens)
         return real(ctx, batch)
 
     monkeypatch.setattr(llama_cpp, "llama_decode", counting)
-    session.configure(SpecConfig(types=parse_types("draft-simple"), draft_n_max=3))
+    greedy_session.configure(SpecConfig(types=parse_types("draft-simple"), draft_n_max=3))
     checked, whole = 0, False
-    for e in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=96)):
+    for e in greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=96)):
         if not isinstance(e, Round):
             continue
         if whole and e.drafted:
@@ -202,13 +202,13 @@ def test_auto_takes_ngram_drafts_up_to_their_own_sizes_not_n_max(smol, baseline)
     assert_agrees(smol, end(events).tokens, end(baseline).tokens)
 
 
-def test_every_token_is_the_argmax_of_its_verify_row(session):
-    session.configure(SpecConfig(types=("draft-simple",), draft_n_max=4))
-    session.keep_logits = True
+def test_every_token_is_the_argmax_of_its_verify_row(greedy_session):
+    greedy_session.configure(SpecConfig(types=("draft-simple",), draft_n_max=4))
+    greedy_session.keep_logits = True
     n_checked = 0
-    for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)):
+    for ev in greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)):
         if isinstance(ev, Round):
-            rows = session.last_logits
+            rows = greedy_session.last_logits
             assert rows.shape[0] == ev.n_drafted + 1
             for i, tok in enumerate(ev.tokens):
                 assert tok.id == int(np.argmax(rows[i]))
@@ -216,32 +216,32 @@ def test_every_token_is_the_argmax_of_its_verify_row(session):
             # a rejected draft token is not the argmax of its row
             if ev.rejected:
                 assert ev.rejected[0] != int(np.argmax(rows[ev.n_accepted]))
-    session.keep_logits = False
+    greedy_session.keep_logits = False
     assert n_checked >= 40
 
 
 @pytest.mark.parametrize("spec_type", ["draft-simple", "ngram-simple"])
-def test_the_greedy_fast_path_verifies_as_the_reference_path_does(session, spec_type):
+def test_the_greedy_fast_path_verifies_as_the_reference_path_does(greedy_session, spec_type):
     """Greedy reads each verify row's argmax in place; keep_logits takes the reference path
     (probs and verify_match on the copied rows). Both must run the same rounds."""
     spec = SpecConfig(types=(spec_type,), draft_n_max=4, ngram_simple_size_n=3, ngram_simple_size_m=8)
     runs = []
     for keep in (False, True):
-        session.reset()
-        session.configure(spec)
-        session.keep_logits = keep
+        greedy_session.reset()
+        greedy_session.configure(spec)
+        greedy_session.keep_logits = keep
         runs.append(
             [
                 (r.drafted, r.n_accepted, tuple(t.id for t in r.tokens))
-                for r in rounds(session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)))
+                for r in rounds(greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=48)))
             ]
         )
-    session.keep_logits = False
+    greedy_session.keep_logits = False
     assert runs[0] == runs[1] and sum(n for _, n, _ in runs[0]) > 0
 
 
-def test_sources_and_overlay_fields(session):
-    events = run(session, SpecConfig(types=("ngram-simple",), draft_n_max=16), n=96)
+def test_sources_and_overlay_fields(greedy_session):
+    events = run(greedy_session, SpecConfig(types=("ngram-simple",), draft_n_max=16), n=96)
     rs = rounds(events)
     ngram = [t for r in rs for t in r.tokens[: r.n_accepted]]
     assert ngram and all(t.source == Source.NGRAM for t in ngram)
@@ -260,12 +260,12 @@ def test_sources_and_overlay_fields(session):
     assert end(events).text.startswith("".join(t.piece for r in rs for t in r.tokens))  # the overlay is the answer
 
 
-def test_a_draft_past_the_end_of_the_answer_is_neither_drafted_nor_accepted(session):
+def test_a_draft_past_the_end_of_the_answer_is_neither_drafted_nor_accepted(greedy_session):
     """SmolLM2 drafting for itself drafts the end of generation too, and the target accepts
     it: the last round reports its draft up to the end, so every round's accepted count is
     the draft tokens it put in the answer (llama.cpp would count the end token as well)."""
     short = [{"role": "user", "content": "Say hello in three words."}]
-    events = run(session, SpecConfig(types=("draft-simple",), draft_n_max=8), messages=short, n=64)
+    events = run(greedy_session, SpecConfig(types=("draft-simple",), draft_n_max=8), messages=short, n=64)
     assert end(events).stop_reason == StopReason.EOS
     rs = rounds(events)
     for r in rs:
@@ -275,15 +275,15 @@ def test_a_draft_past_the_end_of_the_answer_is_neither_drafted_nor_accepted(sess
     assert len(last.tokens) == last.n_accepted  # the end token was drafted: no target token after it
 
 
-def test_live_change_mid_answer_is_attributed_to_the_new_type(session):
+def test_live_change_mid_answer_is_attributed_to_the_new_type(greedy_session):
     seen = []
     switched_at = None
-    session.configure(SpecConfig(types=("draft-simple",), draft_n_max=2))
-    for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=80)):
+    greedy_session.configure(SpecConfig(types=("draft-simple",), draft_n_max=2))
+    for ev in greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=80)):
         if isinstance(ev, Round):
             seen.append(ev)
             if len(seen) == 5:
-                session.configure(SpecConfig(types=("ngram-simple",), draft_n_max=12))
+                greedy_session.configure(SpecConfig(types=("ngram-simple",), draft_n_max=12))
                 switched_at = len(seen)
     before, after = seen[:switched_at], seen[switched_at:]
     assert after, "the answer should go on after the switch"
@@ -296,22 +296,22 @@ def test_live_change_mid_answer_is_attributed_to_the_new_type(session):
     )
 
 
-def test_cancel_then_new_turn_reuses_prefix_and_is_correct(session, baseline):
-    session.configure(SpecConfig(types=("draft-simple",), draft_n_max=3))
+def test_cancel_then_new_turn_reuses_prefix_and_is_correct(greedy_session, baseline):
+    greedy_session.configure(SpecConfig(types=("draft-simple",), draft_n_max=3))
     events = []
-    for ev in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=64)):
+    for ev in greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=64)):
         events.append(ev)
         if isinstance(ev, Round) and ev.index == 2:
-            session.cancel()
+            greedy_session.cancel()
     assert end(events).stop_reason == StopReason.CANCELLED
     assert len(rounds(events)) == 3
-    again = run(session, SpecConfig(types=("draft-simple",), draft_n_max=3))
+    again = run(greedy_session, SpecConfig(types=("draft-simple",), draft_n_max=3))
     start = again[0]
     assert start.n_prompt_decoded < start.n_prompt / 4  # the prompt stayed in the cache
     assert end(again).tokens[:32] == end(baseline).tokens[:32]
 
 
-def test_a_turn_runs_with_the_heap_frozen(session):
+def test_a_turn_runs_with_the_heap_frozen(greedy_session):
     """engine/heap.py: a full collection during a turn skips what existed before it (here a
     garbage cycle stays uncollected), and the heap is handed back when the turn ends or its
     consumer stops early."""
@@ -326,14 +326,14 @@ def test_a_turn_runs_with_the_heap_frozen(session):
         ref = weakref.ref(node)
         del node
         alive = []
-        for _ in session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=4)):
+        for _ in greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=4)):
             gc.collect()
             alive.append(ref() is not None)
         assert alive and all(alive)
         assert gc.get_freeze_count() == 0
         gc.collect()
         assert ref() is None
-        turn = session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=4))
+        turn = greedy_session.generate(messages=REWRITE, limits=GenerationLimits(n_predict=4))
         next(turn)
         assert gc.get_freeze_count() > 0
         turn.close()

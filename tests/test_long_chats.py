@@ -4,12 +4,9 @@ turn and memory do not grow with the chat). Counts, not timings: see benchmarks/
 
 from __future__ import annotations
 
-import gc
 import sqlite3
 
 import pytest
-from textual._styles_cache import StylesCache
-from textual.widget import Widget
 
 from spectui.store import chat_store
 from spectui.store.chat_store import SHOWN
@@ -17,6 +14,7 @@ from spectui.store.history import Message, new_chat
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.transcript import MOUNTED, Transcript
+from tests.textual_private import orphaned_styles_with_lines
 from tests.tui_helpers import answered, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
@@ -79,9 +77,7 @@ async def test_a_long_session_keeps_at_most_mounted_widgets(fake, setup):
         assert mounted(app)[-2].message.content == f"q{MOUNTED // 2 + 4}"
         assert app.query_one(Transcript).query("#earlier")
         assert len(app.controller.chat.messages) == MOUNTED + 10  # every message kept, and stored
-        gc.collect()
-        owned = {id(w._styles_cache) for w in gc.get_objects() if isinstance(w, Widget)}
-        kept = [c for c in gc.get_objects() if isinstance(c, StylesCache) and c._cache and id(c) not in owned]
+        kept = orphaned_styles_with_lines()
         # Textual's lru_cache keeps unmounted widgets' caches: the 20 messages unmounted hold no lines
         # (a notice elsewhere in the app may)
         assert len(kept) <= 2, kept

@@ -24,6 +24,7 @@ from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
 from spectui.trace import format as trace_format
 from tests.test_run_command import PROMPT, spectui
+from tests.textual_private import notices
 
 REPO = Path(__file__).resolve().parent.parent
 GREEDY = SamplingParams(temp=0.0)
@@ -332,7 +333,7 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
             assert "draft" in {kind for _, kind in message.segments}
             assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft on the server"
             await pilot.press("ctrl+up")  # n-max: fixed by the server
-            assert any("fixes its speculation" in n.message for n in app._notifications)
+            assert any("fixes its speculation" in n.message for n in notices(app))
             assert session.spec.draft_n_max == 3
             await pilot.press("f2")
             screen = app.screen

@@ -9,7 +9,7 @@ from spectui.errors import UserError
 
 
 @pytest.fixture(autouse=True)
-def config(tmp_path, monkeypatch):
+def config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "cfg"))
     return tmp_path / "cfg"
 
@@ -18,13 +18,13 @@ def test_no_file_gives_defaults():
     assert load_settings() == (DEFAULTS, None)
 
 
-def test_round_trip(config):
+def test_round_trip(config_dir):
     path = save_settings({"theme": "spectui-cb", "show_rejected": False})
-    assert path == config / "settings.toml"
+    assert path == config_dir / "settings.toml"
     settings, message = load_settings()
     assert message is None
     assert settings == DEFAULTS | {"theme": "spectui-cb", "show_rejected": False}
-    assert [p.name for p in config.iterdir()] == ["settings.toml"]  # no temp file left
+    assert [p.name for p in config_dir.iterdir()] == ["settings.toml"]  # no temp file left
 
 
 def test_save_rejects_unknown_keys_and_wrong_types():
@@ -48,17 +48,17 @@ def test_failed_save_keeps_the_old_file(monkeypatch):
     assert [p.name for p in settings_path().parent.iterdir()] == ["settings.toml"]
 
 
-def test_syntax_error_gives_defaults_and_names_file_and_line(config):
-    config.mkdir()
-    (config / "settings.toml").write_text('theme = "spectui-cb"\nshow_panel = tru\n')
+def test_syntax_error_gives_defaults_and_names_file_and_line(config_dir):
+    config_dir.mkdir()
+    (config_dir / "settings.toml").write_text('theme = "spectui-cb"\nshow_panel = tru\n')
     settings, message = load_settings()
     assert settings == DEFAULTS
-    assert str(config / "settings.toml") in message and "line 2" in message
+    assert str(config_dir / "settings.toml") in message and "line 2" in message
 
 
-def test_bad_keys_are_ignored_and_the_rest_kept(config):
-    config.mkdir()
-    (config / "settings.toml").write_text(
+def test_bad_keys_are_ignored_and_the_rest_kept(config_dir):
+    config_dir.mkdir()
+    (config_dir / "settings.toml").write_text(
         'theme = "spectui-cb"\nshow_panel = "no"\nfont = "big"\nshow_overlay = false\n'
     )
     settings, message = load_settings()

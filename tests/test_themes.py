@@ -21,13 +21,13 @@ SHIPPED = ("spectui-dark", "spectui-light", "spectui-cb")
 
 
 @pytest.fixture(autouse=True)
-def config(tmp_path, monkeypatch):
+def config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path))
     return tmp_path
 
 
-def user_theme(config, filename, text):
-    d = config / "themes"
+def user_theme(config_dir, filename, text):
+    d = config_dir / "themes"
     d.mkdir(exist_ok=True)
     (d / filename).write_text(text, encoding="utf-8")
 
@@ -110,9 +110,9 @@ spec-draft = "#00ff00"
         ('name = "x"\nsecondary = "#112233"\n', "missing key 'primary'"),
     ],
 )
-def test_broken_user_theme_is_reported_by_file_and_skipped(config, text, problem):
-    user_theme(config, "broken.toml", text)
-    user_theme(config, "good.toml", GOOD)
+def test_broken_user_theme_is_reported_by_file_and_skipped(config_dir, text, problem):
+    user_theme(config_dir, "broken.toml", text)
+    user_theme(config_dir, "good.toml", GOOD)
     themes, problems = by_name()
     assert len(problems) == 1
     assert "broken.toml" in problems[0] and problem in problems[0]
@@ -120,15 +120,15 @@ def test_broken_user_theme_is_reported_by_file_and_skipped(config, text, problem
     assert "mine" in themes and set(SHIPPED) <= set(themes)
 
 
-def test_syntax_error_message_names_the_line(config):
-    user_theme(config, "broken.toml", 'name = "x"\n\nprimary = #112233\n')
+def test_syntax_error_message_names_the_line(config_dir):
+    user_theme(config_dir, "broken.toml", 'name = "x"\n\nprimary = #112233\n')
     _, problems = by_name()
     assert "line 3" in problems[0]
 
 
-def test_user_theme_overrides_shipped_one_by_name(config):
+def test_user_theme_overrides_shipped_one_by_name(config_dir):
     user_theme(
-        config, "my-dark.toml", 'name = "spectui-dark"\nprimary = "#123456"\n[variables]\nspec-draft = "#0000ff"\n'
+        config_dir, "my-dark.toml", 'name = "spectui-dark"\nprimary = "#123456"\n[variables]\nspec-draft = "#0000ff"\n'
     )
     themes, problems = load_themes()
     assert problems == []
@@ -137,8 +137,8 @@ def test_user_theme_overrides_shipped_one_by_name(config):
     assert dark[0].variables["spec-draft"] == "#0000ff"
 
 
-def test_user_theme_without_overlay_variables_gets_defaults(config):
-    user_theme(config, "plain.toml", 'primary = "#123456"\ndark = false\n')
+def test_user_theme_without_overlay_variables_gets_defaults(config_dir):
+    user_theme(config_dir, "plain.toml", 'primary = "#123456"\ndark = false\n')
     themes, problems = by_name()
     assert problems == []
     plain = themes["plain"]  # name defaults to the file name

@@ -42,6 +42,7 @@ from spectui.tui.widgets.message import CHUNK_CHARS, AnswerChunk, AssistantMessa
 from spectui.tui.widgets.overlay import selected_answer, shown_content, slice_segments, split_point, visible
 from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip, render, rolling_tok_per_s, sparkline
 from tests.fake_session import FakeSession
+from tests.textual_private import notices
 from tests.tui_helpers import (
     LONG,
     REJECTED_TEXT,
@@ -302,7 +303,7 @@ async def test_resumed_chat_views_copy_and_export(fake, setup, dirs):
         await app.run_action("copy_answer", app.chat_screen)
         assert app.clipboard == chat.messages[-1].content
         await pilot.pause()
-        assert any(n.message.startswith("Sent the last answer") and "OSC 52" in n.message for n in app._notifications)
+        assert any(n.message.startswith("Sent the last answer") and "OSC 52" in n.message for n in notices(app))
 
         await pilot.press("ctrl+s")
         text = (dirs / f"spectui-chat-{chat.id}.md").read_text()
@@ -441,7 +442,7 @@ async def test_theme_persists_and_broken_theme_files_notify(fake, setup, dirs):
     (themes / "broken.toml").write_text("name = 'broken'\nprimary = 'not a colour'\n")
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert any("broken.toml" in n.message for n in app._notifications)
+        assert any("broken.toml" in n.message for n in notices(app))
         assert app.theme == "spectui-dark"
         await pilot.press("f8")
         chosen = app.theme
@@ -498,14 +499,14 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
         app.controller.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
         await pilot.pause()
         assert app.controller.session is fresh
-        assert any("no-such-preset" in n.message for n in app._notifications)
+        assert any("no-such-preset" in n.message for n in notices(app))
         app.controller.load_preset("smollm2")
         await until(
             pilot, lambda: app.controller.session is not None and app.controller.session is not fresh, timeout=120
         )
         assert app.controller.setup.n_predict == 7 and app.controller.setup.temp == 0  # kept from the command line
         assert app.controller.session.spec.label == "draft-simple"  # the preset's, not the flag's
-        assert any(n.message.startswith("Preset smollm2: ") for n in app._notifications)
+        assert any(n.message.startswith("Preset smollm2: ") for n in notices(app))
         assert app.chat_screen.title.startswith("draft-simple")
         app.controller.close()
 
@@ -723,7 +724,7 @@ def test_with_the_overlay_off_a_long_code_line_wraps_and_loses_nothing():
     async def run():
         from textual.app import App
         from textual.widgets import Label
-        from textual.widgets._markdown import MarkdownFence
+        from textual.widgets.markdown import MarkdownFence
 
         class Host(App):
             def get_theme_variable_defaults(self):  # as SpecApp provides them

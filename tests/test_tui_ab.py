@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from textual.color import Color
 from textual.widgets import Footer, Input, Select, Static
-from textual.widgets._select import SelectCurrent
 
 from spectui.engine.ab import compare
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
@@ -24,6 +23,7 @@ from spectui.tui.widgets.stats_panel import compact
 from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession
 from tests.test_tui_snapshots import recorded
+from tests.textual_private import notices
 from tests.tui_helpers import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
@@ -94,7 +94,7 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
         await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 1)
         await pilot.press("f2")  # the chat is answering: refused
         assert not isinstance(app.screen, ABScreen)
-        assert any("Stop the answer first" in n.message for n in app._notifications)
+        assert any("Stop the answer first" in n.message for n in notices(app))
         await pilot.press("escape")
         await until(pilot, lambda: not app.controller.generating)
 
@@ -103,7 +103,7 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
         screen.panes[1].query_one(Input).value = "99"
         screen.query_one("#ab-prompt", Input).value = LONG
         await pilot.press("enter")  # an invalid n-max: refused with the reason
-        assert not screen.running and any("B: draft n-max" in n.message for n in app._notifications)
+        assert not screen.running and any("B: draft n-max" in n.message for n in notices(app))
         screen.panes[1].query_one(Input).value = "3"
 
         await run_ab(pilot, screen, LONG)
@@ -113,7 +113,7 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
         assert (slow_fake.spec, len(app.controller.chat.messages)) == before and not app.controller.generating
         app.controller.set_spec_type("none")  # as the command palette would: refused
         await pilot.pause()
-        assert any("A/B view uses the models" in n.message for n in app._notifications) and slow_fake.spec == before[0]
+        assert any("A/B view uses the models" in n.message for n in notices(app)) and slow_fake.spec == before[0]
         await pilot.press("escape")  # stops A; B never starts
         await until(pilot, lambda: not screen.running)
         assert screen.panes[0].turn.end.stop_reason == StopReason.CANCELLED and screen.panes[1].turn is None
@@ -185,7 +185,7 @@ def ring(widget) -> Color | None:
     """The colour that marks a control: its left frame, else (a frameless control on a short
     screen) its background."""
     if isinstance(widget, Select):
-        widget = widget.query_one(SelectCurrent)
+        widget = widget.query_one("SelectCurrent")  # by type name: Textual does not export the class
     kind, colour = widget.styles.border_left
     return colour if kind not in ("", "none", "blank") else widget.styles.background
 

@@ -33,6 +33,7 @@ from spectui.tui.widgets.message import AnswerChunk, AssistantMessage, UserMessa
 from spectui.tui.widgets.overlay import selected_answer, shown_content, visible
 from spectui.tui.widgets.queue import Outbox
 from tests.fake_session import NAME, FakeSession, load_recording
+from tests.textual_private import notices
 from tests.tui_helpers import (
     LONG,
     SHORT,
@@ -250,7 +251,7 @@ async def test_a_pair_that_does_not_fit_is_refused_and_the_old_pair_keeps_answer
         assert app.controller.loading
         await until(pilot, lambda: not app.controller.loading, timeout=120)
         assert app.controller.session is fresh
-        assert any("cannot draft for target" in n.message for n in app._notifications)
+        assert any("cannot draft for target" in n.message for n in notices(app))
         assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft SmolLM2 135M Instruct Q4_1"
         await send(pilot, app, SHORT)
         await answered(pilot, app)
@@ -280,7 +281,7 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
         status = app.controller.session.status()
         assert status.draft is None and app.controller.setup.model == gguf and app.controller.setup.model_draft is None
         assert app.controller.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
-        assert any("speculating with ngram-mod" in n.message for n in app._notifications)
+        assert any("speculating with ngram-mod" in n.message for n in notices(app))
         assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 (no draft model)"
         assert recent_models() == [gguf]
         app.controller.close()
@@ -431,7 +432,7 @@ async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(
         assert fake.sampling.temp == 0.5 and app.controller.setup.n_predict == 9 and not app.controller.loading
         app.controller.open_chat(gone.id)
         await until(pilot, lambda: app.controller.chat.id == gone.id)
-        await until(pilot, lambda: any("which is gone" in n.message for n in app._notifications))
+        await until(pilot, lambda: any("which is gone" in n.message for n in notices(app)))
         assert app.controller.session is fake and not app.controller.loading
 
 

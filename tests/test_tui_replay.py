@@ -26,6 +26,7 @@ from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.conftest import SMOL
 from tests.fake_session import FakeSession, load_trace
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+from tests.textual_private import notices
 from tests.tui_helpers import chat_args, resolved, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
@@ -299,7 +300,7 @@ async def test_the_ab_view_saves_both_sides_in_one_trace_in_the_data_folder_and_
         [saved] = paths.traces_dir().glob("spectui-ab-*.jsonl")
         # where the README says (the data folder, SPECTUI_DATA_DIR here), and the notice says where
         assert saved.is_relative_to(dirs / "data") and not list(dirs.glob("spectui-ab-*"))
-        said = [n.message for n in app._notifications if n.title == "Saved the A/B trace"]
+        said = [n.message for n in notices(app) if n.title == "Saved the A/B trace"]
         assert said == [f"{saved}\nreplay it with: spectui replay {saved}"]
     trace = trace_format.read(saved)
     assert [t.side for t in trace.turns] == ["A", "B"] and trace.is_ab

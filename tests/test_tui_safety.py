@@ -21,6 +21,7 @@ from spectui.store import chat_store, history
 from spectui.tui.app import SpecApp
 from spectui.tui.screens import chat as chat_screen
 from tests.fake_session import FakeSession
+from tests.textual_private import notices
 from tests.tui_helpers import LONG, answered, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
@@ -42,15 +43,15 @@ async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
         await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
         await pilot.press("ctrl+c")
         await answered(pilot, app)
-        assert app.controller.turn.end.stop_reason == StopReason.CANCELLED and not app._exit
+        assert app.controller.turn.end.stop_reason == StopReason.CANCELLED and app.return_code is None
         await pilot.pause(0.7)  # a while later, one press only warns
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert not app._exit
-        assert any("ctrl+c again to quit" in n.message for n in app._notifications)
+        assert app.return_code is None
+        assert any("ctrl+c again to quit" in n.message for n in notices(app))
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert app._exit
+        assert app.return_code is not None
     saved = chat_store.load_chat(app.controller.chat.id).messages
     assert saved[-1].stopped and saved[-1].content == app.controller.chat.messages[-1].content != ""
 
@@ -69,7 +70,7 @@ async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
         [row] = app.screen.query_one(OptionList).options  # the only entry: the unreadable file, and why
         assert row.disabled and "unreadable: bad.json" in str(row.prompt) and "not a time" in str(row.prompt)
         await pilot.press("enter")
-        assert not app._exit
+        assert app.return_code is None
 
 
 KILLED = """
@@ -125,7 +126,7 @@ async def test_quitting_with_unsaved_turns_keeps_them_in_a_file_and_exits_1(dirs
         await send(pilot, app, "and this too")
         await answered(pilot, app)
         assert app.controller.unsaved
-        assert any("Chat not saved" in n.title for n in app._notifications)
+        assert any("Chat not saved" in n.title for n in notices(app))
     monkeypatch.setattr(SpecApp, "run", lambda self: None)
     assert app.run_reporting() == 1
     kept = dirs / f"spectui-unsaved-{app.controller.chat.id}.md"
@@ -173,5 +174,5 @@ async def test_a_chat_opened_with_unreadable_parts_says_so(dirs, fake, setup):
     app = SpecApp(setup, session=fake, chat=chat_store.latest_chat(last=chat_store.SHOWN))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        assert any(n.title == "Chat partly unreadable" and "overlay" in n.message for n in app._notifications)
+        assert any(n.title == "Chat partly unreadable" and "overlay" in n.message for n in notices(app))
         assert "zebraword" in app.export_screenshot()  # the message shows, as plain text

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data
 
 
 @pytest.fixture
-def session(setup):
+def instant_fake(setup):
     """Here, no model: the recorded answer, replayed at once (conftest.py's setup, -n 48)."""
     return FakeSession(spec=setup.spec)
 
@@ -81,18 +81,18 @@ async def steady(pilot) -> None:
     pilot.app.query_one(ChatInput).cursor_blink = False
 
 
-def test_saved_chat_overlay(snap_compare, session, setup):
-    assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
+def test_saved_chat_overlay(snap_compare, instant_fake, setup):
+    assert snap_compare(SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
-def test_saved_chat_rejected_hidden(snap_compare, session, setup):
+def test_saved_chat_rejected_hidden(snap_compare, instant_fake, setup):
     save_settings({"show_rejected": False})
-    assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
+    assert snap_compare(SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
-def test_saved_chat_markdown_without_panel(snap_compare, session, setup):
+def test_saved_chat_markdown_without_panel(snap_compare, instant_fake, setup):
     save_settings({"show_overlay": False, "show_panel": False})
-    assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
+    assert snap_compare(SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
 def rejected_newlines_chat() -> history.Chat:
@@ -128,13 +128,13 @@ def rejected_newlines_chat() -> history.Chat:
     return chat
 
 
-def test_saved_chat_rejected_newlines(snap_compare, session, setup):
+def test_saved_chat_rejected_newlines(snap_compare, instant_fake, setup):
     chat = rejected_newlines_chat()
-    assert snap_compare(SpecApp(setup, session=session, chat=chat), terminal_size=SIZE, run_before=steady)
+    assert snap_compare(SpecApp(setup, session=instant_fake, chat=chat), terminal_size=SIZE, run_before=steady)
 
 
-def test_help_screen(snap_compare, session, setup):
-    assert snap_compare(SpecApp(setup, session=session), press=["f1"], terminal_size=SIZE, run_before=steady)
+def test_help_screen(snap_compare, instant_fake, setup):
+    assert snap_compare(SpecApp(setup, session=instant_fake), press=["f1"], terminal_size=SIZE, run_before=steady)
 
 
 # A recorded A/B run: the same answer, per token with spec type none (A) and in draft-simple
@@ -210,27 +210,29 @@ async def replay_ab(pilot) -> None:
         await pilot.pause()
 
 
-def test_ab_screen_recorded_run(snap_compare, session, setup):
-    assert snap_compare(SpecApp(setup, session=session), terminal_size=(140, 40), run_before=replay_ab)
+def test_ab_screen_recorded_run(snap_compare, instant_fake, setup):
+    assert snap_compare(SpecApp(setup, session=instant_fake), terminal_size=(140, 40), run_before=replay_ab)
 
 
-def test_ab_screen_recorded_run_80x24(snap_compare, session, setup):
+def test_ab_screen_recorded_run_80x24(snap_compare, instant_fake, setup):
     """Below 100 columns and 30 rows the sides stack, compact: both answers show text."""
-    assert snap_compare(SpecApp(setup, session=session), terminal_size=(80, 24), run_before=replay_ab)
+    assert snap_compare(SpecApp(setup, session=instant_fake), terminal_size=(80, 24), run_before=replay_ab)
 
 
-def test_saved_chat_narrow_80x24(snap_compare, session, setup):
+def test_saved_chat_narrow_80x24(snap_compare, instant_fake, setup):
     """Below 100 columns the panel is a status line; nothing is cut off."""
-    assert snap_compare(SpecApp(setup, session=session, chat=saved_chat()), terminal_size=(80, 24), run_before=steady)
+    assert snap_compare(
+        SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=(80, 24), run_before=steady
+    )
 
 
-def test_settings_screen(snap_compare, session, setup):
-    assert snap_compare(SpecApp(setup, session=session), press=["f10"], terminal_size=SIZE, run_before=steady)
+def test_settings_screen(snap_compare, instant_fake, setup):
+    assert snap_compare(SpecApp(setup, session=instant_fake), press=["f10"], terminal_size=SIZE, run_before=steady)
 
 
-def test_empty_chat_offers_starters(snap_compare, session, setup):
+def test_empty_chat_offers_starters(snap_compare, instant_fake, setup):
     """The welcome card: the legend and the three starter prompts, one key each."""
-    assert snap_compare(SpecApp(setup, session=session), terminal_size=SIZE, run_before=steady)
+    assert snap_compare(SpecApp(setup, session=instant_fake), terminal_size=SIZE, run_before=steady)
 
 
 class PanelApp(ThemedApp):

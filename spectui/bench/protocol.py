@@ -148,8 +148,7 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
 
 def rotated(configs: list[Config], k: int) -> list[Config]:
     """The order of one prompt's runs, shifted by one from prompt to prompt: the first run
-    after a change of prompt measures a few percent faster here, so no configuration may
-    always be first."""
+    after a change of prompt measures faster (docs/performance.md), so none is always first."""
     k %= len(configs)
     return configs[k:] + configs[:k]
 

@@ -152,11 +152,11 @@ class Transcript(VerticalScroll):
         await self._unmount([w for w in self.children if id(getattr(w, "message", None)) in ids])
 
     async def _unmount(self, widgets: Sequence[Widget]) -> None:
-        """Remove widgets, first dropping their rendered lines: Textual's StylesCache.get_inner_outer
-        is an lru_cache(1024) keyed by the cache, so a removed widget's lines outlived it (RSS grew per turn)."""
+        """Remove widgets, first dropping their rendered lines (refresh() empties a widget's styles
+        cache): Textual's lru_cache on StylesCache.get_inner_outer keeps a removed widget's cache alive."""
         for w in widgets:
             for each in (w, *w.walk_children(Widget)):
-                each._styles_cache.clear()
+                each.refresh()
         await self.remove_children(widgets)
 
     def follow(self) -> None:
