@@ -15,8 +15,8 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
 from spectui.cli.chat import add_parser
+from spectui.cli.options import overrides_from
 from spectui.config import chat_store, history
-from spectui.config.options import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup
 from spectui.engine.overlay import REJECTED
