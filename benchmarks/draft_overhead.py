@@ -28,7 +28,7 @@ from spectui.engine.events import Round
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import summarize
 from spectui.launch.session import open_session
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.spec_config import SpecConfig, parse_types
 
 
 def _turn(session, spec_type: str, n_max: int, question: str, n: int) -> tuple[float, float, float | None]:

@@ -23,7 +23,7 @@ from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 CODE = "\n".join(
     f"def handler_{i}(request):\n    value = request.get('field_{i}')\n    if value is None:\n"

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui.cli.progress import ConsoleReport
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET, resolve_model
 from spectui.config.setup import Setup
 from spectui.engine.resources import process_rss
@@ -103,7 +104,7 @@ def main() -> None:
     ap.add_argument("-ngl", type=int, default=0, help="layers on a GPU for both (default 0: the CPU)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one -c, JSON out
     args = ap.parse_args()
-    console = Console(stderr=True)
+    console = ConsoleReport(Console(stderr=True))
     target = Path(args.m) if args.m else resolve_model(DEFAULT_TARGET, console)
     draft = Path(args.md) if args.md else resolve_model(DEFAULT_DRAFT, console)
     if args.one is not None:

@@ -18,6 +18,7 @@ import tempfile
 import pytest
 from rich.console import Console
 
+from spectui.cli.progress import ConsoleReport
 from spectui.config import embedded
 from tests import model_guard, textual_private
 
@@ -26,7 +27,7 @@ SMOL = "smollm2-135m-instruct-q4_1"
 
 def model_file(name: str):
     """The model's GGUF, assembled into the user cache on first use (as a user would get it)."""
-    return embedded.resolve_model(name, Console(stderr=True))
+    return embedded.resolve_model(name, ConsoleReport(Console(stderr=True)))
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ from spectui.engine.events import Event, Round, StopReason, Token, TurnEnd, Turn
 from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig, available_types
+from spectui.spec_config import SpecConfig, available_types
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace
 
@@ -156,6 +156,7 @@ def record(path: Path = RECORDING) -> list[Event]:
     """One greedy SmolLM2 turn (drafting for itself, draft-simple n-max 3, 48 tokens), as a trace."""
     from rich.console import Console
 
+    from spectui.cli.progress import ConsoleReport
     from spectui.config.embedded import resolve_model
     from spectui.config.resolve import resolve
     from spectui.engine.interface import chat_messages
@@ -166,7 +167,7 @@ def record(path: Path = RECORDING) -> list[Event]:
     from spectui.llama.sampling import SamplingParams
 
     setup = replace(resolve("smollm2", {"temp": 0.0, "n_predict": 48}), spec=SPEC)
-    model = Model(resolve_model("smollm2-135m-instruct-q4_1", Console(stderr=True)))
+    model = Model(resolve_model("smollm2-135m-instruct-q4_1", ConsoleReport(Console(stderr=True))))
     session = Session(model, model, spec=SPEC, sampling=SamplingParams(temp=0.0))
     try:
         events = list(session.generate(chat_messages([("user", PROMPT)]), limits=GenerationLimits(n_predict=48)))

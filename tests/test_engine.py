@@ -21,7 +21,7 @@ from spectui.llama.context import Context, ContextParams
 from spectui.llama.model import Model
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.spec_config import SpecConfig, parse_types
 
 pytestmark = pytest.mark.model  # every test runs the engine on SmolLM2
 

@@ -23,7 +23,7 @@ from spectui.llama import draft_fit, llama_ext
 from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, probs
-from spectui.llama.spec_config import NGRAM_TYPES, SpecConfig
+from spectui.spec_config import NGRAM_TYPES, SpecConfig
 from tests.test_run_command import spectui
 
 pytestmark = (

@@ -18,7 +18,7 @@ from spectui.engine.session import Session
 from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, dist
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from tests.test_engine import REWRITE
 
 pytestmark = pytest.mark.model

@@ -16,7 +16,7 @@ from spectui.engine import verdicts
 from spectui.engine.events import Round
 from spectui.engine.overlay import REJECTED
 from spectui.engine.verdicts import Verdict
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from tests.fake_session import FakeSession, load_trace
 from tests.test_controller import make
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded

@@ -28,8 +28,9 @@ LAYERS = (
     ("llama",),
 )
 RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
-# errors and bounded (the capped readers): every layer's; __main__ runs cli
-UNLAYERED = ("spectui", "spectui.errors", "spectui.bounded", "spectui.__main__")
+# errors, bounded (the capped readers) and spec_config (SpecConfig, the speculation's domain
+# type): every layer's; __main__ runs cli
+UNLAYERED = ("spectui", "spectui.errors", "spectui.bounded", "spectui.spec_config", "spectui.__main__")
 # (importer, imported): layers that, though in order, must not skip what stands between them
 SKIPS = (("tui", "bench"),)  # the TUI gets measuring and trace environments through the chat and launch
 
@@ -134,10 +135,28 @@ def test_no_import_cycle_inside_spectui():
     assert cycles(GRAPH) == []
 
 
-@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "store", "launch", "trace", "plan", "chat"])
+def ui_importers(imports_of: dict[str, set[str]], layer: str, allowed: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """The modules of `layer` that import a UI library, other than the `allowed` ones."""
+    ui = set(UI_LIBRARIES) - set(allowed)
+    offending = {name: sorted(deps & ui) for name, deps in imports_of.items() if in_layer(name, layer)}
+    return {k: v for k, v in offending.items() if v}
+
+
+@pytest.mark.parametrize("layer", ["llama", "drafters", "engine", "store", "launch", "trace", "plan", "bench", "chat"])
 def test_the_core_layers_know_no_ui(layer):
-    offending = {name: sorted(deps & set(UI_LIBRARIES)) for name, deps in IMPORTS.items() if in_layer(name, layer)}
-    assert {k: v for k, v in offending.items() if v} == {}
+    assert ui_importers(IMPORTS, layer) == {}
+
+
+def test_the_users_disk_knows_no_ui():
+    """config/ reads and writes plain data: Textual themes, the install bar and the flags'
+    parser are made above it (platformdirs only finds its folders)."""
+    assert ui_importers(IMPORTS, "config", allowed=("platformdirs",)) == {}
+    assert ui_importers(IMPORTS, "spec_config") == {}
+
+
+def test_the_ui_rule_finds_textual_in_config():
+    imports_of = {"spectui.config.themes": {"textual", "tomllib"}, "spectui.config.paths": {"platformdirs"}}
+    assert ui_importers(imports_of, "config", allowed=("platformdirs",)) == {"spectui.config.themes": ["textual"]}
 
 
 def test_every_package_has_a_layer():
@@ -176,6 +195,26 @@ def test_the_skip_rule_finds_the_tui_importing_the_bench():
         "spectui.cli.bench": {"spectui.bench.memory"},
     }
     assert skipping(graph) == {"spectui.tui.app": ["spectui.bench.memory"]}
+
+
+def importers_of(graph: dict[str, set[str]], importer: str, imported: str) -> dict[str, list[str]]:
+    """The modules of layer `importer` that import a module of layer `imported`."""
+    out = {n: sorted(m for m in deps if in_layer(m, imported)) for n, deps in graph.items() if in_layer(n, importer)}
+    return {k: v for k, v in out.items() if v}
+
+
+def test_the_tui_never_imports_the_llama_floor():
+    """Screens get what they need of llama.cpp through the engine and launch; SpecConfig
+    lives in spectui.spec_config."""
+    assert importers_of(GRAPH, "tui", "llama") == {}
+
+
+def test_the_tui_llama_rule_finds_an_import():
+    graph = {
+        "spectui.tui.messages": {"spectui.llama.model", "spectui.spec_config"},
+        "spectui.chat.ab": {"spectui.llama.model"},
+    }
+    assert importers_of(graph, "tui", "llama") == {"spectui.tui.messages": ["spectui.llama.model"]}
 
 
 def test_only_the_llama_layer_imports_llama_cpp():

@@ -22,7 +22,7 @@ from spectui.engine.session import Session
 from spectui.llama.context import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.spec_config import SpecConfig, parse_types
 from tests.conftest import model_file
 
 pytestmark = pytest.mark.model  # every case loads its models (SmolLM2, Gemma 3 or a synthetic checkpoint)

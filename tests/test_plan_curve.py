@@ -115,7 +115,7 @@ def test_the_calibration_round_trips_and_a_bad_acceptance_is_refused():
 def test_an_ngram_replay_drafts_what_the_text_repeats():
     """A text that repeats itself: after its first period, ngram-simple drafts it and the
     answer confirms every draft."""
-    from spectui.llama.spec_config import SpecConfig
+    from spectui.spec_config import SpecConfig
 
     period = list(range(100, 120))
     answer = period * 4

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from spectui.cli.main import build_parser
+from spectui.cli.options import overrides_from
 from spectui.config import presets
-from spectui.config.options import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup, kept_across_presets
 from spectui.errors import UserError
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from tests.cli_helpers import run_cli
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
+from spectui.cli.options import open_log
 from spectui.config import paths
-from spectui.config.options import open_log
 from spectui.trace.format import TraceTurn, append_turn, read
 from spectui.tui.themed import ThemedApp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spectui.errors import UserError
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.spec_config import SpecConfig, parse_types
 from tests.cli_helpers import run_cli
 
 
@@ -58,7 +58,7 @@ def test_cli_refusals_are_one_line_with_exit_code_2():
 
 
 def test_the_spec_type_help_names_every_type():
-    from spectui.llama.spec_config import ALL_TYPES
+    from spectui.spec_config import ALL_TYPES
 
     r = run_cli("run", "--help", env={"COLUMNS": "2000"})
     lines = r.stdout.splitlines()

@@ -13,8 +13,9 @@ from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widgets import Static
 
-from spectui.config.themes import OVERLAY_VARIABLES, load_themes, overlay_variable
+from spectui.config.themes import OVERLAY_VARIABLES, overlay_variable
 from spectui.engine.overlay import KINDS
+from spectui.tui.themed import load_themes
 from spectui.tui.widgets.overlay import STYLES
 
 SHIPPED = ("spectui-dark", "spectui-light", "spectui-cb")

@@ -31,7 +31,7 @@ from spectui.engine.overlay import REJECTED
 from spectui.engine.session import Session
 from spectui.engine.stats import config_changes
 from spectui.llama.model import Model
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.store import chat_store, history
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
@@ -289,7 +289,7 @@ async def test_resumed_chat_views_copy_and_export(fake, setup, dirs):
 
         await pilot.press("ctrl+f")  # rejected off: gone from the view, kept in the history
         assert REJECTED_TEXT not in app.query_one(AnswerChunk).render().plain
-        assert settings.load_settings()[0]["show_rejected"] is False
+        assert settings.load_settings()[0].show_rejected is False
         await pilot.press("ctrl+f")
 
         await pilot.press("ctrl+o")  # overlay off: Markdown with a code block
@@ -447,7 +447,7 @@ async def test_theme_persists_and_broken_theme_files_notify(fake, setup, dirs):
         await pilot.press("f8")
         chosen = app.theme
         assert chosen != "spectui-dark"
-    assert settings.load_settings()[0]["theme"] == chosen
+    assert settings.load_settings()[0].theme == chosen
     again = SpecApp(setup, session=fake)
     async with again.run_test(size=(120, 40)):
         assert again.theme == chosen
@@ -631,7 +631,7 @@ def test_selection_copies_without_rejected_text():
 
 
 def test_panel_text_and_sparkline_marks_config_changes():
-    from spectui.llama.spec_config import SpecConfig
+    from spectui.spec_config import SpecConfig
 
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}), PromptDone(t=0.5, t_prompt=0.5)]
     events += [rnd(i, 3, i % 4, 0.5 + 0.1 * (i + 1), n_max=3 if i < 5 else 5) for i in range(10)]
@@ -699,7 +699,7 @@ def test_before_the_first_round_the_panel_claims_no_speedup():
 def test_a_live_turns_panel_keeps_its_height_from_the_start(types):
     """Each change of the panel's height is a layout pass of the screen while the model needs
     the CPU: a live turn's panel has its first rounds' lines from its TurnStart on."""
-    from spectui.llama.spec_config import SpecConfig
+    from spectui.spec_config import SpecConfig
 
     spec = SpecConfig(types=types)
     drafted = 3 if types != ("none",) else 0

@@ -13,7 +13,7 @@ from textual.widgets import Footer, Input, Select, Static
 from spectui.engine.ab import compare
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.stats import first_divergence, summarize
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
 from spectui.tui.screens.ab import ABScreen

@@ -12,7 +12,7 @@ from spectui.config import paths
 from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Round
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn
 from spectui.tui.app import SpecApp
@@ -257,7 +257,7 @@ async def test_record_every_chat_appends_each_answer(app_for, dirs):
     app = app_for()
     async with app.run_test(size=SIZE) as pilot:
         await app.run_action("toggle_record_traces")
-        assert app.settings["record_traces"]
+        assert app.settings.record_traces
         for prompt in ("One.", "Two."):
             await send(pilot, app, prompt)
             await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)

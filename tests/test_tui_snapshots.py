@@ -13,9 +13,9 @@ from textual.widgets import Input, Select
 
 from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline
-from spectui.config.settings import save_settings
+from spectui.config.settings import Settings, save_settings
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.store import history
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
@@ -86,12 +86,12 @@ def test_saved_chat_overlay(snap_compare, instant_fake, setup):
 
 
 def test_saved_chat_rejected_hidden(snap_compare, instant_fake, setup):
-    save_settings({"show_rejected": False})
+    save_settings(Settings(show_rejected=False))
     assert snap_compare(SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
 def test_saved_chat_markdown_without_panel(snap_compare, instant_fake, setup):
-    save_settings({"show_overlay": False, "show_panel": False})
+    save_settings(Settings(show_overlay=False, show_panel=False))
     assert snap_compare(SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 

@@ -2,7 +2,7 @@
 
 prompts.py (the prompt set) -> protocol.py (configurations, warm-up, repeats, cold runs,
 Ctrl+C) -> results.py (medians, the result document) -> verdict.py (best configuration,
-pays off or not, causes) -> report.py (screen, JSON, CSV, Markdown); compare.py diffs two
+pays off or not, causes) -> report.py (cells, JSON, CSV, Markdown); compare.py diffs two
 results; memory.py samples the memory in use; launch/environment.py records what they were
 measured on. See results.py for exactly what every median is over.
 """

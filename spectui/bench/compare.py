@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
-
 # (result key, show as percentage change too)
 DELTA_KEYS = (("tok_per_s", True), ("speedup", False), ("acceptance_rate", False), ("ttft_s", True))
 
@@ -75,25 +73,17 @@ def _cell(d: dict, spec: str, scale: float = 1.0, change=None) -> str:
     return text
 
 
-def tables(rows: list[dict], name_a: str, name_b: str) -> list[Table]:
-    """One table per group: each configuration's A->B values and change."""
-    out = []
-    for group in dict.fromkeys(r["group"] for r in rows):
-        t = Table(title=f"{group}: A = {name_a}, B = {name_b}", title_justify="left")
-        for col in ("config", "tok/s", "speedup", "acceptance", "TTFT ms"):
-            t.add_column(col, justify="left" if col == "config" else "right", no_wrap=col == "config")
-        for r in rows:
-            if r["group"] != group:
-                continue
-            if r["only"]:
-                t.add_row(r["config"], f"only in {r['only'].upper()}", "", "", "")
-                continue
-            t.add_row(
-                r["config"],
-                _cell(r["tok_per_s"], ".1f"),
-                _cell(r["speedup"], ".2f", change=lambda x: f"{x:+.2f}"),
-                _cell(r["acceptance_rate"], ".0%", change=lambda x: f"{x * 100:+.0f} pts"),
-                _cell(r["ttft_s"], ".0f", 1000),
-            )
-        out.append(t)
-    return out
+COLUMNS = ("config", "tok/s", "speedup", "acceptance", "TTFT ms")
+
+
+def row_cells(r: dict) -> tuple[str, ...]:
+    """One configuration's cells under COLUMNS: its A->B values and change."""
+    if r["only"]:
+        return (r["config"], f"only in {r['only'].upper()}", "", "", "")
+    return (
+        r["config"],
+        _cell(r["tok_per_s"], ".1f"),
+        _cell(r["speedup"], ".2f", change=lambda x: f"{x:+.2f}"),
+        _cell(r["acceptance_rate"], ".0%", change=lambda x: f"{x * 100:+.0f} pts"),
+        _cell(r["ttft_s"], ".0f", 1000),
+    )

@@ -31,7 +31,7 @@ from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 BASELINE = "none"
 

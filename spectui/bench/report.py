@@ -1,6 +1,6 @@
-"""Showing and writing a result: rich tables on screen, JSON, CSV and Markdown files.
+"""A result's cells and lines, and its JSON, CSV and Markdown files.
 
-The screen and the Markdown file use the same cells, so the two never disagree.
+The screen (cli/bench_tables.py) and the Markdown file use the same cells, so the two never disagree.
 """
 
 from __future__ import annotations
@@ -8,10 +8,6 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 
 from spectui.errors import UserError
 
@@ -66,11 +62,11 @@ OUTPUT_COLUMNS = (
 ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:] + OUTPUT_COLUMNS[1:]
 
 
-def _groups(doc: dict) -> list[str]:
+def groups(doc: dict) -> list[str]:
     return list(dict.fromkeys(r["group"] for r in doc["results"]))
 
 
-def _title(doc: dict, group: str) -> str:
+def title(doc: dict, group: str) -> str:
     p = doc["protocol"]
     n = sum(1 for q in doc["prompts"] if f"{q['lang']}/{q['category']}" == group)
     eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
@@ -134,7 +130,7 @@ def auto_line(r: dict) -> str:
     )
 
 
-def _auto_lines(doc: dict, group: str) -> list[str]:
+def auto_lines(doc: dict, group: str) -> list[str]:
     return [auto_line(r) for r in doc["results"] if r["group"] == group and "auto" in r]
 
 
@@ -150,33 +146,22 @@ def inspect_line(r: dict) -> str:
     )
 
 
-def _inspect_lines(doc: dict, group: str) -> list[str]:
+def inspect_lines(doc: dict, group: str) -> list[str]:
     return [inspect_line(r) for r in doc["results"] if r["group"] == group and r.get("inspect")]
 
 
 MARKS = {True: "[!]", False: "[ok]", None: "[n/a]"}  # a cause flagged, not, or not measurable
 
 
-def _verdict_head(v: dict) -> str:
+def verdict_head(v: dict) -> str:
     return f"verdict ({v['group']}): best {v['best']}; {v['summary']}"
 
 
 def _verdict_lines(v: dict) -> list[str]:
-    return [_verdict_head(v)] + [f"  {MARKS[c['flagged']]} {c['cause']}: {c['detail']}" for c in v["causes"]]
+    return [verdict_head(v)] + [f"  {MARKS[c['flagged']]} {c['cause']}: {c['detail']}" for c in v["causes"]]
 
 
-def _hanging(rows: list[tuple[str, str, str]]) -> Table:
-    """(mark, text, style) rows whose text wraps at word boundaries under its own first
-    word, not under the mark (the causes, the warnings)."""
-    grid = Table.grid(padding=(0, 1, 0, 0))
-    grid.add_column(no_wrap=True)
-    grid.add_column()
-    for mark, text, style in rows:
-        grid.add_row(Text(mark), Text(text), style=style)
-    return grid
-
-
-def _stopped(doc: dict) -> str:
+def stopped(doc: dict) -> str:
     return f"{'failed' if doc['failed'] else 'interrupted'} ({doc['interrupted']})"
 
 
@@ -196,33 +181,6 @@ def run_line(doc: dict) -> str:
     )
 
 
-def render(doc: dict) -> Group:
-    """Everything for the screen: environment, one table and verdict per group, warnings."""
-    parts: list = [Text(environment_line(doc["environment"]), style="dim"), Text(run_line(doc), style="dim")]
-    verdicts = {v["group"]: v for v in doc["verdicts"]}
-    for group in _groups(doc):
-        for title, columns in ((_title(doc, group), COLUMNS), (None, DETAIL_COLUMNS), (None, OUTPUT_COLUMNS)):
-            t = Table(title=title, title_justify="left")
-            for name, _ in columns:
-                t.add_column(name, justify="left" if name == "config" else "right", no_wrap=name == "config")
-            for r in doc["results"]:
-                if r["group"] == group:
-                    t.add_row(*(cell(r) for _, cell in columns))
-            parts.append(t)
-        for line in _auto_lines(doc, group) + _inspect_lines(doc, group):
-            parts.append(Text(line))
-        if group in verdicts:
-            v = verdicts[group]
-            parts.append(Text(_verdict_head(v), style="bold"))
-            causes = [(f"  {MARKS[c['flagged']]}", f"{c['cause']}: {c['detail']}", c["flagged"]) for c in v["causes"]]
-            parts += [_hanging([(mark, text, "yellow" * bool(flagged)) for mark, text, flagged in causes]), Text()]
-    if doc["partial"]:
-        parts.append(Text(f"partial result: {_stopped(doc)}", style="bold yellow"))
-    if doc["warnings"]:
-        parts.append(_hanging([("warning:", w, "yellow") for w in doc["warnings"]]))
-    return Group(*parts)
-
-
 def markdown(doc: dict) -> str:
     p = doc["protocol"]
     out = ["# spectui bench" + (" (partial)" if doc["partial"] else ""), ""]
@@ -235,9 +193,9 @@ def markdown(doc: dict) -> str:
         "",
     ]
     verdicts = {v["group"]: v for v in doc["verdicts"]}
-    for group in _groups(doc):
+    for group in groups(doc):
         out += [
-            f"## {_title(doc, group)}",
+            f"## {title(doc, group)}",
             "",
             "| " + " | ".join(name for name, _ in ALL_COLUMNS) + " |",
             "|" + "|".join("---" if name == "config" else "---:" for name, _ in ALL_COLUMNS) + "|",
@@ -245,14 +203,14 @@ def markdown(doc: dict) -> str:
         out += [
             "| " + " | ".join(cell(r) for _, cell in ALL_COLUMNS) + " |" for r in doc["results"] if r["group"] == group
         ]
-        auto = _auto_lines(doc, group) + _inspect_lines(doc, group)
+        auto = auto_lines(doc, group) + inspect_lines(doc, group)
         if auto:
             out += [""] + [f"- {line}" for line in auto]
         if group in verdicts:
             out += [""] + [f"- {line.strip()}" for line in _verdict_lines(verdicts[group])]
         out.append("")
     if doc["partial"]:
-        out += [f"**Partial result**: {_stopped(doc)}.", ""]
+        out += [f"**Partial result**: {stopped(doc)}.", ""]
     out += [f"- warning: {w}" for w in doc["warnings"]]
     return "\n".join(out).rstrip() + "\n"
 

@@ -43,7 +43,7 @@ from spectui.engine.stats import (
 )
 from spectui.engine.verdicts import summary_dict
 from spectui.errors import UserError
-from spectui.llama.spec_config import AUTO
+from spectui.spec_config import AUTO
 
 SCHEMA = "spectui-bench/1"
 MEDIAN_NOTE = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spectui.llama.spec_config import HIDDEN_STATE_TYPES
+from spectui.spec_config import HIDDEN_STATE_TYPES
 
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
 # idle configuration's distance from the baseline, when larger.

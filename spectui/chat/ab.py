@@ -21,7 +21,7 @@ from spectui.config.paths import traces_dir
 from spectui.engine.ab import BASELINE, NAMES, Verdict, compare
 from spectui.engine.events import Event
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.trace.format import Trace, TraceTurn
 
 FALLBACK_B = "ngram-simple"  # B when the chat runs none and no draft model is loaded

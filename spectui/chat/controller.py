@@ -40,11 +40,12 @@ from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import model_name
 from spectui.config.recent import remember_models
 from spectui.config.resolve import resolve, restored
+from spectui.config.settings import Settings
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, SessionStatus, chat_messages
 from spectui.errors import UserError
-from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_import, chat_store, history
 from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace, TraceTurn, append_turn
@@ -57,13 +58,13 @@ class ChatController:
     def __init__(
         self,
         setup: Setup,
-        settings: dict,
+        settings: Settings,
         emit: Callable[[Update], object],
         chat: history.Chat | None = None,
         session: ChatSession | None = None,
         environment: dict | None = None,
     ):
-        """`settings`: the app's settings dict (read for `record_traces`); `session`: an
+        """`settings`: the app's settings (read for `record_traces`); `session`: an
         open one to use (a test's), else the app loads `setup` on the first `Load`;
         `environment`: what traces record of that session's models and machine."""
         self.setup = replace(setup, spec=session.spec) if session else setup  # its spec is the session's
@@ -399,7 +400,7 @@ class ChatController:
         prompt = self.chat.messages[-2].content if len(self.chat.messages) > 1 else ""
         traced = TraceTurn(prompt, list(turn.events), self._changes, memory=self.memory)
         self.traced.append(traced)
-        if self.settings["record_traces"]:
+        if self.settings.record_traces:
             try:
                 append_turn(paths.traces_dir() / f"{self.chat.id}.jsonl", self.trace_header("spectui chat"), traced)
             except UserError as e:

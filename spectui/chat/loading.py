@@ -4,8 +4,8 @@ picker chose them), the session, and what its traces record of the models and ma
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from spectui.config.embedded import Report
 from spectui.config.resolve import with_models
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
@@ -14,11 +14,11 @@ from spectui.launch.session import open_session
 
 
 def load_session(
-    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], object], console: Any
+    setup: Setup, models: tuple[str, str | None] | None, status: Callable[[str], object], report: Report
 ) -> tuple[ChatSession, Setup, dict]:
     """(session, the setup it runs, its environment); raises UserError on a bad pair.
-    `console`: where an embedded model's assembly shows its progress (a Rich console)."""
+    `report`: where an embedded model's assembly shows its progress."""
     if models is not None:
-        setup = with_models(setup, *models, console=console)
-    session = open_session(setup, status=status, console=console)
+        setup = with_models(setup, *models, report=report)
+    session = open_session(setup, status=status, report=report)
     return session, setup, collect(session, setup, hash_files=False)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from spectui.chat.turn import Baseline
 from spectui.engine.events import Event
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 @dataclass

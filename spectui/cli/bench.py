@@ -18,9 +18,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
-from spectui.cli import interrupt
+from spectui.cli import bench_tables, interrupt
 from spectui.cli.loading import loading_line
-from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.progress import ConsoleReport
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
 from spectui.engine.events import Round, TurnEnd, TurnStart
@@ -28,7 +29,7 @@ from spectui.errors import UserError
 from spectui.launch.environment import collect
 from spectui.launch.session import open_session
 from spectui.llama.runtime import configure_logging
-from spectui.llama.spec_config import parse_types
+from spectui.spec_config import parse_types
 from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
@@ -280,7 +281,7 @@ def main(args) -> int:
         session = open_session(
             setup,
             status=status,
-            console=err,
+            report=ConsoleReport(err),
             types=tuple({t: None for c in configs for t in c.spec.types}) or None,
         )
     session.inspect = args.inspect
@@ -353,13 +354,13 @@ def main(args) -> int:
 def show(doc: dict) -> None:
     """The report on stdout, its prose wrapped at word boundaries at the terminal's width
     ($COLUMNS, else 80 in a pipe), where the terminal would cut words."""
-    Console().print(report.render(doc))
+    Console().print(bench_tables.render(doc))
 
 
 def compare_main(args) -> int:
     a, b = results.load(args.a), results.load(args.b)
     out = Console()
-    for t in compare.tables(compare.diff(a, b), args.a, args.b):
+    for t in bench_tables.compare_tables(compare.diff(a, b), args.a, args.b):
         out.print(t)
     for name, doc in (("A", a), ("B", b)):
         if doc["partial"]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.progress import ConsoleReport
 from spectui.errors import UserError
 
 
@@ -71,5 +72,5 @@ def main(args) -> int:
     if not setup.server:
         # a missing, non-GGUF or cut file: exit 2 before the app opens; its loading worker
         # compares the vocabularies (open_session), which takes llama.cpp
-        checked_models(setup, err, vocabularies=False)
+        checked_models(setup, ConsoleReport(err), vocabularies=False)
     return SpecApp(setup, chat=chat).run_reporting()

@@ -11,6 +11,7 @@ from rich.filesize import decimal
 from rich.table import Table
 from rich.text import Text
 
+from spectui.cli.progress import ConsoleReport
 from spectui.config import embedded, paths
 from spectui.errors import UserError
 
@@ -68,19 +69,19 @@ def handle_list(args: argparse.Namespace) -> int:
 
 def handle_install(args: argparse.Namespace) -> int:
     names = _unique(args.names) or [embedded.DEFAULT_TARGET, embedded.DEFAULT_DRAFT]
-    embedded.install(names, Console())
+    embedded.install(names, ConsoleReport(Console()))
     return 0
 
 
 def handle_verify(args: argparse.Namespace) -> int:
     """Exit 1 when any present model fails its hash, so scripts can tell."""
-    results = embedded.verify(_unique(args.names) or list(embedded.CATALOG), Console())
+    results = embedded.verify(_unique(args.names) or list(embedded.CATALOG), ConsoleReport(Console()))
     return 0 if all(results.values()) else 1
 
 
 def handle_path(args: argparse.Namespace) -> int:
     """Progress goes to stderr and the bare path to stdout, so `$(spectui models path X)` works."""
-    path = embedded.resolve_model(embedded.get(args.name).name, Console(stderr=True))
+    path = embedded.resolve_model(embedded.get(args.name).name, ConsoleReport(Console(stderr=True)))
     sys.stdout.write(f"{path}\n")
     return 0
 

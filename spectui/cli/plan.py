@@ -16,13 +16,14 @@ from rich.console import Console
 
 from spectui.cli import interrupt
 from spectui.cli.loading import loading_line
-from spectui.config.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-from spectui.llama.spec_config import NGRAM_TYPES
 from spectui.plan import acceptance, curve
 from spectui.plan.predict import DEPTH
 from spectui.plan.report import Plan, render
+from spectui.spec_config import NGRAM_TYPES
 
 
 def add_parser(sub) -> None:
@@ -134,7 +135,7 @@ def main(args) -> int:
     for note in setup.notes:
         status(f"note: {note}")
     # the vocabularies are compared where the pair loads (open_session): a cached pair has loaded
-    target, draft = checked_models(setup, err, vocabularies=False)
+    target, draft = checked_models(setup, ConsoleReport(err), vocabularies=False)
     _check_context(setup, target)
     model_type = draft_fit.read_header(draft).draft_type if draft else None
     key = curve.identity(setup, target, draft)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui.cli.progress import ConsoleReport
 from spectui.engine.events import Round
 from spectui.errors import UserError
 
@@ -49,7 +50,7 @@ def with_text(trace, model: str | None):
     from spectui.llama.detokenizer import Detokenizer
     from spectui.llama.model import Model
 
-    vocab = Model(resolve_model(model, Console(stderr=True)), vocab_only=True)
+    vocab = Model(resolve_model(model, ConsoleReport(Console(stderr=True))), vocab_only=True)
     bad = next(  # the ids the text is rebuilt from; llama.cpp aborts on one out of range
         (
             i

@@ -19,9 +19,10 @@ from rich.text import Text
 from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.chat.inspector import rejection_kinds
 from spectui.cli import interrupt
+from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.config import text as user_text
-from spectui.config.options import add_setup_flags, open_log, overrides_from
 from spectui.config.paths import writable
 from spectui.config.resolve import model_label, resolve
 from spectui.engine import llama_thread, verdicts
@@ -153,7 +154,7 @@ def main(args) -> int:
         from spectui.llama.runtime import configure_logging
 
         configure_logging(args.verbose, open_log(args.log_file))
-        session = open_session(setup, console=err)
+        session = open_session(setup, report=ConsoleReport(err))
     session.inspect = args.inspect
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 

@@ -1,3 +1,3 @@
-"""What is read from or written to the user's disk: paths, the typed Setup and its flags,
-presets, settings, themes and embedded models.
+"""What is read from or written to the user's disk, as plain data: paths, the typed Setup
+and its flags, presets, settings, themes and embedded models.
 """

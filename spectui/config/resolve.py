@@ -10,13 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.config import presets
-from spectui.config.embedded import CATALOG, resolve_model, user_path
+from spectui.config.embedded import CATALOG, Report, resolve_model, user_path
 from spectui.config.model_choice import model_label
 from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.engine.server import server_url
 from spectui.errors import UserError
 from spectui.llama import draft_fit
-from spectui.llama.spec_config import available_types
+from spectui.spec_config import available_types
 
 
 def resolve(preset: str | None, overrides: dict) -> Setup:
@@ -71,13 +71,13 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     return setup
 
 
-def with_models(setup: Setup, target: str, draft: str | None, console=None) -> Setup:
+def with_models(setup: Setup, target: str, draft: str | None, report: Report | None = None) -> Setup:
     """`setup` on another target and draft (the in-app model picker): the other settings are
     kept, and so is the speculation where the new pair allows it; a type the pair cannot run
     gives way to the one it can (the draft file's type, else ngram-mod), and the note says so.
-    Resolving assembles an embedded model on first use (progress on `console`)."""
-    target_header = draft_fit.read_header(resolve_model(target, console))
-    draft_header = draft_fit.read_header(resolve_model(draft, console)) if draft else None
+    Resolving assembles an embedded model on first use (progress on `report`)."""
+    target_header = draft_fit.read_header(resolve_model(target, report))
+    draft_header = draft_fit.read_header(resolve_model(draft, report)) if draft else None
     allowed = available_types(draft_header.draft_type if draft_header else None, target_header.has_nextn)
     types = setup.spec.types
     kept = [t for t in types if t in allowed]

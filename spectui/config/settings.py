@@ -8,6 +8,7 @@ loading falls back to defaults (per key where it can) and returns a message to s
 from __future__ import annotations
 
 import tomllib
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import tomli_w
@@ -17,13 +18,24 @@ from spectui.config.paths import settings_path, write_atomic
 from spectui.config.text import read_text
 from spectui.errors import UserError
 
-DEFAULTS: dict = {
-    "theme": "spectui-dark",  # a theme name; the app falls back to the default if it is gone
-    "show_overlay": True,  # colour tokens by where they came from
-    "show_rejected": True,  # show rejected draft tokens (struck through)
-    "show_panel": True,  # the stats panel
-    "record_traces": False,  # append every chat's turns to a trace in the data dir (spectui replay)
-}
+
+@dataclass(slots=True)
+class Settings:
+    """The app's remembered choices; the file's keys are the field names, in this order."""
+
+    theme: str = "spectui-dark"
+    """a theme name; the app falls back to the default if it is gone"""
+    show_overlay: bool = True
+    """colour tokens by where they came from"""
+    show_rejected: bool = True
+    """show rejected draft tokens (struck through)"""
+    show_panel: bool = True
+    """the stats panel"""
+    record_traces: bool = False
+    """append every chat's turns to a trace in the data dir (spectui replay)"""
+
+
+DEFAULTS = {f.name: f.default for f in fields(Settings)}
 
 
 def _problems(d: dict) -> list[str]:
@@ -38,29 +50,30 @@ def _problems(d: dict) -> list[str]:
     return out
 
 
-def load_settings() -> tuple[dict, str | None]:
-    """(settings, message). The dict always has every key of DEFAULTS; the message is
+def load_settings() -> tuple[Settings, str | None]:
+    """(settings, message). Keys the file leaves out keep their defaults; the message is
     None when the file is fine or absent, else one line naming the file and what was
     ignored (a syntax error drops the whole file, a bad key only that key)."""
     path = settings_path()
     try:
         if not path.exists():
-            return dict(DEFAULTS), None
+            return Settings(), None
         data = loads_toml(read_text(path, "settings", CONFIG_BYTES))
     except tomllib.TOMLDecodeError as e:
-        return dict(DEFAULTS), f"{path}: TOML syntax error: {e}; using default settings"
+        return Settings(), f"{path}: TOML syntax error: {e}; using default settings"
     except UserError as e:
-        return dict(DEFAULTS), f"{e}; using default settings"
+        return Settings(), f"{e}; using default settings"
     problems = _problems(data)
     good = {k: v for k, v in data.items() if not _problems({k: v})}
     message = f"{path}: {'; '.join(problems)}; ignored" if problems else None
-    return DEFAULTS | good, message
+    return Settings(**good), message
 
 
-def save_settings(settings: dict) -> Path:
-    """Write the settings atomically (keys left out keep their defaults). An unknown key
-    or wrong type is a programming error (ValueError); a write failure a UserError."""
-    problems = _problems(settings)
+def save_settings(settings: Settings) -> Path:
+    """Write the settings atomically. A wrong type is a programming error (ValueError); a
+    write failure a UserError."""
+    values = asdict(settings)
+    problems = _problems(values)
     if problems:
         raise ValueError("; ".join(problems))
-    return write_atomic(settings_path(), tomli_w.dumps(DEFAULTS | settings))
+    return write_atomic(settings_path(), tomli_w.dumps(values))

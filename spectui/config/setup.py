@@ -2,7 +2,7 @@
 
 Each field's metadata holds its command-line flags and help, and the speculation's are the
 SpecConfig fields' own; OPTIONS lists them all, flat, under the names presets and saved chats
-use as keys (config/options.py builds the parser from it, presets.py checks keys against it).
+use as keys (cli/options.py builds the parser from it, presets.py checks keys against it).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from spectui.errors import UserError
 from spectui.llama.context import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.spec_config import SpecConfig, parse_types
 
 FLASH_ATTN = ("on", "off", "auto")
 INT_MAX = 2**31 - 1  # llama.cpp's int32 fields

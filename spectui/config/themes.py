@@ -1,4 +1,5 @@
-"""Themes: Textual themes from TOML files, with the overlay colours as theme variables.
+"""Themes: the theme files read and checked as plain data (tui/ makes Textual themes of them),
+with the overlay colours as theme variables.
 
 Each file holds one theme: the Textual Theme fields (name, primary, ..., dark) and a
 `[variables]` table with `spec-draft`, `spec-ngram`, `spec-target`, `spec-resampled`,
@@ -12,10 +13,9 @@ app from starting.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-
-from textual.color import Color, ColorParseError
-from textual.theme import Theme
 
 from spectui.bounded import CONFIG_BYTES, loads_toml
 from spectui.config.paths import shipped_dir, user_themes_dir
@@ -38,6 +38,18 @@ COLOR_KEYS = (
     "boost",
 )
 VALID_KEYS = ("name", *COLOR_KEYS, "dark", "variables")
+# (is it a colour, a colour name near it or None): the UI owns the colour syntax
+ColorCheck = Callable[[str], tuple[bool, str | None]]
+
+
+@dataclass
+class ThemeFile:
+    """One theme as its file gives it: every colour already checked."""
+
+    name: str
+    colors: dict[str, str]  # primary always, then any other of COLOR_KEYS
+    dark: bool
+    variables: dict[str, str]
 
 
 def overlay_variable(kind: str) -> str:
@@ -48,24 +60,23 @@ def overlay_variable(kind: str) -> str:
 
 
 class _BadTheme(Exception):
-    """A theme file's problem; load_themes turns it into a message and skips the file."""
+    """A theme file's problem; read_themes turns it into a message and skips the file."""
 
 
-def _color(where: str, value) -> str:
+def _color(where: str, value, check: ColorCheck) -> str:
     if not isinstance(value, str):
         raise _BadTheme(f'{where} must be a colour string like "#1e90ff", got {value!r}')
-    try:
-        Color.parse(value)
-    except ColorParseError as e:
-        hint = f"; did you mean {e.suggested_color!r}?" if e.suggested_color else ""
+    is_color, suggested = check(value)
+    if not is_color:
+        hint = f"; did you mean {suggested!r}?" if suggested else ""
         raise _BadTheme(
             f"{where}: {value!r} is not a colour (use #RRGGBB, rgb(r,g,b), hsl(h,s,l) or a colour name){hint}"
-        ) from e
+        )
     return value
 
 
-def _parse(text: str, stem: str) -> Theme:
-    """Build a Theme from one file's text; raise _BadTheme with the first problem."""
+def _parse(text: str, stem: str, check: ColorCheck) -> ThemeFile:
+    """One file's theme; raise _BadTheme with the first problem."""
     try:
         data = loads_toml(text)
     except tomllib.TOMLDecodeError as e:
@@ -78,7 +89,7 @@ def _parse(text: str, stem: str) -> Theme:
         raise _BadTheme(f"key 'name' must be a non-empty string, got {name!r}")
     if "primary" not in data:
         raise _BadTheme("missing key 'primary' (every theme needs a primary colour)")
-    colors = {k: _color(f"key '{k}'", data[k]) for k in COLOR_KEYS if k in data}
+    colors = {k: _color(f"key '{k}'", data[k], check) for k in COLOR_KEYS if k in data}
     dark = data.get("dark", True)
     if not isinstance(dark, bool):
         raise _BadTheme(f"key 'dark' must be true or false, got {dark!r}")
@@ -89,25 +100,10 @@ def _parse(text: str, stem: str) -> Theme:
         if key.startswith("spec-") and key not in OVERLAY_VARIABLES:
             raise _BadTheme(f"unknown overlay variable '{key}'; overlay variables: {', '.join(OVERLAY_VARIABLES)}")
         if key in OVERLAY_VARIABLES:
-            _color(f"variable '{key}'", value)
+            _color(f"variable '{key}'", value, check)
         elif not isinstance(value, str):
             raise _BadTheme(f"variable '{key}' must be a string, got {value!r}")
-    return Theme(
-        name=name,
-        primary=colors["primary"],
-        secondary=colors.get("secondary"),
-        accent=colors.get("accent"),
-        warning=colors.get("warning"),
-        error=colors.get("error"),
-        success=colors.get("success"),
-        foreground=colors.get("foreground"),
-        background=colors.get("background"),
-        surface=colors.get("surface"),
-        panel=colors.get("panel"),
-        boost=colors.get("boost"),
-        dark=dark,
-        variables=dict(variables),
-    )
+    return ThemeFile(name, colors, dark, dict(variables))
 
 
 def _read(f) -> str:
@@ -115,12 +111,12 @@ def _read(f) -> str:
     return read_text(Path(str(f)), "theme", CONFIG_BYTES)
 
 
-def _load_dir(files, problems: list[str]) -> dict[str, Theme]:
-    """name -> Theme for the .toml files in `files` (sorted); problems get one line per bad file."""
-    found: dict[str, Theme] = {}
+def _load_dir(files, problems: list[str], check: ColorCheck) -> dict[str, ThemeFile]:
+    """name -> theme for the .toml files in `files` (sorted); problems get one line per bad file."""
+    found: dict[str, ThemeFile] = {}
     for f in sorted((f for f in files if f.name.endswith(".toml")), key=lambda f: f.name):
         try:
-            theme = _parse(_read(f), Path(f.name).stem)
+            theme = _parse(_read(f), Path(f.name).stem, check)
         except _BadTheme as e:
             problems.append(f"theme {f}: {e}; theme skipped")
             continue
@@ -131,7 +127,7 @@ def _load_dir(files, problems: list[str]) -> dict[str, Theme]:
     return found
 
 
-def load_themes() -> tuple[list[Theme], list[str]]:
+def read_themes(check: ColorCheck) -> tuple[list[ThemeFile], list[str]]:
     """Shipped themes, then user themes (a user theme replaces a shipped one of the same
     name, in place), and one message per skipped file. Never raises.
 
@@ -139,14 +135,14 @@ def load_themes() -> tuple[list[Theme], list[str]]:
     spectui-light (by its `dark`), so `$spec-*` always resolves in CSS.
     """
     problems: list[str] = []
-    themes = _load_dir(shipped_dir("themes").iterdir(), problems)
+    themes = _load_dir(shipped_dir("themes").iterdir(), problems, check)
     defaults = {
         dark: themes[name].variables
         for dark, name in ((True, "spectui-dark"), (False, "spectui-light"))
         if name in themes
     }
     d = user_themes_dir()
-    for name, theme in (_load_dir(d.iterdir(), problems) if d.is_dir() else {}).items():
+    for name, theme in (_load_dir(d.iterdir(), problems, check) if d.is_dir() else {}).items():
         fallback = defaults.get(theme.dark, {})
         for var in OVERLAY_VARIABLES:
             if var not in theme.variables and var in fallback:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from spectui.drafters.hidden import HiddenStateDrafter, enable_layer_inputs, layer_features
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 def block_settings(model) -> tuple[int, bool, bool]:

@@ -19,7 +19,7 @@ import numpy as np
 from spectui.drafters.base import Drafter
 from spectui.llama.context import Context, ContextFull
 from spectui.llama.sampling import SamplingParams, dist, draft_dist, sample
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 # A cache this many tokens behind catches up in a decode of its own, timed apart (auto
 # prices catching up per token from it; below this a batch's cost is mostly its fixed part).

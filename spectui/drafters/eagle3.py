@@ -16,7 +16,7 @@ import numpy as np
 from spectui.drafters.hidden import HiddenStateDrafter, enable_layer_inputs, layer_features
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 class Eagle3(HiddenStateDrafter):

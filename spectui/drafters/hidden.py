@@ -22,7 +22,7 @@ from spectui.drafters.base import Drafter
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
 from spectui.llama.sampling import LLAMA_DRAFT_SAMPLER, dist_of_candidates, draft_dist
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 class HiddenStateDrafter(Drafter):

@@ -18,7 +18,7 @@ import numpy as np
 from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 class Mtp(HiddenStateDrafter):

@@ -17,7 +17,7 @@ from spectui.drafters.ngram_mod import NgramMod
 from spectui.drafters.ngram_simple import NgramSimple
 from spectui.llama.context import Context
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from spectui.engine.events import Event
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, 
 from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import SpecConfig, parse_types
+from spectui.spec_config import SpecConfig, parse_types
 
 KEY_ENV = "LLAMA_API_KEY"
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)

@@ -37,7 +37,7 @@ from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads, usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.llama.spec_config import HIDDEN_STATE_TYPES, SpecConfig, available_types
+from spectui.spec_config import HIDDEN_STATE_TYPES, SpecConfig, available_types
 
 
 @dataclass

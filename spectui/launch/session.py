@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from spectui.config.embedded import resolve_model
+from spectui.config.embedded import Report, resolve_model
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit
 
 
 def checked_models(
-    setup: Setup, console=None, types: tuple[str, ...] | None = None, vocabularies: bool = True
+    setup: Setup, report: Report | None = None, types: tuple[str, ...] | None = None, vocabularies: bool = True
 ) -> tuple[Path, Path | None]:
     """The target's and the draft's files, checked before the slow loads (the chat checks
     them before its app opens): GGUF files whole, the draft fits the target and the spec
@@ -23,8 +23,8 @@ def checked_models(
     from spectui.llama.model import Model
 
     assert setup.model is not None, "resolve() requires a target model without --server"
-    target_path = resolve_model(setup.model, console)
-    draft_path = resolve_model(setup.model_draft, console) if setup.model_draft else None
+    target_path = resolve_model(setup.model, report)
+    draft_path = resolve_model(setup.model_draft, report) if setup.model_draft else None
     draft_header = draft_fit.read_header(draft_path) if draft_path else None
     draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec.types)
     if (
@@ -43,7 +43,10 @@ def checked_models(
 
 
 def open_session(
-    setup: Setup, status: Callable[[str], object] = lambda s: None, console=None, types: tuple[str, ...] | None = None
+    setup: Setup,
+    status: Callable[[str], object] = lambda s: None,
+    report: Report | None = None,
+    types: tuple[str, ...] | None = None,
 ) -> ChatSession:
     """Assemble embedded models if needed, load target and draft, build the Session; or,
     with `server`, connect to that llama-server (it runs the models and the speculation).
@@ -57,7 +60,7 @@ def open_session(
         status(f"connecting to {setup.server}")
         return connect(setup.server, setup.sampling(), setup.spec.draft_n_max)
 
-    target_path, draft_path = checked_models(setup, console, types)
+    target_path, draft_path = checked_models(setup, report, types)
 
     def loading(what: str, path: Path):
         """status() at each tenth of the load llama.cpp reports."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.stats import per_position_acceptance, rounds_of, timing
-from spectui.llama.spec_config import NGRAM_TYPES, SpecConfig, config_label
 from spectui.plan.predict import N_MAX, Drafting
+from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
 
 CALIBRATION_TOKENS = 48  # per starter prompt
 MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance
@@ -159,7 +159,7 @@ def _n_max_of(label: str, spec_type: str) -> int | None:
 def saved(answers: Sequence[tuple[dict, str, dict]], target: str, draft: str | None) -> dict[str, Saved]:
     """Per spec type: the answers of chats on this target and draft whose configuration was that
     type alone, pooled (per position weighted by drafts; n-gram counters summed)."""
-    from spectui.llama.spec_config import PRIORITY
+    from spectui.spec_config import PRIORITY
 
     pooled: dict[str, list[tuple[int | None, dict]]] = {}
     for setup, label, stats in answers:

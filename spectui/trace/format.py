@@ -23,7 +23,7 @@ from spectui.config.paths import open_private, private_dir, write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
-from spectui.llama.spec_config import SpecConfig, config_label, parse_types
+from spectui.spec_config import SpecConfig, config_label, parse_types
 
 FORMAT = "spectui-trace"
 VERSION = 3  # 2: a Round's optional verdicts (inspect mode); 3: a verdict's emitted_p; older ones read as before

@@ -22,7 +22,7 @@ from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, Update
 from spectui.config import paths, presets
-from spectui.config.embedded import CATALOG
+from spectui.config.embedded import CATALOG, TextReport
 from spectui.config.model_choice import draft_misfit, model_name
 from spectui.config.recent import recent_models
 from spectui.config.setup import Setup
@@ -96,7 +96,7 @@ class SpecApp(ThemedApp):
         post(SessionLoading(f"preparing {model_name(models[0] if models else setup.model or '')}"))
         try:
             # an embedded model's assembly progress goes nowhere: the status line shows the load
-            quiet = Console(file=io.StringIO())
+            quiet = TextReport(io.StringIO())
             session, setup, environment = load_session(setup, models, lambda s: post(SessionLoading(s)), quiet)
         except UserError as e:
             post(SessionFailed(str(e)))
@@ -120,7 +120,7 @@ class SpecApp(ThemedApp):
         chat = self.controller
         if (session := chat.start_compare()) is not None:
             self.push_screen(
-                ABScreen(session, chat.setup, self.settings["show_rejected"], chat.trace_header("A/B")),
+                ABScreen(session, chat.setup, self.settings.show_rejected, chat.trace_header("A/B")),
                 lambda _: chat.end_compare(),
             )
 
@@ -129,10 +129,10 @@ class SpecApp(ThemedApp):
             self.push_screen(HelpScreen())
 
     def action_toggle_record_traces(self) -> None:
-        self.remember("record_traces", not self.settings["record_traces"])
+        self.remember("record_traces", not self.settings.record_traces)
         self.notify(
             f"Every answer is now appended to {paths.traces_dir()}/<chat id>.jsonl"
-            if self.settings["record_traces"]
+            if self.settings.record_traces
             else "Chats are no longer recorded (f3 still saves this chat's trace)",
             timeout=5,
         )

@@ -13,7 +13,7 @@ from textual.message import Message
 from spectui.config.setup import Setup
 from spectui.engine.events import Event
 from spectui.engine.interface import ChatSession
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 
 
 @dataclass

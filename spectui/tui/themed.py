@@ -8,15 +8,51 @@ import traceback
 
 from rich.console import Console
 from textual.app import App
+from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from spectui import __version__
 from spectui.config import paths
 from spectui.config.settings import load_settings, save_settings
-from spectui.config.themes import load_themes
+from spectui.config.themes import ThemeFile, read_themes
 from spectui.errors import UserError
 
 DEFAULT_THEME = "spectui-dark"
+
+
+def _check_color(value: str) -> tuple[bool, str | None]:
+    """Whether Textual reads `value` as a colour, and if not its suggestion."""
+    try:
+        Color.parse(value)
+    except ColorParseError as e:
+        return False, e.suggested_color
+    return True, None
+
+
+def load_themes() -> tuple[list[Theme], list[str]]:
+    """The theme files as Textual themes, and one message per skipped file. Never raises."""
+    files, problems = read_themes(_check_color)
+    return [_theme(t) for t in files], problems
+
+
+def _theme(t: ThemeFile) -> Theme:
+    c = t.colors
+    return Theme(
+        name=t.name,
+        primary=c["primary"],
+        secondary=c.get("secondary"),
+        accent=c.get("accent"),
+        warning=c.get("warning"),
+        error=c.get("error"),
+        success=c.get("success"),
+        foreground=c.get("foreground"),
+        background=c.get("background"),
+        surface=c.get("surface"),
+        panel=c.get("panel"),
+        boost=c.get("boost"),
+        dark=t.dark,
+        variables=t.variables,
+    )
 
 
 class ThemedApp(App):
@@ -57,7 +93,7 @@ class ThemedApp(App):
             self.register_theme(theme)
         for problem in problems + ([self._settings_problem] if self._settings_problem else []):
             self.notify(problem, severity="warning", timeout=8)
-        wanted = self.settings["theme"]
+        wanted = self.settings.theme
         self.theme = (
             wanted
             if wanted in self.available_themes
@@ -79,14 +115,14 @@ class ThemedApp(App):
 
     def remember(self, key: str, value) -> None:
         """Change a setting and save the settings file (a failure is a warning only)."""
-        self.settings[key] = value
+        setattr(self.settings, key, value)
         try:
             save_settings(self.settings)
         except UserError as e:
             self.notify(str(e), title="Settings not saved", severity="warning")
 
     def _remember_theme(self, theme: Theme) -> None:
-        if theme.name != self.settings["theme"]:
+        if theme.name != self.settings.theme:
             self.remember("theme", theme.name)
 
     def action_cycle_theme(self) -> None:

@@ -16,7 +16,7 @@ from spectui.config.setup import Setup
 from spectui.engine.ab import NAMES, Verdict
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.errors import UserError
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
 from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides, VerdictBox
 from spectui.tui.widgets.verdict import render_verdict

@@ -9,7 +9,7 @@ from textual.widgets import Footer, Header, Static
 
 from spectui.chat.turn import LiveTurn
 from spectui.engine.ab import compare
-from spectui.llama.spec_config import SpecConfig
+from spectui.spec_config import SpecConfig
 from spectui.trace.format import Trace
 from spectui.trace.timeline import Step
 from spectui.tui.screens.replay import ReplayScreen, finished, spec_in_force

@@ -22,6 +22,7 @@ from spectui.chat import updates as up
 from spectui.chat.controller import ChatController
 from spectui.chat.starters import BY_KEY
 from spectui.chat.streaming import TurnJob, stream_turn
+from spectui.config.settings import Settings
 from spectui.tui.clipboard import copy_and_say
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.messages import TurnEvents, TurnFailed
@@ -45,7 +46,7 @@ class ChatScreen(InspectsChat):
     BINDINGS = bindings(chat=True)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]  # -narrow: app.tcss swaps the panel
 
-    def __init__(self, controller: ChatController, settings: dict):
+    def __init__(self, controller: ChatController, settings: Settings):
         """`settings`: the app's view settings (overlay, rejected tokens, panel)."""
         super().__init__()
         self.controller = controller
@@ -69,10 +70,10 @@ class ChatScreen(InspectsChat):
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.set_class(not self.settings["show_panel"], "-no-panel")
+        self.set_class(not self.settings.show_panel, "-no-panel")
         self.query_one("#status", Static).display = False
         await self.query_one(Transcript).show(
-            self.controller.chat, self.settings["show_overlay"], self.settings["show_rejected"]
+            self.controller.chat, self.settings.show_overlay, self.settings.show_rejected
         )
         self.query_one(ChatInput).focus()
         self.query_one(ChatInput).starters = not self.controller.chat.messages
@@ -101,7 +102,7 @@ class ChatScreen(InspectsChat):
             self._draining = False
 
     async def _show_update(self, update: up.Update) -> None:
-        overlay, rejected = self.settings["show_overlay"], self.settings["show_rejected"]
+        overlay, rejected = self.settings.show_overlay, self.settings.show_rejected
         box = self.query_one(ChatInput)
         match update:
             case up.AnswerUpdated(started=started):
@@ -272,10 +273,10 @@ class ChatScreen(InspectsChat):
     # --- view settings ---------------------------------------------------------------
 
     def _toggle(self, setting: str) -> None:
-        cast(ThemedApp, self.app).remember(setting, not self.settings[setting])
+        cast(ThemedApp, self.app).remember(setting, not getattr(self.settings, setting))
 
     async def _redraw_answers(self) -> None:
-        overlay, rejected = self.settings["show_overlay"], self.settings["show_rejected"]
+        overlay, rejected = self.settings.show_overlay, self.settings.show_rejected
         with self.app.batch_update():
             for w in self.query(AssistantMessage):
                 await w.set_view(overlay, rejected)
@@ -283,16 +284,16 @@ class ChatScreen(InspectsChat):
     async def action_toggle_overlay(self) -> None:
         self._toggle("show_overlay")
         await self._redraw_answers()
-        self.notify("Overlay on" if self.settings["show_overlay"] else "Overlay off: answers as Markdown", timeout=2)
+        self.notify("Overlay on" if self.settings.show_overlay else "Overlay off: answers as Markdown", timeout=2)
 
     async def action_toggle_rejected(self) -> None:
         self._toggle("show_rejected")
         await self._redraw_answers()
-        shown = self.settings["show_rejected"]
-        note = "" if self.settings["show_overlay"] else " (visible with the overlay on)"
+        shown = self.settings.show_rejected
+        note = "" if self.settings.show_overlay else " (visible with the overlay on)"
         self.notify(f"Rejected tokens {'shown' if shown else 'hidden'}{note}", timeout=2)
 
     def action_toggle_panel(self) -> None:
         self._toggle("show_panel")
-        self.set_class(not self.settings["show_panel"], "-no-panel")
+        self.set_class(not self.settings.show_panel, "-no-panel")
         self.refresh_panel()

@@ -21,7 +21,7 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from spectui.config import describe
 from spectui.config.setup import Setup
 from spectui.errors import UserError
-from spectui.llama.spec_config import N_MAX_LIMIT, VERIFY_MODES
+from spectui.spec_config import N_MAX_LIMIT, VERIFY_MODES
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from textual.validation import Integer
 from textual.widgets import Input, Label, Select, Static
 
 from spectui.chat.turn import LiveTurn
-from spectui.llama.spec_config import N_MAX_LIMIT, SpecConfig, uses_n_max
+from spectui.spec_config import N_MAX_LIMIT, SpecConfig, uses_n_max
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
