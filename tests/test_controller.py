@@ -25,6 +25,7 @@ from spectui.chat.updates import (
     OutboxChanged,
 )
 from spectui.config import paths
+from spectui.config.settings import Settings
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -34,7 +35,6 @@ from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession, load_recording
 
 pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (conftest.py)
-SETTINGS = {"record_traces": False}
 
 
 class Screen:
@@ -69,7 +69,7 @@ FAKE = object()  # make(): a FakeSession on the setup's speculation
 def make(setup, session: ChatSession | None | object = FAKE) -> tuple[ChatController, Screen]:
     screen = Screen()
     session = FakeSession(spec=setup.spec) if session is FAKE else session
-    return ChatController(setup, dict(SETTINGS), screen, session=session), screen
+    return ChatController(setup, Settings(record_traces=False), screen, session=session), screen
 
 
 def answer_text() -> str:
