@@ -25,7 +25,7 @@ from spectui.cli import run as run_command
 from spectui.config import chat_store
 from spectui.config.setup import OPTIONS
 from spectui.config.themes import load_themes
-from spectui.tui.commands import chat_entries
+from spectui.tui.palette import chat_entries
 from tests.cli_helpers import run_cli
 from tests.conftest import SMOL
 from tests.test_run_command import interruptible
