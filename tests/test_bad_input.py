@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from spectui.cli import run as run_command
 from spectui.config.setup import OPTIONS
 from spectui.store import chat_store
-from spectui.tui.commands import chat_entries
+from spectui.tui.palette import chat_entries
 from spectui.tui.themed import load_themes
 from tests.cli_helpers import Loaded, refused, run_cli
 from tests.conftest import SMOL

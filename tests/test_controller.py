@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from spectui.chat.ab import ABRun, default_types
-from spectui.chat.controller import GENERATING, STOPPING, ChatController, pair_line
+from spectui.chat.controller import ChatController
+from spectui.chat.conversation import GENERATING, STOPPING
 from spectui.chat.streaming import stream_turn
 from spectui.chat.updates import (
     AnswerEnded,
@@ -23,6 +24,7 @@ from spectui.chat.updates import (
     MessagesRemoved,
     Notice,
     OutboxChanged,
+    SwitchFailed,
 )
 from spectui.config import paths
 from spectui.config.settings import Settings
@@ -31,6 +33,7 @@ from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.store import chat_store, history
 from spectui.trace import format as trace_format
+from spectui.tui.header import header, pair_line
 from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession, load_recording
 
@@ -152,7 +155,7 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
     assert controller.setup.spec.label == "ngram-mod" and controller.setup.spec.draft_n_max == 4
     assert [c.config["spec_type"] for c in controller.traced[0].changes] == ["draft-simple", "ngram-mod"]
     assert controller.chat.messages[-1].config == "draft-simple n-max 3 → ngram-mod"
-    assert controller.header()[0].startswith("ngram-mod")
+    assert header(controller)[0].startswith("ngram-mod")
     assert chat_store.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
 
 
@@ -160,10 +163,10 @@ def test_the_header_names_the_models_as_people_write_them_in_one_form(setup):
     """A model keeps its name at any width: a narrow header cuts it (Textual's ellipsis), it
     never swaps it for a shorter form."""
     controller, _ = make(setup, FakeSession(spec=setup.spec))
-    config, models = controller.header()
+    config, models = header(controller)
     assert config == "draft-simple · n-max 3 · verify greedy"
     assert models == "SmolLM2-135M-Instruct.Q4_1 ⇠ draft SmolLM2-135M-Instruct.Q4_1"  # a file: its stem
-    assert controller.header(narrow=True) == (models, "")
+    assert header(controller, narrow=True) == (models, "")
     qwen = "Qwen2.5-Coder 1.5B Instruct Q4_K_M"
     assert pair_line(qwen, "Qwen2.5-Coder 0.5B Instruct Q4_K_M") == f"{qwen} ⇠ draft Qwen2.5-Coder 0.5B Instruct Q4_K_M"
     assert pair_line(qwen, None) == f"{qwen} (no draft model)"
@@ -193,7 +196,7 @@ def test_nothing_reconfigures_or_chats_while_the_ab_view_runs(setup):
 def test_model_switch_loads_in_the_background_messages_wait_and_a_failure_keeps_the_old_pair(setup):
     controller, screen = make(setup, session=None)
     controller.load(setup)
-    assert screen.of(Load)[-1] == Load(setup, None) and controller.header() == ("spectui", "loading…")
+    assert screen.of(Load)[-1] == Load(setup, None) and header(controller) == ("spectui", "loading…")
     controller.submit("queued while loading")
     assert controller.queued == ["queued while loading"] and not screen.of(Generate)
     first = FakeSession(spec=setup.spec)
@@ -206,7 +209,7 @@ def test_model_switch_loads_in_the_background_messages_wait_and_a_failure_keeps_
     assert load.models == ("other.gguf", None) and controller.loading
     controller.session_failed("other.gguf: not a GGUF file")
     assert controller.session is first and not controller.loading
-    assert screen.of(Notice)[-1].title == "Models not switched"
+    assert screen.of(SwitchFailed)[-1] == SwitchFailed("other.gguf: not a GGUF file")
 
     controller.switch_models("other.gguf", None)
     second = FakeSession(spec=replace(setup.spec, types=("ngram-mod",)), draft=False)
@@ -508,7 +511,7 @@ def test_a_first_load_that_fails_says_so_and_keeps_the_text(setup):
     controller.load(setup)
     controller.submit("my question")
     controller.session_failed("model.gguf: not a GGUF file")
-    assert controller.header() == ("spectui", "no model loaded") and not controller.loading
+    assert header(controller) == ("spectui", "no model loaded") and not controller.loading
     assert screen.of(Notice)[-1].title == "Loading failed"
     assert controller.queued == ["my question"] and not screen.of(Generate)
 

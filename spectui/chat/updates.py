@@ -15,7 +15,7 @@ from spectui.config.setup import Setup
 from spectui.store.history import Chat, Message
 
 Severity = Literal["information", "warning", "error"]
-Span = tuple[str, str]  # (text, style): a style is a theme variable such as "$warning", or ""
+Doing = Literal["", "generating", "stopping", "editing", "loading", "failed"]
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,11 @@ class Notice:
 
 @dataclass(frozen=True)
 class StatusLine:
-    """The line under the transcript; no spans hides it."""
+    """The line under the transcript: what the chat is doing ("" hides it); the screen styles it."""
 
-    spans: tuple[Span, ...] = ()
+    doing: Doing = ""
+    text: str = ""  # loading: what loads now; failed: why the models did not load
+    later: int = 0  # editing: the messages after the one edited, which a resend replaces
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,13 @@ class AnswerUpdated:
 @dataclass(frozen=True)
 class AnswerEnded:
     removed: bool  # the answer failed before any text and left the chat
+
+
+@dataclass(frozen=True)
+class SwitchFailed:
+    """Other models did not load: the loaded pair stays (the screen names it)."""
+
+    error: str
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,7 @@ Update = (
     | AnswerStarted
     | AnswerUpdated
     | AnswerEnded
+    | SwitchFailed
     | ConfigShown
     | PanelChanged
     | OutboxChanged

@@ -20,7 +20,7 @@ from textual.app import App
 
 from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
-from spectui.chat.updates import Load, Notice, Update
+from spectui.chat.updates import Load, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
 from spectui.config.embedded import CATALOG, TextReport
 from spectui.config.model_choice import draft_misfit, model_name
@@ -29,9 +29,11 @@ from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.engine.resources import memory_text
 from spectui.errors import UserError
-from spectui.store import chat_store, history
-from spectui.tui.commands import SpecCommands, bindings
+from spectui.store import history
+from spectui.tui.commands import bindings
+from spectui.tui.header import header
 from spectui.tui.messages import MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
+from spectui.tui.palette import SpecCommands
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.chat import ChatScreen
 from spectui.tui.screens.help import HelpScreen
@@ -82,6 +84,11 @@ class SpecApp(ThemedApp):
                 title=update.title,
                 severity=update.severity,
                 timeout=update.timeout,
+            )
+        elif isinstance(update, SwitchFailed):
+            models = header(self.controller)[1]
+            self.notify(
+                f"{update.error}\nStill on {models}.", title="Models not switched", severity="error", timeout=15
             )
         elif isinstance(update, Load):
             self._load(update.setup, update.models)
@@ -228,7 +235,8 @@ class SpecApp(ThemedApp):
         kept = self.controller.keep_unsaved()
         where = f"kept in {kept}; the next start adds them to the chat" if kept else "and could not be written anywhere"
         Console(stderr=True, soft_wrap=True).print(
-            f"error: the chat could not be saved to {chat_store.db_path()}; its messages are {where}", highlight=False
+            f"error: the chat could not be saved to {self.controller.store_path()}; its messages are {where}",
+            highlight=False,
         )
         return code or 1
 

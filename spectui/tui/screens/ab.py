@@ -11,12 +11,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from spectui.chat.ab import FALLBACK_B, ABRun, default_types
-from spectui.chat.controller import STOPPING
+from spectui.chat.conversation import STOPPING
 from spectui.config.setup import Setup
 from spectui.engine.ab import NAMES, Verdict
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.errors import UserError
 from spectui.spec_config import SpecConfig
+from spectui.tui.header import status_spans
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
 from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides, VerdictBox
 from spectui.tui.widgets.verdict import render_verdict
@@ -182,7 +183,7 @@ class ABScreen(Screen):
 
     def action_stop_or_close(self) -> None:
         if self.run.stop():
-            self.query_one("#ab-verdict", Static).update(Content.assemble(*STOPPING.spans))
+            self.query_one("#ab-verdict", Static).update(Content.assemble(*status_spans(STOPPING)))
         else:
             self.dismiss()
 

@@ -25,6 +25,7 @@ from spectui.chat.streaming import TurnJob, stream_turn
 from spectui.config.settings import Settings
 from spectui.tui.clipboard import copy_and_say
 from spectui.tui.commands import WIDE_FOOTER, bindings
+from spectui.tui.header import header, status_spans
 from spectui.tui.messages import TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
 from spectui.tui.screens.inspecting import InspectsChat
@@ -61,7 +62,7 @@ class ChatScreen(InspectsChat):
         yield Header(icon="◆")
         with Horizontal(id="body"):
             with Vertical(id="chat"):
-                yield Transcript(id="transcript")
+                yield Transcript(self.controller.earlier_than, id="transcript")
                 yield Static(id="status")
                 yield StatusStrip(id="compact")
                 yield Outbox(id="outbox")
@@ -123,8 +124,8 @@ class ChatScreen(InspectsChat):
                     await (self._answer.remove() if removed else self._answer.finish())
             case up.Generate(job=job):
                 self._generate(job)
-            case up.StatusLine(spans=spans):
-                status = self.query_one("#status", Static)
+            case up.StatusLine():
+                status, spans = self.query_one("#status", Static), status_spans(update)
                 status.update(Content.assemble(*spans))
                 status.display = bool(spans)
             case up.ChatShown(chat=chat):
@@ -159,7 +160,7 @@ class ChatScreen(InspectsChat):
     def _show_header(self) -> None:
         """The configuration and the models; narrow, the models only and a compact footer."""
         narrow = self.size.width < NARROW
-        self.title, self.sub_title = self.controller.header(narrow)
+        self.title, self.sub_title = header(self.controller, narrow)
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow
@@ -243,7 +244,7 @@ class ChatScreen(InspectsChat):
         self.controller.regenerate()
 
     def action_chats(self) -> None:
-        self.app.push_screen(ChatsScreen(self.controller.chat.id), self._chats_closed)
+        self.app.push_screen(ChatsScreen(self.controller), self._chats_closed)
 
     def _chats_closed(self, picked: Picked | None) -> None:
         if picked is not None:

@@ -20,8 +20,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from spectui.chat.controller import ChatController
+from spectui.chat.persistence import Summary
 from spectui.errors import UserError
-from spectui.store import chat_store
 from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
 from spectui.tui.widgets.keys import run_own_binding
@@ -34,12 +35,12 @@ class Picked:
     renamed: dict[str, str] = field(default_factory=dict)  # chat id -> its new title
 
 
-def when(chat: chat_store.Summary) -> str:
+def when(chat: Summary) -> str:
     n = chat.answers
     return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
 
 
-def row(chat: chat_store.Summary, current: bool) -> Content:
+def row(chat: Summary, current: bool) -> Content:
     return Content.assemble(
         (chat.title or chat.id, "bold" if current else ""),
         ("  " + when(chat), "$text-muted"),
@@ -90,9 +91,10 @@ class ChatsScreen(ModalScreen[Picked]):
         Binding("down", "to_list", show=False),  # from the search box (the list's own ↓ comes first)
     ]
 
-    def __init__(self, current: str):
+    def __init__(self, controller: ChatController):
         super().__init__()
-        self.current = current
+        self.controller = controller  # the store's only way in
+        self.current = controller.chat.id
         self.picked = Picked()
         self._titles: dict[str, str] = {}
 
@@ -110,7 +112,9 @@ class ChatsScreen(ModalScreen[Picked]):
     def _fill(self, highlight: str | None = None) -> None:
         query = self.query_one(Input).value if self.query_one("#chats").has_class("-searching") else ""
         try:
-            chats, problems = (chat_store.search(query), []) if query.strip() else chat_store.list_chats()
+            chats, problems = (
+                (self.controller.search_chats(query), []) if query.strip() else self.controller.list_chats()
+            )
         except UserError as e:
             self.notify(str(e), severity="error")
             chats, problems = [], []
@@ -177,7 +181,7 @@ class ChatsScreen(ModalScreen[Picked]):
         if not name:
             return
         try:
-            chat = chat_store.rename_chat(chat_id, name)
+            chat = self.controller.rename_chat(chat_id, name)
         except UserError as e:
             self.notify(str(e), severity="error")
             return
@@ -196,7 +200,7 @@ class ChatsScreen(ModalScreen[Picked]):
         if not yes:
             return
         try:
-            chat_store.delete_chat(chat_id)
+            self.controller.delete_chat(chat_id)
         except UserError as e:
             self.notify(str(e), severity="error")
             return

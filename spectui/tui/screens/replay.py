@@ -19,8 +19,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from spectui.chat.controller import pair_line
 from spectui.chat.panel import PanelState
+from spectui.chat.persistence import Persistence
 from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
 from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Event, Round, TurnStart
@@ -28,6 +28,7 @@ from spectui.spec_config import SpecConfig
 from spectui.store.history import Chat, Message
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
+from spectui.tui.header import pair_line
 from spectui.tui.screens.chat import NARROW
 from spectui.tui.screens.inspecting import InspectsAnswers
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
@@ -169,7 +170,9 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
         yield Header(icon="◆")
         with Horizontal(id="body"):
             with Vertical(id="chat"):
-                yield Transcript(id="transcript")
+                yield Transcript(
+                    Persistence.earlier_than, id="transcript"
+                )  # reads only the loaded messages: a replay's chat is not stored
                 yield Static(id="status")
                 yield StatusStrip(id="compact")
             yield StatsPanel(id="panel")

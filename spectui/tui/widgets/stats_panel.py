@@ -16,73 +16,13 @@ from textual.widgets import Static
 
 from spectui.chat.panel import PanelState, speedup_reading
 from spectui.engine import ab, stats
-from spectui.engine.events import Event, PromptDone, Round, TurnEnd
+from spectui.engine.events import Event, Round, TurnEnd
+from spectui.tui.widgets.gauges import MUTED, WINDOW, bar, num, pct, rolling_tok_per_s, sparkline
 from spectui.tui.widgets.overlay import legend_lines
 from spectui.tui.widgets.redraw import update_in_place
 
-WINDOW = 32  # rounds in the rolling acceptance and tok/s
-SPARK = "▁▂▃▄▅▆▇█"
 MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
 HEAD = "bold $accent"
-MUTED = "$text-muted"
-
-
-def _pct(x: float | None) -> str:
-    return "  -" if x is None else f"{x:4.0%}"
-
-
-def _num(x: float | None, fmt: str = ".1f", unit: str = "") -> str:
-    return "-" if x is None else f"{x:{fmt}}{unit}"
-
-
-def bar(fraction: float, width: int, style: str = "$primary") -> Content:
-    """A horizontal bar: `fraction` of `width` cells filled (eighths for the edge)."""
-    fraction = min(max(fraction, 0.0), 1.0)
-    eighths = round(fraction * width * 8)
-    full, part = divmod(eighths, 8)
-    filled = "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part else "")
-    return Content.assemble((filled, style), ("░" * (width - len(filled)), MUTED))
-
-
-def sparkline(rounds: list[Round], width: int) -> list[Content]:
-    """Per-round acceptance over the last `width` rounds, and a line of ▲ under the rounds
-    where the configuration changed (omitted when none did in the window)."""
-    if not rounds:
-        return []
-    start = max(0, len(rounds) - width)
-    cells = []
-    for r in rounds[start:]:
-        if r.n_drafted:
-            rate = r.n_accepted / r.n_drafted
-            cells.append((SPARK[min(int(rate * len(SPARK)), len(SPARK) - 1)], "$spec-draft"))
-        else:
-            cells.append(("·", MUTED))
-    lines = [Content.assemble(*cells)]
-    marks = [i - start for i in stats.config_changes(rounds) if i >= start]
-    if marks:
-        row = [" "] * len(cells)
-        for i in marks:
-            row[i] = "▲"
-        lines.append(Content.styled("".join(row).rstrip(), "$warning"))
-    return lines
-
-
-def rolling_tok_per_s(events: list[Event], n: int = WINDOW) -> float | None:
-    """Tokens of the last n rounds over the time they took (from the round before them)."""
-    rounds = stats.rounds_of(events)
-    if not rounds:
-        return None
-    window = rounds[-n:]
-    since: float | None
-    if len(rounds) > n:
-        since = rounds[-n - 1].t
-    else:
-        since = next((e.t for e in events if isinstance(e, PromptDone)), None)
-    if since is None or window[-1].t <= since:
-        return None
-    return sum(len(r.tokens) for r in window) / (window[-1].t - since)
-
-
 LABEL = 15  # columns before a row's value
 
 
@@ -121,13 +61,13 @@ def render(state: PanelState) -> Content:
         lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
         n_acc, n_dr, rate = stats.rolling_acceptance(rounds, WINDOW) if rounds else (0, 0, None)
         lines += [
-            _row(f"last {min(len(rounds), WINDOW)} rounds", f"{_pct(rate)}  {n_acc}/{n_dr}"),
-            _row("turn", f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
+            _row(f"last {min(len(rounds), WINDOW)} rounds", f"{pct(rate)}  {n_acc}/{n_dr}"),
+            _row("turn", f"{pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
         ]
         # A live turn keeps its first rounds' lines from the start, so that updates while
         # the answer streams need no layout pass (streaming.py: the model's CPU time).
         lines += [Content(" ") + line for line in sparkline(rounds, w - 1)] or [Content("")]
-        lines.append(_row("mean acc. len", _num(summary.mean_acceptance_length, ".2f")))
+        lines.append(_row("mean acc. len", num(summary.mean_acceptance_length, ".2f")))
         per_pos = summary.per_position
         for i, p in enumerate(per_pos[:MAX_POSITIONS]):
             lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(p, w - 10, "$spec-draft"), f" {p:4.0%}"))
@@ -158,10 +98,10 @@ def render(state: PanelState) -> Content:
 def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], rounds: list[Round]) -> list[Content]:
     tm = summary.timing
     lines = [
-        _row("tok/s turn", _num(tm.tok_per_s)),
-        _row(f"tok/s last {min(len(rounds), WINDOW)}", _num(rolling_tok_per_s(events))),
-        _row("first token", _num(tm.ttft_s, ".2f", " s")),
-        _row("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
+        _row("tok/s turn", num(tm.tok_per_s)),
+        _row(f"tok/s last {min(len(rounds), WINDOW)}", num(rolling_tok_per_s(events))),
+        _row("first token", num(tm.ttft_s, ".2f", " s")),
+        _row("overhead/round", num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
     total = tm.t_draft_s + tm.t_verify_s + tm.t_other_s
     if total > 0:
@@ -199,8 +139,8 @@ def status_strip(state: PanelState) -> Content:
     parts.append(state.verify)
     if events:
         summary = stats.summarize(events)
-        parts.append(Content.assemble(("acc ", MUTED), _pct(summary.acceptance_rate).strip()))
-        parts.append(Content.assemble(_num(summary.timing.tok_per_s), (" tok/s", MUTED)))
+        parts.append(Content.assemble(("acc ", MUTED), pct(summary.acceptance_rate).strip()))
+        parts.append(Content.assemble(num(summary.timing.tok_per_s), (" tok/s", MUTED)))
     if state.n_ctx:
         used = "-" if state.n_past is None else f"{state.n_past / state.n_ctx:.0%}"
         parts.append(Content.assemble(("ctx ", MUTED), used))
@@ -216,16 +156,16 @@ def compact(events: list[Event], one_line: bool = False) -> Content:
     tm = summary.timing
     baseline = ab.spec_type(events) == ab.BASELINE
     rows = [
-        ("tok/s turn", _num(tm.tok_per_s)),
+        ("tok/s turn", num(tm.tok_per_s)),
         (
             "accepted",
             "  - (the baseline)"
             if baseline
-            else f"{_pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}",
+            else f"{pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}",
         ),
-        ("mean acc. len", _num(summary.mean_acceptance_length, ".2f")),
-        ("first token", _num(tm.ttft_s, ".2f", " s")),
-        ("overhead/round", _num(tm.overhead_ms_per_round, ".2f", " ms")),
+        ("mean acc. len", num(summary.mean_acceptance_length, ".2f")),
+        ("first token", num(tm.ttft_s, ".2f", " s")),
+        ("overhead/round", num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
     if one_line:
         return Content(" ") + Content(" · ").join(

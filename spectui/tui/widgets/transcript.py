@@ -7,20 +7,20 @@ fast as a short one; scrolling to the top mounts earlier ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from textual.containers import Grid, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from spectui.chat.persistence import SHOWN
 from spectui.chat.starters import STARTERS
-from spectui.store import chat_store
 from spectui.store.history import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 
-SHOWN = chat_store.SHOWN  # messages mounted when a chat is shown, and at a time as the reader scrolls up
+# SHOWN: messages mounted when a chat is shown, and at a time as the reader scrolls up
 MOUNTED = SHOWN  # a new message unmounts the oldest beyond this many: every turn lays out as many widgets
 
 
@@ -85,6 +85,11 @@ class Transcript(VerticalScroll):
     chat: Chat | None = None
     view = (True, True)  # (overlay, rejected) of the answers mounted
 
+    def __init__(self, earlier: Callable[[Chat, Message, int], list[Message]], id: str) -> None:
+        """`earlier`: up to n messages before one, as the controller reads them from the store."""
+        super().__init__(id=id)
+        self.earlier = earlier
+
     async def show(self, chat: Chat, overlay: bool, rejected: bool) -> None:
         """Rebuild from a chat (start, new chat, open chat): its last SHOWN messages."""
         self.chat, self.view = chat, (overlay, rejected)
@@ -127,7 +132,7 @@ class Transcript(VerticalScroll):
         first = mounted[0]
         answers = (w for w in mounted if isinstance(w, AssistantMessage))
         self.view = next(((w.overlay, w.show_rejected) for w in answers), self.view)  # as toggled since
-        older = chat_store.earlier_than(self.chat, first.message, SHOWN)
+        older = self.earlier(self.chat, first.message, SHOWN)
         if older:
             await self.mount_all(self._widgets(older), before=first)
             self.call_after_refresh(self.scroll_to_widget, first, top=True, animate=False)

@@ -1,0 +1,177 @@
+"""Keeping the chat: its saves (the streaming answer's too), the files kept when saving failed,
+the chats opened and exported, and its traces. The screens reach the store through the
+controller's calls here, so what the store refuses is said in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spectui.chat.state import ChatState
+from spectui.chat.turn import LiveTurn
+from spectui.config import paths
+from spectui.errors import UserError
+from spectui.store import chat_import, chat_store, history
+from spectui.trace import format as trace_format
+from spectui.trace.format import Trace, TraceTurn, append_turn
+
+SHOWN = chat_store.SHOWN  # messages read when a chat opens, and at a time as the reader scrolls up
+Summary = chat_store.Summary  # a saved chat as the chats screen lists it
+
+
+class Persistence:
+    def __init__(self, state: ChatState):
+        self.state = state
+        self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
+        self._answer_failed = False  # the streaming answer could not be stored: said once per answer
+
+    def save(self, turn: LiveTurn | None = None) -> None:
+        """Store what changed in the chat; a streaming answer (`turn`) is saved as stopped until
+        it ends. A failure is said, and `unsaved` stays set until a save succeeds. Once quitting,
+        a failed save is not retried (a locked database would make each attempt wait)."""
+        s = self.state
+        if s.quitting and s.unsaved:
+            return
+        if turn is not None:
+            turn.sync_stats()
+        if not s.chat.messages:
+            return
+        if s.session is not None:  # what resuming the chat restores
+            s.chat.setup = s.setup.values()
+        try:
+            chat_store.save_chat(s.chat)
+        except UserError as e:
+            s.unsaved = True
+            s.notify(str(e), title="Chat not saved", severity="error")
+        else:
+            s.unsaved = False
+
+    def start_answer(self, turn: LiveTurn) -> None:
+        """An answer starts: saved at once (as stopped), its failures said anew."""
+        self._answer_failed = False
+        self.save(turn)
+
+    def save_answer(self) -> None:
+        """The streaming answer so far; a failure is said once per answer."""
+        s = self.state
+        if s.quitting and s.unsaved:  # a locked database would hold the quit at each update
+            return
+        try:
+            chat_store.save_answer(s.chat)
+        except UserError as e:
+            s.unsaved = True
+            if not self._answer_failed:
+                self._answer_failed = True
+                s.notify(f"{e}\nIt is saved when it ends.", title="Answer not saved yet", severity="warning")
+
+    def keep_unsaved(self) -> Path | None:
+        """At quit, when the last save failed: the chat in the first folder of `unsaved_dirs`
+        that takes it, as JSON for the next start to import and as Markdown to read; the
+        Markdown's path (the JSON's when only it was written), None when neither could be."""
+        if not self.state.unsaved:
+            return None
+        for folder in paths.unsaved_dirs():
+            try:
+                kept = chat_import.write_unsaved(self.state.chat, folder)
+            except UserError:
+                continue
+            try:
+                return history.export_markdown(self.state.chat, kept.with_suffix(".md"))
+            except UserError:
+                return kept
+        return None
+
+    def earlier_texts(self) -> list[tuple[str, str]]:
+        """The stored messages before those read (a long chat opens at its end): the prompt's start."""
+        try:
+            return chat_store.texts_before(self.state.chat)
+        except UserError as e:
+            self.state.notify(f"{e}\nThis answer sees only the messages shown.", severity="warning")
+            return []
+
+    def open(self, chat_id: str) -> history.Chat | None:
+        """A saved chat, its last messages; None, with a notice, when it cannot be read."""
+        try:
+            return chat_store.load_chat(chat_id, last=SHOWN)
+        except UserError as e:
+            self.state.notify(str(e), severity="error")
+            return None
+
+    def say_damage(self) -> None:
+        """When a chat opens: what of it the store could not read (it shows without that)."""
+        if self.state.chat.damaged:
+            self.state.notify(self.state.chat.damaged, title="Chat partly unreadable", severity="warning", timeout=12)
+
+    def export_markdown(self) -> None:
+        chat = self.state.chat
+        if not chat.messages:
+            self.state.notify("Nothing to export yet.", severity="warning")
+            return
+        try:
+            whole = chat_store.load_chat(chat.id) if chat.earlier else chat
+            path = paths.write_export(f"spectui-chat-{chat.id}.md", lambda p: history.export_markdown(whole, p))
+        except UserError as e:
+            self.state.notify(str(e), title="Export failed", severity="error")
+            return
+        self.state.notify(str(path), title="Exported to Markdown", timeout=8)
+
+    def record(self, turn: LiveTurn) -> None:
+        """Keep the finished turn for the chat's trace, and append it to the chat's trace
+        file when every chat is recorded."""
+        s = self.state
+        prompt = s.chat.messages[-2].content if len(s.chat.messages) > 1 else ""
+        traced = TraceTurn(prompt, list(turn.events), s.changes, memory=s.memory)
+        self.traced.append(traced)
+        if s.settings.record_traces:
+            try:
+                append_turn(paths.traces_dir() / f"{s.chat.id}.jsonl", self.trace_header("spectui chat"), traced)
+            except UserError as e:
+                s.notify(str(e), title="Trace not recorded", severity="warning")
+
+    def save_trace(self) -> None:
+        n = len(self.traced)
+        if not n:
+            self.state.notify("No answer in this chat since it was opened: nothing to trace yet.", severity="warning")
+            return
+        trace = Trace(self.trace_header("spectui chat"), self.traced)
+        try:
+            path = paths.write_export(f"spectui-trace-{self.state.chat.id}.jsonl", trace.write)
+        except UserError as e:
+            self.state.notify(str(e), title="Trace not saved", severity="error")
+            return
+        self.state.notify(
+            f"{path}\nreplay it with: spectui replay {path.name}",
+            title=f"Saved the trace of {n} answer{'s' * (n != 1)}",
+            timeout=8,
+        )
+
+    def trace_header(self, recorded_by: str) -> dict:
+        """A trace's first line: the models and machine, and the settings in force now."""
+        return trace_format.header(recorded_by, self.state.environment, self.state.setup.values())
+
+    # --- the store, as the screens read it (its errors are theirs to show) ------------
+
+    @staticmethod
+    def list_chats() -> tuple[list[Summary], list[tuple[Path, str]]]:
+        return chat_store.list_chats()
+
+    @staticmethod
+    def search(query: str) -> list[Summary]:
+        return chat_store.search(query)
+
+    @staticmethod
+    def rename_chat(chat_id: str, title: str) -> Summary:
+        return chat_store.rename_chat(chat_id, title)
+
+    @staticmethod
+    def delete_chat(chat_id: str) -> None:
+        chat_store.delete_chat(chat_id)
+
+    @staticmethod
+    def earlier_than(chat: history.Chat, message: history.Message, n: int) -> list[history.Message]:
+        """Up to `n` of the chat's messages just before `message` (read from the store when
+        the loaded ones run out)."""
+        return chat_store.earlier_than(chat, message, n)
+
+    @staticmethod
+    def store_path() -> Path:
+        return chat_store.db_path()

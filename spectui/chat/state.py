@@ -1,0 +1,76 @@
+"""What the chat's parts share: the session and setup in force, the chat shown, what runs now,
+and the one channel to the screen; with the checks each part makes before it acts, and the
+A/B view's lock on the session (one flag that every other part must respect)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from spectui.chat.streaming import TurnJob
+from spectui.chat.updates import Notice, PanelChanged, Severity, Update
+from spectui.config.settings import Settings
+from spectui.config.setup import Setup
+from spectui.engine.interface import ChatSession, SessionStatus
+from spectui.store import history
+from spectui.trace.format import ConfigChange
+
+
+@dataclass(eq=False)
+class ChatState:
+    setup: Setup
+    settings: Settings  # the app's settings (read for `record_traces`)
+    emit: Callable[[Update], object]
+    chat: history.Chat
+    session: ChatSession | None = None
+    environment: dict = field(default_factory=dict)  # what traces record of the session's models and machine
+    owns_session: bool = False  # only sessions the chat loaded are closed by it
+    loading: bool = False  # a load runs: messages queue until it ends
+    comparing: bool = False  # the A/B view runs the session: the chat and its configuration wait
+    memory: str = ""  # the last memory reading, shown in the panel and kept in traces
+    job: TurnJob | None = None  # the streaming answer's worker job
+    changes: list[ConfigChange] = field(default_factory=list)  # configuration changes while the answer streams
+    unsaved: bool = False  # the last save failed: quitting keeps the chat in a file the next start imports
+    quitting: bool = False  # the app is ending: a save that fails then is not tried again
+
+    def notify(
+        self, text: str, title: str = "", severity: Severity = "information", timeout: float | None = None
+    ) -> None:
+        self.emit(Notice(text, title, severity, timeout))
+
+    def status(self) -> SessionStatus | None:
+        return self.session.status() if self.session else None
+
+    def need_session(self) -> ChatSession | None:
+        """The session; None, with a notice, while the models load."""
+        if self.session is None:
+            self.notify("The models are still loading.", severity="warning")
+        return self.session
+
+    @property
+    def generating(self) -> bool:
+        """A turn's worker runs: from the turn's start to its end or failure, even when its chat
+        was closed meanwhile (a second turn on the session must wait for it)."""
+        return self.job is not None
+
+    def idle(self, doing: str) -> bool:
+        """Nothing runs that `doing` must wait for; else say what, and False."""
+        if self.generating:
+            self.notify(f"Stop the answer first (esc), then {doing}.", severity="warning")
+        elif self.comparing:
+            self.notify(f"Close the A/B view first (esc), then {doing}.", severity="warning")
+        elif self.loading:
+            self.notify(f"The models are loading: {doing} when they are ready.", severity="warning")
+        return not (self.generating or self.comparing or self.loading)
+
+    def start_compare(self) -> ChatSession | None:
+        """The session for the A/B view, which is its own until `end_compare`; None (with a
+        notice) while something else needs it."""
+        if self.comparing or (session := self.need_session()) is None or not self.idle("compare"):
+            return None
+        self.comparing = True
+        return session
+
+    def end_compare(self) -> None:
+        self.comparing = False
+        self.emit(PanelChanged())

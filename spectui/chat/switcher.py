@@ -1,0 +1,218 @@
+"""The setup in force and its changes: the speculation (even mid-answer), inspect, settings,
+presets, and loading or switching the models (the loaded pair stays until the new one works)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from spectui.chat.state import ChatState
+from spectui.chat.updates import ConfigShown, Load, StatusLine, SwitchFailed
+from spectui.config import describe, presets
+from spectui.config.embedded import CATALOG
+from spectui.config.recent import remember_models
+from spectui.config.resolve import resolve, restored
+from spectui.config.setup import OPTIONS, Setup, kept_across_presets
+from spectui.engine.interface import ChatSession
+from spectui.errors import UserError
+from spectui.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.store import history
+from spectui.trace.format import ConfigChange
+
+
+class SetupSwitcher:
+    def __init__(self, state: ChatState):
+        self.state = state
+        self.inspect = False  # record what the verifier saw (the inspector's data); chosen when a pair loads
+        self._inspect_chosen = False  # shift+f7 was pressed: the person's choice stays from then on
+
+    # --- the speculation -----------------------------------------------------------
+
+    def available_types(self) -> tuple[str, ...]:
+        return self.state.session.available_types() if self.state.session else ()
+
+    def configure(self, spec: SpecConfig) -> bool:
+        """Speculate as `spec` from the next round, even mid-answer."""
+        s = self.state
+        if s.comparing:
+            s.notify(
+                "The A/B view uses the models: choose its configurations there, or close it (esc).", severity="warning"
+            )
+            return False
+        if (session := s.need_session()) is None:
+            return False
+        try:
+            session.configure(spec)
+        except UserError as e:
+            s.notify(str(e), severity="error")
+            return False
+        s.setup = replace(s.setup, spec=spec)
+        self._config_changed()
+        return True
+
+    def set_spec_type(self, spec_type: str) -> None:
+        self.configure(self.state.setup.spec.with_types(spec_type))
+
+    def cycle_spec_type(self, step: int) -> None:
+        if self.state.need_session():
+            types = self.available_types()
+            current = self.state.setup.spec.types[0]
+            i = types.index(current) if current in types else 0
+            self.set_spec_type(types[(i + step) % len(types)])
+
+    def step_n_max(self, step: int) -> None:
+        spec = self.state.setup.spec
+        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+
+    def toggle_inspect(self) -> None:
+        """Inspect on or off: from the next round, each round records what the verifier saw at
+        each draft (p, q, the decision, the target's alternatives), for the inspector."""
+        if (session := self.state.need_session()) is None:
+            return
+        self.inspect = session.inspect = not self.inspect
+        self._inspect_chosen = True
+        self.state.notify(
+            "Inspect on: the next answers record why each draft was accepted or rejected (f7 reads them; "
+            "a llama-server's never do)"
+            if self.inspect
+            else "Inspect off",
+            timeout=4,
+        )
+
+    def _config_changed(self) -> None:
+        s = self.state
+        if s.generating:
+            s.changes.append(ConfigChange(time.perf_counter(), s.setup.spec.as_dict()))
+        s.emit(ConfigShown())
+
+    # --- loading and switching the models ------------------------------------------
+
+    def load(self, setup: Setup, models: tuple[str, str | None] | None = None) -> None:
+        """Load `setup` (on `models`, when given) in the app's worker; the loaded pair
+        stays until the new one is ready (messages typed meanwhile wait for it)."""
+        self.state.loading = True
+        self.state.emit(Load(setup, models))
+
+    def loading_status(self, text: str) -> None:
+        self.state.emit(StatusLine("loading", text))
+        if self.state.session is None:
+            self.state.emit(ConfigShown())
+
+    def session_loaded(self, session: ChatSession, setup: Setup, environment: dict) -> None:
+        s = self.state
+        s.loading = False
+        self.close()  # the old pair, now that the new one works
+        # the session's spec wins: a server fixes its own speculation
+        s.session, s.setup = session, replace(setup, spec=session.spec)
+        s.environment, s.owns_session = environment, True
+        if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
+            self.inspect = not environment.get("llama_cpp", {}).get("gpu_offload", False)
+        session.inspect = self.inspect  # kept across a switch of models
+        s.chat.preset = s.chat.preset or setup.preset
+        for note in setup.notes:
+            s.notify(note, timeout=8)
+        files = [v for v in (setup.model, setup.model_draft) if v and v not in CATALOG]
+        if files:
+            try:
+                remember_models(*files)
+            except UserError as e:
+                s.notify(str(e), title="Recent models not saved", severity="warning")
+        s.emit(StatusLine())
+        s.emit(ConfigShown())
+
+    def session_failed(self, error: str) -> None:
+        s = self.state
+        s.loading = False
+        if s.session is not None:  # a switch failed: the loaded pair stays
+            s.emit(StatusLine())
+            s.emit(SwitchFailed(error))
+            return
+        s.emit(ConfigShown())
+        s.emit(StatusLine("failed", error))
+        s.notify(error, title="Loading failed", severity="error", timeout=15)
+
+    def close(self) -> None:
+        """Free a session the chat loaded (a test's own session stays open)."""
+        if self.state.session is not None and self.state.owns_session:
+            self.state.session.close()
+        self.state.session = None
+
+    def switch_models(self, target: str, draft: str | None) -> None:
+        """Load this pair in the background; the current one stays until it is ready."""
+        if self.state.idle("switch models"):
+            self.load(self.state.setup, (target, draft))
+
+    # --- presets and settings --------------------------------------------------------
+
+    def load_preset(self, name: str) -> None:
+        """Resolve the preset now (bad files fail here, with the reason), load it in a worker.
+        The preset sets the models, the speculation and what else its file names; every other
+        setting stays as it is now (from the command line, f10 or the resumed chat). Once
+        loaded, a notice lists what the switch changed."""
+        s = self.state
+        if not s.idle("switch presets"):
+            return
+        try:
+            own = presets.load(name).values
+            kept = {k: v for k, v in kept_across_presets(s.setup.values()).items() if k not in own}
+            setup = resolve(name, kept)
+        except UserError as e:
+            s.notify(str(e), title=f"Preset {name}", severity="error", timeout=10)
+            return
+        changed = describe.changes(s.setup.values(), setup.values())
+        said = f"Preset {name}: " + ("\n".join(["", *changed]) if changed else "nothing changed")
+        self.load(replace(setup, notes=(*setup.notes, said)))
+
+    def save_preset(self, name: str) -> None:
+        spec = self.state.setup.spec
+        try:
+            path = presets.save_user(
+                name, self.state.setup.values(), f"saved from the chat: {spec.label}, n-max {spec.draft_n_max}"
+            )
+        except UserError as e:
+            self.state.notify(str(e), severity="error")
+            return
+        self.state.notify(str(path), title=f"Saved preset {name}", timeout=6)
+
+    def apply_settings(self, values: dict) -> None:
+        """Speculation from the next round, sampling from the next answer; the system prompt
+        and n-predict are read per answer."""
+        try:
+            setup = self.state.setup.with_values(values)
+        except UserError as e:  # a value the settings screen let through but the setup refuses
+            self.state.notify(str(e), title="Settings not changed", severity="error")
+            return
+        changed = describe.changes(self.state.setup.values(), setup.values())
+        if self._apply(setup):
+            self.state.notify("\n".join(changed) or "nothing changed", title="Settings changed", timeout=4)
+
+    def _apply(self, setup: Setup) -> bool:
+        """Run the loaded models with `setup`'s settings (no reload)."""
+        s = self.state
+        if (session := s.need_session()) is None:
+            return False
+        try:
+            session.configure(setup.spec)
+        except UserError as e:
+            s.notify(str(e), severity="error")
+            return False
+        session.set_sampling(setup.sampling())
+        s.setup = setup
+        self._config_changed()
+        return True
+
+    def restore(self, chat: history.Chat) -> None:
+        """An opened chat's models and settings, as it last ran; the models are reloaded only
+        when they (or how they load) differ."""
+        s = self.state
+        setup, why = restored(chat.setup, s.setup)
+        if why:
+            s.notify(why, title="Chat opened on the current models", severity="warning", timeout=10)
+        if setup.values() == s.setup.values():
+            return
+        if s.session is None or any(
+            getattr(setup, k) != getattr(s.setup, k) for k, f in OPTIONS.items() if f.group == "models"
+        ):
+            self.load(setup)
+        else:
+            self._apply(setup)

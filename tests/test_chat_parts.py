@@ -1,0 +1,125 @@
+"""The chat controller's parts, each on its own (no controller, no screen): the shared state
+and its A/B lock, the conversation, persistence and the setup switcher; and how the TUI
+words and styles what they emit."""
+
+from __future__ import annotations
+
+import pytest
+
+from spectui.chat.conversation import GENERATING, STOPPING, Conversation
+from spectui.chat.persistence import Persistence
+from spectui.chat.state import ChatState
+from spectui.chat.switcher import SetupSwitcher
+from spectui.chat.updates import (
+    ComposeText,
+    ConfigShown,
+    Generate,
+    Notice,
+    OutboxChanged,
+    PanelChanged,
+    StatusLine,
+    SwitchFailed,
+)
+from spectui.engine.interface import ChatSession
+from spectui.spec_config import N_MAX_LIMIT
+from spectui.store import history
+from spectui.tui.header import status_spans
+from tests.fake_session import FakeSession
+
+pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (conftest.py)
+
+
+def state_of(setup, session: ChatSession | None) -> tuple[ChatState, list]:
+    updates: list = []
+    chat = history.new_chat(setup.preset)
+    return ChatState(setup, {"record_traces": False}, updates.append, chat, session), updates
+
+
+def test_the_ab_lock_holds_the_session_until_it_is_given_back(setup):
+    state, updates = state_of(setup, FakeSession(spec=setup.spec))
+    assert state.idle("compare")
+    session = state.start_compare()
+    assert session is state.session and state.comparing
+    assert state.start_compare() is None  # one A/B view at a time
+    assert not state.idle("start a new chat")
+    assert updates[-1] == Notice("Close the A/B view first (esc), then start a new chat.", severity="warning")
+    state.end_compare()
+    assert not state.comparing and updates[-1] == PanelChanged() and state.idle("compare")
+
+
+def test_the_conversation_queues_while_loading_and_edits_without_a_screen(setup):
+    state, updates = state_of(setup, None)
+    talk = Conversation(state, Persistence(state))
+    assert talk.submit("first") and talk.queued == ["first"] and updates[-1] == OutboxChanged(("first",))
+    state.session = FakeSession(spec=setup.spec)
+    talk.send_queued()
+    assert updates[-2:] == [GENERATING, Generate(state.job)] and state.generating
+    assert talk.stop() and state.job is not None and state.job.stop.is_set()
+    talk.stop_or_cancel_edit()
+    assert updates[-1] == STOPPING
+    state.job = None
+    talk.edit(state.chat.messages[0])  # the question, with its answer after it
+    assert updates[-2:] == [ComposeText("first"), StatusLine("editing", later=1)]
+    talk.cancel_edit()
+    assert talk.editing is None and updates[-1] == StatusLine()
+
+
+def test_persistence_saves_opens_and_says_what_it_cannot_read(setup):
+    state, updates = state_of(setup, FakeSession(spec=setup.spec))
+    records = Persistence(state)
+    records.save()  # an empty chat is not stored
+    assert records.list_chats() == ([], [])
+    state.chat.messages.append(history.Message(role="user", content="hello"))
+    records.save()
+    assert not state.unsaved and [c.id for c in records.list_chats()[0]] == [state.chat.id]
+    opened = records.open(state.chat.id)
+    assert opened is not None and [m.content for m in opened.messages] == ["hello"]
+    assert opened.setup == setup.values()  # what resuming it restores
+    assert records.open("no-such-chat") is None and updates[-1].severity == "error"
+    records.save_trace()
+    assert "nothing to trace yet" in updates[-1].text
+    assert records.rename_chat(state.chat.id, "greeting").title == "greeting"
+    records.delete_chat(state.chat.id)
+    assert records.list_chats() == ([], [])
+
+
+def test_the_switcher_keeps_the_loaded_pair_when_a_switch_fails(setup):
+    state, updates = state_of(setup, FakeSession(spec=setup.spec))
+    switcher = SetupSwitcher(state)
+    switcher.switch_models("other.gguf", None)
+    assert state.loading
+    switcher.session_failed("other.gguf: not a GGUF file")
+    assert not state.loading and state.session is not None
+    assert updates[-2:] == [StatusLine(), SwitchFailed("other.gguf: not a GGUF file")]
+    switcher.step_n_max(1000)
+    assert state.setup.spec.draft_n_max == N_MAX_LIMIT and updates[-1] == ConfigShown()
+    state.comparing = True
+    assert not switcher.configure(setup.spec) and "A/B view" in updates[-1].text
+
+
+def test_a_first_load_that_fails_leaves_no_session_and_says_why(setup):
+    state, updates = state_of(setup, None)
+    switcher = SetupSwitcher(state)
+    switcher.load(setup)
+    switcher.session_failed("model.gguf: not a GGUF file")
+    assert updates[-2] == StatusLine("failed", "model.gguf: not a GGUF file")
+    assert (updates[-1].title, updates[-1].severity) == ("Loading failed", "error")
+
+
+def test_the_status_line_reads_and_is_styled_as_before():
+    assert status_spans(GENERATING) == (("● ", "$success"), ("generating", ""), ("  esc stops", "$text-muted"))
+    assert status_spans(STOPPING) == (("stopping at the end of this round…", "$warning"),)
+    assert [t for t, _ in status_spans(StatusLine("editing", later=2))] == [
+        "✎ ",
+        "editing: enter resends",
+        " and replaces the 2 messages after it",
+        "  esc cancels",
+    ]
+    assert status_spans(StatusLine("editing"))[2] == ("", "$text-muted")  # the last message: nothing replaced
+    assert status_spans(StatusLine("loading", "reading the target")) == (
+        ("◌ ", "$accent"),
+        ("reading the target", ""),
+        ("…", ""),
+    )
+    assert status_spans(StatusLine("failed", "bad")) == (("could not load the models: bad", "$error"),)
+    assert status_spans(StatusLine()) == ()
