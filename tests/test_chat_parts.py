@@ -20,6 +20,7 @@ from spectui.chat.updates import (
     StatusLine,
     SwitchFailed,
 )
+from spectui.config.settings import Settings
 from spectui.engine.interface import ChatSession
 from spectui.spec_config import N_MAX_LIMIT
 from spectui.store import history
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (confte
 def state_of(setup, session: ChatSession | None) -> tuple[ChatState, list]:
     updates: list = []
     chat = history.new_chat(setup.preset)
-    return ChatState(setup, {"record_traces": False}, updates.append, chat, session), updates
+    return ChatState(setup, Settings(record_traces=False), updates.append, chat, session), updates
 
 
 def test_the_ab_lock_holds_the_session_until_it_is_given_back(setup):
