@@ -176,7 +176,7 @@ def test_auto_drafting_with_the_draft_model_keeps_greedy_output(smol, baseline):
         s._auto.verify = {b: 0.01 for b in range(1, 18)}
         s._auto.draft_step = s._auto.draft_sync = 1e-6
         events = run(s, SpecConfig(types=("auto",), draft_n_max=4))
-        d = s._drafters["draft-simple"]
+        d = s._drafting.built["draft-simple"]
         history = list(d.ctx.tokens)  # what a probe would have to catch up on, if anything
         assert d.behind(history + [1]) == 0 and d.behind(history + [1, 2, 3]) == 2
     finally:

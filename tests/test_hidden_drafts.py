@@ -135,7 +135,7 @@ def test_sampling_on_the_backend_drafts_and_accepts_the_same(synthetic, spec_typ
             owns_models=True,
         )
         try:
-            assert s._followers[0].top_on_backend == (bs == "on")
+            assert s._drafting.followers[0].top_on_backend == (bs == "on")
             events = list(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=32)))
         finally:
             s.close()

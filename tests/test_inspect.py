@@ -111,7 +111,7 @@ CASES = [
 def test_verdicts_are_the_verifiers_numbers(smol_pair, spec_type, sampling, verify):
     s = smol_pair
     s.sampling = sampling
-    s._drafters.pop("draft-simple", None)  # its sampler follows the session's
+    s._drafting.built.pop("draft-simple", None)  # its sampler follows the session's
     spec = SpecConfig(types=(spec_type,), draft_n_max=4, ngram_simple_size_n=2, ngram_simple_size_m=8, verify=verify)
     rounds = _inspected(s, spec)
     assert sum(r.n_drafted for r, _ in rounds) > 0
@@ -137,7 +137,7 @@ def test_a_probabilistic_draft_gives_the_q_it_was_drawn_from(smol_pair):
     """Rejection sampling with the draft's own distribution: the verdict's q is the verifier's."""
     s = smol_pair
     s.sampling = WARM
-    s._drafters.pop("draft-simple", None)
+    s._drafting.built.pop("draft-simple", None)
     spec = SpecConfig(types=("draft-simple",), draft_n_max=4, verify="rejection", draft_sampling="probabilistic")
     n = 0
     for r, rows in _inspected(s, spec):
@@ -190,7 +190,7 @@ def test_a_draft_model_s_greedy_rejections_give_the_target_s_top_3(synthetic):
 def test_auto_s_rounds_carry_verdicts_with_q_only_from_the_draft_model(smol_pair):
     s = smol_pair
     s.sampling = WARM
-    s._drafters.pop("draft-simple", None)
+    s._drafting.built.pop("draft-simple", None)
     rounds = [r for r, _ in _inspected(s, SpecConfig(types=("auto",), draft_n_max=3), n=48, keep=False)]
     judged = [r for r in rounds if r.verdicts]
     assert judged and all(len(r.verdicts) == min(r.n_accepted + 1, r.n_drafted) for r in rounds)

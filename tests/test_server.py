@@ -19,7 +19,8 @@ import pytest
 
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
-from spectui.engine.server import ServerSession, connect, rejected_marker
+from spectui.engine.server import ServerSession, connect
+from spectui.engine.server_wire import rejected_marker
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
 from spectui.trace import format as trace_format

@@ -28,7 +28,7 @@ from spectui.config.resolve import model_label, resolve
 from spectui.engine import llama_thread, verdicts
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
-from spectui.engine.server import not_a_server
+from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 from spectui.launch.session import open_session

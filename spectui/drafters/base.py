@@ -1,8 +1,10 @@
 """The interface every drafter implements, as llama.cpp's common_speculative_impl does.
 
 The engine asks a drafter for tokens and tells it how many were accepted; it never looks
-inside one. Per-type statistics (#gen drafts, #acc tokens, ...) are kept by the engine's
-events, not here, as llama.cpp keeps them in the dispatcher.
+inside one. As llama.cpp passes a draft's inputs and outputs in a params struct, draft()
+takes what one call needs as arguments and returns a DraftResult. Per-type statistics
+(#gen drafts, #acc tokens, ...) are kept by the engine's events, not here, as llama.cpp
+keeps them in the dispatcher.
 
 A new draft type: subclass Drafter (NgramDrafter for one bound by its own sizes) in its own
 module, then add it to registry.TYPES.
@@ -11,6 +13,7 @@ module, then add it to registry.TYPES.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,20 +26,29 @@ def as_token_list(tokens: Sequence[int]) -> list[int]:
     return tolist() if tolist is not None else list(tokens)
 
 
+@dataclass
+class DraftResult:
+    """What one draft() gives back."""
+
+    tokens: list[int] = field(default_factory=list)
+    # The distributions the tokens were sampled from (rejection sampling needs them), one row
+    # per token; None: the tokens were chosen greedily (one-hot).
+    q_rows: list[np.ndarray] | None = None
+    # Asked for (inspect): a model drafter's own probability of each token it drafted (its
+    # draft sampler's); None: not asked, or a drafter without a model.
+    q_probs: list[float] | None = None
+    # What the draft spent bringing its own cache up to the context first, apart from drafting
+    # proper, and for how many tokens (auto prices catching up and drafting separately).
+    t_sync: float = 0.0
+    n_synced: int = 0
+
+
 class Drafter:
     """One speculation type. The defaults fit a drafter without a model of its own."""
 
     spec_type: str = ""
-    # The distributions the last draft's tokens were sampled from (rejection sampling
-    # needs them), one row per token; None: the tokens were chosen greedily (one-hot).
-    q_rows: list[np.ndarray] | None = None
-    # Inspect mode: the engine sets a list before draft(), which a model drafter fills with its
-    # own probability of each token it drafts (its draft sampler's); None: nobody asked.
-    q_probs: list[float] | None = None
-    # What the last draft() spent bringing its own cache up to the context first, apart
-    # from drafting proper (auto prices catching up and drafting separately).
-    t_sync: float = 0.0
-    n_synced: int = 0
+    # A follower's state is for the text's first `covered` tokens (see process()).
+    covered: int = 0
 
     def begin(self, prompt: Sequence[int]) -> None:
         """A new context (a turn's prompt, without the last sampled token)."""
@@ -46,8 +58,9 @@ class Drafter:
         `room` the context and the answer leave. Each type owns its bound, as in llama.cpp."""
         return min(n_max, room)
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
-        """Up to n_max tokens to follow `tokens` (whose last one is not yet verified)."""
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
+        """Up to n_max tokens to follow `tokens` (whose last one is not yet verified); with
+        `inspect`, a model drafter also returns its own probability of each (q_probs)."""
         raise NotImplementedError
 
     def behind(self, tokens: Sequence[int]) -> int:
@@ -59,6 +72,16 @@ class Drafter:
 
     def configure(self, spec) -> None:
         """Settings changed live (a SpecConfig); applies from the next draft."""
+
+    def process(self, tokens: Sequence[int], pos0: int) -> None:
+        """The target decoded `tokens` at positions pos0..: a follower (a hidden-state type)
+        reads its hidden rows now, as llama.cpp's common_speculative_process."""
+
+    def reset(self) -> None:
+        """Forget everything: the target is about to decode a text from position 0."""
+
+    def close(self) -> None:
+        """Free what the drafter holds outside Python."""
 
 
 class NgramDrafter(Drafter):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from spectui.drafters.base import DraftResult
 from spectui.drafters.hidden import HiddenStateDrafter, enable_layer_inputs, layer_features
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
@@ -58,10 +59,10 @@ class DFlash(HiddenStateDrafter):
                 b.add(None, pos0 + off + i, False, row, n_pos=self.n_pos)
             b.process(self.dft)  # the fused decode encodes and injects them into the K/V cache
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         n_draft = min(self.n_max, self.n_draft_max)  # the block follows the setting, not n_max
         if n_max <= 0 or n_draft <= 0:
-            return []
+            return DraftResult()
         pos0 = len(tokens) - 1  # id_last's position
         n_block = n_draft + (0 if self.anchor_first else 1)
         b = self.batch
@@ -70,6 +71,7 @@ class DFlash(HiddenStateDrafter):
             b.add(tokens[-1] if i == 0 else self.mask, pos0 + i, True)
         b.process(self.dft)
         result: list[int] = []
+        qp: list[float] | None = [] if inspect else None
         if self.is_dspark:
             conf = (
                 llama_ext.rows(self.dft, "llama_get_embeddings_nextn", n_block, self.n_embd_dec)
@@ -79,14 +81,14 @@ class DFlash(HiddenStateDrafter):
             for i in range(0 if self.sample_from_anchor else 1, n_block):
                 if conf is not None and conf[i, 0] < self.p_min:
                     break
-                result.append(self._pick(i, p_min=0))
+                result.append(self._pick(i, qp, p_min=0))
         else:
             for i in range(1, n_block):
-                tok = self._pick(i)
+                tok = self._pick(i, qp)
                 if tok is None:
                     break
                 result.append(tok)
-        return self._finish(result)[:n_max]
+        return DraftResult(self._finish(result)[:n_max], q_probs=qp)
 
 
 class DSpark(DFlash):

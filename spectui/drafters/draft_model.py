@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import Drafter
+from spectui.drafters.base import Drafter, DraftResult
 from spectui.llama.context import Context, ContextFull
 from spectui.llama.sampling import SamplingParams, dist, draft_dist, sample
 from spectui.spec_config import SpecConfig
@@ -44,19 +44,19 @@ class DraftModel(Drafter):
         """Prefill the draft cache with the context (the first round adds id_last)."""
         self._sync(prompt)
 
-    def _sync(self, history: Sequence[int], merge: bool = False) -> int:
+    def _sync(self, history: Sequence[int], merge: bool = False) -> tuple[int, float, int]:
         """Bring the cache up to `history`. With `merge`, a cache fewer than SYNC_APART tokens
         behind only drops what differs, and the tokens it still lacks are returned for
-        draft() to decode with id_last (t_sync stays 0: the catch-up rides with the first step)."""
+        draft() to decode with id_last (no time of its own: the catch-up rides with the first
+        step). Returns (tokens lacking, seconds and tokens of a catch-up decoded apart)."""
         t0 = time.perf_counter()
         n_keep = self.ctx.common_prefix(history)
         self.ctx.truncate(n_keep)
         lacking = len(history) - n_keep
         if (merge and lacking < SYNC_APART) or not lacking:
-            return lacking
+            return lacking, 0.0, 0
         self.ctx.decode(history[n_keep:])
-        self.t_sync, self.n_synced = time.perf_counter() - t0, lacking
-        return 0
+        return 0, time.perf_counter() - t0, lacking
 
     def behind(self, tokens: Sequence[int]) -> int:
         """History tokens the next draft(tokens) must decode before it can draft."""
@@ -72,25 +72,24 @@ class DraftModel(Drafter):
             return self.ctx.decode_dists(tokens, last, self.sampling)[0]
         return self.ctx.decode(tokens, want=last)[0]
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
-        self.q_rows = None
-        self.t_sync, self.n_synced = 0.0, 0
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         if n_max <= 0:
-            return []
+            return DraftResult()
         room = self.ctx.n_ctx - len(tokens)
         n_max = min(n_max, room)
         if n_max <= 0:
-            return []
-        lacking = self._sync(tokens[:-1], merge=True)
+            return DraftResult()
+        lacking, t_sync, n_synced = self._sync(tokens[:-1], merge=True)
+        none = DraftResult(t_sync=t_sync, n_synced=n_synced)
         # plain greedy needs only each row's argmax, and sampling without p-min only q: neither
         # needs the row (see Context.decode_argmax, decode_dists)
-        qp = self.q_probs
+        qp: list[float] | None = [] if inspect else None
         needs_row = self.p_min > 0 or (qp is not None and not self.probabilistic)  # (inspect: greedy q)
         take = "row" if needs_row else "dist" if self.probabilistic else "argmax"
         try:
             out = self._decode_last(list(tokens[len(tokens) - 1 - lacking :]), take)
         except ContextFull:
-            return []
+            return none
         result: list[int] = []
         qs: list = []  # the Dist each token was drawn from
         while True:
@@ -112,7 +111,5 @@ class DraftModel(Drafter):
                 break
             out = self._decode_last([tok], take)
         if len(result) < self.n_min:
-            return []
-        if self.probabilistic:
-            self.q_rows = qs
-        return result
+            return none
+        return DraftResult(result, qs if self.probabilistic else None, qp, t_sync, n_synced)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from spectui.drafters.base import DraftResult
 from spectui.drafters.hidden import HiddenStateDrafter, enable_layer_inputs, layer_features
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
@@ -78,9 +79,9 @@ class Eagle3(HiddenStateDrafter):
         if i >= 0:
             self.pending_pos, self.pending_g = self.verify_pos + i, self.verify_g[i].copy()
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         if n_max <= 0 or self.pending_pos < 0:
-            return []
+            return DraftResult()
         self.dft.forget_from(self.pending_pos)
         # the deferred pair, completed by id_last; then the draft's pre-norm rows
-        return self._chain(tokens[-1], self.pending_pos, self.pending_g, n_max)
+        return self._chain(tokens[-1], self.pending_pos, self.pending_g, n_max, inspect)

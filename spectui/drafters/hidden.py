@@ -18,7 +18,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-from spectui.drafters.base import Drafter
+from spectui.drafters.base import Drafter, DraftResult
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
 from spectui.llama.sampling import LLAMA_DRAFT_SAMPLER, dist_of_candidates, draft_dist
@@ -74,17 +74,17 @@ class HiddenStateDrafter(Drafter):
         """Move the deferred state to the last accepted row (llama.cpp's accept())."""
 
     @overload
-    def _pick(self, i: int, p_min: Literal[0]) -> int: ...
+    def _pick(self, i: int, qp: list[float] | None, p_min: Literal[0]) -> int: ...
 
     @overload
-    def _pick(self, i: int, p_min: float | None = None) -> int | None: ...
+    def _pick(self, i: int, qp: list[float] | None, p_min: float | None = None) -> int | None: ...
 
-    def _pick(self, i: int, p_min: float | None = None) -> int | None:
+    def _pick(self, i: int, qp: list[float] | None, p_min: float | None = None) -> int | None:
         """llama.cpp's draft sampler (top-k 10) on the draft's batch row i: its top token, or
-        None below p_min (default --spec-draft-p-min). With its top 10 taken on the backend,
-        only those come back, not the row of the vocabulary."""
+        None below p_min (default --spec-draft-p-min); appended to `qp` (inspect), the
+        sampler's probability of it. With its top 10 taken on the backend, only those come
+        back, not the row of the vocabulary."""
         p_min = self.p_min if p_min is None else p_min
-        qp = self.q_probs  # inspect: the draft sampler's probability of each token picked
         if self.top_on_backend:
             ids, logits = self.dft.candidates(i)
             tok = int(ids[logits.argmax()])  # ids ascending: the lowest of tied ids, as numpy's argmax
@@ -108,16 +108,17 @@ class HiddenStateDrafter(Drafter):
     def _finish(self, result: list[int]) -> list[int]:
         return result if len(result) >= self.n_min else []
 
-    def _chain(self, first: int, pos: int, row: np.ndarray, n_max: int) -> list[int]:
+    def _chain(self, first: int, pos: int, row: np.ndarray, n_max: int, inspect: bool) -> DraftResult:
         """The EAGLE-3 and MTP drafting loop: decode `first` at `pos` with its hidden `row`,
         take the top token, feed it back at the next position with the draft's own output
         row (llama_get_embeddings_nextn_ith), until n_max or --spec-draft-p-min stops it."""
+        qp: list[float] | None = [] if inspect else None
         b = self.batch
         b.clear()
         b.add(first, pos, True, row)
         b.process(self.dft)
         result: list[int] = []
-        while (tok := self._pick(0)) is not None:
+        while (tok := self._pick(0, qp)) is not None:
             result.append(tok)
             if len(result) >= n_max:
                 break
@@ -125,7 +126,7 @@ class HiddenStateDrafter(Drafter):
             b.clear()
             b.add(tok, pos + len(result), True, out)
             b.process(self.dft)
-        return self._finish(result)
+        return DraftResult(self._finish(result), q_probs=qp)
 
 
 def layer_features(tgt: Context, layer_ids: Sequence[int], n_tokens: int, n_layer_tgt: int) -> np.ndarray:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from spectui.drafters.base import DraftResult
 from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
@@ -51,8 +52,8 @@ class Mtp(HiddenStateDrafter):
         if i >= 0:
             self.pending_h = self.verify_h[i].copy()
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         if n_max <= 0:
-            return []
+            return DraftResult()
         # id_last at its position with the last accepted row; then the head's own rows
-        return self._chain(tokens[-1], len(tokens) - 1, self.pending_h, n_max)
+        return self._chain(tokens[-1], len(tokens) - 1, self.pending_h, n_max, inspect)

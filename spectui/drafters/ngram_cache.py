@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spectui.drafters.base import NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
 
 NGRAM_MIN = 1
 NGRAM_MAX = 4
@@ -70,16 +70,16 @@ class NgramCache(NgramDrafter):
             return best
         return None
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         if n_max <= 0 or len(tokens) == 0:
-            return []
+            return DraftResult()
         toks = as_token_list(tokens)
         if len(self._seen) < len(toks):
             chunk = toks[len(self._seen) :]
             self._update(chunk)
             self._seen.extend(chunk)
         if len(toks) < NGRAM_STATIC:
-            return []
+            return DraftResult()
         tail = toks[-NGRAM_MAX:]
         drafted: list[int] = []
         # llama.cpp drafts N_DRAFT tokens and the caller truncates; each token depends only
@@ -90,4 +90,4 @@ class NgramCache(NgramDrafter):
                 break
             drafted.append(token)
             tail = (tail + [token])[-NGRAM_MAX:]
-        return drafted
+        return DraftResult(drafted)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
 
 LCG_FACTOR = 2654435761
 KEY_MAP_SIZE = 1 << 18  # COMMON_NGRAM_HASH_MAP_SIZE
@@ -192,15 +192,15 @@ class _NgramMap(NgramDrafter):
             i += 1
         entry.stat_idx = match_pos
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         self._last_value = None
         if n_max <= 0 or len(tokens) == 0:
-            return []
+            return DraftResult()
         toks = as_token_list(tokens)
         n, m = self.size_n, self.size_m
         cur_len = len(toks) - 1  # llama.cpp's history; toks[-1] is the token just sampled
         if cur_len < 2 * n + m:
-            return []
+            return DraftResult()
         if cur_len < self._idx_last_check:
             # llama.cpp aborts here (begin() must precede a shorter context); start a new turn
             self.begin(toks[:cur_len])
@@ -208,7 +208,7 @@ class _NgramMap(NgramDrafter):
         key = toks[-n:]
         match_pos = self._find(toks, key, cur_len)
         if match_pos == 0:
-            return []
+            return DraftResult()
 
         entry = next((k for k in self._keys if toks[k.key_idx : k.key_idx + n] == key), None)
         if entry is None:
@@ -221,19 +221,19 @@ class _NgramMap(NgramDrafter):
             start = match_pos + n
         else:
             if entry.key_num < self.min_hits:
-                return []
+                return DraftResult()
             self._count_values(toks, key, entry, match_pos)
             counts = [v.num for v in entry.values]
             max_occur = max(counts)
             value = entry.values[counts.index(max_occur)]
             others = sum(counts) - max_occur
             if others > 0 and max_occur < 2 * others:
-                return []
+                return DraftResult()
             start = value.idx  # llama.cpp copies from match_pos here; see the class docstring
         result = toks[start : start + min(m, value.n_accepted, n_max)]
         if result:
             self._last_value = value
-        return result
+        return DraftResult(result)
 
     def accept(self, n_accepted: int) -> None:
         """The accepted count caps the next draft from the same key/value."""

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
 
 HASH_FACTOR = 6364136223846793005
 MASK64 = (1 << 64) - 1
@@ -59,7 +59,8 @@ class NgramMod(NgramDrafter):
         self._n_draft_last = 0
         self._n_low = 0
 
-    def reset(self) -> None:
+    def _clear(self) -> None:
+        """Empty the table: too full, or its drafts keep failing."""
         self.table.fill(EMPTY)
         self.used = 0
 
@@ -105,17 +106,17 @@ class NgramMod(NgramDrafter):
         self._add(toks, 0, len(toks) - n)
         self._i_last = len(toks) - n
         if self.used / self.table.size > OCCUPANCY_RESET:
-            self.reset()
+            self._clear()
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         self._n_draft_last = 0
         if n_max <= 0 or len(tokens) == 0:
-            return []
+            return DraftResult()
         toks = as_token_list(tokens)
         n = self.n_match
         cur_len = len(toks) - 1  # llama.cpp's history; toks[-1] is the token just sampled
         if cur_len < n:
-            return []
+            return DraftResult()
         if self._i_last + ADD_CHUNK < cur_len:
             self._add(toks, self._i_last, cur_len - n)
             self._i_last = cur_len - n
@@ -129,14 +130,14 @@ class NgramMod(NgramDrafter):
             token = slots[h % size]
             if token == EMPTY:
                 if i < self.n_min:
-                    return []
+                    return DraftResult()
                 break
             drafted.append(token)
             window.append(token)
             h = ((h - window[i] * self._drop_factor) * HASH_FACTOR + token) & MASK64
         result = drafted[:n_max]
         self._n_draft_last = len(result)
-        return result
+        return DraftResult(result)
 
     def accept(self, n_accepted: int) -> None:
         if self._n_draft_last == 0:
@@ -144,7 +145,7 @@ class NgramMod(NgramDrafter):
         if n_accepted / self._n_draft_last < LOW_ACCEPT:
             self._n_low += 1
             if self._n_low >= LOW_ROUNDS:
-                self.reset()
+                self._clear()
                 self._n_low = 0
                 self._i_last = 0
         else:

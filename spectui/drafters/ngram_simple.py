@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
-from spectui.drafters.base import NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
 
 _WIDTH = array("i").itemsize  # bytes per token
 
@@ -66,21 +66,21 @@ class NgramSimple(NgramDrafter):
     def begin(self, prompt: Sequence[int]) -> None:
         self._history.sync(as_token_list(prompt))
 
-    def draft(self, tokens: Sequence[int], n_max: int) -> list[int]:
+    def draft(self, tokens: Sequence[int], n_max: int, inspect: bool = False) -> DraftResult:
         if n_max <= 0 or len(tokens) == 0:
-            return []
+            return DraftResult()
         toks = as_token_list(tokens)
         n, m = self.size_n, self.size_m
         cur_len = len(toks) - 1  # llama.cpp's history; toks[-1] is the token just sampled
         if cur_len <= n + m + 1:
-            return []
+            return DraftResult()
         self._history.extend(toks)
         # llama.cpp starts one position further back than the pattern's own start
         match_pos = self._history.rfind(toks[-n:], cur_len - n - 1)
         if match_pos == 0:  # position 0 never matches
-            return []
+            return DraftResult()
         copy_max = min(m, cur_len - (match_pos + n))
         if copy_max < n:
-            return []
+            return DraftResult()
         start = match_pos + n
-        return toks[start : start + min(copy_max, n_max)]
+        return DraftResult(toks[start : start + min(copy_max, n_max)])

@@ -14,30 +14,27 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 import numpy as np
 
 from spectui.drafters import registry
-from spectui.drafters.base import Drafter
-from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.engine import auto, heap, resources
 from spectui.engine.chat_window import ChatWindow
+from spectui.engine.drafting import Drafters, RoundDraft
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, SessionStatus
-from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama import draft_fit, llama_ext
 from spectui.llama import sampling as smp
 from spectui.llama.compat import check_compatible
-from spectui.llama.context import Context, ContextFull, ContextParams, LazyRows
+from spectui.llama.context import Context, ContextFull, ContextParams
 from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads, usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import HIDDEN_STATE_TYPES, SpecConfig, available_types
+from spectui.spec_config import SpecConfig, available_types
 
 
 @dataclass
@@ -49,29 +46,6 @@ class _Turn:
     rng: np.random.Generator
     out: list[int] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Draft:
-    """What a round drafted, by whom, and (spec type auto) why; then what became of it."""
-
-    spec_type: str | None = None
-    drafter: Drafter | None = None
-    tokens: list[int] = field(default_factory=list)
-    q_rows: list | None = None  # the distributions the tokens were sampled from; None: one-hot
-    q_probs: list[float] | None = None  # inspect: the draft's own probability of each token (model drafters)
-    note: str = ""
-    decision: auto.Decision | None = None
-    candidate: list[int] = field(default_factory=list)  # auto: the n-gram candidate, used or not
-    t_lookup: float = 0.0
-    # Once verified: the tokens accepted, the target's token after them (resampled: by rejection
-    # sampling), the rejected tail and the text it would have added
-    n_acc: int = 0
-    nxt: int = 0
-    resampled: bool = False
-    rejected: tuple[int, ...] = ()
-    rejected_text: str = ""
-    verdicts: tuple[Verdict, ...] = ()  # inspect: what the verifier saw
 
 
 class Session:
@@ -114,9 +88,7 @@ class Session:
         self._spec = spec
         self._lock = threading.Lock()
         self._cancel = threading.Event()
-        self._drafters: dict[str, Drafter] = {}
         self._window = ChatWindow()
-        self._begun: set[str] = set()
         # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
         self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
         self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
@@ -125,15 +97,16 @@ class Session:
         # in place, and sampling reads a copy instead of llama.cpp's buffer.
         self.keep_logits = False
         self.last_logits: np.ndarray | None = None
-        # Inspect mode (issue 36): each Round carries its Verdicts, at the cost of reading the
-        # judged rows' softmax at greedy and the draft's q; off, no round does any of it.
+        # Inspect mode: each Round carries its Verdicts, at the cost of reading the judged
+        # rows' softmax at greedy and the draft's q; off, no round does any of it.
         self.inspect = False
-        # Hidden-state drafters see every target batch from the start, whatever drafts.
-        self._followers = [
-            cast(HiddenStateDrafter, self._drafter(t, spec)) for t in self._types if t in HIDDEN_STATE_TYPES
-        ]
-        if self._followers:
-            self.ctx.on_batch = self._feed_followers
+
+        def needs(spec: SpecConfig) -> registry.Needs:  # the sampling in force when it is built
+            return registry.Needs(spec, self.sampling, self.draft_ctx, self.ctx, self.mtp_ctx)
+
+        self._drafting = Drafters(self._types, self.model_type, needs, self._auto, spec)
+        if self._drafting.followers:
+            self.ctx.on_batch = self._drafting.process
 
     def _llama_time(self) -> float:
         """Seconds spent inside llama.cpp by this session's contexts, all told (twice a round:
@@ -142,10 +115,6 @@ class Session:
         for c in self._contexts:
             t += c.t_llama
         return t
-
-    def _feed_followers(self, tokens: Sequence[int], pos0: int) -> None:
-        for f in self._followers:
-            f.process(tokens, pos0)
 
     # --- live control (any thread) ------------------------------------------------
 
@@ -179,7 +148,7 @@ class Session:
             pending, self._next_sampling = self._next_sampling, None
         if pending is not None and pending != self.sampling:
             self.sampling = pending
-            self._drafters.pop("draft-simple", None)
+            self._drafting.built.pop("draft-simple", None)
 
     def status(self) -> SessionStatus:
         with self._lock:
@@ -211,94 +180,16 @@ class Session:
         for c in (self.ctx, self.draft_ctx):
             if c is not None:
                 c.truncate(0)
-        self._drafters = {f.spec_type: f for f in self._followers}
-        for f in self._followers:
-            f.reset()
+        self._drafting.reset()
         self._auto.forget_text()
 
     def close(self) -> None:
-        for f in self._followers:
-            f.close()
+        self._drafting.close()
         for c in self._contexts:
             c.close()
         if self._owns_models:
             for model in {id(m): m for m in (self.target, self.draft) if m}.values():
                 model.close()
-
-    # --- drafters -----------------------------------------------------------------
-
-    def _drafter(self, spec_type: str, spec: SpecConfig) -> Drafter:
-        d = self._drafters.get(spec_type)
-        if d is None:
-            if spec_type not in self.available_types():
-                raise UserError(f"spec type {spec_type} is not available")
-            d = self._drafters[spec_type] = registry.build(
-                spec_type, registry.Needs(spec, self.sampling, self.draft_ctx, self.ctx, self.mtp_ctx)
-            )
-        d.configure(spec)
-        return d
-
-    def _ready(self, spec_type: str, spec: SpecConfig, seq: list[int]) -> Drafter:
-        """The drafter for `spec_type`, begun on this turn's context, `seq` without its last
-        token (once per turn: a copy of the context every round grew with the chat's length)."""
-        d = self._drafter(spec_type, spec)
-        if spec_type not in self._begun:
-            d.begin(seq[:-1])
-            self._begun.add(spec_type)
-        return d
-
-    def _types_in_use(self, spec: SpecConfig) -> tuple[str, ...]:
-        """The types begun at turn start. auto begins only the n-gram drafter: the draft
-        model catches up when (and if) auto uses it, so TTFT stays that of `none`."""
-        return (auto.NGRAM,) if spec.types == ("auto",) else spec.drafting
-
-    def _make_draft(self, spec: SpecConfig, seq: list[int], limit: int, left: int | None, done: int) -> _Draft:
-        """Ask the configured types in priority order; the first non-empty draft wins.
-        `limit`: the most tokens the context and the answer leave room for; `left`: tokens
-        the answer may still take (None: no limit); `done`: emitted so far."""
-        if spec.types == ("auto",):
-            return self._auto_draft(spec, seq, limit, left, done)
-        for spec_type in spec.drafting:
-            d = self._ready(spec_type, spec, seq)
-            k = d.limit(spec.draft_n_max, limit)
-            d.q_probs = [] if self.inspect else None
-            tokens = d.draft(seq, k)[:k]
-            if tokens:
-                q_rows = d.q_rows[: len(tokens)] if d.q_rows is not None else None
-                return _Draft(spec_type, d, tokens, q_rows, d.q_probs)
-        return _Draft()
-
-    def _auto_draft(self, spec: SpecConfig, seq: list[int], limit: int, left: int | None, done: int) -> _Draft:
-        """Each source within its own bound, as the fixed types: the n-gram candidate within
-        its sizes, the draft model within --spec-draft-n-max."""
-        t0 = time.perf_counter()
-        ngram = self._ready(auto.NGRAM, spec, seq)
-        candidate = ngram.draft(seq, ngram.limit(spec.draft_n_max, limit))
-        t_lookup = time.perf_counter() - t0
-        model = self._drafter(self.model_type, spec) if self.model_type else None  # syncs itself in draft()
-        dec = self._auto.choose(
-            len(candidate),
-            model is not None,
-            model.limit(spec.draft_n_max, limit) if model is not None else 0,
-            draft_behind=lambda: cast(Drafter, model).behind(seq),  # called only with a model
-            tokens_left=left,
-            tokens_done=done,
-        )
-        name = self.model_type if dec.source == auto.DRAFT else dec.source
-        out = _Draft(
-            note=f"auto: {name or 'no draft'}" + (f" k={dec.k}" if dec.k else "") + f", {dec.reason}",
-            decision=dec,
-            candidate=candidate,
-            t_lookup=t_lookup,
-        )
-        if dec.source == auto.NGRAM:
-            out.spec_type, out.drafter, out.tokens = auto.NGRAM, ngram, candidate[: dec.k]
-        elif dec.source == auto.DRAFT:
-            model = cast(Drafter, model)  # auto chooses the draft model only when there is one
-            model.q_probs = [] if self.inspect else None
-            out.spec_type, out.drafter, out.tokens = self.model_type, model, model.draft(seq, dec.k)
-            out.q_rows, out.q_probs = model.q_rows, model.q_probs
-        return out
 
     # --- generation ---------------------------------------------------------------
 
@@ -327,11 +218,7 @@ class Session:
         if not prompt:
             raise UserError("empty prompt")
         spec = self.spec
-        n_keep = min(self.ctx.common_prefix(prompt), len(prompt) - 1)
-        if any(f.covered != n_keep for f in self._followers):
-            n_keep = 0  # their state is for another text: they see it all again
-            for f in self._followers:
-                f.reset()
+        n_keep = self._drafting.kept(min(self.ctx.common_prefix(prompt), len(prompt) - 1))
         yield TurnStart(
             t=t0,
             n_prompt=len(prompt),
@@ -355,9 +242,7 @@ class Session:
         t_decode = time.perf_counter()
         self.ctx.decode(prompt[n_keep:-1])
         self._auto.observe_prefill(len(prompt) - 1 - n_keep, time.perf_counter() - t_decode)
-        self._begun.clear()
-        for spec_type in self._types_in_use(spec):
-            self._ready(spec_type, spec, prompt)
+        self._drafting.begin_turn(spec, prompt)
         yield PromptDone(t=time.perf_counter(), t_prompt=time.perf_counter() - t0)
 
         state = _Turn(seq=prompt[:], detok=Detokenizer(self.target), rng=smp.make_rng(self.sampling))
@@ -391,7 +276,7 @@ class Session:
                 return StopReason.CONTEXT_FULL
             left = limits.n_predict - len(out) if limits.n_predict >= 0 else None
             limit = room if left is None else min(room, max(0, left - 1))
-            dr = self._make_draft(spec, seq, limit, left, len(out))
+            dr = self._drafting.draft(spec, seq, limit, left, len(out), self.inspect)
             t_draft = time.perf_counter() - t_round
 
             verify = "greedy" if greedy else spec.verify
@@ -402,11 +287,12 @@ class Session:
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
-            self._judge(dr, rows, fast, verify, st.rng)
-            self._tell_drafters(dr)
+            piece = self.target.piece if self.inspect else None
+            dr.judge(rows, fast, verify, self.keep_logits, self.sampling, st.rng, piece)
+            self._drafting.accept(dr)
             probe, t_sync = False, 0.0  # auto's alone
             if dr.decision is not None:
-                probe, t_sync = self._observe_auto(dr, dr.decision, t_draft, t_verify)
+                probe, t_sync = self._drafting.observe_auto(dr, dr.decision, t_draft, t_verify)
             self._drop_rejected(len(seq), dr)
 
             emitted: list[Token] = []
@@ -457,53 +343,12 @@ class Session:
         # each row's distribution (the row read in place, or its top k from the backend), lazily
         return self.ctx.decode_dists(batch, want, self.sampling)
 
-    def _judge(self, dr: _Draft, rows, fast: bool, verify: str, rng: np.random.Generator) -> None:
-        """The verification's verdict on the draft, from its rows: dr.n_acc, dr.nxt, dr.resampled."""
-        if fast:  # what verify_match does with one-hot rows, which the tests check
-            dr.n_acc = len(rows) - 1  # the target's choices up to (and with) its first rejection
-            dr.nxt = rows[dr.n_acc]
-            return
-        logits = self.keep_logits or verify == "greedy"  # rows of logits, not distributions
-        p_rows = LazyRows(rows, lambda row: smp.dist(row, self.sampling)) if logits else rows
-        draws: list[float] | None = [] if self.inspect and verify == "rejection" else None
-        if verify == "rejection":
-            dr.n_acc, dr.nxt, dr.resampled = smp.verify_rejection(p_rows, dr.q_rows, dr.tokens, rng, draws)
-        else:
-            dr.n_acc, dr.nxt = smp.verify_match(p_rows, dr.tokens, rng)
-        if self.inspect:
-            greedy = verify == "greedy"
-            dr.verdicts = _verdicts(dr, rows if greedy else p_rows, draws, greedy, self.target.piece)
-
-    def _tell_drafters(self, dr: _Draft) -> None:
-        """How much of the draft was accepted, to the drafter that made it and to every follower."""
-        if dr.drafter is not None and dr.drafter not in self._followers:
-            dr.drafter.accept(dr.n_acc)
-        for f in self._followers:  # as common_speculative_accept tells every implementation
-            f.accept(dr.n_acc)
-
-    def _observe_auto(self, dr: _Draft, decision: auto.Decision, t_draft: float, t_verify: float) -> tuple[bool, float]:
-        """What auto's choice (`decision`, dr's) cost and gained this round, for its next choices;
-        returns what the round's event reports of it (probe, catch-up seconds) for the bench."""
-        synced = (dr.drafter.t_sync, dr.drafter.n_synced) if dr.drafter is not None else (0.0, 0)
-        self._auto.observe(
-            decision,
-            len(dr.tokens),
-            dr.n_acc,
-            t_draft - dr.t_lookup,
-            t_verify,
-            dr.t_lookup,
-            dr.candidate,
-            dr.tokens[: dr.n_acc] + [dr.nxt],
-            *synced,
-        )
-        return decision.probe, synced[0]
-
-    def _drop_rejected(self, n_seq: int, dr: _Draft) -> None:
+    def _drop_rejected(self, n_seq: int, dr: RoundDraft) -> None:
         """The target's cache holds id_last and the whole draft: drop the rejected tail."""
         if dr.n_acc < len(dr.tokens):
             self.ctx.truncate(n_seq + dr.n_acc)
 
-    def _emit(self, st: _Turn, dr: _Draft, limits: GenerationLimits, emitted: list[Token]) -> StopReason | None:
+    def _emit(self, st: _Turn, dr: RoundDraft, limits: GenerationLimits, emitted: list[Token]) -> StopReason | None:
         """The accepted tokens, then the target's own, detokenised into `emitted` and added to the
         turn, up to an end of generation or the answer's length; returns the stop reason that
         gives (None: go on). Sets dr.rejected and the text it would have added."""
@@ -545,43 +390,3 @@ class Session:
 
 def _view(row: np.ndarray) -> np.ndarray:
     return row
-
-
-def _verdicts(
-    dr: _Draft, rows: Sequence, draws: list[float] | None, greedy: bool, piece: Callable[[int], bytes]
-) -> tuple[Verdict, ...]:
-    """The verdict at each judged draft position, from the values the verifier read: at greedy
-    the full softmax of the logits `rows`; otherwise the distributions `rows` the verifier
-    sampled from, with rejection sampling's `draws` (None under sample-and-match, which
-    compares no draw). The first rejected position also gets the target's top 3 and the token
-    emitted instead, with its p."""
-    out = []
-    for i, x in enumerate(dr.tokens[: dr.n_acc + 1]):
-        accepted = i < dr.n_acc
-        n_top = 0 if accepted else 3
-        if greedy:
-            p, top = smp.softmax_at(rows[i], x, n_top)
-            # the emitted token is the argmax, top[0]: no second pass over the vocabulary
-            emitted_p = None if accepted else dict(top).get(dr.nxt) or smp.softmax_at(rows[i], dr.nxt)[0]
-        else:
-            p, top = float(rows[i][x]), smp.top_of(rows[i], n_top) if n_top else ()
-            emitted_p = None if accepted else float(rows[i][dr.nxt])
-        own = float(dr.q_rows[i][x]) if dr.q_rows is not None else None  # the verifier's q (None: one-hot)
-        q = own if own is not None else dr.q_probs[i] if dr.q_probs and i < len(dr.q_probs) else None
-        out.append(
-            Verdict(
-                position=i,
-                token=x,
-                p=p,
-                q=q,
-                acceptance=None if draws is None else smp.acceptance(p, 1.0 if own is None else own),
-                draw=None if draws is None else draws[i],
-                accepted=accepted,
-                top=top,
-                emitted=None if accepted else dr.nxt,
-                top_text=tuple(piece(t).decode("utf-8", "replace") for t, _ in top),
-                text=piece(x).decode("utf-8", "replace"),
-                emitted_p=emitted_p,
-            )
-        )
-    return tuple(out)

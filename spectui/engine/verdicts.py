@@ -7,9 +7,11 @@ HTML export read them through the helpers here, so every view reports the same n
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from spectui.llama import sampling as smp
 
 NEAR_TIE = 0.1  # a rejection the target's top-1 won by less than this margin is a near-tie
 CONFIDENT_Q = 0.8  # a draft at least this sure of its token ...
@@ -40,6 +42,56 @@ class _Judged(Protocol):
 
     @property
     def verdicts(self) -> tuple[Verdict, ...]: ...
+
+
+class _Drafted(Protocol):
+    """A round's draft once verified (engine/drafting.py's RoundDraft)."""
+
+    tokens: list[int]
+    q_rows: list | None
+    q_probs: list[float] | None
+    n_acc: int
+    nxt: int
+
+
+def judged(
+    dr: _Drafted, rows: Sequence, draws: list[float] | None, greedy: bool, piece: Callable[[int], bytes]
+) -> tuple[Verdict, ...]:
+    """The verdict at each judged draft position, from the values the verifier read: at greedy
+    the full softmax of the logits `rows`; otherwise the distributions `rows` the verifier
+    sampled from, with rejection sampling's `draws` (None under sample-and-match, which
+    compares no draw). The first rejected position also gets the target's top 3 and the token
+    emitted instead, with its p."""
+    out = []
+    for i, x in enumerate(dr.tokens[: dr.n_acc + 1]):
+        accepted = i < dr.n_acc
+        n_top = 0 if accepted else 3
+        if greedy:
+            p, top = smp.softmax_at(rows[i], x, n_top)
+            # the emitted token is the argmax, top[0]: no second pass over the vocabulary
+            emitted_p = None if accepted else dict(top).get(dr.nxt) or smp.softmax_at(rows[i], dr.nxt)[0]
+        else:
+            p, top = float(rows[i][x]), smp.top_of(rows[i], n_top) if n_top else ()
+            emitted_p = None if accepted else float(rows[i][dr.nxt])
+        own = float(dr.q_rows[i][x]) if dr.q_rows is not None else None  # the verifier's q (None: one-hot)
+        q = own if own is not None else dr.q_probs[i] if dr.q_probs and i < len(dr.q_probs) else None
+        out.append(
+            Verdict(
+                position=i,
+                token=x,
+                p=p,
+                q=q,
+                acceptance=None if draws is None else smp.acceptance(p, 1.0 if own is None else own),
+                draw=None if draws is None else draws[i],
+                accepted=accepted,
+                top=top,
+                emitted=None if accepted else dr.nxt,
+                top_text=tuple(piece(t).decode("utf-8", "replace") for t, _ in top),
+                text=piece(x).decode("utf-8", "replace"),
+                emitted_p=emitted_p,
+            )
+        )
+    return tuple(out)
 
 
 def facts(v: Verdict, verify: str, emitted_text: str | None = None) -> list[str]:

@@ -116,7 +116,7 @@ def replay_ngram(spec_type: str, spec: SpecConfig, streams: Sequence[tuple[Seque
         done = 0
         while done < len(answer):
             room = len(answer) - done - 1  # the round's own token: a draft leaves room for it
-            draft = d.draft(seq, d.limit(spec.draft_n_max, room))[:room]
+            draft = d.draft(seq, d.limit(spec.draft_n_max, room)).tokens[:room]
             n = 0
             while n < len(draft) and draft[n] == answer[done + n]:
                 n += 1
