@@ -133,3 +133,8 @@ def test_bench_defaults_are_its_own():
             flag = re.findall(r"`([^`]+)`", flag_cell)[0].split()[0]
             help_text = bench._option_string_actions[flag].help or ""
             assert f"default {match.group(1)}" in help_text, (flag, help_text)
+
+
+def test_the_readme_stays_a_guide_of_at_most_250_lines():
+    """Design, storage internals and figures live in docs/; the README is what a user reads first."""
+    assert len(README.splitlines()) <= 250
