@@ -12,10 +12,13 @@ from textual.widget import Widget
 
 
 async def run_own_binding(widget: Widget, event: events.Key) -> bool:
-    """Run `widget`'s own binding for the key now; True (the key consumed) when one ran."""
-    for binding in widget._bindings.key_to_bindings.get(event.key, ()):
-        if not binding.priority and await widget.app.run_action(binding.action, widget):
-            event.stop()
-            event.prevent_default()
-            return True
-    return False
+    """Run `widget`'s own binding for the key now, where it is the one Textual would run; True
+    (the key consumed) when one ran."""
+    active = widget.screen.active_bindings.get(event.key)
+    if active is None or active.node is not widget or active.binding.priority or not active.enabled:
+        return False
+    if not await widget.app.run_action(active.binding.action, widget):
+        return False
+    event.stop()
+    event.prevent_default()
+    return True
