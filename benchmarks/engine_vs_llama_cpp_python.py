@@ -19,7 +19,7 @@ from spectui.config.embedded import DEFAULT_TARGET, resolve_model
 from spectui.engine.events import Round, TurnEnd
 from spectui.engine.interface import GenerationLimits
 from spectui.engine.session import Session
-from spectui.llama.context import ContextParams
+from spectui.llama.context_params import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads
 from spectui.llama.sampling import SamplingParams

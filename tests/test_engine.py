@@ -17,7 +17,8 @@ from spectui.engine.events import PromptDone, Round, Source, StopReason, TurnEnd
 from spectui.engine.interface import GenerationLimits
 from spectui.engine.session import Session
 from spectui.engine.stats import per_type
-from spectui.llama.context import Context, ContextParams
+from spectui.llama.context import Context
+from spectui.llama.context_params import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams

@@ -20,7 +20,7 @@ from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.session import Session
 from spectui.errors import UserError
 from spectui.llama import draft_fit, llama_ext
-from spectui.llama.context import ContextParams
+from spectui.llama.context_params import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, probs
 from spectui.spec_config import NGRAM_TYPES, SpecConfig

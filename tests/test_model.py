@@ -14,7 +14,8 @@ import pytest
 from spectui.errors import UserError
 from spectui.llama import draft_fit
 from spectui.llama.compat import check_compatible, incompatibility
-from spectui.llama.context import Context, ContextParams, until_rejection
+from spectui.llama.context import Context, until_rejection
+from spectui.llama.context_params import ContextParams
 from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, dist

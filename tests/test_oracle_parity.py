@@ -19,7 +19,7 @@ from spectui.config import embedded
 from spectui.engine.events import Round
 from spectui.engine.interface import GenerationLimits
 from spectui.engine.session import Session
-from spectui.llama.context import ContextParams
+from spectui.llama.context_params import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, parse_types

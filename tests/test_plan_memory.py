@@ -128,7 +128,8 @@ def test_the_projection_is_what_a_real_load_allocates(name, n_ctx):
     without it: SmolLM2's tensor bytes and KV cache (n_ctx x layers x K and V rows); Gemma's
     Q4_K weights are repacked for the CPU, so the mapped file under them counts as well."""
     from spectui.llama import memory_fit
-    from spectui.llama.context import Context, ContextParams
+    from spectui.llama.context import Context
+    from spectui.llama.context_params import ContextParams
     from spectui.llama.model import Model
 
     path = model_file(name)

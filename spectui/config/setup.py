@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from spectui.errors import UserError
-from spectui.llama.context import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
+from spectui.llama.context_params import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, parse_types

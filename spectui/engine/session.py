@@ -29,7 +29,8 @@ from spectui.errors import UserError
 from spectui.llama import draft_fit, llama_ext
 from spectui.llama import sampling as smp
 from spectui.llama.compat import check_compatible
-from spectui.llama.context import Context, ContextFull, ContextParams
+from spectui.llama.context import Context, ContextFull
+from spectui.llama.context_params import ContextParams
 from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads, usable_cores

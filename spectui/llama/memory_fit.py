@@ -24,7 +24,7 @@ import llama_cpp
 
 from spectui.errors import UserError
 from spectui.llama import draft_fit, runtime
-from spectui.llama.context import ContextParams, check_params, llama_params
+from spectui.llama.context_params import ContextParams, check_params, llama_params
 from spectui.llama.gguf import check_gguf_file
 
 _lib = llama_cpp.llama_cpp._lib

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spectui.engine.resources import gpu_memory
-from spectui.llama.context import MIN_CTX, ContextParams
+from spectui.llama.context_params import MIN_CTX, ContextParams
 from spectui.llama.memory_fit import DeviceBytes, Footprint
 from spectui.llama.memory_fit import project as llama_project
 
