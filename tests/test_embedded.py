@@ -19,7 +19,7 @@ from rich.console import Console
 
 from spectui.cli import models as models_command
 from spectui.cli.progress import ConsoleReport
-from spectui.config import embedded
+from spectui.config import assembly, embedded, paths
 from spectui.config.model_choice import draft_misfit
 from spectui.config.recent import remember_models
 from spectui.config.resolve import resolve
@@ -31,7 +31,7 @@ SMOL = "smollm2-135m-instruct-q4_1"
 
 @pytest.fixture
 def models_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv(embedded.MODELS_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(paths.MODELS_DIR_ENV, str(tmp_path))
     return tmp_path
 
 
@@ -107,7 +107,7 @@ def test_wrong_sha256_raises_and_leaves_nothing(models_dir, monkeypatch):
 
 
 def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
-    ghost = embedded.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
+    ghost = assembly.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
     entry = embedded.CATALOG[GEMMA]
     broken = dataclasses.replace(entry, name="gemma-ghost", packages=entry.packages + (ghost,))
     monkeypatch.setitem(embedded.CATALOG, broken.name, broken)
@@ -119,7 +119,7 @@ def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
 
 def test_default_models_point_to_the_demo_extra(monkeypatch):
     draft = embedded.CATALOG[embedded.DEFAULT_DRAFT]
-    ghost = embedded.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
+    ghost = assembly.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
     monkeypatch.setitem(embedded.CATALOG, draft.name, dataclasses.replace(draft, packages=(ghost,)))
     with pytest.raises(UserError, match=r"pip install 'spectui\[demo\]'"):
         embedded.install([draft.name], ConsoleReport(_console()))
@@ -230,14 +230,14 @@ def test_models_list_shows_every_model(models_dir, capsys, monkeypatch):
 
 
 def test_interrupted_assembly_leaves_nothing(models_dir, monkeypatch):
-    real_read_blocks = embedded._read_blocks
+    real_read_blocks = assembly._read_blocks
 
     def interrupted(files):
         blocks = real_read_blocks(files)
         yield next(blocks)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(embedded, "_read_blocks", interrupted)
+    monkeypatch.setattr(assembly, "_read_blocks", interrupted)
     with pytest.raises(KeyboardInterrupt):
         embedded.install([GEMMA], ConsoleReport(_console()))
     assert list(models_dir.iterdir()) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spectui.config.embedded import Report
+from spectui.config.assembly import Report
 from spectui.config.resolve import with_models
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession

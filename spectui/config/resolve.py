@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.config import presets
-from spectui.config.embedded import CATALOG, Report, resolve_model, user_path
+from spectui.config.assembly import Report
+from spectui.config.embedded import CATALOG, resolve_model, user_path
 from spectui.config.model_choice import model_label
 from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.engine.server import server_url

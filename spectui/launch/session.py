@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from spectui.config.embedded import Report, resolve_model
+from spectui.config.assembly import Report
+from spectui.config.embedded import resolve_model
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit

@@ -22,7 +22,8 @@ from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
-from spectui.config.embedded import CATALOG, TextReport
+from spectui.config.assembly import TextReport
+from spectui.config.embedded import CATALOG
 from spectui.config.model_choice import draft_misfit, model_name
 from spectui.config.recent import recent_models
 from spectui.config.setup import Setup
