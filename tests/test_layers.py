@@ -228,3 +228,13 @@ def test_the_llama_cpp_rule_finds_an_import_elsewhere():
         "spectui.errors": set(),
     }
     assert importers_outside(imports_of, "llama_cpp", "llama") == ["spectui.launch.environment"]
+
+
+def test_modules_stay_small():
+    """A module past the cap holds more than one job: 400 lines, 300 for a screen or widget."""
+    too_long = {
+        name: n
+        for name, path in MODULES.items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > (300 if in_layer(name, "tui") else 400)
+    }
+    assert too_long == {}
