@@ -23,7 +23,7 @@ from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
 HASH_FACTOR = 6364136223846793005
 MASK64 = (1 << 64) - 1
 EMPTY = -1
-TABLE_SIZE = 4 * 1024 * 1024  # 4M int32 slots, 16 MB
+TABLE_SIZE = 4 * 1024 * 1024  # int32 slots, as llama.cpp sizes its table
 OCCUPANCY_RESET = 0.25  # reset when a new prompt leaves more of the table used than this
 ADD_CHUNK = 32  # while generating, add new n-grams once more than this many tokens are pending
 FEW_POSITIONS = 2 * ADD_CHUNK  # up to this many n-grams are added without numpy
