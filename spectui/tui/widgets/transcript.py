@@ -20,8 +20,7 @@ from spectui.store.history import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 
-# SHOWN: messages mounted when a chat is shown, and at a time as the reader scrolls up
-MOUNTED = SHOWN  # a new message unmounts the oldest beyond this many: every turn lays out as many widgets
+MOUNTED = SHOWN  # as many as a chat opens with: a new message unmounts the oldest, so every turn lays out as many
 
 
 def welcome() -> Vertical:
