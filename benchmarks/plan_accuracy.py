@@ -29,26 +29,11 @@ from spectui.bench import protocol
 from spectui.bench.results import median
 from spectui.cli import plan as plan_command
 from spectui.config.resolve import resolve
-from spectui.engine.events import Round
-from spectui.engine.stats import per_position_acceptance
 from spectui.launch.session import checked_models, open_session
 from spectui.llama import draft_fit
 from spectui.plan import curve
-from spectui.plan.predict import Drafting, model_drafting, relative_error, tok_per_s, tok_per_s_none
-
-
-def drafting_of(rounds: list[Round], n_max: int | None) -> Drafting:
-    """What the runs drafted: an n-gram type's share, length and accepted tokens; a draft
-    model's acceptance per position at its n-max."""
-    if n_max is not None:
-        return model_drafting(drafting_positions(rounds, n_max), n_max)
-    drafting = [r for r in rounds if r.n_drafted]
-    if not drafting:
-        return Drafting(0.0, 0.0, 0.0, False)
-    n = len(drafting)
-    return Drafting(
-        n / len(rounds), sum(r.n_drafted for r in drafting) / n, sum(r.n_accepted for r in drafting) / n, False
-    )
+from spectui.plan.observed import drafting_of
+from spectui.plan.predict import relative_error, tok_per_s, tok_per_s_none
 
 
 def measured_tok_per_s(runs: list[protocol.Run]) -> float | None:
@@ -106,12 +91,12 @@ def one_pair(preset: str, args) -> list[dict]:
         if cfg.is_baseline:
             predicted, what_if = tok_per_s_none(c, depth), None
         else:
-            predicted = tok_per_s(c, drafting_of(rounds, cfg.n_max), depth)
+            predicted = tok_per_s(c, drafting_of(rounds, cfg.n_max is not None, cfg.n_max), depth)
             what_if = None
             if cfg.n_max is not None and cfg.n_max < largest:
                 big = [rd for r in runs.get(f"draft-simple n={largest}", []) for rd in r.rounds]
                 if big:
-                    from_largest = model_drafting(drafting_positions(big, largest), cfg.n_max)
+                    from_largest = drafting_of(big, True, cfg.n_max)
                     what_if = tok_per_s(c, from_largest, depth)
         rows.append(
             {
@@ -126,11 +111,6 @@ def one_pair(preset: str, args) -> list[dict]:
             }
         )
     return rows
-
-
-def drafting_positions(rounds: list[Round], n: int) -> list[float]:
-    positions = per_position_acceptance(rounds)
-    return positions + [0.0] * (n - len(positions))
 
 
 def report(rows: list[dict]) -> None:
