@@ -3,10 +3,15 @@
     python benchmarks/plan_accuracy.py [--presets default,fast] [--lang en] [--limit 2] [--repeat 3] [-n 128]
                                        [--n-max 1,3,5,8] [--temp 0] [--remeasure] [--json OUT]
 
-Per pair: the cost curve `spectui plan` measured (from its cache, else measured now, as plan
-does), then none, ngram-simple, ngram-mod and draft-simple at each n-max measured with the
-bench's protocol (spectui/bench/protocol.py: warm-up, interleaved and rotated runs, repeats).
-The fast preset has no draft model: SmolLM2 drafts for itself there.
+Per pair: `spectui plan`'s document (from its cache, else measured now, as plan does: the
+calibration and overheads), then none, ngram-simple, ngram-mod and draft-simple at each n-max
+measured with the bench's protocol (spectui/bench/protocol.py: warm-up, interleaved and
+rotated runs, repeats). The fast preset has no draft model: SmolLM2 drafts for itself there.
+
+The decode costs are timed as plan times them (curve.measure_decodes), with the runs' own
+session, before the first pass and after each: the point-wise median of those curves is
+the one predicted from, so a drift of the machine's speed over the minutes of the runs
+weighs on both sides alike; the spread of t(1) across them is printed as that drift.
 
 For each configuration, the prediction is made from the curve and the acceptance the same
 runs measured (for an n-gram type: its share of drafting rounds, their length and accepted
@@ -31,7 +36,7 @@ from spectui.cli import plan as plan_command
 from spectui.config.resolve import resolve
 from spectui.launch.session import checked_models, open_session
 from spectui.llama import draft_fit
-from spectui.plan import curve
+from spectui.plan import acceptance, curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import relative_error, tok_per_s, tok_per_s_none
 
@@ -45,9 +50,9 @@ def measured_tok_per_s(runs: list[protocol.Run]) -> float | None:
     return median(statistics.median(v) for v in by_prompt.values())
 
 
-def the_curve(setup, remeasure: bool) -> curve.Curve:
-    """spectui plan's curve for this pair and machine: cached, else (or `remeasure`) measured
-    and cached. A curve cached in another hour holds that hour's load."""
+def plan_document(setup, remeasure: bool) -> dict:
+    """spectui plan's document for this pair and machine: cached, else (or `remeasure`)
+    measured and cached."""
     target, draft = checked_models(setup)
     key = curve.identity(setup, target, draft)
     doc = None if remeasure else curve.load_cached(key)[0]
@@ -55,7 +60,24 @@ def the_curve(setup, remeasure: bool) -> curve.Curve:
         model_type = draft_fit.read_header(draft).draft_type if draft else None
         doc = plan_command._measure(setup, model_type, print)
         curve.store(key, doc)
-    return curve.Curve.from_dict(doc["curve"])
+    return doc
+
+
+def pooled(curves: list[curve.Curve], planned: curve.Curve) -> curve.Curve:
+    """Each point's median over the curves; its spread, that median's range across them; the
+    overheads plan's."""
+
+    def points(parts: list[dict[int, tuple[curve.Point, ...]]]) -> dict[int, tuple[curve.Point, ...]]:
+        out = {}
+        for depth, first in parts[0].items():
+            out[depth] = tuple(
+                curve.Point.of(p.b, [next(q.median for q in part[depth] if q.b == p.b) for part in parts])
+                for p in first
+            )
+        return out
+
+    drafts = [c.draft for c in curves]
+    return replace(planned, target=points([c.target for c in curves]), draft=points(drafts) if drafts[0] else {})
 
 
 def one_pair(preset: str, args) -> list[dict]:
@@ -64,18 +86,31 @@ def one_pair(preset: str, args) -> list[dict]:
     if not base.model_draft:  # the fast preset: SmolLM2 drafts for itself
         overrides["model_draft"] = base.model
     setup = resolve(preset, overrides | {"spec_type": "draft-simple"})
-    c = the_curve(setup, args.remeasure)
+    doc = plan_document(setup, args.remeasure)
+    planned = curve.Curve.from_dict(doc["curve"])
+    filler = [t for p, a in doc["calibration"]["streams"] for t in p + a]
     n_maxes = [int(x) for x in args.n_max.split(",")]
     configs = protocol.plan(setup.spec, [("ngram-simple",), ("ngram-mod",), ("draft-simple",)], n_maxes)
     chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)
     proto = protocol.Protocol(n_predict=args.n, repeat=args.repeat, system=setup.system)
     session = open_session(replace(setup, spec=setup.spec.with_types("none")), print, types=("draft-simple", "none"))
+    longest = acceptance.ngram_longest(setup.spec)
+    curves: list[curve.Curve] = []
+
+    def time_decodes(*_) -> None:
+        target, draft = curve.measure_decodes(session.ctx, session.draft_ctx, filler, longest)
+        curves.append(replace(planned, target=target, draft=draft))
+
     t0 = time.perf_counter()
     try:
-        m = protocol.measure(session, configs, chosen, proto)
+        time_decodes()
+        m = protocol.measure(session, configs, chosen, proto, on_pass=time_decodes)
     finally:
         session.close()
     print(f"{preset}: measured in {time.perf_counter() - t0:.0f} s{' (partial)' if m.partial else ''}")
+    c = pooled(curves, planned)
+    t1 = [one.t(1, 64) * 1000 for one in curves]
+    print(f"{preset}: t(1) at depth 64 across the {len(curves)} timings: {min(t1):.2f}..{max(t1):.2f} ms")
     runs: dict[str, list[protocol.Run]] = {}
     for r in m.runs:
         runs.setdefault(r.config, []).append(r)
@@ -103,6 +138,7 @@ def one_pair(preset: str, args) -> list[dict]:
                 "pair": preset,
                 "config": cfg.label,
                 "depth": depth,
+                "overhead_ms": statistics.median(r.summary.timing.overhead_ms_per_round or 0.0 for r in got),
                 "measured": measured,
                 "predicted": predicted,
                 "error": relative_error(predicted, measured) if measured else None,
@@ -114,11 +150,15 @@ def one_pair(preset: str, args) -> list[dict]:
 
 
 def report(rows: list[dict]) -> None:
-    print(f"{'pair':<8}{'configuration':<20}{'measured':>10}{'predicted':>10}{'error':>8}{'what-if':>9}{'error':>8}")
+    print(
+        f"{'pair':<8}{'configuration':<20}{'overhead':>9}{'measured':>10}{'predicted':>10}{'error':>8}"
+        f"{'what-if':>9}{'error':>8}"
+    )
     for r in rows:
         wi = f"{r['what_if']:>9.2f}{100 * r['what_if_error']:>7.1f}%" if r["what_if"] else ""
         print(
-            f"{r['pair']:<8}{r['config']:<20}{r['measured'] or 0:>10.2f}{r['predicted']:>10.2f}"
+            f"{r['pair']:<8}{r['config']:<20}{r['overhead_ms']:>7.2f}ms"
+            f"{r['measured'] or 0:>10.2f}{r['predicted']:>10.2f}"
             f"{100 * (r['error'] or 0):>7.1f}%{wi}"
         )
     for name, key in (("predicted", "error"), ("what-if", "what_if_error")):

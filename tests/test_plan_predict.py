@@ -9,7 +9,15 @@ import pytest
 
 from spectui.plan import predict
 from spectui.plan.curve import Curve, Point
-from spectui.plan.predict import Drafting, accepted_at, break_even, model_drafting, speedup, tok_per_s
+from spectui.plan.predict import (
+    Drafting,
+    accepted_at,
+    break_even,
+    model_drafting,
+    round_overhead,
+    speedup,
+    tok_per_s,
+)
 from spectui.plan.report import Plan, picture_lines, render
 
 RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
@@ -90,6 +98,17 @@ def test_a_curve_interpolates_between_sizes_and_depths_and_round_trips_through_j
     assert Curve.from_dict(json.loads(json.dumps(c.as_dict()))) == c
 
 
+def test_a_draft_models_overhead_grows_with_its_draft_and_an_ngram_round_costs_nones():
+    """Calibrated at 8 tokens: 1 ms without a draft, 5 ms with one (0.5 ms a draft step)."""
+    c = Curve({64: (Point(1, 0.1, 0.0),)}, {}, 0.001, 0.005, 8.0)
+    assert round_overhead(c, Drafting(1.0, 8.0, 0.0, True)) == pytest.approx(0.005)
+    assert round_overhead(c, Drafting(1.0, 2.0, 0.0, True)) == pytest.approx(0.002)
+    assert round_overhead(c, Drafting(0.5, 6.0, 0.0, False)) == pytest.approx(0.001)
+    old = c.as_dict()
+    del old["overhead_spec_length"]  # a cache written before the length was kept: calibrated at 8
+    assert Curve.from_dict(old) == c
+
+
 @pytest.mark.parametrize(
     "broken",
     [
@@ -99,6 +118,13 @@ def test_a_curve_interpolates_between_sizes_and_depths_and_round_trips_through_j
         {"target": {"64": [[1, 0.1, 0], [1, 0.1, 0]]}, "draft": {}, "overhead_none_s": 0, "overhead_spec_s": 0},
         {"target": {"64": [[1, 0.1, 0]]}, "draft": {}, "overhead_none_s": -1, "overhead_spec_s": 0},
         {"target": {"64": [[1, 0.1]]}, "draft": {}, "overhead_none_s": 0, "overhead_spec_s": 0},
+        {
+            "target": {"64": [[1, 0.1, 0]]},
+            "draft": {},
+            "overhead_none_s": 0,
+            "overhead_spec_s": 0,
+            "overhead_spec_length": 0,
+        },
         {"target": {"64": [[1, 0.1, 0]]}},
     ],
 )

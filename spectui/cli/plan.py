@@ -86,7 +86,7 @@ def _measure(setup, model_type: str | None, status) -> dict:
         target, draft = curve.measure_decodes(session.ctx, session.draft_ctx, filler, longest, status=status)
     finally:
         session.close()
-    c = curve.Curve(target, draft, cal.overhead_none, cal.overhead_spec)
+    c = curve.Curve(target, draft, cal.overhead_none, cal.overhead_spec, cal.draft_length)
     return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
 
 

@@ -26,14 +26,15 @@ MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a typ
 @dataclass(frozen=True)
 class Calibration:
     """What the starter prompts measured: the draft model's acceptance per position at n-max
-    8 (empty without one), each answer as (prompt tokens, answer tokens), and the seconds per
-    round outside llama.cpp without and with a draft."""
+    8 (empty without one), each answer as (prompt tokens, answer tokens), the seconds per
+    round outside llama.cpp without and with a draft, and the mean draft length of the latter."""
 
     positions: tuple[float, ...]
     streams: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
     overhead_none: float
     overhead_spec: float
     n_rounds: int
+    draft_length: float = float(max(N_MAX))
 
     def as_dict(self) -> dict:
         return {
@@ -42,6 +43,7 @@ class Calibration:
             "overhead_none_s": self.overhead_none,
             "overhead_spec_s": self.overhead_spec,
             "rounds": self.n_rounds,
+            "draft_length": self.draft_length,
         }
 
     @classmethod
@@ -50,7 +52,11 @@ class Calibration:
         if any(not 0 <= x <= 1 for x in positions):
             raise ValueError("an acceptance outside 0..1")
         streams = tuple((tuple(int(t) for t in p), tuple(int(t) for t in a)) for p, a in d["streams"])
-        return cls(positions, streams, float(d["overhead_none_s"]), float(d["overhead_spec_s"]), int(d["rounds"]))
+        over = float(d["overhead_none_s"]), float(d["overhead_spec_s"])
+        length = float(d.get("draft_length", max(N_MAX)))
+        if not length > 0:
+            raise ValueError("a draft length of 0 or less")
+        return cls(positions, streams, *over, int(d["rounds"]), length)
 
 
 def _overhead(events: list) -> float:
@@ -95,8 +101,14 @@ def calibrate(
     status("calibrating: the overhead of a round without a draft")
     none_events = answer(prompts[0], spec.replace(types=("none",)))
     positions = tuple(per_position_acceptance(rounds))[: max(N_MAX)] if model_type else ()
+    drafted = [r.n_drafted for r in rounds if r.n_drafted]
     return Calibration(
-        positions, tuple(streams), _overhead(none_events), statistics.median(spec_overheads), len(rounds)
+        positions,
+        tuple(streams),
+        _overhead(none_events),
+        statistics.median(spec_overheads),
+        len(rounds),
+        statistics.fmean(drafted) if drafted else float(max(N_MAX)),
     )
 
 

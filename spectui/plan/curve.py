@@ -55,12 +55,14 @@ def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
 @dataclass(frozen=True)
 class Curve:
     """Decode seconds per batch size at each measured depth, for the target and the draft model,
-    and the seconds a round spends outside llama.cpp, without and with a draft."""
+    and the seconds a round spends outside llama.cpp: without a draft, and with a draft model's
+    draft of `overhead_length` tokens (most of it per draft step: a decode call each)."""
 
     target: dict[int, tuple[Point, ...]]  # depth -> points by batch size
     draft: dict[int, tuple[Point, ...]]  # empty without a draft model
     overhead_none: float
     overhead_spec: float
+    overhead_length: float = 8.0  # the mean draft length overhead_spec was measured at
 
     @staticmethod
     def _at(curves: dict[int, tuple[Point, ...]], b: float, depth: float) -> float:
@@ -93,6 +95,7 @@ class Curve:
             "draft": pts(self.draft),
             "overhead_none_s": self.overhead_none,
             "overhead_spec_s": self.overhead_spec,
+            "overhead_spec_length": self.overhead_length,
         }
 
     @classmethod
@@ -116,7 +119,10 @@ class Curve:
         over = float(d["overhead_none_s"]), float(d["overhead_spec_s"])
         if min(over) < 0:
             raise ValueError("a negative overhead")
-        return cls(target, pts(d["draft"]), *over)
+        length = float(d.get("overhead_spec_length", 8.0))
+        if not length > 0:
+            raise ValueError("a draft length of 0 or less")
+        return cls(target, pts(d["draft"]), *over, length)
 
 
 # --- measuring -------------------------------------------------------------------------

@@ -71,7 +71,16 @@ def round_seconds(curve: Curve, d: Drafting, depth: int = DEPTH) -> float:
     if d.model:
         step = curve.t_draft(1, depth)
         drafting += d.length * step + d.whole * (curve.t_draft(2, depth) - step)
-    return (1 - d.share) * t1 + d.share * drafting + curve.overhead_spec
+    return (1 - d.share) * t1 + d.share * drafting + round_overhead(curve, d)
+
+
+def round_overhead(curve: Curve, d: Drafting) -> float:
+    """Seconds of a round outside llama.cpp: none's, and a draft model's Python per draft step,
+    scaled from the calibration's drafts (an n-gram lookup adds a few microseconds: none)."""
+    if not d.model:
+        return curve.overhead_none
+    per_step = max(0.0, curve.overhead_spec - curve.overhead_none) / curve.overhead_length
+    return curve.overhead_none + d.share * d.length * per_step
 
 
 def tok_per_s_none(curve: Curve, depth: int = DEPTH) -> float:
@@ -89,8 +98,9 @@ def speedup(curve: Curve, d: Drafting, depth: int = DEPTH) -> float:
 
 def break_even(curve: Curve, d: Drafting, depth: int = DEPTH) -> float | None:
     """The constant acceptance α at which this drafting runs as fast as `none`; 0.0 where it
-    pays at any α, None where it loses even at α = 1 (speedup rises with α: bisection)."""
-    if speedup(curve, d.at(1.0), depth) < 1:
+    pays at any α, None where it loses even at α = 1 (speedup rises with α: bisection) or
+    never drafts."""
+    if not d.share or not d.length or speedup(curve, d.at(1.0), depth) < 1:
         return None
     if speedup(curve, d.at(0.0), depth) >= 1:
         return 0.0

@@ -94,7 +94,7 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
         )
     out.append(
         f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft, "
-        f"{1000 * curve.overhead_spec:.1f} ms with one"
+        f"{1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
     )
     return out
 
