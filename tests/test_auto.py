@@ -231,3 +231,23 @@ def test_a_used_ngram_draft_is_scored_one_position_past_its_length():
         c.observe(use_one, 1, 1, 0.0, 0.09, 0.0, ngram_candidate=[5, 6, 7], emitted=[5, 6])
     assert [len(o) for o in c.sources[NGRAM].obs] == [10, 10]  # position 3: unknown
     assert c.sources[NGRAM].estimates(2)[1] > 0.9
+
+
+def test_costs_timed_beforehand_decide_from_the_first_round_and_measured_ones_stay():
+    """A controller seeded with a GPU-like curve drafts a repeated n-gram long at once; one seeded
+    with this CPU's declines the same draft; a size rounds measured is never overwritten."""
+    accept = dict(ngram_len=16, has_draft=False, n_max=16)
+    gpu, cpu = Controller(), Controller()
+    gpu.seed({b: 0.010 + 0.0001 * b for b in range(1, 17)}, None)
+    cpu.seed({1: 0.066, 4: 0.112, 9: 0.264, 16: 0.5}, None)
+    for c in (gpu, cpu):
+        c.sources[NGRAM].obs = [[1] * 8 + [0] * 2 for _ in range(16)]  # an 80% match
+    assert gpu.choose(**accept).k > 8
+    assert cpu.choose(**accept).k < 8
+    measured = Controller(draft_ratio=0.4)
+    measured.verify[1] = 0.05
+    measured.seed({1: 0.07, 2: 0.1}, 0.02)
+    assert measured.verify == {1: 0.05, 2: 0.1} and measured.draft_step == 0.02
+    no_draft_model = Controller()
+    no_draft_model.seed({1: 0.07}, 0.02)
+    assert no_draft_model.draft_step is None

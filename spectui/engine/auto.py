@@ -19,7 +19,8 @@ measured, its step is assumed to cost the target's step scaled by their paramete
 
 Other load on the machine slows both models and every batch size alike, so the costs
 measured less often (big batches, the draft model) follow the single-token step, which
-every no-draft round measures: their ratios, which decide, stay as last measured.
+every no-draft round measures: their ratios, which decide, stay as last measured. Where
+`spectui plan` has timed this machine's decodes, auto starts from those costs instead.
 """
 
 from __future__ import annotations
@@ -181,6 +182,13 @@ class Controller:
         self.elapsed = 0.0  # seconds of rounds observed
         self.probe_spent = 0.0  # what probes cost beyond the no-draft rounds they replaced
         self.sources = {NGRAM: _Source(), DRAFT: _Source()}
+
+    def seed(self, verify: dict[int, float], draft_step: float | None) -> None:
+        """Costs timed beforehand on this machine (a cost curve): a better start than the prior
+        slope and the parameter ratio. What rounds have measured stays; new timings blend in."""
+        self.verify = {**verify, **self.verify}
+        if self.draft_step is None and draft_step is not None and self.draft_ratio is not None:
+            self.draft_step = draft_step
 
     def forget_text(self) -> None:
         """A new text (the benchmark's cold runs). Kept: what the machine costs, and how

@@ -117,6 +117,10 @@ class Session:
             t += c.t_llama
         return t
 
+    def seed_auto(self, verify: dict[int, float], draft_step: float | None) -> None:
+        """auto's starting costs: the target's decode seconds by batch size, the draft step."""
+        self._auto.seed(verify, draft_step)
+
     # --- live control (any thread) ------------------------------------------------
 
     @property
