@@ -13,6 +13,7 @@ thresholds, Textual's styles cache emptied after each test). The Pilot helpers (
 from __future__ import annotations
 
 import gc
+import os
 import tempfile
 
 import pytest
@@ -128,6 +129,9 @@ def pytest_configure(config):
     # docs/performance.md has the figures). Nothing asserted depends on when garbage goes
     # (test_engine.py's heap test controls the collector itself).
     gc.set_threshold(10_000, 10, 10)
+    # The user's measured cost curves (spectui plan) change what the chat shows and where auto
+    # starts: tests see only the curves they measure or write themselves.
+    os.environ["SPECTUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="spectui-test-cache-")
 
 
 def pytest_collection_finish(session):
