@@ -75,7 +75,7 @@ def test_a_pair_that_does_not_fit_is_refused_before_it_loads(setup, monkeypatch)
     with pytest.raises(UserError) as e:
         load(on_files(setup), lambda *a: (projected(2340), None), monkeypatch, opened=opened)
     head, *rest = str(e.value).splitlines()
-    assert head == "target.gguf + draft.gguf at -c 8192: does not fit: needs 2.32 GiB, 2.29 GiB free RAM"
+    assert head == "At -c 8192: does not fit: needs 2.32 GiB, 2.29 GiB free RAM"
     assert rest[0] == "What would fit:" and rest[1].startswith("  -c 7168: ") and len(rest) >= 3
     assert opened == []  # refused before any weight is read
 
@@ -140,7 +140,7 @@ def test_the_chat_start_refuses_a_pair_that_does_not_fit_in_one_line(monkeypatch
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     monkeypatch.setattr(launch_session, "checked_models", lambda *a, **kw: (T, D))
     monkeypatch.setattr(memory, "for_setup", lambda *a: (projected(2340), None))
-    err = refused("chat", "--preset", "smollm2", match="does not fit: needs 2.32 GiB, 2.29 GiB free RAM")
+    err = refused("chat", "--preset", "smollm2", match="target.gguf + draft.gguf at -c 8192: does not fit: needs 2.32")
     assert "what would fit: -c 7168" in err
     monkeypatch.setattr(memory, "for_setup", lambda *a: (projected(8000), None))
 
@@ -157,7 +157,7 @@ def test_the_chat_start_refuses_a_pair_that_does_not_fit_in_one_line(monkeypatch
 def test_smollm2_is_refused_where_its_projection_exceeds_free_memory(setup, monkeypatch):
     """llama.cpp's real projection of the SmolLM2 pair, against 64 MiB free and then this machine's."""
     monkeypatch.setattr(memory, "_mem_available", lambda: 64 * MIB)
-    with pytest.raises(UserError, match=r"at -c 4096: does not fit: needs \d+ MiB, 64 MiB free RAM\nWhat would fit:"):
+    with pytest.raises(UserError, match=r"At -c 4096: does not fit: needs \d+ MiB, 64 MiB free RAM\nWhat would fit:"):
         load(setup, memory.for_setup, monkeypatch)
     monkeypatch.undo()
     said, opened = load(setup, memory.for_setup, monkeypatch)
@@ -181,3 +181,14 @@ async def test_the_draft_picker_says_which_pairs_fit(fake, setup):
         rows = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert any("No draft model" in r and "fits: 1.55 GiB of 7.81 GiB free RAM" in r for r in rows)
         assert any(r.startswith("SmolLM2") and "✗ does not fit: needs 2.32 GiB" in r for r in rows), rows
+
+
+def test_the_verdict_names_the_tightest_device_or_each_short_one():
+    gpu = Device("CUDA0", "H100", Part(900 * MIB, 100 * MIB, 24 * MIB), None, 2048 * MIB, "NVML")
+    cpu = Device("CPU", "", Part(100 * MIB, 0, 0), None, 8192 * MIB, "MemAvailable")
+    proj = MemoryProjection(T, None, 4096, -1, -1, {}, (gpu, cpu), [])
+    assert proj.verdict() == "fits: 1.00 GiB of 2.00 GiB free on CUDA0"
+    short = replace(proj, devices=(replace(gpu, free=512 * MIB), cpu))
+    assert short.verdict() == "does not fit: needs 1.00 GiB, 512 MiB free on CUDA0"
+    unknown = replace(proj, devices=(replace(gpu, free=None), replace(cpu, free=None)))
+    assert unknown.verdict() == "needs 1.10 GiB; free memory unknown"

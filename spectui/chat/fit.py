@@ -42,11 +42,13 @@ def needs_check(setup: Setup, fitted: Setup | None) -> bool:
 
 
 def refusal(projection: MemoryProjection, one_line: bool = False) -> str:
-    """Why the pair is not loaded, and each change that would make it fit."""
-    names = " + ".join(p.name for p in (projection.target, projection.draft) if p is not None)
-    head = f"{names} at -c {projection.n_ctx}: {projection.verdict()}"
+    """Why the pair is not loaded, and each change that would make it fit; `one_line` names
+    the files (a notice names the pair in its own words)."""
     if one_line:
-        return f"{head}; what would fit: {'; '.join(projection.suggestions)}"
+        names = " + ".join(p.name for p in (projection.target, projection.draft) if p is not None)
+        suggestions = "; ".join(projection.suggestions)
+        return f"{names} at -c {projection.n_ctx}: {projection.verdict()}; what would fit: {suggestions}"
+    head = f"At -c {projection.n_ctx}: {projection.verdict()}"
     return "\n".join([head, "What would fit:", *(f"  {s}" for s in projection.suggestions)])
 
 
