@@ -272,8 +272,8 @@ class ChatController:
     def toggle_inspect(self) -> None:
         self.switcher.toggle_inspect()
 
-    def load(self, setup: Setup, models: tuple[str, str | None] | None = None) -> None:
-        self.switcher.load(setup, models)
+    def load(self, setup: Setup, models: tuple[str, str | None] | None = None, checked: bool = False) -> None:
+        self.switcher.load(setup, models, checked)
 
     def loading_status(self, text: str) -> None:
         self.switcher.loading_status(text)

@@ -87,11 +87,13 @@ class SetupSwitcher:
 
     # --- loading and switching the models ------------------------------------------
 
-    def load(self, setup: Setup, models: tuple[str, str | None] | None = None) -> None:
+    def load(self, setup: Setup, models: tuple[str, str | None] | None = None, checked: bool = False) -> None:
         """Load `setup` (on `models`, when given) in the app's worker; the loaded pair
-        stays until the new one is ready (messages typed meanwhile wait for it)."""
+        stays until the new one is ready (messages typed meanwhile wait for it). Its memory is
+        projected first, unless it loads as the loaded pair did or was `checked` already."""
         self.state.loading = True
-        self.state.emit(Load(setup, models))
+        fitted = setup if checked else (self.state.setup if self.state.session is not None else None)
+        self.state.emit(Load(setup, models, fitted))
 
     def loading_status(self, text: str) -> None:
         self.state.emit(StatusLine("loading", text))

@@ -105,10 +105,12 @@ class Generate:
 
 @dataclass(frozen=True)
 class Load:
-    """Load this setup in a worker (chat/loading.py); `models` puts it on another pair."""
+    """Load this setup in a worker (chat/loading.py); `models` puts it on another pair;
+    `fitted`: a setup known to fit, so a pair with its files and memory settings is not projected."""
 
     setup: Setup
     models: tuple[str, str | None] | None = field(default=None)
+    fitted: Setup | None = field(default=None)
 
 
 Update = (

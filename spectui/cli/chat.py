@@ -37,11 +37,13 @@ def has_terminal() -> bool:
 def main(args) -> int:
     if not has_terminal():  # the app would spin on a closed or piped input
         raise UserError("the chat needs a terminal (stdin and stdout); for one answer in a pipe use spectui run")
+    from spectui.chat import fit
     from spectui.config import paths
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
     from spectui.launch.session import checked_models
     from spectui.llama.runtime import configure_logging
+    from spectui.plan import memory
     from spectui.store import chat_store
     from spectui.tui.app import SpecApp
 
@@ -69,8 +71,13 @@ def main(args) -> int:
     setup = replace(setup, notes=(*setup.notes, *notes))
     for note in setup.notes:  # the chat shows them too, once its models load
         err.print(f"note: {note}", style="dim", highlight=False)
+    projected = False
     if not setup.server:
-        # a missing, non-GGUF or cut file: exit 2 before the app opens; its loading worker
-        # compares the vocabularies (open_session), which takes llama.cpp
-        checked_models(setup, ConsoleReport(err), vocabularies=False)
-    return SpecApp(setup, chat=chat).run_reporting()
+        # a missing, non-GGUF or cut file, or a pair that does not fit: exit 2 before the app
+        # opens; its loading worker compares the vocabularies (open_session), which takes llama.cpp
+        target, draft = checked_models(setup, ConsoleReport(err), vocabularies=False)
+        projection, _ = memory.for_setup(setup, target, draft)
+        if projection is not None and not projection.fits:
+            raise UserError(fit.refusal(projection, one_line=True))
+        projected = projection is not None
+    return SpecApp(setup, chat=chat, fit_checked=projected).run_reporting()

@@ -20,7 +20,7 @@ from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-from spectui.plan import acceptance, curve
+from spectui.plan import acceptance, curve, memory
 from spectui.plan.predict import DEPTH
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
@@ -90,27 +90,6 @@ def _measure(setup, model_type: str | None, status) -> dict:
     return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
 
 
-def _memory(setup, target: Path, draft: Path | None):
-    """llama.cpp's own projection of the pair at these settings, or why this platform cannot read it."""
-    from spectui.llama.memory_fit import unsupported
-    from spectui.plan import memory
-
-    if why := unsupported():
-        return None, why
-    projection = memory.project(
-        target,
-        draft,
-        n_ctx=setup.ctx_size,
-        n_gpu_layers=setup.n_gpu_layers,
-        n_gpu_layers_draft=setup.n_gpu_layers_draft,
-        cache_type_k_draft=setup.cache_type_k_draft,
-        cache_type_v_draft=setup.cache_type_v_draft,
-        n_batch=setup.batch_size,
-        flash_attn=setup.flash_attn,
-    )
-    return projection, None
-
-
 def main(args) -> int:
     from spectui.launch.session import checked_models
     from spectui.llama import draft_fit
@@ -147,7 +126,7 @@ def main(args) -> int:
         status("note: the cached calibration used other prompts or sampling: measuring again")
     if doc is None:
         curve.check_writable()
-    projection, no_projection = _memory(setup, target, draft)
+    projection, no_projection = memory.for_setup(setup, target, draft)
     if projection is not None and not projection.fits:  # measuring would fail to load: say what would fit
         for line in projection.render_lines(80):
             print(line)
@@ -180,8 +159,8 @@ def main(args) -> int:
             sources[t] = "replayed over the calibration's answers"
     plan = Plan(c, depth, model_type, positions, ngram, sources)
     if args.json:
-        memory = projection.to_json() if projection is not None else {"unavailable": no_projection}
-        print(json.dumps({**plan.as_dict(), "memory": memory, "identity": key}, indent=1))
+        projected = projection.to_json() if projection is not None else {"unavailable": no_projection}
+        print(json.dumps({**plan.as_dict(), "memory": projected, "identity": key}, indent=1))
     else:
         lines = projection.render_lines(80) if projection is not None else [f"memory: {no_projection}"]
         for line in render(plan, lines):

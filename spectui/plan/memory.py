@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from spectui.config.setup import Setup
 from spectui.engine.resources import gpu_memory
 from spectui.llama.context_params import MIN_CTX, ContextParams
-from spectui.llama.memory_fit import DeviceBytes, Footprint
+from spectui.llama.memory_fit import DeviceBytes, Footprint, unsupported
 from spectui.llama.memory_fit import project as llama_project
 
 MIB = 2**20
@@ -124,6 +125,21 @@ class MemoryProjection:
             "suggestions": list(self.suggestions),
         }
 
+    def verdict(self) -> str:
+        """One line: where it fits, the tightest device's need against its free memory; where it
+        does not, each short device's."""
+        if not self.fits:
+            return "; ".join(
+                f"does not fit: needs {size_text(d.need)}, {size_text(d.free or 0)} free {_on(d)}"
+                for d in self.devices
+                if not d.fits
+            )
+        known = [d for d in self.devices if d.free]
+        if not known:
+            return f"needs {size_text(sum(d.need for d in self.devices))}; free memory unknown"
+        d = max(known, key=lambda d: d.need / (d.free or 1))
+        return f"fits: {size_text(d.need)} of {size_text(d.free or 0)} free {_on(d)}"
+
     def render_lines(self, width: int = 80) -> list[str]:
         """The projection as a table per device, then whether it fits and what would."""
         name_w = max(10, width - 4 * 11 - 2)
@@ -151,6 +167,28 @@ class MemoryProjection:
             lines.append("What would fit:"[:width])
             lines += [f"  {s}"[:width] for s in self.suggestions]
         return lines
+
+
+def _on(d: Device) -> str:
+    return "RAM" if d.is_cpu else f"on {d.name}"
+
+
+def for_setup(setup: Setup, target: Path, draft: Path | None) -> tuple[MemoryProjection | None, str | None]:
+    """The projection of the pair at a setup's settings, or why this platform cannot read it."""
+    if why := unsupported():
+        return None, why
+    projection = project(
+        target,
+        draft,
+        n_ctx=setup.ctx_size,
+        n_gpu_layers=setup.n_gpu_layers,
+        n_gpu_layers_draft=setup.n_gpu_layers_draft,
+        cache_type_k_draft=setup.cache_type_k_draft,
+        cache_type_v_draft=setup.cache_type_v_draft,
+        n_batch=setup.batch_size,
+        flash_attn=setup.flash_attn,
+    )
+    return projection, None
 
 
 def _part(d: DeviceBytes) -> Part:

@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App
 
 from spectui.chat.controller import ChatController
+from spectui.chat.fit import PickerFit
 from spectui.chat.loading import load_session
 from spectui.chat.updates import Load, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
@@ -54,19 +55,23 @@ class SpecApp(ThemedApp):
         session: ChatSession | None = None,
         chat: history.Chat | None = None,
         environment: dict | None = None,
+        fit_checked: bool = False,
     ):
         """`environment`: what traces record of a given session's models and machine
-        (collected for sessions loaded here)."""
+        (collected for sessions loaded here); `fit_checked`: the setup's memory was projected
+        before the app opened."""
         super().__init__()
         self.controller = ChatController(setup, self.settings, self._show, chat, session, environment)
         self.chat_screen = ChatScreen(self.controller, self.settings)
+        self.fit_checked = fit_checked
+        self.picker_fit = PickerFit()
 
     async def on_mount(self) -> None:
         self.apply_themes()
         self.set_interval(2.0, self._measure_memory)
         self._measure_memory()
         if self.controller.session is None:
-            self.controller.load(self.controller.setup)
+            self.controller.load(self.controller.setup, checked=self.fit_checked)
         self.controller.say_damage()
         try:  # a closed terminal, a kill or an interrupt ends the chat as ctrl+c twice does: saved, terminal restored
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -92,20 +97,20 @@ class SpecApp(ThemedApp):
                 f"{update.error}\nStill on {models}.", title="Models not switched", severity="error", timeout=15
             )
         elif isinstance(update, Load):
-            self._load(update.setup, update.models)
+            self._load(update.setup, update.models, update.fitted)
         else:
             self.chat_screen.show(update)
 
     # --- loading ------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def _load(self, setup: Setup, models: tuple[str, str | None] | None) -> None:
+    def _load(self, setup: Setup, models: tuple[str, str | None] | None, fitted: Setup | None) -> None:
         post = self.post_message
         post(SessionLoading(f"preparing {model_name(models[0] if models else setup.model or '')}"))
         try:
             # an embedded model's assembly progress goes nowhere: the status line shows the load
             quiet = TextReport(io.StringIO())
-            session, setup, environment = load_session(setup, models, lambda s: post(SessionLoading(s)), quiet)
+            session, setup, environment = load_session(setup, models, lambda s: post(SessionLoading(s)), quiet, fitted)
         except UserError as e:
             post(SessionFailed(str(e)))
         except Exception as e:  # a llama.cpp failure must leave the app usable (switch preset)
@@ -184,17 +189,19 @@ class SpecApp(ThemedApp):
                 self._model_entries(self._pick_draft), placeholder="Target model (the one that answers)…"
             )
 
-    def _model_entries(self, then, target: str | None = None) -> list[tuple[str, Callable[[], object], str]]:
+    def _model_entries(
+        self, then, target: str | None = None, fits: dict[str | None, str | None] | None = None
+    ) -> list[tuple[str, Callable[[], object], str]]:
         """The picker's rows: the embedded models, recent GGUF files, another file; drafts for
-        `target`, with those that cannot draft for it marked."""
+        `target`, with those that cannot draft for it marked, and whether each pair `fits`."""
+        fits = fits or {}
         rows: list[tuple[str, Callable[[], object], str]] = []
         if target is not None:
-            rows.append(("No draft model", partial(then, None), "n-gram types and auto only"))
-        choices = [(m.title, name, f"embedded ({name}): {m.description}") for name, m in CATALOG.items()]
-        choices += [(Path(p).name, p, f"recent: {p}") for p in recent_models()]
-        for title, value, about in choices:
+            about = _with_fit(fits.get(None), "n-gram types and auto only")
+            rows.append(("No draft model", partial(then, None), about))
+        for title, value, about in _choices():
             misfit = draft_misfit(target, value) if target is not None else None
-            rows.append((title, partial(then, value), f"✗ {misfit}" if misfit else about))
+            rows.append((title, partial(then, value), f"✗ {misfit}" if misfit else _with_fit(fits.get(value), about)))
         rows.append(("Another GGUF file…", partial(self._ask_file, then), "type its path"))
         return rows
 
@@ -205,10 +212,27 @@ class SpecApp(ThemedApp):
         )
 
     def _pick_draft(self, target: str) -> None:
-        pick = partial(self.controller.switch_models, target)
+        """The drafts for `target`, each said to fit or not: projected in a worker the first
+        time, at once from then on (for the same memory settings)."""
+        drafts = [None, *(v for _, v, _ in _choices() if draft_misfit(target, v) is None)]
+        if self.picker_fit.known(self.controller.setup, target, drafts):
+            self._show_drafts(target, drafts)
+        else:
+            self.notify("checking memory…", timeout=2)
+            self._fit_drafts(self.controller.setup, target, drafts)
+
+    @work(thread=True, exclusive=True, group="fit", exit_on_error=False)
+    def _fit_drafts(self, setup: Setup, target: str, drafts: list[str | None]) -> None:
+        for draft in drafts:
+            self.picker_fit.said(setup, target, draft)
+        self.call_from_thread(self._show_drafts, target, drafts)
+
+    def _show_drafts(self, target: str, drafts: list[str | None]) -> None:
+        setup = self.controller.setup
+        fits = {d: self.picker_fit.said(setup, target, d) for d in drafts}  # known by now: no projection here
         self.call_later(
             self.search_commands,
-            self._model_entries(pick, target),
+            self._model_entries(partial(self.controller.switch_models, target), target, fits),
             placeholder=f"Draft model for {model_name(target)}…",
         )
 
@@ -247,3 +271,13 @@ class SpecApp(ThemedApp):
         self.controller.save()
         self.controller.quitting = True  # the save at unmount is not retried if this one failed
         self.exit()
+
+
+def _choices() -> list[tuple[str, str, str]]:
+    """The models the picker offers: (title, value, what it is)."""
+    choices = [(m.title, name, f"embedded ({name}): {m.description}") for name, m in CATALOG.items()]
+    return choices + [(Path(p).name, p, f"recent: {p}") for p in recent_models()]
+
+
+def _with_fit(fit: str | None, about: str) -> str:
+    return f"{fit} · {about}" if fit else about
