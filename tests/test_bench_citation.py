@@ -1,5 +1,6 @@
 """The bench verdict's citation, predicted against measured (bench/citation.py, cli/bench_curve.py),
-on constructed curves and hand-made runs whose rounds take what the curve says: no model."""
+on constructed curves and hand-made runs whose rounds take what the curve says; and one bench
+on the tiny synthetic target that times its decodes for real."""
 
 from __future__ import annotations
 
@@ -251,3 +252,26 @@ def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypa
         None,
         "auto changes its drafter round by round; a curve prices one type",
     )
+
+
+@pytest.mark.model
+def test_a_bench_without_a_cached_curve_times_the_decodes_after_its_runs(synthetic, tmp_path, monkeypatch, capsys):
+    """The tiny synthetic target drafting for itself: the decodes timed in seconds, cited, kept
+    in the result and not in plan's cache."""
+    from spectui.cli import main as cli
+
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    target, out = str(synthetic("target")), tmp_path / "r.json"
+    args = ["-m", target, "-md", target, "--sweep-types", "draft-simple;ngram-simple", "--sweep-n-max", "2"]
+    args += ["--lang", "en", "--category", "qa", "--limit", "1", "--repeat", "1", "-n", "16", "--json", str(out)]
+    assert cli.main(["bench", *args]) == 0
+    assert "timing this machine's decodes for the verdict" in capsys.readouterr().err
+    d = json.loads(out.read_text(encoding="utf-8"))
+    assert d["cost_curve"]["source"] == BENCH and list(d["cost_curve"]["target"]) == ["64", "512"]
+    assert [p[0] for p in d["cost_curve"]["draft"]["64"]] == [1, 2]
+    [v] = d["verdicts"]
+    cited = {p["config"]: p for p in v["predictions"]}
+    assert set(cited) == {"draft-simple n=2", "ngram-simple"}
+    draft = cited["draft-simple n=2"]
+    assert draft["predicted_speedup"] > 0 and draft["overhead_spec_s"] > 0 and draft["flagged"] in (True, False)
+    assert not (tmp_path / "cache").exists()  # the bench never writes plan's cache
