@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -26,8 +27,11 @@ from spectui.cli import bench as bench_command
 from spectui.cli import bench_tables
 from spectui.cli import main as cli
 from spectui.cli.loading import loading_line
+from spectui.config.resolve import resolve
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
+from spectui.launch.session import checked_models
+from spectui.plan import curve
 from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from tests.cli_helpers import run_cli
@@ -53,6 +57,7 @@ TINY = [
     "2",
 ]
 CONFIGS = ["none", "draft-simple n=2", "ngram-simple", "auto n=2"]
+RECORDED_CURVE = Path(__file__).parent / "data" / "plan_smollm2.json"
 
 
 @pytest.fixture
@@ -451,26 +456,42 @@ def test_compare_cli_and_a_file_that_is_not_a_result(spectui, tmp_path, capsys):
 # --------------------------------------------------------------- real runs (SmolLM2)
 
 
+def cache_tiny_curve() -> Path:
+    """spectui plan's recorded SmolLM2 curve, cached (in $SPECTUI_CACHE_DIR) for the pair as
+    TINY loads it: the verdict cites it without timing decodes (tests/test_bench_citation.py
+    times with fakes)."""
+    setup = resolve("smollm2", {"threads": 1})
+    key = curve.identity(setup, *checked_models(setup))
+    recorded = json.loads(RECORDED_CURVE.read_text(encoding="utf-8"))["curve"]
+    recorded["draft"] = {d: pts[:2] for d, pts in recorded["target"].items()}  # the draft is the same file
+    return curve.store(key, {"curve": recorded})
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """One tiny real bench run shared by the tests below: its exit code and written files."""
     out = tmp_path_factory.mktemp("bench")
     files = {k: out / f"r.{k}" for k in ("json", "csv", "md")}
-    rc = cli.main(
-        TINY
-        + [
-            "--repeat",
-            "2",
-            "--json",
-            str(files["json"]),
-            "--csv",
-            str(files["csv"]),
-            "--markdown",
-            str(files["md"]),
-            "--trace",
-            str(out / "traces"),
-        ]
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SPECTUI_CACHE_DIR", str(out / "cache"))
+        cached = cache_tiny_curve()
+        before = cached.read_bytes()
+        rc = cli.main(
+            TINY
+            + [
+                "--repeat",
+                "2",
+                "--json",
+                str(files["json"]),
+                "--csv",
+                str(files["csv"]),
+                "--markdown",
+                str(files["md"]),
+                "--trace",
+                str(out / "traces"),
+            ]
+        )
+    assert cached.read_bytes() == before and len(list(cached.parent.iterdir())) == 1  # read, never written
     files["traces"] = out / "traces"
     return rc, json.loads(files["json"].read_text(encoding="utf-8")), files
 
@@ -512,7 +533,15 @@ def test_tiny_run_result_schema(tiny):
             assert 0 <= a["probe_share"] < 1 and 0 <= a["catchup_share"] < 1
             assert a["vs_best_fixed"]["config"] in ("draft-simple n=2", "ngram-simple")
     assert {v["group"] for v in doc["verdicts"]} == {"en/qa", "en/code"}
+    assert doc["cost_curve"]["source"] == "plan cache" and doc["cost_curve"]["draft"]
     for v in doc["verdicts"]:
+        cited = {p["config"]: p for p in v["predictions"]}
+        assert list(cited) == CONFIGS[1:]
+        draft_pred = cited["draft-simple n=2"]
+        assert draft_pred["predicted_speedup"] > 0 and 0 <= draft_pred["measured_alpha"] <= 1
+        assert draft_pred["curve_source"] == "plan cache" and "break_even_alpha" in draft_pred
+        assert draft_pred["detail"].startswith("draft-simple n=2: predicted ")
+        assert cited["auto n=2"]["flagged"] is None and "round by round" in cited["auto n=2"]["detail"]
         assert v["pays_off"] in ("yes", "no", "within noise") and v["best"] in CONFIGS
         assert {c["cause"] for c in v["causes"]} >= {
             "draft cost",
@@ -557,6 +586,7 @@ def test_tiny_run_csv_markdown_and_screen(tiny):
     console.print(bench_tables.render(doc))
     screen = console.export_text()
     assert "draft-simple n=2" in screen and "auto n=2: rounds drafted by" in screen
+    assert "draft-simple n=2: predicted" in md and "draft-simple n=2: predicted " in " ".join(screen.split())
     narrow = Console(record=True, width=80)
     narrow.print(bench_tables.render(doc))
     assert "…" not in narrow.export_text()  # every table readable at 80 columns, no cell cut

@@ -168,11 +168,14 @@ def test_a_bad_verdict_is_refused_with_its_line(tmp_path, change, message):
 
 
 @pytest.mark.model
-def test_bench_inspect_gives_each_configuration_its_near_ties_and_median_rejected_p(tmp_path):
+def test_bench_inspect_gives_each_configuration_its_near_ties_and_median_rejected_p(tmp_path, monkeypatch):
     """A tiny bench at temperature 0.8: the JSON row, the CSV and the report's lines and cause agree."""
     from spectui.bench import report
     from spectui.cli import main as cli
-    from tests.test_bench import TINY
+    from tests.test_bench import TINY, cache_tiny_curve
+
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    cache_tiny_curve()  # the verdict's citation without timing decodes
 
     files = {k: tmp_path / f"r.{k}" for k in ("json", "csv", "md")}
     args = ["--temp", "0.8", "--repeat", "1", "--inspect", "--json", str(files["json"]), "--csv", str(files["csv"])]

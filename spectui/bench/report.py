@@ -157,8 +157,16 @@ def verdict_head(v: dict) -> str:
     return f"verdict ({v['group']}): best {v['best']}; {v['summary']}"
 
 
+def verdict_marks(v: dict) -> list[tuple[str, str, bool | None]]:
+    """(mark, text, flagged) under a verdict's head: what this machine's costs predicted for
+    each configuration against what was measured, then the causes."""
+    return [(MARKS[p["flagged"]], p["detail"], p["flagged"]) for p in v.get("predictions", [])] + [
+        (MARKS[c["flagged"]], f"{c['cause']}: {c['detail']}", c["flagged"]) for c in v["causes"]
+    ]
+
+
 def _verdict_lines(v: dict) -> list[str]:
-    return [verdict_head(v)] + [f"  {MARKS[c['flagged']]} {c['cause']}: {c['detail']}" for c in v["causes"]]
+    return [verdict_head(v)] + [f"  {mark} {text}" for mark, text, _ in verdict_marks(v)]
 
 
 def stopped(doc: dict) -> str:

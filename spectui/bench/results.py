@@ -324,8 +324,19 @@ def warnings(runs: list[Run], protocol: dict, environment: dict) -> list[str]:
     return out
 
 
-def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, environment: dict, meta: dict) -> dict:
-    """The whole result document: settings, environment, rows, verdicts, warnings, runs."""
+def build(
+    m: Measurement,
+    configs: list[Config],
+    prompts: list,
+    protocol: dict,
+    environment: dict,
+    meta: dict,
+    predicted: dict[tuple[str, str], dict] | None = None,
+    unpredicted: str | None = None,
+    cost_curve: dict | None = None,
+) -> dict:
+    """The whole result document: settings, environment, rows, verdicts, warnings, runs;
+    with what this machine's cost curve (`cost_curve`) predicts per (group, configuration)."""
     groups: dict[str, int] = {}
     for p in prompts:
         groups[p.group] = groups.get(p.group, 0) + 1
@@ -341,7 +352,8 @@ def build(m: Measurement, configs: list[Config], prompts: list, protocol: dict, 
         "configs": [c.as_dict() for c in configs],
         "prompts": [p.as_dict() for p in prompts],
         "results": rows,
-        "verdicts": verdicts(rows, protocol, environment),
+        "verdicts": verdicts(rows, protocol, environment, predicted, unpredicted),
+        "cost_curve": cost_curve,
         "warnings": warnings(m.runs, protocol, environment),
         "runs": [run_record(r) for r in m.runs],
     }

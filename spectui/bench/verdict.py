@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from spectui.bench.citation import cite
 from spectui.spec_config import HIDDEN_STATE_TYPES
 
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
@@ -191,9 +192,19 @@ def idle_noise(rows: list[dict]) -> float:
     return max((abs(r["speedup"] - 1) for r in rows if r["n_drafted"] == 0 and r["speedup"] is not None), default=0.0)
 
 
-def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, floor: float = NOISE_FLOOR) -> dict:
+def verdict(
+    group: str,
+    rows: list[dict],
+    protocol: dict,
+    environment: dict,
+    floor: float = NOISE_FLOOR,
+    predicted: dict[tuple[str, str], dict] | None = None,
+    unpredicted: str | None = None,
+) -> dict:
     """Idle configurations (nothing drafted) can neither be the best nor pay off; `floor` is
-    the smallest noise band (the idle configurations of every group widen it)."""
+    the smallest noise band (the idle configurations of every group widen it). `predicted`:
+    (group, configuration) -> what this machine's costs predict (citation.cite), or
+    `unpredicted`: why there is no prediction at all."""
     base = next((r for r in rows if r["config"] == "none"), None)
     measured = [r for r in rows if r["tok_per_s"] is not None and (r is base or r["n_drafted"] > 0)]
     best = max(measured, key=lambda r: r["tok_per_s"], default=None)
@@ -208,6 +219,7 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
         "pays_off": "unknown",
         "summary": "",
         "causes": [],
+        "predictions": [],
     }
     if base is None or not (spec or idle):
         out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
@@ -249,10 +261,28 @@ def verdict(group: str, rows: list[dict], protocol: dict, environment: dict, flo
     if not (base["complete"] and top["complete"]):
         out["summary"] += " (partial: not every prompt and run was measured)"
     out.update(best_speculative=top["config"], speedup=top["speedup"], causes=causes)
+    out["predictions"] = [
+        cite(r["config"], predicted[group, r["config"]], r["speedup"], noise, floor, base["tok_per_s"])
+        for r in rows
+        if predicted and (group, r["config"]) in predicted
+    ]
+    if unpredicted:
+        out["predictions"] = [
+            {"config": None, "flagged": None, "detail": f"no prediction from this machine's costs: {unpredicted}"}
+        ]
     return out
 
 
-def verdicts(rows: list[dict], protocol: dict, environment: dict) -> list[dict]:
+def verdicts(
+    rows: list[dict],
+    protocol: dict,
+    environment: dict,
+    predicted: dict[tuple[str, str], dict] | None = None,
+    unpredicted: str | None = None,
+) -> list[dict]:
     groups = dict.fromkeys(r["group"] for r in rows)
     floor = max(NOISE_FLOOR, idle_noise(rows))
-    return [verdict(g, [r for r in rows if r["group"] == g], protocol, environment, floor) for g in groups]
+    return [
+        verdict(g, [r for r in rows if r["group"] == g], protocol, environment, floor, predicted, unpredicted)
+        for g in groups
+    ]

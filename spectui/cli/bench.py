@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
-from spectui.cli import bench_tables, interrupt
+from spectui.cli import bench_curve, bench_tables, interrupt
 from spectui.cli.loading import loading_line
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
@@ -51,6 +51,10 @@ against the baseline's, token by token. An auto configuration also shows its cho
 share of rounds drafted by n-gram, by the draft model and by neither; its probes' drafting
 and its draft cache's catch-ups as shares of generation time; its tok/s against the fastest
 fixed type of the same group and run.
+
+verdict: for each configuration, the speedup this machine's decode costs predict at its
+measured acceptance (the curve spectui plan cached for the pair, else timed after the runs)
+against the measured one; a gap beyond the noise is said.
 
 Ctrl+C stops and still writes everything measured so far, marked partial (exit 130);
 so does a llama.cpp failure (exit 1).
@@ -315,6 +319,10 @@ def main(args) -> int:
                 on_event,
                 lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done),
             )
+        # a server's costs are not this machine's: no curve, no citation
+        costs, unpredicted = None, None
+        if not setup.server:
+            costs, unpredicted = bench_curve.costs(session, setup, configs, m, proto.system, _dim(err))
     finally:
         session.close()
     record = {
@@ -341,7 +349,10 @@ def main(args) -> int:
         "duration_s": time.perf_counter() - t0,
         "setup": {"preset": setup.preset, **setup.values()},
     }
-    doc = results.build(m, configs, chosen, record, environment, meta)
+    predicted = bench_curve.predictions(costs, configs, m.runs) if costs else None
+    doc = results.build(
+        m, configs, chosen, record, environment, meta, predicted, unpredicted, costs.as_dict() if costs else None
+    )
     written = report.write(doc, args.json, args.csv, args.markdown)
     show(doc)
     for path in written:
@@ -349,6 +360,10 @@ def main(args) -> int:
     if traces is not None:
         err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False)
     return 1 if m.failed else 130 if m.partial else 0
+
+
+def _dim(console: Console):
+    return lambda text: console.print(text, style="dim", highlight=False)
 
 
 def show(doc: dict) -> None:

@@ -47,10 +47,8 @@ def render(doc: dict) -> Group:
         if group in verdicts:
             v = verdicts[group]
             parts.append(Text(report.verdict_head(v), style="bold"))
-            causes = [
-                (f"  {report.MARKS[c['flagged']]}", f"{c['cause']}: {c['detail']}", c["flagged"]) for c in v["causes"]
-            ]
-            parts += [_hanging([(mark, text, "yellow" * bool(flagged)) for mark, text, flagged in causes]), Text()]
+            marks = [(f"  {mark}", text, "yellow" * bool(flagged)) for mark, text, flagged in report.verdict_marks(v)]
+            parts += [_hanging(marks), Text()]
     if doc["partial"]:
         parts.append(Text(f"partial result: {report.stopped(doc)}", style="bold yellow"))
     if doc["warnings"]:

@@ -1,0 +1,144 @@
+"""What this machine's costs predict for each bench configuration, for the verdict to cite.
+
+The curve is the one `spectui plan` cached for the pair where there is one; else the bench
+times the decodes itself, with its loaded session after the runs, and takes the overhead per
+round from its own runs (the baseline's and each configuration's). A curve timed here goes
+into the result, never into plan's cache: plan's document also holds a calibration.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from spectui.bench.citation import BENCH, PLAN_CACHE
+from spectui.bench.protocol import BASELINE, Config, Measurement, Run
+from spectui.engine.interface import chat_messages
+from spectui.plan import curve as plan_curve
+from spectui.plan.curve import Curve
+from spectui.plan.observed import drafting_of
+from spectui.plan.predict import predict, tok_per_s_none
+from spectui.spec_config import AUTO, NGRAM_TYPES
+
+
+@dataclass(frozen=True)
+class Costs:
+    curve: Curve  # BENCH: decodes only; the overheads come per configuration from its runs
+    source: str  # PLAN_CACHE or BENCH
+
+    def as_dict(self) -> dict:
+        out = {"source": self.source, **self.curve.as_dict()}
+        if self.source == BENCH:
+            out.update(overhead_none_s=None, overhead_spec_s=None)  # each prediction holds the ones it used
+        return out
+
+
+def unpriced(cfg: Config, draft_step: bool) -> str | None:
+    """Why a curve (with a draft model's step or not) cannot price this configuration; None
+    where it can."""
+    types = cfg.spec.types
+    if AUTO in types:
+        return "auto changes its drafter round by round; a curve prices one type"
+    if len(types) > 1:
+        return "several types at once; a curve prices one type"
+    if types[0] == "draft-mtp":
+        return "the curve does not time the target's MTP layer"
+    if types[0] not in NGRAM_TYPES and not draft_step:
+        return f"no measured step of {types[0]}'s draft"
+    return None
+
+
+def _overhead(runs: Sequence[Run]) -> float | None:
+    """The median seconds per round outside llama.cpp."""
+    ms = [r.summary.timing.overhead_ms_per_round for r in runs]
+    known = [v for v in ms if v is not None]
+    return statistics.median(known) / 1000 if known else None
+
+
+def predicted(costs: Costs, cfg: Config, runs: Sequence[Run], base: Sequence[Run]) -> dict:
+    """The prediction for one configuration's runs of a group (`base`: the baseline's), at
+    the runs' mean context depth and their recorded drafting; or the `reason` there is none."""
+    if why := unpriced(cfg, bool(costs.curve.draft)):
+        return {"reason": why}
+    spec_type = cfg.spec.types[0]
+    rounds = [rd for r in runs for rd in r.rounds]
+    d = drafting_of(rounds, model=spec_type not in NGRAM_TYPES, n_max=cfg.n_max)
+    if not d.share:
+        return {"reason": "nothing was drafted"}
+    c = costs.curve
+    if costs.source == BENCH:
+        over_none, over_spec = _overhead(base), _overhead(runs)
+        if over_none is None or over_spec is None:
+            return {"reason": "no overhead per round was measured"}
+        c = replace(c, overhead_none=over_none, overhead_spec=over_spec)
+    depth = round(statistics.fmean(rd.n_past for rd in rounds))
+    p = predict(c, spec_type, d, cfg.n_max, depth=depth)
+    return {
+        "curve_source": costs.source,
+        "predicted_speedup": p.speedup,
+        "predicted_tok_per_s": p.tok_per_s,
+        "predicted_tok_per_s_none": tok_per_s_none(c, depth),
+        "break_even_alpha": p.break_even,
+        "measured_alpha": d.alpha,
+        "draft_share": d.share,
+        "draft_length": d.length,
+        "depth": depth,
+        "overhead_none_s": c.overhead_none,
+        "overhead_spec_s": c.overhead_spec,
+    }
+
+
+def predictions(costs: Costs, configs: list[Config], runs: Sequence[Run]) -> dict[tuple[str, str], dict]:
+    """(group, configuration) -> its prediction, for every speculative configuration measured."""
+    out = {}
+    for cfg in configs:
+        mine = [r for r in runs if r.config == cfg.label]
+        for group in dict.fromkeys(r.prompt.group for r in mine):
+            base = [r for r in runs if r.config == BASELINE and r.prompt.group == group]
+            if not cfg.is_baseline:
+                out[group, cfg.label] = predicted(costs, cfg, [r for r in mine if r.prompt.group == group], base)
+    return out
+
+
+def _filler(session, runs: Sequence[Run], system: str | None) -> list[int]:
+    """The runs' prompt and answer tokens, each prompt once: the text the decodes are timed on."""
+    out: list[int] = []
+    seen = set()
+    for r in runs:
+        if r.prompt.id not in seen:
+            seen.add(r.prompt.id)
+            out += session.target.tokenize_chat(chat_messages([("user", r.prompt.text)], system)) + list(r.tokens)
+    return out
+
+
+def costs(
+    session, setup, configs: list[Config], m: Measurement, system: str | None, status: Callable[[str], object]
+) -> tuple[Costs | None, str | None]:
+    """The pair's cost curve, or None and why not. `session` is the bench's loaded Session."""
+    priceable = [c for c in configs if not c.is_baseline and unpriced(c, True) is None]
+    if not priceable:
+        reasons = dict.fromkeys(why for c in configs if not c.is_baseline and (why := unpriced(c, True)))
+        return None, "; ".join(reasons) or "no speculative configuration"
+    draft = session.draft if session.draft_ctx is not None else None
+    key = plan_curve.identity(setup, session.target.path, draft.path if draft else None)
+    doc, _ = plan_curve.load_cached(key)  # a stale or foreign file is plan's to replace
+    if doc is not None:
+        return Costs(Curve.from_dict(doc["curve"]), PLAN_CACHE), None
+    if m.partial:
+        return None, "the bench stopped before this machine's decodes were timed"
+    # the longest n-gram draft measured, not the longest the sizes allow: timing that batch costs the most
+    ngram = {c.label for c in priceable if c.spec.types[0] in NGRAM_TYPES}
+    longest = max((rd.n_drafted for r in m.runs if r.config in ngram for rd in r.rounds), default=0)
+    deepest = max(plan_curve.DEPTHS) + max(max(plan_curve.BATCHES), longest + 1)
+    if session.ctx.n_ctx < deepest:
+        return None, f"the context (-c {session.ctx.n_ctx}) is too small to time decodes at {deepest} tokens"
+    draft_ctx = session.draft_ctx if any(c.spec.needs_draft_model for c in priceable) else None
+    status("timing this machine's decodes for the verdict")
+    try:
+        target, drafts = plan_curve.measure_decodes(session.ctx, draft_ctx, _filler(session, m.runs, system), longest)
+    except KeyboardInterrupt:
+        return None, "the timing of this machine's decodes was interrupted"
+    except Exception as e:  # noqa: BLE001 - the measured runs matter more than the citation
+        return None, f"timing this machine's decodes failed ({type(e).__name__}: {e})"
+    return Costs(Curve(target, drafts, 0.0, 0.0), BENCH), None
