@@ -71,7 +71,8 @@ def predicted(costs: Costs, cfg: Config, runs: Sequence[Run], base: Sequence[Run
         over_none, over_spec = _overhead(base), _overhead(runs)
         if over_none is None or over_spec is None:
             return {"reason": "no overhead per round was measured"}
-        c = replace(c, overhead_none=over_none, overhead_spec=over_spec)
+        # this configuration's own overhead, at the drafting it ran (predict scales it per draft step)
+        c = replace(c, overhead_none=over_none, overhead_spec=over_spec, overhead_length=d.share * d.length)
     depth = round(statistics.fmean(rd.n_past for rd in rounds))
     p = predict(c, spec_type, d, cfg.n_max, depth=depth)
     return {
