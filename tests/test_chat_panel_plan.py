@@ -13,7 +13,7 @@ from spectui.engine.interface import SessionStatus
 from spectui.plan import curve as plan_curve
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of
-from spectui.plan.predict import Drafting, break_even, predict
+from spectui.plan.predict import Drafting, accepted_at, break_even, predict
 from spectui.spec_config import SpecConfig
 from spectui.tui.widgets.stats_panel import render, status_strip
 from tests.tui_helpers import SHORT, answered, send, sync
@@ -26,7 +26,7 @@ def costs(ratios: dict[int, float], draft: float = 0.0, t1: float = 0.1) -> Curv
     return Curve({64: pts}, drafts, 0.0, 0.0)
 
 
-CURVE = costs({1: 1.0, 2: 1.2, 3: 1.3, 4: 1.4, 9: 2.0}, draft=0.01)  # draft-simple n-max 3 breaks even at 0.43
+CURVE = costs({1: 1.0, 2: 1.2, 3: 1.3, 4: 1.4, 9: 2.0}, draft=0.01)  # draft-simple n-max 3 breaks even at 23%
 FLAT = costs({1: 1.0, 17: 1.0})  # a batch costs one step: a free n-gram draft pays at any α
 DEAR = costs({1: 1.0, 17: 17.0}, draft=0.05)  # compute-bound, a dear draft: never pays
 DRAFT3 = SpecConfig(types=("draft-simple",), draft_n_max=3)
@@ -65,11 +65,13 @@ def test_none_shows_nothing_and_a_type_the_curve_cannot_price_says_why():
 
 def test_a_draft_model_has_its_break_even_before_any_round():
     reading = plan_reading(CURVE, DRAFT3, [], 0)
-    assert reading.break_even == pytest.approx(break_even(CURVE, Drafting(1.0, 3.0, 0.0, True), 0))
-    assert 0.4 < reading.break_even < 0.5
+    alpha = break_even(CURVE, Drafting(1.0, 3.0, 0.0, True), 0)  # the same acceptance at each position
+    assert 0.4 < alpha < 0.5
+    assert reading.break_even == pytest.approx((alpha + alpha**2 + alpha**3) / 3)  # as accepted / drafted
     assert (reading.speedup, reading.word) == (None, panel.NO_DRAFTS)
     deeper = plan_reading(CURVE, replace_n_max(5), [], 0)
-    assert deeper.break_even > reading.break_even  # n-max is read from the spec in force
+    at5 = break_even(CURVE, Drafting(1.0, 5.0, 0.0, True), 0)  # n-max is read from the spec in force
+    assert deeper.break_even == pytest.approx(accepted_at(at5, 5) / 5) != reading.break_even
 
 
 def replace_n_max(n: int) -> SpecConfig:
@@ -79,21 +81,23 @@ def replace_n_max(n: int) -> SpecConfig:
 @pytest.mark.parametrize(
     "accepted, word",
     [
-        ([2] * 32, panel.PAYS),  # α 0.67 ± 0.17 above 0.43
+        ([2] * 32, panel.PAYS),  # 67% ± 17% of the drafts accepted, break-even at 23%
         ([0] * 32, panel.LOSES),
-        ([1, 2] * 16, panel.NEAR),  # α 0.5 ± 0.18 holds 0.43
+        ([1, 1, 0] * 11, panel.NEAR),  # 22% ± 14%
         ([3] * 10, panel.FEW),  # under MIN_DRAFTS drafting rounds
     ],
 )
 def test_the_word_says_which_side_of_break_even_the_measured_acceptance_is(accepted, word):
     rounds = [rnd(3, a) for a in accepted]
     reading = plan_reading(CURVE, DRAFT3, rounds, 64)
-    expected = predict(CURVE, "draft-simple", drafting_of(rounds, True, 3), 3, depth=64)
-    assert (reading.break_even, reading.speedup, reading.word) == (expected.break_even, expected.speedup, word)
+    d = drafting_of(rounds, True, 3)
+    expected = predict(CURVE, "draft-simple", d, 3, depth=64)
+    assert (reading.speedup, reading.word) == (expected.speedup, word)
+    assert reading.break_even == pytest.approx(accepted_at(expected.break_even, 3) / 3)
     if word == panel.PAYS:
-        assert reading.speedup > 1
+        assert reading.speedup > 1 and d.alpha > reading.break_even
     if word == panel.LOSES:
-        assert reading.speedup < 1
+        assert reading.speedup < 1 and d.alpha < reading.break_even
 
 
 def test_never_and_any_do_not_depend_on_the_acceptance():
@@ -108,14 +112,15 @@ def test_never_and_any_do_not_depend_on_the_acceptance():
 def test_an_ngram_type_is_priced_from_its_measured_drafts_only():
     assert plan_reading(CURVE, NGRAM, [], 0) == panel.PlanReading(None, None, panel.NO_DRAFTS)
     state = PanelState(spec=NGRAM, verify="greedy", curve=CURVE)
-    assert "break-even α  -" in render(state).plain and "α≥" not in status_strip(state).plain
+    assert "break-even       -" in render(state).plain and "≥" not in status_strip(state).plain
     assert plan_reading(CURVE, NGRAM, [rnd(0, 0, NGRAM, 0)] * 5, 0).word == panel.NO_DRAFTS
     rounds = [rnd(4, 4, NGRAM, 0), rnd(0, 0, NGRAM, 0)] * 12 + [rnd(2, 0, NGRAM, 0)] * 8
     reading = plan_reading(CURVE, NGRAM, rounds, 300)
     d = drafting_of(rounds, model=False)
     assert not d.model and d.share == pytest.approx(20 / 32)
     expected = predict(CURVE, "ngram-simple", d, None, depth=300)
-    assert (reading.break_even, reading.speedup) == (expected.break_even, expected.speedup)
+    assert reading.speedup == expected.speedup
+    assert reading.break_even == pytest.approx(accepted_at(expected.break_even, d.length) / d.length)
 
 
 def test_rounds_of_another_configuration_do_not_count_and_a_larger_n_max_is_read_capped():
@@ -154,11 +159,11 @@ def test_the_panel_shows_break_even_and_the_prediction_in_its_width():
     events += [rnd(3, 0)] * 20
     state = PanelState(spec=DRAFT3, verify="greedy", events=events, n_ctx=4096, n_past=100, curve=CURVE)
     text = render(state).plain
-    assert "break-even α  0.43" in text and "predicted" in text and panel.LOSES in text
+    assert "break-even     23%" in text and "predicted" in text and panel.LOSES in text
     assert max(len(line) for line in text.splitlines()) <= PanelState.width
-    assert "α≥0.43 ×0." in status_strip(state).plain
+    assert "≥23% ×0." in status_strip(state).plain
     state.curve, state.plannable = None, True
-    assert "run `spectui plan` for break-even" in render(state).plain and "α≥" not in status_strip(state).plain
+    assert "run `spectui plan` for break-even" in render(state).plain and "≥" not in status_strip(state).plain
     state.plannable = False  # a server, a replay: nothing to run
     assert "break-even" not in render(state).plain
 
@@ -174,9 +179,9 @@ async def test_the_chat_panel_and_strip_show_break_even_with_a_cached_curve(fake
         await answered(pilot, app)
         await pilot.pause()
         text = app.query_one("#stats").visual.plain
-        be = plan_reading(CURVE, setup.spec, app.controller.turn.rounds, 0).break_even
-        assert f"break-even α  {be:.2f}" in text and "predicted     ×" in text
+        be = plan_reading(CURVE, setup.spec, app.controller.turn.rounds, 0).shown[0]
+        assert f"break-even    {be:>4}" in text and "predicted     ×" in text
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         strip = app.query_one("#compact").visual.plain
-        assert f"α≥{be:.2f} ×" in strip and len(strip) <= app.query_one("#compact").content_region.width, strip
+        assert f"≥{be} ×" in strip and len(strip) <= app.query_one("#compact").content_region.width, strip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from spectui.chat.turn import Baseline
@@ -15,14 +15,14 @@ from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
 from spectui.plan.curve import Curve, identity, load_cached
 from spectui.plan.observed import drafting_of
-from spectui.plan.predict import DEPTH, Drafting, predict
+from spectui.plan.predict import DEPTH, Drafting, accepted_at, predict, speedup
 from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
 PAYS, LOSES, NEAR = "pays", "loses", "≈ break-even"
 FEW, NO_DRAFTS = "few drafts", "no drafts yet"
 NEVER, ANY = "never pays", "pays at any α"
-NEAR_SE = 2.0  # standard errors of the measured acceptance within which no side is claimed
+NEAR_SE = 2.0  # standard errors of the measured acceptance that may not carry the speedup across 1
 
 
 @dataclass
@@ -51,9 +51,10 @@ class PanelState:
 
 @dataclass(frozen=True)
 class PlanReading:
-    """The panel's plan rows: the break-even acceptance (None: never pays here, or not known
-    before a draft), the predicted speedup at the measured acceptance (None: nothing measured)
-    and a word for the side of break-even; `why`: one line instead of the rows (not priced)."""
+    """The panel's plan rows: the break-even acceptance as the rows above it count acceptance
+    (accepted / drafted; None: never pays here, or not known before a draft), the predicted
+    speedup at the measured acceptance (None: nothing measured) and a word for the side of
+    break-even; `why`: one line instead of the rows (not priced)."""
 
     break_even: float | None
     speedup: float | None
@@ -63,7 +64,7 @@ class PlanReading:
     @property
     def shown(self) -> tuple[str, str]:
         """(break-even, predicted speedup) as the panel writes them."""
-        be = "never" if self.word == NEVER else "-" if self.break_even is None else f"{self.break_even:.2f}"
+        be = "never" if self.word == NEVER else "-" if self.break_even is None else f"{self.break_even:.0%}"
         return be, "-" if self.speedup is None else f"×{self.speedup:.2f}"
 
 
@@ -100,17 +101,28 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     if not drafts:
         if not model:
             return PlanReading(None, None, NO_DRAFTS)
-        p = predict(curve, spec_type, Drafting(1.0, float(spec.draft_n_max), 0.0, True), n_max, False, depth)
-    else:
-        p = predict(curve, spec_type, drafting_of(mine, model, n_max), n_max, depth=depth)
-    be = p.break_even
-    if be is None or be == 0.0:
-        return PlanReading(be, p.speedup, NEVER if be is None else ANY)
-    if p.alpha is None or drafts < MIN_DRAFTS:
-        return PlanReading(be, p.speedup, NO_DRAFTS if not drafts else FEW)
-    # a draft's positions are not independent (its first rejection ends it): drafts count, not tokens
-    margin = NEAR_SE * math.sqrt(p.alpha * (1 - p.alpha) / drafts)
-    return PlanReading(be, p.speedup, PAYS if p.alpha - margin > be else LOSES if p.alpha + margin < be else NEAR)
+        shape = Drafting(1.0, float(spec.draft_n_max), 0.0, True)
+        be = _rate(predict(curve, spec_type, shape, n_max, False, depth).break_even, shape.length)
+        return PlanReading(be, None, NEVER if be is None else NO_DRAFTS)
+    d = drafting_of(mine, model, n_max)
+    p = predict(curve, spec_type, d, n_max, depth=depth)
+    be = _rate(p.break_even, d.length)
+    if be is None or be == 0.0 or drafts < MIN_DRAFTS:
+        return PlanReading(be, p.speedup, NEVER if be is None else ANY if be == 0.0 else FEW)
+    # The side is the predicted speedup's, unless the acceptance's own error could carry it
+    # across 1; a draft's positions are not independent (its first rejection ends it): the
+    # error counts drafts, not tokens.
+    alpha = d.accepted / d.length
+    error = NEAR_SE * math.sqrt(alpha * (1 - alpha) / drafts) * d.length
+    shifted = (replace(d, accepted=min(max(d.accepted + e, 0.0), d.length)) for e in (-error, error))
+    lo, hi = (speedup(curve, x, depth) for x in shifted)
+    return PlanReading(be, p.speedup, PAYS if lo > 1 else LOSES if hi < 1 else NEAR)
+
+
+def _rate(alpha: float | None, length: float) -> float | None:
+    """A break-even α (the same acceptance at each position, as `spectui plan` gives it) as the
+    acceptance rate, accepted / drafted, of drafts of `length`: the panel's unit."""
+    return None if alpha is None else accepted_at(alpha, length) / length
 
 
 def speedup_reading(

@@ -106,7 +106,7 @@ def _plan(state: PanelState) -> list[Content]:
         return [Content.styled(f" {reading.why}", MUTED)]
     be, x = reading.shown
     predicted = Content.assemble((x, "bold"), " ", (reading.word, _side_style(reading.word)))
-    return [_row("break-even α", be), _row("predicted", predicted)]
+    return [_row("break-even", be.rjust(4)), _row("predicted", predicted)]
 
 
 def _side_style(word: str) -> str:
@@ -160,9 +160,9 @@ def status_strip(state: PanelState) -> Content:
         parts.append(Content.assemble(("acc ", MUTED), pct(summary.acceptance_rate).strip()))
         parts.append(Content.assemble(num(summary.timing.tok_per_s), (" tok/s", MUTED)))
     plan = state.plan()
-    if plan is not None and plan.shown[0] != "-":  # "α≥0.83 ×0.91": break-even, predicted speedup
+    if plan is not None and plan.shown[0] != "-":  # "≥23% ×0.91": break-even, predicted speedup
         be, x = plan.shown
-        head = Content.styled(be, MUTED) if plan.word == NEVER else Content.assemble(("α≥", MUTED), be)
+        head = Content.styled(be, MUTED) if plan.word == NEVER else Content.assemble(("≥", MUTED), be)
         parts.append(Content.assemble(head, " ", (x, _side_style(plan.word))))
     if state.n_ctx:
         used = "-" if state.n_past is None else f"{state.n_past / state.n_ctx:.0%}"
