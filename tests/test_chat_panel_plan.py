@@ -161,13 +161,14 @@ def test_the_panel_shows_break_even_and_the_prediction_in_its_width():
     text = render(state).plain
     assert "break-even     23%" in text and "predicted" in text and panel.LOSES in text
     assert max(len(line) for line in text.splitlines()) <= PanelState.width
-    assert "≥23% ×0." in status_strip(state).plain
+    assert "acc 0% ≥23% ×0." in status_strip(state).plain
     state.curve, state.plannable = None, True
     assert "run `spectui plan` for break-even" in render(state).plain and "≥" not in status_strip(state).plain
     state.plannable = False  # a server, a replay: nothing to run
     assert "break-even" not in render(state).plain
 
 
+@pytest.mark.usefixtures("dirs")  # conftest.py: own config, data and cache dirs
 @sync
 async def test_the_chat_panel_and_strip_show_break_even_with_a_cached_curve(fake, setup):
     from spectui.tui.app import SpecApp

@@ -155,19 +155,28 @@ def status_strip(state: PanelState) -> Content:
     if spec.uses_n_max:
         parts.append(f"n-max {spec.draft_n_max}")
     parts.append(state.verify)
+    short = _plan_short(state)
     if events:
         summary = stats.summarize(events)
-        parts.append(Content.assemble(("acc ", MUTED), pct(summary.acceptance_rate).strip()))
+        acc = Content.assemble(("acc ", MUTED), pct(summary.acceptance_rate).strip())
+        parts.append(acc if short is None else Content.assemble(acc, " ", short))
         parts.append(Content.assemble(num(summary.timing.tok_per_s), (" tok/s", MUTED)))
-    plan = state.plan()
-    if plan is not None and plan.shown[0] != "-":  # "≥23% ×0.91": break-even, predicted speedup
-        be, x = plan.shown
-        head = Content.styled(be, MUTED) if plan.word == NEVER else Content.assemble(("≥", MUTED), be)
-        parts.append(Content.assemble(head, " ", (x, _side_style(plan.word))))
+    elif short is not None:
+        parts.append(short)
     if state.n_ctx:
         used = "-" if state.n_past is None else f"{state.n_past / state.n_ctx:.0%}"
         parts.append(Content.assemble(("ctx ", MUTED), used))
     return Content(" · ").join(parts)
+
+
+def _plan_short(state: PanelState) -> Content | None:
+    """The break-even rows in a few cells, beside the acceptance: "≥23% ×0.91"."""
+    plan = state.plan()
+    if plan is None or plan.shown[0] == "-":
+        return None
+    be, x = plan.shown
+    head = Content.styled(be, MUTED) if plan.word == NEVER else Content.assemble(("≥", MUTED), be)
+    return head if plan.speedup is None else Content.assemble(head, " ", (x, _side_style(plan.word)))
 
 
 def compact(events: list[Event], one_line: bool = False) -> Content:
