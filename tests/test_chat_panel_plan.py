@@ -186,3 +186,18 @@ async def test_the_chat_panel_and_strip_show_break_even_with_a_cached_curve(fake
         await pilot.pause()
         strip = app.query_one("#compact").visual.plain
         assert f"≥{be} ×" in strip and len(strip) <= app.query_one("#compact").content_region.width, strip
+
+
+@pytest.mark.parametrize("spec", [DRAFT3, NGRAM])
+def test_a_live_turns_break_even_rows_never_change_the_panels_height(spec):
+    """Each change of height is a layout pass while the model needs the CPU (stats_panel):
+    the rows are two lines from the turn's start, whatever they say."""
+    events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={})]
+    added = []
+    for more in ([], [PromptDone(t=0.5, t_prompt=0.5)], [rnd(0, 0, spec)], [rnd(3, 2, spec)] * 20):
+        events += more
+        state = PanelState(spec=spec, verify="greedy", events=list(events), n_ctx=100, n_past=20)
+        without = len(render(state).plain.splitlines())
+        state.curve = CURVE
+        added.append(len(render(state).plain.splitlines()) - without)
+    assert added == [2, 2, 2, 2]
