@@ -59,7 +59,7 @@ def synthetic(tmp_path_factory):
 
 @pytest.fixture
 def dirs(tmp_path, monkeypatch):
-    """Own config and data dirs, tmp_path as the working directory, a fixed memory line, the
+    """Own config, data and plan cache dirs, tmp_path as the working directory, a fixed memory line, the
     desktop's clipboard left alone (the Pilot modules use it for every test:
     pytestmark = pytest.mark.usefixtures("dirs"))."""
     from spectui.tui import app as app_module
@@ -67,6 +67,7 @@ def dirs(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))  # no curve a plan run cached here
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where unsaved chats are looked for, too
     monkeypatch.setattr(app_module, "memory_text", lambda: "GPU: none (CPU)\nRSS 100 MiB")

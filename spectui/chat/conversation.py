@@ -276,6 +276,8 @@ class Conversation:
             n_ctx=status.n_ctx,
             n_past=self._context_used(),
             memory=s.memory,
+            curve=s.curve,
+            plannable=s.plannable,
         )
 
     def _context_used(self) -> int | None:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from spectui.chat.turn import Baseline
-from spectui.engine.events import Event
-from spectui.spec_config import SpecConfig
+from spectui.config.setup import Setup
+from spectui.engine.events import Event, Round
+from spectui.engine.interface import SessionStatus
+from spectui.engine.stats import rounds_of
+from spectui.plan.acceptance import MIN_DRAFTS
+from spectui.plan.curve import Curve, identity, load_cached
+from spectui.plan.observed import drafting_of
+from spectui.plan.predict import DEPTH, Drafting, accepted_at, predict, speedup
+from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
+
+# Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
+PAYS, LOSES, NEAR = "pays", "loses", "≈ break-even"
+FEW, NO_DRAFTS = "few drafts", "no drafts yet"
+NEVER, ANY = "never pays", "pays at any α"
+NEAR_SE = 2.0  # standard errors of the measured acceptance that may not carry the speedup across 1
 
 
 @dataclass
@@ -22,6 +38,91 @@ class PanelState:
     memory: str = ""
     width: int = 34  # usable columns
     replay: bool = False  # a replay's panel: its advice cannot be a key to press
+    curve: Curve | None = None  # this machine's costs for the pair, as `spectui plan` cached them
+    plannable: bool = False  # a local pair: without a cached curve, the panel says how to get one
+
+    def plan(self) -> PlanReading | None:
+        """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""
+        if self.curve is None:
+            hint = self.plannable and self.spec.drafting
+            return PlanReading(None, None, "", "run `spectui plan` for break-even") if hint else None
+        return plan_reading(self.curve, self.spec, rounds_of(self.events), self.n_past)
+
+
+@dataclass(frozen=True)
+class PlanReading:
+    """The panel's plan rows: the break-even acceptance as the rows above it count acceptance
+    (accepted / drafted; None: never pays here, or not known before a draft), the predicted
+    speedup at the measured acceptance (None: nothing measured) and a word for the side of
+    break-even; `why`: one line instead of the rows (not priced)."""
+
+    break_even: float | None
+    speedup: float | None
+    word: str
+    why: str = ""
+
+    @property
+    def shown(self) -> tuple[str, str]:
+        """(break-even, predicted speedup) as the panel writes them."""
+        be = "never" if self.word == NEVER else "-" if self.break_even is None else f"{self.break_even:.0%}"
+        return be, "-" if self.speedup is None else f"×{self.speedup:.2f}"
+
+
+def cached_curve(setup: Setup, status: SessionStatus) -> tuple[Curve | None, bool]:
+    """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
+    that a plan could measure. A few file stats and a small JSON read; never a measurement. A
+    corrupt or foreign file is no curve: `spectui plan` says why and measures again."""
+    files = [Path(p) for p in (status.target_path, status.draft_path) if p]
+    if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
+        return None, False
+    doc, _ = load_cached(identity(setup, files[0], files[1] if len(files) > 1 else None))
+    return (Curve.from_dict(doc["curve"]) if doc else None), True
+
+
+def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past: int | None) -> PlanReading | None:
+    """Will this configuration pay, from the cached curve and this turn's rounds at its
+    configuration (a draft model's rounds at a larger n-max too, each capped: the what-if);
+    None for `none`. A draft model's break-even is known before a round (it drafts n-max
+    tokens every round); an n-gram type's needs its measured share and length of drafts."""
+    if not spec.drafting:
+        return None  # `none`: the baseline
+    if len(spec.drafting) > 1:
+        return PlanReading(None, None, "", "break-even: one type at a time")
+    spec_type = spec.drafting[0]
+    if spec_type == AUTO:
+        return PlanReading(None, None, "", "break-even: not for auto")
+    model = spec_type in DRAFT_FILE_TYPES
+    if not (spec_type in NGRAM_TYPES or model and curve.draft):  # draft-mtp: its step was not timed
+        return PlanReading(None, None, "", "break-even: this type not timed")
+    n_max = spec.draft_n_max if model else None
+    mine = [r for r in rounds if r.configured == spec.label and (n_max is None or r.n_max >= n_max)]
+    drafts = sum(1 for r in mine if r.n_drafted)
+    depth = DEPTH if n_past is None else n_past
+    if not drafts:
+        if not model:
+            return PlanReading(None, None, NO_DRAFTS)
+        shape = Drafting(1.0, float(spec.draft_n_max), 0.0, True)
+        be = _rate(predict(curve, spec_type, shape, n_max, False, depth).break_even, shape.length)
+        return PlanReading(be, None, NEVER if be is None else NO_DRAFTS)
+    d = drafting_of(mine, model, n_max)
+    p = predict(curve, spec_type, d, n_max, depth=depth)
+    be = _rate(p.break_even, d.length)
+    if be is None or be == 0.0 or drafts < MIN_DRAFTS:
+        return PlanReading(be, p.speedup, NEVER if be is None else ANY if be == 0.0 else FEW)
+    # The side is the predicted speedup's, unless the acceptance's own error could carry it
+    # across 1; a draft's positions are not independent (its first rejection ends it): the
+    # error counts drafts, not tokens.
+    alpha = d.accepted / d.length
+    error = NEAR_SE * math.sqrt(alpha * (1 - alpha) / drafts) * d.length
+    shifted = (replace(d, accepted=min(max(d.accepted + e, 0.0), d.length)) for e in (-error, error))
+    lo, hi = (speedup(curve, x, depth) for x in shifted)
+    return PlanReading(be, p.speedup, PAYS if lo > 1 else LOSES if hi < 1 else NEAR)
+
+
+def _rate(alpha: float | None, length: float) -> float | None:
+    """A break-even α (the same acceptance at each position, as `spectui plan` gives it) as the
+    acceptance rate, accepted / drafted, of drafts of `length`: the panel's unit."""
+    return None if alpha is None else accepted_at(alpha, length) / length
 
 
 def speedup_reading(

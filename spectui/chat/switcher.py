@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from spectui.chat.panel import cached_curve
 from spectui.chat.state import ChatState
 from spectui.chat.updates import ConfigShown, Load, StatusLine, SwitchFailed
 from spectui.config import describe, presets
@@ -107,6 +108,7 @@ class SetupSwitcher:
         # the session's spec wins: a server fixes its own speculation
         s.session, s.setup = session, replace(setup, spec=session.spec)
         s.environment, s.owns_session = environment, True
+        s.curve, s.plannable = cached_curve(setup, session.status())  # a small file read: no worker needed
         if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
             self.inspect = not environment.get("llama_cpp", {}).get("gpu_offload", False)
         session.inspect = self.inspect  # kept across a switch of models

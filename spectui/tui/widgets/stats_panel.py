@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from spectui.chat.panel import PanelState, speedup_reading
+from spectui.chat.panel import LOSES, NEVER, PAYS, PanelState, speedup_reading
 from spectui.engine import ab, stats
 from spectui.engine.events import Event, Round, TurnEnd
 from spectui.tui.widgets.gauges import MUTED, WINDOW, bar, num, pct, rolling_tok_per_s, sparkline
@@ -55,7 +55,8 @@ def render(state: PanelState) -> Content:
     ]
 
     if summary is None:
-        lines += [_section("This turn"), Content.styled(" no answer yet: ask something", MUTED), Content("")]
+        lines += [_section("This turn"), Content.styled(" no answer yet: ask something", MUTED)]
+        lines += _plan(state) + [Content("")]
     else:
         state_line = "live" if end is None else f"{end.stop_reason.value}, {summary.n_generated} tokens"
         lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
@@ -63,6 +64,7 @@ def render(state: PanelState) -> Content:
         lines += [
             _row(f"last {min(len(rounds), WINDOW)} rounds", f"{pct(rate)}  {n_acc}/{n_dr}"),
             _row("turn", f"{pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
+            *_plan(state),
         ]
         # A live turn keeps its first rounds' lines from the start, so that updates while
         # the answer streams need no layout pass (streaming.py: the model's CPU time).
@@ -93,6 +95,22 @@ def render(state: PanelState) -> Content:
     lines += [Content(" " + line) for line in state.memory.splitlines()]
     lines += [Content(""), _section("Legend")] + legend_lines()
     return Content("\n").join(lines)
+
+
+def _plan(state: PanelState) -> list[Content]:
+    """Break-even acceptance and the speedup predicted at this turn's, from `spectui plan`'s
+    cached curve: two rows, one muted line where they cannot be shown, nothing for `none`."""
+    if (reading := state.plan()) is None:
+        return []
+    if reading.why:
+        return [Content.styled(f" {reading.why}", MUTED)]
+    be, x = reading.shown
+    predicted = Content.assemble((x, "bold"), " ", (reading.word, _side_style(reading.word)))
+    return [_row("break-even", be.rjust(4)), _row("predicted", predicted)]
+
+
+def _side_style(word: str) -> str:
+    return "bold $success" if word == PAYS else "bold $error" if word == LOSES else MUTED
 
 
 def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], rounds: list[Round]) -> list[Content]:
@@ -131,20 +149,34 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
 
 def status_strip(state: PanelState) -> Content:
     """The panel in one line, for terminals too narrow for it: configuration, this turn's
-    acceptance and speed, the context used."""
+    acceptance and speed, the plan's break-even and prediction, the context used."""
     spec, events = state.spec, state.events
     parts: list[Content | str] = [Content.styled(spec.label, "bold")]
     if spec.uses_n_max:
         parts.append(f"n-max {spec.draft_n_max}")
     parts.append(state.verify)
+    short = _plan_short(state)
     if events:
         summary = stats.summarize(events)
-        parts.append(Content.assemble(("acc ", MUTED), pct(summary.acceptance_rate).strip()))
+        acc = Content.assemble(("acc ", MUTED), pct(summary.acceptance_rate).strip())
+        parts.append(acc if short is None else Content.assemble(acc, " ", short))
         parts.append(Content.assemble(num(summary.timing.tok_per_s), (" tok/s", MUTED)))
+    elif short is not None:
+        parts.append(short)
     if state.n_ctx:
         used = "-" if state.n_past is None else f"{state.n_past / state.n_ctx:.0%}"
         parts.append(Content.assemble(("ctx ", MUTED), used))
     return Content(" · ").join(parts)
+
+
+def _plan_short(state: PanelState) -> Content | None:
+    """The break-even rows in a few cells, beside the acceptance: "≥23% ×0.91"."""
+    plan = state.plan()
+    if plan is None or plan.shown[0] == "-":
+        return None
+    be, x = plan.shown
+    head = Content.styled(be, MUTED) if plan.word == NEVER else Content.assemble(("≥", MUTED), be)
+    return head if plan.speedup is None else Content.assemble(head, " ", (x, _side_style(plan.word)))
 
 
 def compact(events: list[Event], one_line: bool = False) -> Content:
