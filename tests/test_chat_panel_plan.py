@@ -13,7 +13,7 @@ from spectui.engine.interface import SessionStatus
 from spectui.plan import curve as plan_curve
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of
-from spectui.plan.predict import Drafting, accepted_at, break_even, predict
+from spectui.plan.predict import Drafting, break_even, predict
 from spectui.spec_config import SpecConfig
 from spectui.tui.widgets.stats_panel import render, status_strip
 from tests.tui_helpers import SHORT, answered, send, sync
@@ -65,13 +65,13 @@ def test_none_shows_nothing_and_a_type_the_curve_cannot_price_says_why():
 
 def test_a_draft_model_has_its_break_even_before_any_round():
     reading = plan_reading(CURVE, DRAFT3, [], 0)
-    alpha = break_even(CURVE, Drafting(1.0, 3.0, 0.0, True), 0)  # the same acceptance at each position
-    assert 0.4 < alpha < 0.5
-    assert reading.break_even == pytest.approx((alpha + alpha**2 + alpha**3) / 3)  # as accepted / drafted
+    rate = break_even(CURVE, Drafting(1.0, 3.0, 0.0, True), 0)  # accepted / drafted
+    assert 0.2 < rate < 0.3
+    assert reading.break_even == rate
     assert (reading.speedup, reading.word) == (None, panel.NO_DRAFTS)
     deeper = plan_reading(CURVE, replace_n_max(5), [], 0)
     at5 = break_even(CURVE, Drafting(1.0, 5.0, 0.0, True), 0)  # n-max is read from the spec in force
-    assert deeper.break_even == pytest.approx(accepted_at(at5, 5) / 5) != reading.break_even
+    assert deeper.break_even == at5 != reading.break_even
 
 
 def replace_n_max(n: int) -> SpecConfig:
@@ -93,7 +93,7 @@ def test_the_word_says_which_side_of_break_even_the_measured_acceptance_is(accep
     d = drafting_of(rounds, True, 3)
     expected = predict(CURVE, "draft-simple", d, 3, depth=64)
     assert (reading.speedup, reading.word) == (expected.speedup, word)
-    assert reading.break_even == pytest.approx(accepted_at(expected.break_even, 3) / 3)
+    assert reading.break_even == expected.break_even
     if word == panel.PAYS:
         assert reading.speedup > 1 and d.alpha > reading.break_even
     if word == panel.LOSES:
@@ -120,7 +120,7 @@ def test_an_ngram_type_is_priced_from_its_measured_drafts_only():
     assert not d.model and d.share == pytest.approx(20 / 32)
     expected = predict(CURVE, "ngram-simple", d, None, depth=300)
     assert reading.speedup == expected.speedup
-    assert reading.break_even == pytest.approx(accepted_at(expected.break_even, d.length) / d.length)
+    assert reading.break_even == expected.break_even
 
 
 def test_rounds_of_another_configuration_do_not_count_and_a_larger_n_max_is_read_capped():

@@ -163,3 +163,13 @@ def test_a_pair_that_does_not_fit_says_what_would_and_is_not_measured(tmp_path, 
     monkeypatch.setattr(memory, "for_setup", lambda setup, target, draft: (Projection(), None))
     ran = run_cli("plan", "--preset", "fast")
     assert ran.returncode == 1 and "would fit: -c 1024" in ran.stdout, ran
+
+
+def test_a_curve_timed_on_a_busy_machine_is_said_to_be_uncertain(cached, unmeasured):
+    quiet = run_cli("plan", "--preset", "fast")
+    assert quiet.returncode == 0 and "busy machine" not in quiet.stderr
+    doc = json.loads(cached.read_text())
+    doc["curve"]["target"]["64"][0][2] = 0.8  # t(1)'s repeats 80% apart
+    cached.write_text(json.dumps(doc))
+    busy = run_cli("plan", "--preset", "fast")
+    assert busy.returncode == 0 and "varied by 80%" in busy.stderr and "--remeasure" in busy.stderr

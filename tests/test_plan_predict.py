@@ -59,10 +59,20 @@ def test_break_even_is_where_the_speedup_crosses_one_and_a_dearer_draft_moves_it
     d = Drafting(1.0, 3.0, 0.0, True)
     be = break_even(cheap, d)
     assert be is not None and 0 < be < 1
-    assert speedup(cheap, d.at(be)) == pytest.approx(1.0, abs=1e-6)
-    assert speedup(cheap, d.at(be - 0.05)) < 1 < speedup(cheap, d.at(min(1.0, be + 0.05)))
+    assert speedup(cheap, d.at_rate(be)) == pytest.approx(1.0, abs=1e-6)
+    assert speedup(cheap, d.at_rate(be - 0.05)) < 1 < speedup(cheap, d.at_rate(min(1.0, be + 0.05)))
     dear_be = break_even(dear, d)
     assert dear_be is None or dear_be > be
+
+
+def test_break_even_is_an_acceptance_rate_accepted_over_drafted():
+    """At the break-even rate r a 3-token draft accepts 3r tokens, its positions each at one α."""
+    d = Drafting(1.0, 3.0, 0.0, True)
+    be = break_even(costs({1: 1.0, 2: 1.6, 3: 1.9, 4: 2.2}, draft=0.02), d)
+    at = d.at_rate(be)
+    alpha = at.whole ** (1 / 3)
+    assert at.accepted == pytest.approx(3 * be) == pytest.approx(alpha + alpha**2 + alpha**3)
+    assert d.at_rate(0.0).accepted == 0.0 and d.at_rate(1.0).accepted == pytest.approx(3.0)
 
 
 def test_a_drafting_that_loses_even_at_full_acceptance_has_no_break_even():

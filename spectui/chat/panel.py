@@ -15,7 +15,7 @@ from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
 from spectui.plan.curve import Curve, identity, load_cached
 from spectui.plan.observed import drafting_of
-from spectui.plan.predict import DEPTH, Drafting, accepted_at, predict, speedup
+from spectui.plan.predict import DEPTH, Drafting, predict, speedup
 from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
@@ -102,11 +102,11 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
         if not model:
             return PlanReading(None, None, NO_DRAFTS)
         shape = Drafting(1.0, float(spec.draft_n_max), 0.0, True)
-        be = _rate(predict(curve, spec_type, shape, n_max, False, depth).break_even, shape.length)
+        be = predict(curve, spec_type, shape, n_max, False, depth).break_even
         return PlanReading(be, None, NEVER if be is None else NO_DRAFTS)
     d = drafting_of(mine, model, n_max)
     p = predict(curve, spec_type, d, n_max, depth=depth)
-    be = _rate(p.break_even, d.length)
+    be = p.break_even
     if be is None or be == 0.0 or drafts < MIN_DRAFTS:
         return PlanReading(be, p.speedup, NEVER if be is None else ANY if be == 0.0 else FEW)
     # The side is the predicted speedup's, unless the acceptance's own error could carry it
@@ -117,12 +117,6 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     shifted = (replace(d, accepted=min(max(d.accepted + e, 0.0), d.length)) for e in (-error, error))
     lo, hi = (speedup(curve, x, depth) for x in shifted)
     return PlanReading(be, p.speedup, PAYS if lo > 1 else LOSES if hi < 1 else NEAR)
-
-
-def _rate(alpha: float | None, length: float) -> float | None:
-    """A break-even α (the same acceptance at each position, as `spectui plan` gives it) as the
-    acceptance rate, accepted / drafted, of drafts of `length`: the panel's unit."""
-    return None if alpha is None else accepted_at(alpha, length) / length
 
 
 def speedup_reading(

@@ -25,6 +25,8 @@ from spectui.plan.predict import DEPTH
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
 
+NOISY = 0.5  # a curve whose repeats varied more than this is said to be uncertain (quiet: under 0.25)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
@@ -137,6 +139,11 @@ def main(args) -> int:
         path = curve.store(key, doc)
         status(f"measured in {time.perf_counter() - t0:.0f} s; cached in {path}")
     c = curve.Curve.from_dict(doc["curve"])
+    if c.noise > NOISY:
+        status(
+            f"note: a timing varied by {c.noise:.0%} between its repeats (a busy machine?): the predictions are "
+            "that uncertain; `spectui plan --remeasure` on a quiet machine"
+        )
     cal = acceptance.Calibration.from_dict(doc["calibration"])
 
     saved = acceptance.saved(answers.answer_stats(), setup.model or "", setup.model_draft)

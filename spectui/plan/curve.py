@@ -79,6 +79,11 @@ class Curve:
         """The draft model's, 0 without one (an n-gram lookup costs nothing here)."""
         return self._at(self.draft, b, depth) if self.draft else 0.0
 
+    @property
+    def noise(self) -> float:
+        """The largest spread of any point: how far a busy machine moved the timings."""
+        return max(p.spread for pts in (*self.target.values(), *self.draft.values()) for p in pts)
+
     def ratios(self, depth: int) -> list[tuple[int, float, float]]:
         """(b, t(b)/t(1), spread) at the measured depth nearest `depth`."""
         d = min(self.target, key=lambda x: abs(x - depth))

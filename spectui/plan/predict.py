@@ -46,6 +46,15 @@ class Drafting:
         """The same drafting with a constant acceptance α per position."""
         return Drafting(self.share, self.length, accepted_at(alpha, self.length), self.model, alpha**self.length)
 
+    def at_rate(self, rate: float) -> Drafting:
+        """The same drafting at an acceptance rate (accepted / drafted, llama.cpp's), its positions
+        each accepted at one constant α (rate rises with α: bisection)."""
+        lo, hi = 0.0, 1.0
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if accepted_at(mid, self.length) < rate * self.length else (lo, mid)
+        return self.at(hi if rate > 0 else 0.0)
+
 
 def accepted_at(alpha: float, length: float) -> float:
     """Mean accepted tokens of a draft of `length` (fractional: the next position in part) at
@@ -97,9 +106,9 @@ def speedup(curve: Curve, d: Drafting, depth: int = DEPTH) -> float:
 
 
 def break_even(curve: Curve, d: Drafting, depth: int = DEPTH) -> float | None:
-    """The constant acceptance α at which this drafting runs as fast as `none`; 0.0 where it
-    pays at any α, None where it loses even at α = 1 (speedup rises with α: bisection) or
-    never drafts."""
+    """The acceptance rate (accepted / drafted) at which this drafting runs as fast as `none`,
+    each position accepted at one constant α; 0.0 where it pays at any acceptance, None where
+    it loses even at 1 (speedup rises with α: bisection) or never drafts."""
     if not d.share or not d.length or speedup(curve, d.at(1.0), depth) < 1:
         return None
     if speedup(curve, d.at(0.0), depth) >= 1:
@@ -108,7 +117,7 @@ def break_even(curve: Curve, d: Drafting, depth: int = DEPTH) -> float | None:
     for _ in range(40):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if speedup(curve, d.at(mid), depth) < 1 else (lo, mid)
-    return hi
+    return accepted_at(hi, d.length) / d.length
 
 
 @dataclass(frozen=True)
@@ -157,13 +166,13 @@ def predict(
     )
 
 
-def speedup_line(curve: Curve, d: Drafting, alphas: Sequence[float], depth: int = DEPTH) -> list[float]:
-    """Speedup against constant α (the plan's picture)."""
-    return [speedup(curve, d.at(a), depth) for a in alphas]
+def speedup_line(curve: Curve, d: Drafting, rates: Sequence[float], depth: int = DEPTH) -> list[float]:
+    """Speedup against the acceptance rate (the plan's picture)."""
+    return [speedup(curve, d.at_rate(r), depth) for r in rates]
 
 
 def alphas(n: int) -> list[float]:
-    """n acceptances evenly from 0 to 1."""
+    """n acceptance rates evenly from 0 to 1."""
     return [i / (n - 1) for i in range(n)]
 
 
