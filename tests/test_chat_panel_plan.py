@@ -1,4 +1,4 @@
-"""The panel's break-even rows (chat/panel.plan_reading, cached_curve; the widget's rows and
+"""The panel's break-even rows (chat/panel.plan_reading, plan/curve.cached_for; the widget's rows and
 strip): constructed curves and rounds, no model; one Pilot run on a FakeSession."""
 
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from spectui.chat import panel
-from spectui.chat.panel import PanelState, cached_curve, plan_reading
+from spectui.chat.panel import PanelState, plan_reading
 from spectui.config.setup import Setup
 from spectui.engine.events import PromptDone, Round, TurnStart
 from spectui.engine.interface import SessionStatus
 from spectui.plan import curve as plan_curve
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of
-from spectui.plan.predict import Drafting, break_even, predict
+from spectui.plan.predict import Drafting, auto_costs, break_even, predict
 from spectui.spec_config import SpecConfig
 from spectui.tui.widgets.stats_panel import render, status_strip
 from tests.tui_helpers import SHORT, answered, send, sync
@@ -142,16 +142,16 @@ def test_the_chat_reads_the_curve_plan_cached_and_never_a_foreign_or_corrupt_one
     target = tmp_path / "t.gguf"
     target.write_bytes(b"GGUF")
     setup = Setup()
-    assert cached_curve(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
-    assert cached_curve(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
-    assert cached_curve(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
+    assert plan_curve.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
+    assert plan_curve.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
+    assert plan_curve.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
     key = plan_curve.identity(setup, target, None)
     plan_curve.store(key, {"curve": CURVE.as_dict()})
-    assert cached_curve(setup, status(str(target))) == (CURVE, True)
+    assert plan_curve.cached_for(setup, status(str(target))) == (CURVE, True)
     plan_curve.cache_path(key).write_text("{not json")
-    assert cached_curve(setup, status(str(target))) == (None, True)
+    assert plan_curve.cached_for(setup, status(str(target))) == (None, True)
     plan_curve.store({**key, "threads": 99}, {"curve": CURVE.as_dict()})  # another identity's file
-    assert cached_curve(setup, status(str(target))) == (None, True)
+    assert plan_curve.cached_for(setup, status(str(target))) == (None, True)
 
 
 def test_the_panel_shows_break_even_and_the_prediction_in_its_width():
@@ -201,3 +201,26 @@ def test_a_live_turns_break_even_rows_never_change_the_panels_height(spec):
         state.curve = CURVE
         added.append(len(render(state).plain.splitlines()) - without)
     assert added == [2, 2, 2, 2]
+
+
+def test_auto_starts_from_the_curves_costs_at_every_size_it_measured():
+    verify, step = auto_costs(CURVE, 64)
+    assert verify == {b: pytest.approx(0.1 * r) for b, r in {1: 1.0, 2: 1.2, 3: 1.3, 4: 1.4, 9: 2.0}.items()}
+    assert step == pytest.approx(0.01)
+    assert auto_costs(FLAT, 64)[1] is None  # no draft model timed
+
+
+def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
+    from spectui.chat import switcher
+    from spectui.chat.state import ChatState
+    from spectui.config.settings import Settings
+    from spectui.store import history
+    from tests.fake_session import FakeSession
+
+    seeded = []
+    monkeypatch.setattr(plan_curve, "cached_for", lambda setup, status: (CURVE, True))
+    monkeypatch.setattr(switcher, "Session", FakeSession)  # the fake stands for a local Session
+    monkeypatch.setattr(FakeSession, "seed_auto", lambda self, *costs: seeded.append(costs), raising=False)
+    state = ChatState(setup, Settings(record_traces=False), lambda update: None, history.new_chat("x"), None)
+    switcher.SetupSwitcher(state).session_loaded(FakeSession(spec=setup.spec), setup, {})
+    assert state.curve is CURVE and seeded == [auto_costs(CURVE)]

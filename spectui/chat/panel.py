@@ -5,15 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from spectui.chat.turn import Baseline
-from spectui.config.setup import Setup
 from spectui.engine.events import Event, Round
-from spectui.engine.interface import SessionStatus
 from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
-from spectui.plan.curve import Curve, identity, load_cached
+from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import DEPTH, Drafting, predict, speedup
 from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
@@ -66,17 +63,6 @@ class PlanReading:
         """(break-even, predicted speedup) as the panel writes them."""
         be = "never" if self.word == NEVER else "-" if self.break_even is None else f"{self.break_even:.0%}"
         return be, "-" if self.speedup is None else f"×{self.speedup:.2f}"
-
-
-def cached_curve(setup: Setup, status: SessionStatus) -> tuple[Curve | None, bool]:
-    """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
-    that a plan could measure. A few file stats and a small JSON read; never a measurement. A
-    corrupt or foreign file is no curve: `spectui plan` says why and measures again."""
-    files = [Path(p) for p in (status.target_path, status.draft_path) if p]
-    if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
-        return None, False
-    doc, _ = load_cached(identity(setup, files[0], files[1] if len(files) > 1 else None))
-    return (Curve.from_dict(doc["curve"]) if doc else None), True
 
 
 def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past: int | None) -> PlanReading | None:

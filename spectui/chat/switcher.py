@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from spectui.chat.panel import cached_curve
 from spectui.chat.state import ChatState
 from spectui.chat.updates import ConfigShown, Load, StatusLine, SwitchFailed
 from spectui.config import describe, presets
@@ -15,7 +14,10 @@ from spectui.config.recent import remember_models
 from spectui.config.resolve import resolve, restored
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.interface import ChatSession
+from spectui.engine.session import Session
 from spectui.errors import UserError
+from spectui.plan import curve
+from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import history
 from spectui.trace.format import ConfigChange
@@ -108,7 +110,9 @@ class SetupSwitcher:
         # the session's spec wins: a server fixes its own speculation
         s.session, s.setup = session, replace(setup, spec=session.spec)
         s.environment, s.owns_session = environment, True
-        s.curve, s.plannable = cached_curve(setup, session.status())  # a small file read: no worker needed
+        s.curve, s.plannable = curve.cached_for(setup, session.status())  # a small file read: no worker needed
+        if s.curve is not None and isinstance(session, Session):
+            session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
         if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
             self.inspect = not environment.get("llama_cpp", {}).get("gpu_offload", False)
         session.inspect = self.inspect  # kept across a switch of models

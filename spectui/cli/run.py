@@ -156,6 +156,12 @@ def main(args) -> int:
         configure_logging(args.verbose, open_log(args.log_file))
         session = open_session(setup, report=ConsoleReport(err))
     session.inspect = args.inspect
+    from spectui.engine.session import Session
+    from spectui.plan import curve
+    from spectui.plan.predict import auto_costs
+
+    if isinstance(session, Session) and (costs := curve.cached_for(setup, session.status())[0]) is not None:
+        session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:

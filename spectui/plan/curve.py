@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
+from spectui.engine.interface import SessionStatus
 from spectui.errors import UserError
 
 FORMAT = "spectui-plan/1"
@@ -229,6 +230,17 @@ def cache_dir() -> Path:
 def cache_path(key: dict) -> Path:
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return cache_dir() / f"{digest}.json"
+
+
+def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
+    """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
+    that a plan could measure. A few file stats and a small JSON read; never a measurement. A
+    corrupt or foreign file is no curve: `spectui plan` says why and measures again."""
+    files = [Path(p) for p in (status.target_path, status.draft_path) if p]
+    if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
+        return None, False
+    doc, _ = load_cached(identity(setup, files[0], files[1] if len(files) > 1 else None))
+    return (Curve.from_dict(doc["curve"]) if doc else None), True
 
 
 def check_writable() -> Path:

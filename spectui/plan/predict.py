@@ -171,6 +171,13 @@ def speedup_line(curve: Curve, d: Drafting, rates: Sequence[float], depth: int =
     return [speedup(curve, d.at_rate(r), depth) for r in rates]
 
 
+def auto_costs(curve: Curve, depth: int = DEPTH) -> tuple[dict[int, float], float | None]:
+    """What auto may start from: the target's decode seconds by measured batch size, and the
+    draft model's step (None without one)."""
+    sizes = sorted({p.b for pts in curve.target.values() for p in pts})
+    return {b: curve.t(b, depth) for b in sizes}, (curve.t_draft(1, depth) if curve.draft else None)
+
+
 def alphas(n: int) -> list[float]:
     """n acceptance rates evenly from 0 to 1."""
     return [i / (n - 1) for i in range(n)]
