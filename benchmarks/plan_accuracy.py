@@ -65,7 +65,7 @@ def plan_document(setup, remeasure: bool) -> dict:
 
 def pooled(curves: list[curve.Curve], planned: curve.Curve) -> curve.Curve:
     """Each point's median over the curves; its spread, that median's range across them; the
-    overheads plan's."""
+    overheads plan's, and its scale to the generation loop's single step."""
 
     def points(parts: list[dict[int, tuple[curve.Point, ...]]]) -> dict[int, tuple[curve.Point, ...]]:
         out = {}
@@ -77,7 +77,10 @@ def pooled(curves: list[curve.Curve], planned: curve.Curve) -> curve.Curve:
         return out
 
     drafts = [c.draft for c in curves]
-    return replace(planned, target=points([c.target for c in curves]), draft=points(drafts) if drafts[0] else {})
+    pooled = replace(
+        planned, target=points([c.target for c in curves]), draft=points(drafts) if drafts[0] else {}, loop_scale=1.0
+    )
+    return pooled.scaled(planned.loop_scale)
 
 
 def one_pair(preset: str, args) -> list[dict]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from spectui.engine.events import Round
@@ -29,3 +31,15 @@ def test_a_smaller_n_max_reads_each_draft_capped_at_it():
 def test_rounds_without_a_draft_read_as_no_drafting():
     d = drafting_of([rnd(0, 0)], model=True)
     assert (d.share, d.length, d.alpha) == (0.0, 0.0, None)
+
+
+def test_the_calibration_keeps_the_loops_single_step_and_reads_a_cache_without_it():
+    from spectui.plan.acceptance import Calibration, _loop_step
+
+    rounds = [replace(rnd(0, 0), t_llama=t, n_past=100 + i) for i, t in enumerate([0.03] * 9 + [0.5])]
+    assert _loop_step(rounds) == (0.03, 104) and _loop_step(rounds[:5]) is None
+    cal = Calibration((0.5,), (((1, 2), (3,)),), 0.001, 0.002, 10, 8.0, (0.03, 104))
+    assert Calibration.from_dict(cal.as_dict()) == cal
+    old = cal.as_dict()
+    del old["loop_step"]
+    assert Calibration.from_dict(old).loop_step is None

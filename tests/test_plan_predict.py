@@ -18,7 +18,7 @@ from spectui.plan.predict import (
     speedup,
     tok_per_s,
 )
-from spectui.plan.report import Plan, picture_lines, render
+from spectui.plan.report import Plan, curve_lines, picture_lines, render
 
 RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
 
@@ -167,3 +167,12 @@ def test_the_picture_draws_the_break_even_row_and_each_line_by_its_mark():
     assert grid[even] == "-1-"  # the break-even row, crossed by n-max 1 at its middle α
     assert grid[0] == "mmm"  # 1.5x at the top: ngram-mod drawn over n-max 1's last point
     assert [i for i, g in enumerate(grid) if g == "1  "] == [even + 2]  # 0.5x, two rows below 1.0x
+
+
+def test_a_curve_scaled_to_the_loops_single_step_keeps_its_shape_and_says_so():
+    c = Curve({64: (Point(1, 0.1, 0.1), Point(4, 0.2, 0.0))}, {64: (Point(1, 0.05, 0.0),)}, 0.001, 0.002)
+    loop = c.scaled_to_loop(0.093, 64)
+    assert loop.t(1, 64) == pytest.approx(0.093) and loop.t(4, 64) / loop.t(1, 64) == pytest.approx(2.0)
+    assert loop.t_draft(1, 64) == pytest.approx(0.0465) and loop.loop_scale == pytest.approx(0.93)
+    assert Curve.from_dict(json.loads(json.dumps(loop.as_dict()))) == loop
+    assert "scaled by 0.93" in "\n".join(curve_lines(loop)) and "scaled" not in "\n".join(curve_lines(c))

@@ -89,6 +89,8 @@ def _measure(setup, model_type: str | None, status) -> dict:
     finally:
         session.close()
     c = curve.Curve(target, draft, cal.overhead_none, cal.overhead_spec, cal.draft_length)
+    if cal.loop_step is not None:
+        c = c.scaled_to_loop(*cal.loop_step)
     return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
 
 

@@ -27,7 +27,8 @@ MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a typ
 class Calibration:
     """What the starter prompts measured: the draft model's acceptance per position at n-max
     8 (empty without one), each answer as (prompt tokens, answer tokens), the seconds per
-    round outside llama.cpp without and with a draft, and the mean draft length of the latter."""
+    round outside llama.cpp without and with a draft, the mean draft length of the latter, and
+    the target's single step inside the generation loop (median seconds, at its mean depth)."""
 
     positions: tuple[float, ...]
     streams: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
@@ -35,6 +36,7 @@ class Calibration:
     overhead_spec: float
     n_rounds: int
     draft_length: float = float(max(N_MAX))
+    loop_step: tuple[float, int] | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -44,6 +46,7 @@ class Calibration:
             "overhead_spec_s": self.overhead_spec,
             "rounds": self.n_rounds,
             "draft_length": self.draft_length,
+            "loop_step": list(self.loop_step) if self.loop_step else None,
         }
 
     @classmethod
@@ -56,7 +59,11 @@ class Calibration:
         length = float(d.get("draft_length", max(N_MAX)))
         if not length > 0:
             raise ValueError("a draft length of 0 or less")
-        return cls(positions, streams, *over, int(d["rounds"]), length)
+        step = d.get("loop_step")
+        loop = (float(step[0]), int(step[1])) if step else None
+        if loop is not None and not loop[0] > 0:
+            raise ValueError("a loop step of 0 or less")
+        return cls(positions, streams, *over, int(d["rounds"]), length, loop)
 
 
 def _overhead(events: list) -> float:
@@ -109,7 +116,17 @@ def calibrate(
         statistics.median(spec_overheads),
         len(rounds),
         statistics.fmean(drafted) if drafted else float(max(N_MAX)),
+        _loop_step(rounds_of(none_events)),
     )
+
+
+def _loop_step(rounds: Sequence[Round]) -> tuple[float, int] | None:
+    """The target's single step as the generation loop runs it: the median llama.cpp seconds
+    of `none` rounds, and their mean depth."""
+    steps = [r for r in rounds if r.t_llama > 0]
+    if len(steps) < 8:
+        return None
+    return statistics.median(r.t_llama for r in steps), round(statistics.fmean(r.n_past for r in steps))
 
 
 def replay_ngram(spec_type: str, spec: SpecConfig, streams: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Drafting:

@@ -64,6 +64,7 @@ class Curve:
     overhead_none: float
     overhead_spec: float
     overhead_length: float = 8.0  # the mean draft length overhead_spec was measured at
+    loop_scale: float = 1.0  # the timed decodes were multiplied by this (scaled_to_loop)
 
     @staticmethod
     def _at(curves: dict[int, tuple[Point, ...]], b: float, depth: float) -> float:
@@ -102,6 +103,7 @@ class Curve:
             "overhead_none_s": self.overhead_none,
             "overhead_spec_s": self.overhead_spec,
             "overhead_spec_length": self.overhead_length,
+            "loop_scale": self.loop_scale,
         }
 
     @classmethod
@@ -128,7 +130,31 @@ class Curve:
         length = float(d.get("overhead_spec_length", 8.0))
         if not length > 0:
             raise ValueError("a draft length of 0 or less")
-        return cls(target, pts(d["draft"]), *over, length)
+        scale = float(d.get("loop_scale", 1.0))
+        if not scale > 0:
+            raise ValueError("a scale of 0 or less")
+        return cls(target, pts(d["draft"]), *over, length, scale)
+
+    def scaled_to_loop(self, step: float, depth: int) -> Curve:
+        """Every decode time scaled so that t(1) at `depth` is `step`, the single step the
+        generation loop itself measured: a decode timed apart (the KV cache cut back after
+        each) runs a few percent slower than the same decode inside the loop."""
+        return self.scaled(step / self.t(1, depth))
+
+    def scaled(self, factor: float) -> Curve:
+        """Every decode time multiplied by `factor` (kept in loop_scale)."""
+
+        def times(curves: dict[int, tuple[Point, ...]]) -> dict[int, tuple[Point, ...]]:
+            return {d: tuple(Point(p.b, p.median * factor, p.spread) for p in pts) for d, pts in curves.items()}
+
+        return Curve(
+            times(self.target),
+            times(self.draft),
+            self.overhead_none,
+            self.overhead_spec,
+            self.overhead_length,
+            self.loop_scale * factor,
+        )
 
 
 # --- measuring -------------------------------------------------------------------------

@@ -92,6 +92,8 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
             f"draft step at depth {d}: {1000 * step:.1f} ms ({step / curve.t(1, d):.2f} of the target's), "
             f"2 tokens {curve.t_draft(2, d) / step:.2f}x"
         )
+    if curve.loop_scale != 1.0:
+        out.append(f"decodes timed apart, scaled by {curve.loop_scale:.2f} to the generation loop's own single step")
     out.append(
         f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft, "
         f"{1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
