@@ -19,7 +19,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
@@ -147,14 +147,7 @@ class Curve:
         def times(curves: dict[int, tuple[Point, ...]]) -> dict[int, tuple[Point, ...]]:
             return {d: tuple(Point(p.b, p.median * factor, p.spread) for p in pts) for d, pts in curves.items()}
 
-        return Curve(
-            times(self.target),
-            times(self.draft),
-            self.overhead_none,
-            self.overhead_spec,
-            self.overhead_length,
-            self.loop_scale * factor,
-        )
+        return replace(self, target=times(self.target), draft=times(self.draft), loop_scale=self.loop_scale * factor)
 
 
 # --- measuring -------------------------------------------------------------------------
