@@ -10,17 +10,13 @@ import json
 from pathlib import Path
 
 from spectui.errors import UserError
+from spectui.words import plural
 
 MIB = 2**20
 
 
 def _f(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
     return "-" if v is None else f"{v * scale:{spec}}{unit}"
-
-
-def _count(n: int, noun: str) -> str:
-    """ "1 rejection", "2 rejections" """
-    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _memory(r: dict) -> str:
@@ -71,7 +67,7 @@ def title(doc: dict, group: str) -> str:
     n = sum(1 for q in doc["prompts"] if f"{q['lang']}/{q['category']}" == group)
     eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
     return (
-        f"{group}: {_count(n, 'prompt')} x {_count(p['repeat'], 'run')} (+{p['warmup']} warm-up), "
+        f"{group}: {plural(n, 'prompt')} x {plural(p['repeat'], 'run')} (+{p['warmup']} warm-up), "
         f"{p['n_predict']} tokens ({eos}), temperature {p['temp']}"
     )
 
@@ -118,7 +114,7 @@ def auto_line(r: dict) -> str:
     line = (
         f"{r['config']}: rounds drafted by n-gram {_share(shares['ngram'])}, by the draft model{model} "
         f"{_share(shares['draft_model'])}, by neither {_share(shares['none'])}; of generation time, "
-        f"probes {_share(a['probe_share'])} ({_count(a['n_probes'], 'round')}), "
+        f"probes {_share(a['probe_share'])} ({plural(a['n_probes'], 'round')}), "
         f"catch-ups {_share(a['catchup_share'])}"
     )
     vs = a["vs_best_fixed"]
@@ -140,7 +136,7 @@ def inspect_line(r: dict) -> str:
     if not ins["rejections"]:
         return f"{r['config']}: no draft token rejected"
     return (
-        f"{r['config']}: {_count(ins['rejections'], 'rejection')}, near-ties {_share(ins['near_tie_share'])}, "
+        f"{r['config']}: {plural(ins['rejections'], 'rejection')}, near-ties {_share(ins['near_tie_share'])}, "
         f"confident draft errors {_share(ins['confident_error_share'])}, "
         f"median p of rejected draft tokens {ins['median_rejected_p']:.3f}"
     )
@@ -185,7 +181,7 @@ def run_line(doc: dict) -> str:
     other = " (--lang all for both)" if p["prompts"] == "shipped" and p["lang"] != "all" else ""
     return (
         f"models {models or 'of the server'}, other settings from preset {setup['preset']}; "
-        f"{prompts}: {lang}{other}, category {p['category']}, {_count(p['repeat'], 'repeat')}"
+        f"{prompts}: {lang}{other}, category {p['category']}, {plural(p['repeat'], 'repeat')}"
     )
 
 

@@ -24,6 +24,7 @@ from spectui.chat.updates import (
 from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
 from spectui.store import history
+from spectui.words import plural
 
 GENERATING = StatusLine("generating")
 STOPPING = StatusLine("stopping")
@@ -192,7 +193,7 @@ class Conversation:
         self._cut = (chat_id, start.n_left_out)
         self.state.notify(
             f"This chat no longer fits the context (-c {start.n_ctx} tokens): answers leave out its first "
-            f"{start.n_left_out} messages. They stay saved; a larger -c keeps more.",
+            f"{plural(start.n_left_out, 'message')}. They stay saved; a larger -c keeps more.",
             title="Long chat",
         )
 

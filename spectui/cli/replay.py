@@ -11,6 +11,7 @@ from rich.console import Console
 from spectui.cli.progress import ConsoleReport
 from spectui.engine.events import Round
 from spectui.errors import UserError
+from spectui.words import plural
 
 
 def add_parser(sub) -> None:
@@ -85,7 +86,9 @@ def main(args) -> int:
         from spectui.cli.export import export
 
         path = export(trace, out, show_rejected=not args.no_rejected)
-        Console(stderr=True, soft_wrap=True).print(f"exported {len(trace.turns)} turn(s) to {path}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"exported {plural(len(trace.turns), 'turn')} to {path}", highlight=False
+        )
         return 0
     from spectui.tui.replay_app import ReplayApp
 

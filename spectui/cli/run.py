@@ -32,6 +32,7 @@ from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 from spectui.launch.session import open_session
+from spectui.words import plural
 
 HAND_OVER_S = 0.05  # rounds reach the printing thread at most 20 times a second
 
@@ -236,7 +237,7 @@ def stopped(signals: list[int], out: Output, end: TurnEnd, trace_path: Path | No
         why = f"stopped by {interrupt.ENDING[signals[0]]}"
     else:
         why = f"cannot write to stdout: {out.failed}" if out.failed else "stdout was closed"
-    saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
+    saved = f"; the trace of {plural(end.n_generated, 'token')} is in {trace_path}" if trace_path else ""
     err.print(f"{why}{saved}", highlight=False, markup=False, soft_wrap=True)
     if out.failed and not signals:
         return UserError.exit_code

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Label
 
 from spectui.engine.events import Round
 from spectui.engine.overlay import MARKS
+from spectui.words import plural
 
 SHOWN = 500  # the last rounds listed; a long answer's first rounds are summarised away
 
@@ -72,7 +73,7 @@ class RoundsScreen(ModalScreen[int | None]):
                 Content.assemble(("Rounds of the last answer", "bold $primary"), ("  " + self.config, "$text-muted"))
             )
             yield DataTable(cursor_type="row", zebra_stripes=True)
-            first = f"the first {self.skipped} rounds are not listed · " if self.skipped else ""
+            first = f"the first {plural(self.skipped, 'round')} are not listed · " if self.skipped else ""
             yield Label(
                 f"{first}auto's note says why it chose each draft · ←/→ scroll · enter inspects a round's "
                 "tokens · esc closes",

@@ -20,6 +20,7 @@ from spectui.engine.events import Event, Round, TurnEnd
 from spectui.tui.widgets.gauges import MUTED, WINDOW, bar, num, pct, rolling_tok_per_s, sparkline
 from spectui.tui.widgets.overlay import legend_lines
 from spectui.tui.widgets.redraw import update_in_place
+from spectui.words import plural
 
 MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
 HEAD = "bold $accent"
@@ -58,11 +59,11 @@ def render(state: PanelState) -> Content:
         lines += [_section("This turn"), Content.styled(" no answer yet: ask something", MUTED)]
         lines += _plan(state) + [Content("")]
     else:
-        state_line = "live" if end is None else f"{end.stop_reason.value}, {summary.n_generated} tokens"
+        state_line = "live" if end is None else f"{end.stop_reason.value}, {plural(summary.n_generated, 'token')}"
         lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
         n_acc, n_dr, rate = stats.rolling_acceptance(rounds, WINDOW) if rounds else (0, 0, None)
         lines += [
-            _row(f"last {min(len(rounds), WINDOW)} rounds", f"{pct(rate)}  {n_acc}/{n_dr}"),
+            _row(f"last {plural(min(len(rounds), WINDOW), 'round')}", f"{pct(rate)}  {n_acc}/{n_dr}"),
             _row("turn", f"{pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
             *_plan(state),
         ]
