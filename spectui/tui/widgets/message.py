@@ -295,7 +295,6 @@ def meta_line(m: Message, streaming: bool) -> Content:
         parts.append(Content.styled("cut off at the answer limit (n-predict)", "$warning"))
     if m.stopped and not streaming:
         reason = s.get("stop_reason") if s else None
-        parts.append(
-            Content.styled("stopped" + (f" ({reason})" if reason and reason != "cancelled" else ""), "$warning")
-        )
+        said = f" ({reason})" if reason and reason != "cancelled" else ""
+        parts.append(Content.styled("stopped" + said, "$warning"))
     return Content(" · ").join(parts)
