@@ -81,7 +81,7 @@ def test_cursor_moves_token_by_token_and_stops_at_the_ends():
 
 
 def test_the_count_is_of_the_answers_tokens_and_a_rejected_draft_counts_apart():
-    """"token N of M": M is what the answer generated, never its rejected drafts too; a
+    """ "token N of M": M is what the answer generated, never its rejected drafts too; a
     rejected draft says which of them it is and which token it follows."""
     events = load_trace(INSPECTED).turns[1].events  # 48 tokens, 17 rejected drafts
     end = next(e for e in events if isinstance(e, TurnEnd))

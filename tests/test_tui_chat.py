@@ -573,15 +573,22 @@ async def test_round_details_show_each_round_and_autos_reason(setup):
         assert not isinstance(app.screen, RoundsScreen)
 
 
+def detail_text(widget) -> str:
+    """What a widget with a top border shows, its wrapped lines joined again."""
+    return " ".join(strip.text.strip() for strip in widget.render_lines(widget.outer_size.region)[1:])
+
+
 @sync
-async def test_round_details_fit_80_columns_with_notes_a_scroll_away(setup):
+async def test_round_details_fit_80_columns_step_a_column_at_a_time_and_say_the_round_whole(setup):
     """At 80x24 every count and timing shows; the rejected text (newlines as the overlay's ↵)
-    and auto's note follow, reached with →; the hint wraps instead of being cut."""
+    and auto's note follow: → moves the view one column (the round's number stays), and the
+    line under the table says the highlighted round whole, its note uncut; the hint wraps."""
     from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
 
     answer = [*ANSWER_ROUNDS, (["\n"], "x\ny", "z")]
     rounds = [e for e in recorded("ngram-map-k4v", answer, 20.0) if isinstance(e, Round)]
-    rounds[-1] = replace(rounds[-1], note="auto: ngram-map-k4v, the last rounds accepted most")
+    note = "auto: ngram-map-k4v k=4, the last rounds accepted most of what it drafted, so it drafts on"
+    rounds[-1] = replace(rounds[-1], note=note)
     app = SpecApp(setup, session=FakeSession(spec=setup.spec))
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(RoundsScreen(rounds, "auto"))
@@ -590,16 +597,25 @@ async def test_round_details_fit_80_columns_with_notes_a_scroll_away(setup):
         columns = [str(c.label) for c in table.ordered_columns]
         fixed = columns.index("tokens") + 1
         assert columns[fixed:] == ["rejected", "note"]
-        assert (
-            sum(c.get_render_width(table) for c in table.ordered_columns[:fixed])
-            <= table.scrollable_content_region.width
-        )
+        widths = [c.get_render_width(table) for c in table.ordered_columns]
+        assert sum(widths[:fixed]) <= table.scrollable_content_region.width
         assert [table.get_row_at(i)[fixed] for i in range(len(rounds))] == ["", " c", "", "", "x↵y"]
+        shown = app.screen.query_one("#round-detail")
+        said = detail_text(shown)
+        assert "round 5: ngram-map-k4v drafted" in said and "'x↵y'" in said and note in said  # whole
+        assert shown.region.right <= 80
         hint = app.screen.query_one(".hint")
         assert hint.region.height >= 2 and hint.region.right <= 80
         assert "esc closes" in "".join(strip.text for strip in hint.render_lines(hint.size.region))
-        await pilot.press(*["right"] * 80)
-        assert table.scroll_x > 0 and table.scroll_x == table.max_scroll_x
+        await pilot.press("right")  # past "drafted by": its width, not one cell
+        assert table.scroll_x == widths[1] > 1
+        await pilot.press("right", "left")
+        assert table.scroll_x == widths[1]
+        await pilot.press(*["right"] * len(columns))
+        assert table.scroll_x == table.max_scroll_x > 0
+        await pilot.press("up")
+        said = detail_text(shown)
+        assert said.startswith("round 4: ngram-map-k4v drafted") and "auto" not in said
 
 
 @pytest.mark.parametrize("field", ["temp", "spec_draft_n_max"])
