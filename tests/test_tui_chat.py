@@ -18,6 +18,7 @@ from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config import presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
+from spectui.config.settings import Settings, load_settings
 from spectui.engine.events import Round
 from spectui.llama.sampling import SamplingParams
 from spectui.store import chat_store, history
@@ -531,6 +532,39 @@ async def test_narrow_terminal_shows_the_panel_as_a_status_line(fake, setup):
         await pilot.pause()
         assert panel.display and not strip.display
         assert "This turn" in app.query_one("#stats").visual.plain
+
+
+@sync
+async def test_ctrl_b_at_one_width_never_hides_the_panel_of_the_other(fake, setup):
+    """The strip hidden at 80 columns leaves the panel of 120 on, then and at the next start;
+    the panel hidden at 120 leaves the strip on."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+b")
+        panel, strip = app.query_one("#panel"), app.query_one("#compact")
+        assert not strip.display and not panel.display
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert panel.display and not strip.display
+    assert load_settings()[0] == Settings(show_strip=False)  # remembered, the panel's choice apart
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel, strip = app.query_one("#panel"), app.query_one("#compact")
+        assert panel.display
+        await pilot.press("ctrl+b")
+        assert not panel.display
+        await pilot.press("ctrl+b")
+        assert panel.display
+        await pilot.press("ctrl+b")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not strip.display  # its own choice, made before
+        await pilot.press("ctrl+b")
+        assert strip.display
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not panel.display
+    assert load_settings()[0] == Settings(show_panel=False)
 
 
 @sync
