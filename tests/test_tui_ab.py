@@ -294,7 +294,7 @@ def test_verdict_identical_speedup_and_acceptance():
     assert v.identical and v.greedy and v.notes == () and v.drafted_nothing == ()
     assert v.speedup == pytest.approx(2.5)
     shown = render_verdict(v, ["none", "draft-simple n-max 3"]).plain
-    assert "speedup ×2.50 = B 25.0 ÷ A 10.0 tok/s · 1 run: noise unknown, enter runs it again" in shown
+    assert "speedup ×2.50 = B 25.0 ÷ A 10.0 tok/s · 1 run: noise unknown, enter reruns" in shown
     assert "enter" not in render_verdict(v, ["none", "draft-simple n-max 3"], live=False).plain  # a replay's
     assert v.summaries[0].acceptance_rate is None
     assert v.summaries[1].acceptance_rate == pytest.approx(2 / 3)

@@ -26,7 +26,7 @@ def render_verdict(v: Verdict, labels: list[str], live: bool = True) -> Content:
         for i, (side, label) in enumerate(zip("AB", labels))
     ]
     head = Content.assemble(("Verdict", "bold $accent"), (f"  {named[1]} vs {named[0]}", "$text-muted"))
-    said = speed(v, "enter runs it again" if live else "")
+    said = speed(v, "enter reruns" if live else "")
     speedup = [
         Content.assemble(
             ("speedup ", "$text-muted"), (said.ratio, "bold"), (said.how, "$warning" if said.warning else "$text-muted")
