@@ -312,7 +312,7 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     assert "B ended early (cancelled)" in notes
     assert v.drafted_nothing == ("A",)  # no speedup is claimed for plain decoding under another name
     shown = render_verdict(v, ["ngram-simple", "draft-simple n-max 2"]).plain
-    assert "speedup -: A drafted nothing, it ran as plain decoding (B 5.0 ÷ A 10.0 tok/s)" in shown
+    assert "speedup -: A drafted nothing, it ran as plain decoding (B 5.00 ÷ A 10.0 tok/s)" in shown
     assert "×0.50" not in shown
     assert "near-tie" in notes
 
@@ -338,6 +338,12 @@ def test_the_speedup_shown_is_the_one_the_tok_s_beside_it_give_and_several_runs_
     pooled = render_verdict(replace(v, speedups=(1.12, 1.19, v.speedup)), ["none", "ngram-mod"]).plain
     assert "speedup ×1.12, the median of 3 interleaved runs (×1.05-×1.19)" in pooled
     assert "this run ×1.05 = B 30.1 ÷ A 28.6 tok/s" in pooled
+    slow = compare(
+        run_events("none", list(range(12)), 1, 0, 0.812), run_events("ngram-mod", list(range(12)), 3, 3, 2.14)
+    )
+    assert (
+        "speedup ×2.64 = B 2.14 ÷ A 0.812 tok/s" in render_verdict(slow, ["none", "ngram-mod"]).plain
+    )  # not 2.1 ÷ 0.8
     noise = render_verdict(replace(v, speedups=(0.97, 1.08, v.speedup)), ["none", "ngram-mod"]).plain
     assert "speedup no measurable difference, ×0.97-×1.08 over 3 interleaved runs" in noise
     assert "this run ×1.05 = B 30.1 ÷ A 28.6 tok/s" in noise

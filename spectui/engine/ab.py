@@ -79,7 +79,8 @@ class Speed:
 
 
 def _tok_s(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1f}"
+    """Three figures at least, so that the ratio of two shown speeds is the shown speedup."""
+    return "-" if x is None else f"{x:.1f}" if x >= 99.95 else f"{x:#.3g}"
 
 
 def speed(v: Verdict, again: str = "") -> Speed:
