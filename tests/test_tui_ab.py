@@ -75,7 +75,7 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         v = screen.verdict
         assert v.speedup == pytest.approx(sb.timing.tok_per_s / sa.timing.tok_per_s)
         text = screen.query_one("#ab-verdict").visual.plain
-        assert f"speedup of B over A ×{v.speedup:.2f} from 1 run each: noise unknown" in text
+        assert f"speedup ×{v.speedup:.2f} = B " in text and "1 run: noise unknown" in text
         assert "A - (the baseline)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
         diverged = first_divergence(ends[0].tokens, ends[1].tokens)
         if diverged is None:  # greedy verification: the expected case
