@@ -48,7 +48,7 @@ def quoted(text: str) -> str:
 @dataclass(frozen=True)
 class Verdict:
     summaries: tuple[TurnSummary, TurnSummary]
-    speedup: float | None  # B's tok/s over A's
+    speedup: float | None  # B's tok/s over A's, as shown (shown_tok_s)
     divergence: Divergence | None  # None: the token sequences are identical
     greedy: bool
     notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
@@ -78,15 +78,21 @@ class Speed:
     warning: bool = False  # a side drafted nothing: no speedup is claimed
 
 
-def _tok_s(x: float | None) -> str:
-    """Three figures at least, so that the ratio of two shown speeds is the shown speedup."""
+def shown_tok_s(x: float | None) -> str:
+    """A run's tok/s as the verdict shows it, to three figures at least (123.4, 30.1, 2.14):
+    the speedup is the ratio of these, so that the shown speeds give the shown speedup."""
     return "-" if x is None else f"{x:.1f}" if x >= 99.95 else f"{x:#.3g}"
+
+
+def _shown_speedup(b: float | None, a: float | None) -> float | None:
+    """B over A, of the speeds as shown (their rounding is far below a run's noise)."""
+    return None if a is None or b is None else speedup(float(shown_tok_s(b)), float(shown_tok_s(a)))
 
 
 def speed(v: Verdict, again: str = "") -> Speed:
     """The speedup line of verdict `v`; `again`: how to run the pair again, said where one
     run leaves the noise unknown."""
-    a, b = (_tok_s(s.timing.tok_per_s) for s in v.summaries)
+    a, b = (shown_tok_s(s.timing.tok_per_s) for s in v.summaries)
     division = f"B {b} ÷ A {a} tok/s"
     runs = v.speedups or ((v.speedup,) if v.speedup is not None else ())
     if v.drafted_nothing:  # plain decoding under another name: no speedup to claim
@@ -164,7 +170,7 @@ def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
     idle = _drafted_nothing((a, b), summaries)
     return Verdict(
         summaries=summaries,
-        speedup=speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
+        speedup=_shown_speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
         divergence=divergence,
         greedy=greedy,
         notes=tuple(_notes(summaries, greedy, divergence)),

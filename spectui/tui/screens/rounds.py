@@ -57,6 +57,7 @@ class RoundsScreen(ModalScreen[int | None]):
     }
     #rounds DataTable {
         height: 1fr;
+        min-height: 4;
         scrollbar-size: 1 1;
     }
     #rounds Label {
@@ -66,8 +67,7 @@ class RoundsScreen(ModalScreen[int | None]):
         color: $text-muted;
     }
     #round-detail {
-        height: auto;
-        max-height: 5;
+        height: auto;  /* whole, however long the draft: the table gives up its rows */
         border-top: solid $primary 50%;
     }
     """
