@@ -192,7 +192,7 @@ class Conversation:
             return
         self._cut = (chat_id, start.n_left_out)
         self.state.notify(
-            f"This chat no longer fits the context (-c {start.n_ctx} tokens): answers leave out its first "
+            f"This chat no longer fits the context (-c {plural(start.n_ctx, 'token')}): answers leave out its first "
             f"{plural(start.n_left_out, 'message')}. They stay saved; a larger -c keeps more.",
             title="Long chat",
         )

@@ -14,6 +14,7 @@ from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import DEPTH, Drafting, predict, speedup
 from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.words import plural
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
 PAYS, LOSES, NEAR = "pays", "loses", "≈ break-even"
@@ -123,4 +124,4 @@ def speedup_reading(
         return f"×{x:.2f}?", "1 none answer: noise unknown"
     if abs(x - 1) <= baseline.spread:
         return "no measurable diff.", f"×{x:.2f}, within none's {baseline.spread:.0%}"
-    return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {baseline.n} answers"
+    return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {plural(baseline.n, 'answer')}"
