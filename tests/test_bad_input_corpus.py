@@ -664,13 +664,14 @@ def test_run_exits_non_zero_when_the_server_s_stream_fails_part_way(server, monk
 
 @pytest.mark.parametrize("json_out", [False, True])
 def test_run_with_stdout_on_a_full_device_is_one_line(server, monkeypatch, tmp_path, json_out):
-    """`spectui run > /dev/full`: the first write fails; the answer stops, one line, exit 2."""
+    """`spectui run > /dev/full`: the first write fails; the answer stops, one line, exit 1
+    (as every command's: tests/test_full_stdout.py)."""
     monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] * 3 + [FINAL]})
     trace = tmp_path / "t.jsonl"
     with open("/dev/full", "w") as full:
         argv = ["run", "--server", server, "--trace", str(trace), *(["--json"] if json_out else []), "hi"]
         p = spectui_process(tmp_path, *argv, stdout=full)
-    one_line(p, 2, "cannot write to stdout: No space left on device")
+    one_line(p, 1, "cannot write to stdout: No space left on device")
     assert str(trace) in p.stderr and trace.exists()
 
 
