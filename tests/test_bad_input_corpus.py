@@ -285,19 +285,24 @@ def test_a_closed_stdin_is_one_line(tmp_path, argv, match):
     one_line(p, 2, match)
 
 
-def test_the_chat_with_stdin_not_a_terminal_exits_2_at_once(tmp_path):
-    """The fault trial's chat spun a core until killed; now it refuses in one line."""
+@pytest.mark.parametrize(
+    "argv,match", [(["chat"], "needs a terminal"), (["replay", str(TRACE)], "without one, use --export OUT.html")]
+)
+def test_the_chat_and_the_replay_with_stdin_not_a_terminal_exit_2_at_once(tmp_path, argv, match):
+    """The fault trial's chat spun a core until killed, its replay wrote escape codes to the
+    file and never ended; now each refuses in one line (the replay's names --export)."""
     p = subprocess.run(
-        [sys.executable, "-m", "spectui", "chat"],
+        [sys.executable, "-m", "spectui", *argv],
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=(tmp_path / "out").open("w"),
+        stderr=subprocess.PIPE,
         text=True,
         timeout=60,
         env={"PATH": "/usr/bin:/bin", "SPECTUI_DATA_DIR": str(tmp_path), "SPECTUI_CONFIG_DIR": str(tmp_path)},
         cwd=ROOT,
     )
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "needs a terminal" in p.stderr and "Traceback" not in p.stderr
+    one_line(p, 2, match)
+    assert (tmp_path / "out").read_text() == "" and ("--export" in p.stderr) == (argv[0] == "replay")
 
 
 # --- readers: every file spectui parses, given what it must refuse ----------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.streams import has_terminal
 from spectui.engine.events import Round
 from spectui.errors import UserError
 
@@ -87,6 +88,8 @@ def main(args) -> int:
         path = export(trace, out, show_rejected=not args.no_rejected)
         Console(stderr=True, soft_wrap=True).print(f"exported {len(trace.turns)} turn(s) to {path}", highlight=False)
         return 0
+    if not has_terminal():  # the screen would wait for keys that never come
+        raise UserError("the replay needs a terminal (stdin and stdout); without one, use --export OUT.html")
     from spectui.tui.replay_app import ReplayApp
 
     return ReplayApp(trace, args.speed, playing=not args.paused, show_rejected=not args.no_rejected).run_reporting()
