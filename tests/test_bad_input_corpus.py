@@ -100,6 +100,8 @@ def test_an_empty_preset_or_log_file_is_one_line(command, flag):
 
 # --- the commands' own arguments --------------------------------------------------------
 
+N_MIN_OVER_N_MAX = ["--preset", "smollm2", "--spec-draft-n-min", "5", "--spec-draft-n-max", "3"]
+N_MIN_SAYS = "--spec-draft-n-min (5) must not exceed --spec-draft-n-max (3)"
 COMMAND_CASES = [
     (["run", "--preset", "smollm2", "--trace=", "hi"], "empty value"),
     (["run", "--preset", "smollm2", "-f", ""], "empty value"),
@@ -153,6 +155,9 @@ COMMAND_CASES = [
     (["bench", "--json", "/proc/r.json"], "cannot write"),  # permission bits pass for root; creating does not
     (["bench", "--csv", "/proc/r.csv"], "cannot write"),
     (["run", "--preset", "smollm2", "--trace", "/proc/t.jsonl", "hi"], "cannot write"),
+    # llama.cpp keeps no draft shorter than n-min: such a pair drafted nothing, silently
+    (["run", *N_MIN_OVER_N_MAX, "hi"], N_MIN_SAYS),
+    *(([command, *N_MIN_OVER_N_MAX], N_MIN_SAYS) for command in ("chat", "bench", "plan")),
 ]
 
 
@@ -435,6 +440,7 @@ PRESET_VALUES = {
     "spec_draft_n_max = 1000": "--spec-draft-n-max",
     "spec_ngram_mod_n_match = 99999999999": "--spec-ngram-mod-n-match",
     "cache_type_v_draft = 'q4_0'\nflash_attn = 'off'": "flash attention",
+    "spec_draft_n_min = 5\nspec_draft_n_max = 3": "--spec-draft-n-min (5) must not exceed --spec-draft-n-max (3)",
 }
 
 

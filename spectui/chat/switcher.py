@@ -65,7 +65,7 @@ class SetupSwitcher:
 
     def step_n_max(self, step: int) -> None:
         spec = self.state.setup.spec
-        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, spec.draft_n_min, 1), N_MAX_LIMIT)))
 
     def toggle_inspect(self) -> None:
         """Inspect on or off: from the next round, each round records what the verifier saw at
