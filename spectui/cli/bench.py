@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import bench_curve, bench_tables, interrupt
-from spectui.cli.loading import loading_line
+from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.config.paths import private_dir, writable
@@ -281,6 +281,8 @@ def main(args) -> int:
     err = Console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
+    if not setup.server:
+        warn_build(err)
     with interrupt.held(), loading_line(err) as status:
         session = open_session(
             setup,

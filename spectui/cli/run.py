@@ -18,6 +18,7 @@ from rich.text import Text
 from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.chat.inspector import rejection_kinds
 from spectui.cli import interrupt
+from spectui.cli.loading import warn_build
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
@@ -154,6 +155,8 @@ def main(args) -> int:
         from spectui.llama.runtime import configure_logging
 
         configure_logging(args.verbose, open_log(args.log_file))
+        if not setup.server:
+            warn_build(err)
         session = open_session(setup, report=ConsoleReport(err))
     session.inspect = args.inspect
     from spectui.engine.session import Session
