@@ -33,6 +33,7 @@ from spectui.bounded import CONFIG_BYTES
 from spectui.cli import bench as bench_command
 from spectui.cli import chat as chat_command
 from spectui.cli import run as run_command
+from spectui.config.model_choice import not_a_model
 from spectui.config.recent import recent_models, recent_path
 from spectui.config.resolve import resolve, restored
 from spectui.config.settings import Settings, load_settings
@@ -243,6 +244,28 @@ def test_the_chat_refuses_a_bad_model_file_before_its_app_opens(dirs, monkeypatc
         path.write_bytes(content)
     target = ["-m", str(smol_path)] if flag == "-md" else []  # a file: nothing to assemble or hash
     refused("chat", *target, flag, str(path), match=match)
+
+
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        (b"root:x:0:0:root:/root:/bin/bash\n", "{path} is not a GGUF file (it does not start with GGUF)"),
+        (None, "model file not found: {path}"),
+        (b"", "model file is empty: {path}"),
+        ("dir", "model path is not a file: {path}"),
+        ("fifo", "model path is not a file: {path}"),
+    ],
+)
+def test_another_gguf_file_typed_in_the_chat_s_picker_is_checked_as_it_is_entered(dirs, content, match):
+    """The picker's "Another GGUF file…" (tests/test_tui_chat.py): one plain line, before a draft is picked."""
+    path = dirs / "passwd"
+    if content == "dir":
+        path.mkdir()
+    elif content == "fifo":
+        os.mkfifo(path)
+    elif content is not None:
+        path.write_bytes(content)
+    assert not_a_model(str(path)) == match.format(path=path)
 
 
 GGUF_HEADER = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k"
