@@ -79,17 +79,18 @@ def main(args) -> int:
 
     check_speed(args.speed)
     out = writable(args.export, "--export") if args.export else None
-    trace = with_text(trace_format.read(Path(args.trace).expanduser()), args.model)
+    trace = trace_format.read(Path(args.trace).expanduser())
     if not trace.turns:
         raise UserError(f"{args.trace} holds no turn: nothing to replay")
+    if out is None and not has_terminal():  # the screen would wait for keys that never come
+        raise UserError("the replay needs a terminal (stdin and stdout); without one, use --export OUT.html")
+    trace = with_text(trace, args.model)  # may load the model's vocabulary
     if out is not None:
         from spectui.cli.export import export
 
         path = export(trace, out, show_rejected=not args.no_rejected)
         Console(stderr=True, soft_wrap=True).print(f"exported {len(trace.turns)} turn(s) to {path}", highlight=False)
         return 0
-    if not has_terminal():  # the screen would wait for keys that never come
-        raise UserError("the replay needs a terminal (stdin and stdout); without one, use --export OUT.html")
     from spectui.tui.replay_app import ReplayApp
 
     return ReplayApp(trace, args.speed, playing=not args.paused, show_rejected=not args.no_rejected).run_reporting()
