@@ -153,6 +153,11 @@ class SpecConfig:
             raise UserError(f"--spec-draft-n-max must be between 0 and {N_MAX_LIMIT}, got {self.draft_n_max}")
         if not 0 <= self.draft_n_min <= N_MAX_LIMIT:
             raise UserError(f"--spec-draft-n-min must be >= 0 and at most {N_MAX_LIMIT}, got {self.draft_n_min}")
+        if self.draft_n_min > self.draft_n_max:  # llama.cpp drops a draft shorter than n-min: none would be kept
+            raise UserError(
+                f"--spec-draft-n-min ({self.draft_n_min}) must not exceed --spec-draft-n-max ({self.draft_n_max}): "
+                "no draft could be that long"
+            )
         if not 0.0 <= self.draft_p_min <= 1.0:
             raise UserError(f"--spec-draft-p-min must be between 0 and 1, got {self.draft_p_min}")
         if self.verify not in VERIFY_MODES:

@@ -4,6 +4,8 @@ words and styles what they emit."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from spectui.chat.conversation import GENERATING, STOPPING, Conversation
@@ -124,3 +126,24 @@ def test_the_status_line_reads_and_is_styled_as_before():
     )
     assert status_spans(StatusLine("failed", "bad")) == (("could not load the models: bad", "$error"),)
     assert status_spans(StatusLine()) == ()
+
+
+def test_the_n_max_keys_stop_at_n_min(setup):
+    """Below --spec-draft-n-min no draft is kept: the keys stop there rather than fail."""
+    spec = setup.spec.replace(draft_n_min=2, draft_n_max=3)
+    state, _ = state_of(replace(setup, spec=spec), FakeSession(spec=spec))
+    SetupSwitcher(state).step_n_max(-5)
+    assert state.setup.spec.draft_n_max == 2
+
+
+@pytest.mark.model
+def test_a_build_that_may_crash_is_said_when_the_pair_loads(setup, session, monkeypatch):
+    """Before the first decode, as the CLI's warning (tests/test_build_warning.py)."""
+    from spectui.chat import switcher as switcher_module
+
+    monkeypatch.setattr(switcher_module, "crash_risk", lambda: "may crash; the cure")
+    state, updates = state_of(setup, None)
+    SetupSwitcher(state).session_loaded(session, setup, {})
+    state.owns_session = False  # the module's session stays open for the other tests
+    said = [u for u in updates if isinstance(u, Notice) and u.text == "may crash; the cure"]
+    assert len(said) == 1 and said[0].severity == "warning"

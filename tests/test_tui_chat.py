@@ -287,6 +287,23 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
         app.controller.close()
 
 
+@sync
+async def test_another_file_that_is_not_a_gguf_is_refused_as_it_is_entered(fake, setup, tmp_path):
+    """/etc/passwd was taken, and failed only once a draft was picked, as `bad magic b'root'`."""
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app._ask_file(lambda path: pytest.fail(f"{path} was taken as a model"))
+        await until(pilot, lambda: isinstance(app.screen, NameScreen) and app.screen.query(Input))
+        app.screen.query_one(Input).value = str(passwd)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("not a GGUF" in n.message for n in notices(app)))
+        [said] = [n.message for n in notices(app) if "not a GGUF" in n.message]
+        assert said == f"{passwd} is not a GGUF file (it does not start with GGUF)"
+        assert not isinstance(app.screen, CommandPalette) and app.controller.session is fake
+
+
 # --- saved chats: picker, resume, copy ------------------------------------------------------
 
 

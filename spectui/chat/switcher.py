@@ -16,6 +16,7 @@ from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.interface import ChatSession
 from spectui.engine.session import Session
 from spectui.errors import UserError
+from spectui.llama.build import crash_risk
 from spectui.plan import curve
 from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
@@ -65,7 +66,7 @@ class SetupSwitcher:
 
     def step_n_max(self, step: int) -> None:
         spec = self.state.setup.spec
-        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, spec.draft_n_min, 1), N_MAX_LIMIT)))
 
     def toggle_inspect(self) -> None:
         """Inspect on or off: from the next round, each round records what the verifier saw at
@@ -119,6 +120,8 @@ class SetupSwitcher:
         s.chat.preset = s.chat.preset or setup.preset
         for note in setup.notes:
             s.notify(note, timeout=8)
+        if isinstance(session, Session) and (why := crash_risk()):  # said before the first decode
+            s.notify(why, title="This llama.cpp build may crash", severity="warning", timeout=30)
         files = [v for v in (setup.model, setup.model_draft) if v and v not in CATALOG]
         if files:
             try:

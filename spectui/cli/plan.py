@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from spectui.cli import interrupt
-from spectui.cli.loading import loading_line
+from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
@@ -77,6 +77,7 @@ def _measure(setup, model_type: str | None, status) -> dict:
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
     from spectui.engine.session import Session
 
+    warn_build(Console(stderr=True))
     with interrupt.held(), loading_line(Console(stderr=True)) as loading:
         session = open_session(setup, status=loading, types=types)
     assert isinstance(session, Session)  # a local pair: plan refuses --server

@@ -25,7 +25,7 @@ from spectui.chat.updates import Load, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
 from spectui.config.assembly import TextReport
 from spectui.config.embedded import CATALOG
-from spectui.config.model_choice import draft_misfit, model_name
+from spectui.config.model_choice import draft_misfit, model_name, not_a_model
 from spectui.config.recent import recent_models
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
@@ -206,10 +206,13 @@ class SpecApp(ThemedApp):
         return rows
 
     def _ask_file(self, then) -> None:
-        self.push_screen(
-            NameScreen("Path of the GGUF file:", placeholder="~/models/model.gguf"),
-            lambda path: then(path) if path else None,
-        )
+        def entered(path: str | None) -> None:
+            if path and (why := not_a_model(path)):
+                self.notify(why, title="Another GGUF file", severity="error", timeout=10)
+            elif path:
+                then(path)
+
+        self.push_screen(NameScreen("Path of the GGUF file:", placeholder="~/models/model.gguf"), entered)
 
     def _pick_draft(self, target: str) -> None:
         """The drafts for `target`, each said to fit or not: projected in a worker the first
