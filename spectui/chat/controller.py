@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.chat.conversation import Conversation
+from spectui.chat.outlook import Outlook, outlook
 from spectui.chat.panel import PanelState
 from spectui.chat.persistence import Persistence, Summary
 from spectui.chat.state import ChatState
@@ -147,6 +148,11 @@ class ChatController:
 
     def panel_state(self) -> PanelState:
         return self.talk.panel_state()
+
+    def outlook(self) -> Outlook | None:
+        """The welcome card's word on speed here, for the configuration in force."""
+        s = self.state
+        return outlook(s.setup.spec, s.curve, s.calibration, s.plannable, s.setup.preset)
 
     # --- the conversation ------------------------------------------------------------
 

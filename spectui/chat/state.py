@@ -12,6 +12,7 @@ from spectui.chat.updates import Notice, PanelChanged, Severity, Update
 from spectui.config.settings import Settings
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession, SessionStatus
+from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve
 from spectui.store import history
 from spectui.trace.format import ConfigChange
@@ -29,6 +30,7 @@ class ChatState:
     loading: bool = False  # a load runs: messages queue until it ends
     comparing: bool = False  # the A/B view runs the session: the chat and its configuration wait
     curve: Curve | None = None  # `spectui plan`'s cost curve for the loaded pair, where cached
+    calibration: Calibration | None = None  # its calibration on the starter prompts (the welcome card's prediction)
     plannable: bool = False  # the loaded pair is a local one: `spectui plan` can measure it
     memory: str = ""  # the last memory reading, shown in the panel and kept in traces
     job: TurnJob | None = None  # the streaming answer's worker job

@@ -16,7 +16,7 @@ from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.interface import ChatSession
 from spectui.engine.session import Session
 from spectui.errors import UserError
-from spectui.plan import curve
+from spectui.plan import cached
 from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import history
@@ -110,7 +110,7 @@ class SetupSwitcher:
         # the session's spec wins: a server fixes its own speculation
         s.session, s.setup = session, replace(setup, spec=session.spec)
         s.environment, s.owns_session = environment, True
-        s.curve, s.plannable = curve.cached_for(setup, session.status())  # a small file read: no worker needed
+        s.curve, s.calibration, s.plannable = cached.for_pair(setup, session.status())  # a small file: no worker
         if s.curve is not None and isinstance(session, Session):
             session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
         if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
