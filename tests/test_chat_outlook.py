@@ -67,15 +67,18 @@ def test_auto_cites_its_ngram_source_alone_and_never_a_loss_of_its_own():
 def test_without_a_cached_plan_the_card_says_how_to_measure_instead_of_promising():
     seen = ol.outlook(FAST, None, None, True, "fast")
     assert seen is not None and seen.side == ol.UNKNOWN
-    assert "speedup unknown on this machine: run `spectui plan --preset fast`" in seen.line
-    assert "`spectui plan` once" in ol.outlook(FAST, None, None, True, "default").line
+    assert seen.line.startswith("speedup unknown on this machine: press f6 (or run `spectui plan --preset fast`")
+    assert "run `spectui plan`," in ol.outlook(FAST, None, None, True, "default").line
 
 
 def test_nothing_to_say_for_none_or_a_server_and_a_reason_where_the_plan_cannot_price():
     assert ol.outlook(SpecConfig(), STEEP, CAL, True, "fast") is None  # none
     assert ol.outlook(FAST, None, None, False, "fast") is None  # a server's models
     mod = ol.outlook(FAST.with_types("ngram-mod"), STEEP, CAL, True, "fast")
-    assert mod is not None and mod.line == "ngram-mod: no prediction on this machine (it drafted nothing on the starter prompts)"
+    assert (
+        mod is not None
+        and mod.line == "ngram-mod: no prediction on this machine (it drafted nothing on the starter prompts)"
+    )
     model = ol.outlook(SpecConfig(types=("draft-simple",)), STEEP, CAL, True, "fast")
     assert model is not None and "the plan does not time this type" in model.line  # no draft model timed
     both = ol.outlook(FAST.with_types("ngram-simple,ngram-mod"), STEEP, CAL, True, "fast")
@@ -125,7 +128,72 @@ async def test_the_welcome_card_shows_the_prediction_and_follows_the_spec_type(f
         app.controller.set_spec_type("ngram-simple")
         await pilot.pause()
         line = app.query_one("#welcome-outlook").visual.plain
-        assert line.startswith("speedup unknown on this machine: run `spectui plan")
+        assert line.startswith("speedup unknown on this machine: press f6")
         app.controller.set_spec_type("none")
         await pilot.pause()
         assert not app.query_one("#welcome-outlook").display
+
+
+# --- measuring from the chat (f6) -------------------------------------------------------------
+
+
+def test_the_plans_command_line_resolves_to_the_setup_the_chat_runs():
+    from spectui.chat.planning import plan_argv
+    from spectui.cli.main import build_parser
+    from spectui.cli.options import overrides_from
+
+    chat = resolve("fast", {"seed": -1, "threads": 1, "system": "Be brief.\nVery.", "temp": 0.0})
+    argv = plan_argv(chat)
+    assert argv[1:4] == ("-m", "spectui", "plan")
+    args = build_parser().parse_args(list(argv[3:]))
+    assert resolve(args.preset, overrides_from(args)).values() == chat.values()  # the plan's cache key and calibration
+
+
+def test_a_failed_plan_is_its_own_error_line():
+    import sys
+
+    from spectui.chat.planning import run_plan
+
+    fails = (sys.executable, "-c", "import sys; print('measuring', file=sys.stderr); sys.exit('error: no model')")
+    assert run_plan(fails) == "`spectui plan` failed (exit 1): error: no model"
+    assert run_plan((sys.executable, "-c", "print('Cost curve')")) is None
+
+
+@pytest.mark.usefixtures("dirs")
+@sync
+async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predicts(fake, setup, monkeypatch):
+    import threading
+
+    from spectui.tui import app as app_module
+    from spectui.tui.app import SpecApp
+    from tests.textual_private import notices
+    from tests.tui_helpers import answered, send, until
+
+    release, ran = threading.Event(), []
+
+    def run_plan(argv):
+        ran.append(argv)
+        release.wait(10)
+        return None
+
+    monkeypatch.setattr(app_module, "run_plan", run_plan)
+    app = SpecApp(setup, session=fake)
+    state = app.controller.state
+    state.plannable = True  # a local pair, no plan cached
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.query_one("#welcome-outlook").visual.plain.startswith("speedup unknown on this machine: press f6")
+        await pilot.press("f6")
+        await until(pilot, lambda: bool(ran))
+        assert ran[0][3:6] == ("plan", "--preset", setup.preset) and state.measuring
+        assert "measuring this machine" in app.chat_screen.query_one("#status").visual.plain
+        await send(pilot, app, "Hello")  # waits: a turn beside the plan would skew its timings
+        assert app.controller.queued == ["Hello"] and not app.controller.chat.messages
+        monkeypatch.setattr(cached, "for_pair", lambda setup, status: (STEEP, CAL, True))  # what the plan cached
+        release.set()
+        await until(pilot, lambda: not state.measuring)
+        assert state.curve is STEEP and any(n.title == "Measured" for n in notices(app))
+        await answered(pilot, app)  # then the message goes
+        assert [m.content for m in app.controller.chat.messages if m.role == "user"] == ["Hello"]
+        await pilot.press("f6")  # measured already: says how to measure again, runs nothing
+        assert len(ran) == 1 and any("--remeasure" in n.message for n in notices(app))

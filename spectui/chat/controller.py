@@ -288,6 +288,13 @@ class ChatController:
         self.switcher.session_loaded(session, setup, environment)
         self.talk.send_queued()
 
+    def measure(self) -> None:
+        self.switcher.measure()
+
+    def measured(self, error: str | None) -> None:
+        self.switcher.measured(error)
+        self.talk.send_queued()  # what waited for the plan
+
     def session_failed(self, error: str) -> None:
         self.switcher.session_failed(error)
         self.talk.send_queued()  # a switch failed: the loaded pair takes what waited

@@ -47,8 +47,8 @@ def outlook(
         return None
     if curve is None or calibration is None:
         return Outlook(
-            f"speedup unknown on this machine: run `{plan_command(preset)}` once (under a minute) to measure "
-            "it; the chat reads it when it next starts",
+            f"speedup unknown on this machine: press f6 (or run `{plan_command(preset)}`, under a minute) to "
+            "measure it",
             UNKNOWN,
             "whether they are faster here is not measured yet",
         )

@@ -15,7 +15,7 @@ from spectui.config.setup import Setup
 from spectui.store.history import Chat, Message
 
 Severity = Literal["information", "warning", "error"]
-Doing = Literal["", "generating", "stopping", "editing", "loading", "failed"]
+Doing = Literal["", "generating", "stopping", "editing", "loading", "failed", "measuring"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,13 @@ class Load:
     fitted: Setup | None = field(default=None)
 
 
+@dataclass(frozen=True)
+class Measure:
+    """Run `spectui plan` with this command line in a worker (chat/planning.py)."""
+
+    argv: tuple[str, ...]
+
+
 Update = (
     Notice
     | StatusLine
@@ -129,4 +136,5 @@ Update = (
     | ComposeText
     | Generate
     | Load
+    | Measure
 )
