@@ -149,14 +149,25 @@ def test_the_plans_command_line_resolves_to_the_setup_the_chat_runs():
     assert resolve(args.preset, overrides_from(args)).values() == chat.values()  # the plan's cache key and calibration
 
 
-def test_a_failed_plan_is_its_own_error_line():
+def test_a_failed_plan_is_its_own_error_line_and_a_stopped_one_ends_at_once():
     import sys
+    import threading
+    import time
 
-    from spectui.chat.planning import run_plan
+    from spectui.chat.planning import PlanRun
 
     fails = (sys.executable, "-c", "import sys; print('measuring', file=sys.stderr); sys.exit('error: no model')")
-    assert run_plan(fails) == "`spectui plan` failed (exit 1): error: no model"
-    assert run_plan((sys.executable, "-c", "print('Cost curve')")) is None
+    assert PlanRun(fails).wait() == "`spectui plan` failed (exit 1): error: no model"
+    assert PlanRun((sys.executable, "-c", "print('Cost curve')")).wait() is None
+    slow, said = PlanRun((sys.executable, "-c", "import time; time.sleep(60)")), []
+    waiting = threading.Thread(target=lambda: said.append(slow.wait()))
+    t0 = time.monotonic()
+    waiting.start()
+    while slow._process is None:
+        time.sleep(0.01)
+    slow.stop()  # the chat quits
+    waiting.join(10)
+    assert said == ["`spectui plan` was stopped"] and time.monotonic() - t0 < 10
 
 
 @pytest.mark.usefixtures("dirs")
@@ -164,19 +175,19 @@ def test_a_failed_plan_is_its_own_error_line():
 async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predicts(fake, setup, monkeypatch):
     import threading
 
-    from spectui.tui import app as app_module
+    from spectui.chat import planning
     from spectui.tui.app import SpecApp
     from tests.textual_private import notices
     from tests.tui_helpers import answered, send, until
 
     release, ran = threading.Event(), []
 
-    def run_plan(argv):
-        ran.append(argv)
+    def wait(run):
+        ran.append(run.argv)
         release.wait(10)
         return None
 
-    monkeypatch.setattr(app_module, "run_plan", run_plan)
+    monkeypatch.setattr(planning.PlanRun, "wait", wait)
     app = SpecApp(setup, session=fake)
     state = app.controller.state
     state.plannable = True  # a local pair, no plan cached

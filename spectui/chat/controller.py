@@ -291,6 +291,11 @@ class ChatController:
     def measure(self) -> None:
         self.switcher.measure()
 
+    def stop_measuring(self) -> None:
+        """The chat ends: f6's plan, if it runs, ends with it."""
+        if self.switcher.plan_run is not None:
+            self.switcher.plan_run.stop()
+
     def measured(self, error: str | None) -> None:
         self.switcher.measured(error)
         self.talk.send_queued()  # what waited for the plan

@@ -47,7 +47,7 @@ def outlook(
         return None
     if curve is None or calibration is None:
         return Outlook(
-            f"speedup unknown on this machine: press f6 (or run `{plan_command(preset)}`, under a minute) to "
+            f"speedup unknown on this machine: press f6 (or run `{plan_command(preset)}`, about a minute) to "
             "measure it",
             UNKNOWN,
             "whether they are faster here is not measured yet",

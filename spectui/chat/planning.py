@@ -28,17 +28,43 @@ def plan_argv(setup: Setup) -> tuple[str, ...]:
     return tuple(argv)
 
 
-def run_plan(argv: tuple[str, ...]) -> str | None:
-    """Run the plan (blocking: a worker's); None when it cached its measurement, else why not
-    in one line (its own error line where it printed one)."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return f"`spectui plan` took more than {TIMEOUT_S // 60} minutes: stopped"
-    except OSError as e:
-        return f"`spectui plan` did not start: {e}"
-    if done.returncode == 0:
-        return None
-    lines = [line for line in done.stderr.splitlines() + done.stdout.splitlines() if line.strip()]
-    said = next((line for line in lines if line.startswith("error:")), lines[-1] if lines else "")
-    return f"`spectui plan` failed (exit {done.returncode}): {said[:ERROR_CHARS]}"
+class PlanRun:
+    """One `spectui plan` process: a worker waits for it, and the chat stops it when it ends
+    (the process would otherwise hold the quit for minutes: a worker thread is joined at exit)."""
+
+    def __init__(self, argv: tuple[str, ...]):
+        self.argv = argv
+        self._process: subprocess.Popen | None = None
+        self._stopped = False
+
+    def wait(self) -> str | None:
+        """Run the plan (blocking: a worker's); None when it cached its measurement, else why
+        not in one line (its own error line where it printed one)."""
+        try:  # a session of its own: a signal to the chat's terminal is the chat's to handle
+            self._process = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                start_new_session=True,
+            )  # fmt: skip
+        except OSError as e:
+            return f"`spectui plan` did not start: {e}"
+        if self._stopped:
+            self.stop()
+        try:
+            out, err = self._process.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.communicate()
+            return f"`spectui plan` took more than {TIMEOUT_S // 60} minutes: stopped"
+        if self._process.returncode == 0:
+            return None
+        if self._stopped:
+            return "`spectui plan` was stopped"
+        lines = [line for line in err.splitlines() + out.splitlines() if line.strip()]
+        said = next((line for line in lines if line.startswith("error:")), lines[-1] if lines else "")
+        return f"`spectui plan` failed (exit {self._process.returncode}): {said[:ERROR_CHARS]}"
+
+    def stop(self) -> None:
+        """End the process, if it runs (the chat quits)."""
+        self._stopped = True
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()

@@ -29,6 +29,7 @@ class SetupSwitcher:
         self.state = state
         self.inspect = False  # record what the verifier saw (the inspector's data); chosen when a pair loads
         self._inspect_chosen = False  # shift+f7 was pressed: the person's choice stays from then on
+        self.plan_run: planning.PlanRun | None = None  # f6's `spectui plan`, while it runs
 
     # --- the speculation -----------------------------------------------------------
 
@@ -146,13 +147,14 @@ class SetupSwitcher:
             s.notify("This pair is measured here already; `spectui plan --remeasure` measures again.", timeout=6)
             return
         s.measuring = True
-        s.emit(StatusLine("measuring", "measuring this machine for the loaded pair (spectui plan, under a minute)"))
-        s.emit(Measure(planning.plan_argv(replace(s.setup, spec=session.spec))))
+        s.emit(StatusLine("measuring", "measuring this machine for the loaded pair (spectui plan: about a minute)"))
+        self.plan_run = planning.PlanRun(planning.plan_argv(replace(s.setup, spec=session.spec)))
+        s.emit(Measure(self.plan_run))
 
     def measured(self, error: str | None) -> None:
         """The plan's worker ended: read what it cached, as a load does, or say why it failed."""
         s = self.state
-        s.measuring = False
+        s.measuring, self.plan_run = False, None
         s.emit(StatusLine())
         if error is not None or s.session is None:
             s.notify(error or "The models were closed.", title="This machine was not measured", severity="error")

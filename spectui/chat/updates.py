@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from spectui.chat.planning import PlanRun
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import LiveTurn
 from spectui.config.setup import Setup
@@ -115,9 +116,9 @@ class Load:
 
 @dataclass(frozen=True)
 class Measure:
-    """Run `spectui plan` with this command line in a worker (chat/planning.py)."""
+    """Wait for this `spectui plan` in a worker (chat/planning.py)."""
 
-    argv: tuple[str, ...]
+    run: PlanRun
 
 
 Update = (

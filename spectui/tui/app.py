@@ -21,7 +21,7 @@ from textual.app import App
 from spectui.chat.controller import ChatController
 from spectui.chat.fit import PickerFit
 from spectui.chat.loading import load_session
-from spectui.chat.planning import run_plan
+from spectui.chat.planning import PlanRun
 from spectui.chat.updates import Load, Measure, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
 from spectui.config.assembly import TextReport
@@ -100,7 +100,7 @@ class SpecApp(ThemedApp):
         elif isinstance(update, Load):
             self._load(update.setup, update.models, update.fitted)
         elif isinstance(update, Measure):
-            self._measure(update.argv)
+            self._measure(update.run)
         else:
             self.chat_screen.show(update)
 
@@ -122,8 +122,8 @@ class SpecApp(ThemedApp):
             post(SessionLoaded(session, setup, environment))
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
-    def _measure(self, argv: tuple[str, ...]) -> None:
-        self.post_message(PlanMeasured(run_plan(argv)))
+    def _measure(self, run: PlanRun) -> None:
+        self.post_message(PlanMeasured(run.wait()))
 
     def on_plan_measured(self, msg: PlanMeasured) -> None:
         self.controller.measured(msg.error)
@@ -263,6 +263,7 @@ class SpecApp(ThemedApp):
 
     def on_unmount(self) -> None:
         self.controller.save()  # however the app ends, what was shown is on disk
+        self.controller.stop_measuring()
 
     def run_reporting(self) -> int:
         """As the app's, and when the chat could not be saved, keep it in a Markdown file and

@@ -158,8 +158,8 @@ COMMANDS = (
         "measure",
         "measure",
         "Measure this machine",
-        "Run `spectui plan` for the loaded pair (under a minute; messages wait): the welcome card and the panel "
-        "then predict the speedup from this machine's costs",
+        "Run `spectui plan` for the loaded pair (about a minute on a small CPU; messages wait): the welcome card "
+        "and the panel then predict the speedup from this machine's costs",
         chat=False,
         priority=True,  # over the input's own f6 (select the line)
     ),
