@@ -55,6 +55,7 @@ def test_the_same_type_pays_where_a_batch_costs_one_step_and_is_near_within_the_
     assert pays is not None and pays.side == ol.PAYS and pays.line.endswith(": it pays")
     near = ol.outlook(simple, flat(spread=5.0), CAL, True, "fast")
     assert near is not None and near.side == ol.NEAR and near.line.endswith("no measurable difference from none")
+    assert near.watch.endswith("within the timing noise (500%)")
 
 
 def test_auto_cites_its_ngram_source_alone_and_never_a_loss_of_its_own():

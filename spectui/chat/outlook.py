@@ -58,10 +58,9 @@ def outlook(
     e = expected(curve, calibration, NGRAM if spec_type == AUTO else spec_type, spec)
     if isinstance(e, str):
         return Outlook(f"{spec.label}: no prediction on this machine ({e})", UNKNOWN)
-    where = "on this machine, on these prompts"
     if spec_type == AUTO:  # its n-gram source alone: auto drafts it only where it expects a gain
         return Outlook(
-            f"auto drafts only where this machine's costs say it pays, else runs as none; {where}, "
+            f"auto drafts only where this machine's costs say it pays, else runs as none; on these prompts "
             f"{e.label} alone is predicted at {_figure(e)}: {SAID[side(e)]}",
             PAYS if side(e) == PAYS else NEAR,
             f"auto drafts them only where they pay here ({e.label} alone: ×{e.speedup:.2f})",
@@ -71,9 +70,10 @@ def outlook(
     watch = {
         PAYS: f"here {e.label} is predicted at ×{e.speedup:.2f}: it pays",
         LOSES: f"here {e.label} is predicted at ×{e.speedup:.2f}: the drafts show, a speedup does not",
-        NEAR: f"here {e.label} is predicted at ×{e.speedup:.2f}: about none's speed",
+        NEAR: f"here {e.label} is predicted at ×{e.speedup:.2f}, within the timing noise ({e.noise:.0%})",
     }[now]
-    return Outlook(f"{where}, {e.label} is predicted at {_figure(e)}: {SAID[now]}{advice}", now, watch)
+    line = f"on this machine, on these prompts, {e.label} is predicted at {_figure(e)}: {SAID[now]}{advice}"
+    return Outlook(line, now, watch)
 
 
 def watch(starter: Starter, seen: Outlook | None) -> str:
