@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.chat.conversation import Conversation
+from spectui.chat.outlook import Outlook, outlook
 from spectui.chat.panel import PanelState
 from spectui.chat.persistence import Persistence, Summary
 from spectui.chat.state import ChatState
@@ -147,6 +148,11 @@ class ChatController:
 
     def panel_state(self) -> PanelState:
         return self.talk.panel_state()
+
+    def outlook(self) -> Outlook | None:
+        """The welcome card's word on speed here, for the configuration in force."""
+        s = self.state
+        return outlook(s.setup.spec, s.curve, s.calibration, s.plannable, s.setup.preset)
 
     # --- the conversation ------------------------------------------------------------
 
@@ -281,6 +287,18 @@ class ChatController:
     def session_loaded(self, session: ChatSession, setup: Setup, environment: dict) -> None:
         self.switcher.session_loaded(session, setup, environment)
         self.talk.send_queued()
+
+    def measure(self) -> None:
+        self.switcher.measure()
+
+    def stop_measuring(self) -> None:
+        """The chat ends: f6's plan, if it runs, ends with it."""
+        if self.switcher.plan_run is not None:
+            self.switcher.plan_run.stop()
+
+    def measured(self, error: str | None) -> None:
+        self.switcher.measured(error)
+        self.talk.send_queued()  # what waited for the plan
 
     def session_failed(self, error: str) -> None:
         self.switcher.session_failed(error)

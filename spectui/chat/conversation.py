@@ -56,7 +56,7 @@ class Conversation:
     # --- sending, and what is typed ahead -----------------------------------------
 
     def submit(self, text: str) -> bool:
-        """Enter in the box: send now, or queue while an answer streams or the models load.
+        """Enter in the box: send now, or queue while an answer streams, the models load or the plan runs.
         False: the text stays in the box (the A/B view is open, or an edit cannot resend)."""
         s = self.state
         if s.comparing:
@@ -66,7 +66,7 @@ class Conversation:
             if not s.idle("resend"):
                 return False
             self._cut_from(self.editing)
-        if s.session is None or s.generating or s.loading:
+        if s.session is None or s.generating or s.loading or s.measuring:
             self.queued.append(text)
             s.emit(OutboxChanged(tuple(self.queued)))
         else:
@@ -82,7 +82,7 @@ class Conversation:
     def send_queued(self) -> None:
         """The chat is free: send the oldest queued message, if any."""
         s = self.state
-        if self.queued and s.session is not None and not (s.generating or s.loading or s.comparing):
+        if self.queued and s.session is not None and not (s.generating or s.loading or s.comparing or s.measuring):
             text = self.queued.pop(0)
             s.emit(OutboxChanged(tuple(self.queued)))
             self._send(s.session, text)

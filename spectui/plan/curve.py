@@ -253,13 +253,21 @@ def cache_path(key: dict) -> Path:
 
 def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
     """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
-    that a plan could measure. A few file stats and a small JSON read; never a measurement. A
-    corrupt or foreign file is no curve: `spectui plan` says why and measures again."""
+    that a plan could measure (cached_doc)."""
+    doc, plannable = cached_doc(setup, status)
+    return (Curve.from_dict(doc["curve"]) if doc else None), plannable
+
+
+def cached_doc(setup, status: SessionStatus) -> tuple[dict | None, bool]:
+    """The document `spectui plan` cached for this loaded pair (its curve and calibration), and
+    whether the pair is a local one that a plan could measure. A few file stats and a small JSON
+    read; never a measurement. A corrupt or foreign file is none: `spectui plan` says why and
+    measures again."""
     files = [Path(p) for p in (status.target_path, status.draft_path) if p]
     if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
         return None, False
     doc, _ = load_cached(identity(setup, files[0], files[1] if len(files) > 1 else None))
-    return (Curve.from_dict(doc["curve"]) if doc else None), True
+    return doc, True
 
 
 def check_writable() -> Path:
