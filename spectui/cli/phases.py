@@ -35,7 +35,7 @@ class Phases:
             try:
                 yield
             finally:
-                self._line: Status | None = None
+                self._line = None
 
     def step(self, text: str) -> None:
         """A step begins: shown while it runs on a terminal; in a log its end says it."""
@@ -51,9 +51,8 @@ class Phases:
         if text is None:
             return
         tail = f", about {_duration(left)} left" if left else ""
-        self.console.print(
-            f"{text}: {took:.1f} s (elapsed {_duration(now - self.t0)}{tail})", style="dim", highlight=False
-        )
+        line = f"{text}: {took:.1f} s (elapsed {_duration(now - self.t0)}{tail})"
+        self.console.print(line, style="dim", highlight=False, soft_wrap=True)
 
     def as_dict(self) -> dict[str, float]:
         return {**{k: round(v, 3) for k, v in self.seconds.items()}, "total": round(self._last - self.t0, 3)}
