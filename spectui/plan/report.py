@@ -87,6 +87,12 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
             out.append("  b       " + "".join(f"{b:>7}" for b, _, _ in chunk))
             out.append("  t/t(1)  " + "".join(f"{r:>7.2f}" for _, r, _ in chunk))
             out.append("  noise   " + "".join(f"{100 * s:>6.0f}%" for _, _, s in chunk))
+        off = max(curve.target[d], key=lambda p: abs(p.residual))
+        if off.residual:
+            out.append(
+                f"  fitted non-decreasing in b: the measured t({off.b}) is {off.residual:+.0%} off the fit, "
+                "the most of any size"
+            )
     for d in sorted(curve.draft):
         step = curve.t_draft(1, d)
         out.append(
