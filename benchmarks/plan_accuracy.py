@@ -12,7 +12,7 @@ calibration and overheads), then none, ngram-simple, ngram-mod and draft-simple 
 measured with the bench's protocol (spectui/bench/protocol.py: warm-up, interleaved and
 rotated runs, repeats). The fast preset has no draft model: SmolLM2 drafts for itself there.
 
-The decode costs are timed as plan times them (curve.measure_decodes), with the runs' own
+The decode costs are timed as plan times them (plan/decodes.measure_decodes), with the runs' own
 session, before the first pass and after each: the point-wise median of those curves is
 the one predicted from, so a drift of the machine's speed over the minutes of the runs
 weighs on both sides alike; the spread of t(1) across them is printed as that drift.

@@ -216,10 +216,14 @@ def test_a_curve_timed_on_a_busy_machine_is_said_to_be_uncertain_and_one_outlier
 @pytest.mark.parametrize("calibration", [{}, {"positions": ["x"]}, {"positions": 5}, "broken"])
 def test_a_damaged_calibration_is_one_note_and_measured_again(cached, unmeasured, monkeypatch, calibration):
     doc = json.loads(cached.read_text())
-    doc["calibration"] = calibration if calibration == {} or isinstance(calibration, str) else {
-        **doc["calibration"],
-        **calibration,
-    }
+    doc["calibration"] = (
+        calibration
+        if calibration == {} or isinstance(calibration, str)
+        else {
+            **doc["calibration"],
+            **calibration,
+        }
+    )
     cached.write_text(json.dumps(doc))
     monkeypatch.setattr(plan_command, "_measure", lambda *a: json.loads(RECORDED.read_text()))
     ran = run_cli("plan", "--preset", "fast")

@@ -167,7 +167,7 @@ def main(args) -> int:
         doc = _measure(setup, model_type, phases)
         doc["phases"] = phases.as_dict()
         path = curve.store(key, doc)
-        phases.done("store", f"measured in {phases.as_dict()['total']:.0f} s; cached in {path}")
+        phases.done("store", f"measured and cached in {path}")
     c = curve.Curve.from_dict(doc["curve"])
     if unsteady := c.unsteady():
         status(
