@@ -132,13 +132,14 @@ def costs(
     # the longest n-gram draft measured, not the longest the sizes allow: timing that batch costs the most
     ngram = {c.label for c in priceable if c.spec.types[0] in NGRAM_TYPES}
     longest = max((rd.n_drafted for r in m.runs if r.config in ngram for rd in r.rounds), default=0)
-    deepest = max(decodes.DEPTHS) + max(decodes.batch_sizes(longest))
+    n_max = max([8, *(c.n_max for c in priceable if c.n_max)])  # a draft model's rounds at each n-max run
+    deepest = max(decodes.DEPTHS) + max(decodes.batch_sizes(longest, n_max))
     if session.ctx.n_ctx < deepest:
         return None, f"the context (-c {session.ctx.n_ctx}) is too small to time decodes at {deepest} tokens"
     draft_ctx = session.draft_ctx if any(c.spec.needs_draft_model for c in priceable) else None
     status("timing this machine's decodes for the verdict")
     try:
-        timed = decodes.measure_decodes(session.ctx, draft_ctx, _filler(session, m.runs, system), longest)
+        timed = decodes.measure_decodes(session.ctx, draft_ctx, _filler(session, m.runs, system), longest, n_max)
     except KeyboardInterrupt:
         return None, "the timing of this machine's decodes was interrupted"
     except Exception as e:  # noqa: BLE001 - the measured runs matter more than the citation
