@@ -39,6 +39,7 @@ from spectui.bench import prompts as prompt_set
 from spectui.bench import protocol
 from spectui.bench.results import median
 from spectui.cli import plan as plan_command
+from spectui.cli.loading import loading_line
 from spectui.cli.phases import Phases
 from spectui.config.resolve import resolve
 from spectui.engine.events import TurnEnd
@@ -102,7 +103,10 @@ def one_pair(preset: str, args, phases: Phases) -> list[dict]:
     configs = protocol.plan(setup.spec, [("ngram-simple",), ("ngram-mod",), ("draft-simple",)], n_maxes)
     chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)[: 1 if args.smoke else None]
     proto = protocol.Protocol(n_predict=args.n, repeat=args.repeat, system=setup.system)
-    session = open_session(replace(setup, spec=setup.spec.with_types("none")), print, types=("draft-simple", "none"))
+    with loading_line(phases.console) as loading:  # in a log: each step once, no tenths
+        none = replace(setup, spec=setup.spec.with_types("none"))
+        session = open_session(none, loading, types=("draft-simple", "none"))
+    phases.done("load", f"{preset}: loaded the pair for the runs")
     longest = acceptance.ngram_longest(setup.spec)
     curves: list[curve.Curve] = []
 
