@@ -111,9 +111,11 @@ def one_pair(preset: str, args, phases: Phases) -> list[dict]:
     curves: list[curve.Curve] = []
 
     def time_decodes(*_) -> None:
-        timed = decodes.measure_decodes(session.ctx, session.draft_ctx, filler, longest, max(n_maxes))
+        def passed(what: str, left: float) -> None:
+            phases.done("curve", f"{preset}: timing {len(curves) + 1}, {what}", left)
+
+        timed = decodes.measure_decodes(session.ctx, session.draft_ctx, filler, longest, max(n_maxes), passed)
         curves.append(replace(planned, target=timed.target, draft=timed.draft))
-        phases.done("curve", f"{preset}: the decodes timed")
 
     total, ran = len(configs) * (proto.warmup + proto.repeat * len(chosen)), [0]
 
