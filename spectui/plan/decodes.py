@@ -102,6 +102,13 @@ def _decode_seconds(ctx, batch: Sequence[int]) -> float:
     return dt
 
 
+def _recheck(ctx, two: Sequence[int]) -> float:
+    """t(1) after a decode of another size, as in the rotated passes (llama.cpp reuses a graph
+    of the same shape: back-to-back single steps would be faster than the passes' were)."""
+    _decode_seconds(ctx, two)
+    return _decode_seconds(ctx, two[:1])
+
+
 def decode_times(
     ctx,
     sizes: Sequence[int],
@@ -136,7 +143,7 @@ def decode_times(
             progress(f"depth {depth}, pass {rep + 1} ({len(todo)} sizes)", left.seconds())
         out[depth] = fitted([Point.of(b, samples[b]) for b in sizes])
     ctx.truncate(depths[0])  # the same tokens as the first depth's fill
-    again = statistics.median(_decode_seconds(ctx, tokens[depths[0] : depths[0] + 1]) for _ in range(MIN_REPEATS + 1))
+    again = statistics.median(_recheck(ctx, tokens[depths[0] : depths[0] + 2]) for _ in range(MIN_REPEATS + 1))
     ctx.truncate(0)
     first = next(p.measured for p in out[depths[0]] if p.b == 1)
     return out, again / first - 1
