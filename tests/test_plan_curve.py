@@ -14,7 +14,7 @@ from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import per_type, rounds_of
 from spectui.errors import UserError
-from spectui.plan import acceptance, curve
+from spectui.plan import acceptance, curve, decodes
 from spectui.plan.predict import Drafting
 from spectui.store import answers, chat_store
 from spectui.store.history import Message, new_chat
@@ -182,10 +182,13 @@ def test_the_store_gives_every_answer_with_statistics_and_plan_creates_no_databa
 
 
 @pytest.mark.model
-def test_decode_times_measure_each_size_and_leave_the_context_empty(session):
+def test_decode_times_measure_each_size_at_each_depth_and_leave_the_context_empty(session):
     filler = session.target.tokenize("The quick brown fox jumps over the lazy dog. " * 4)
-    points = curve.decode_times(session.ctx, [1, 4], 16, 2, filler)
-    assert [p.b for p in points] == [1, 4] and all(p.median > 0 and p.spread >= 0 for p in points)
+    by_depth, drift = decodes.decode_times(session.ctx, [1, 4], filler, depths=(16, 40))
+    assert sorted(by_depth) == [16, 40] and drift > -1
+    for points in by_depth.values():
+        assert [p.b for p in points] == [1, 4] and all(p.median > 0 and p.spread >= 0 for p in points)
+        assert points[0].median <= points[1].median  # fitted non-decreasing
     assert session.ctx.n_past == 0
 
 
