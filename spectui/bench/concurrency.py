@@ -82,7 +82,7 @@ class Burst:
     level: int
     repeat: int  # pass index from 0
     requests: tuple[Request, ...]
-    counters: dict | None  # server-wide counters over the burst (/metrics), None without --metrics
+    counters: dict | None  # server-wide counters over the burst (SpecCounters.as_dict()), None without --metrics
 
     @property
     def wall_s(self) -> float:
@@ -95,14 +95,16 @@ class Burst:
 
 @dataclass(frozen=True)
 class Target:
-    """A server under test: its label, URL, one client session per slot used, and a reader of
-    its server-wide counters (None where it has no --metrics)."""
+    """A server under test: its label, URL and one client session per concurrent request
+    (ServerSession); the first also reads the server-wide counters around each burst."""
 
     label: str
     url: str
-    clients: list  # ServerSession, one per concurrent request
-    counters: Callable[[], dict] | None = None
-    delta: Callable[[dict, dict], dict] | None = None  # counters after - before
+    clients: list
+
+    def counters(self):
+        """The server's counters now (engine.server_metrics.SpecCounters), None without --metrics."""
+        return self.clients[0].counters()
 
 
 @dataclass(frozen=True)
@@ -137,15 +139,12 @@ def parse_levels(parts: list[str]) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
-def check_slots(levels: tuple[int, ...], url: str, slots: int | None) -> None:
-    """A level above the server's slots would queue requests, not run them at once: refused."""
-    if slots is None:
-        raise UserError(f"{url}/props does not say its total_slots: cannot check --concurrency against its -np")
+def check_slots(levels: tuple[int, ...], url: str, slots: int) -> None:
+    """A level above the server's slots (/props total_slots) would queue requests, not run
+    them at once: refused."""
     if max(levels) > slots:
         top = max(levels)
-        raise UserError(
-            f"--concurrency {top} needs {top} slots; {url} has {slots}: start llama-server with -np {top}"
-        )
+        raise UserError(f"--concurrency {top} needs {top} slots; {url} has {slots}: start llama-server with -np {top}")
 
 
 def _request(session, prompt: Prompt, proto: Protocol) -> Request:
@@ -206,10 +205,11 @@ def measure(targets: list[Target], prompts: list[Prompt], proto: Protocol, on_bu
             for level in proto.levels:
                 for t in rotated(targets, r):
                     where = f"{t.label} ({t.url}) at concurrency {level}, pass {r + 1}/{proto.repeat}"
-                    before = t.counters() if t.counters else None
+                    before = t.counters()
                     requests = burst(t, level, prompts, r * level, proto)
-                    after = t.counters() if t.counters and t.delta else None
-                    counters = t.delta(after, before) if t.delta and after is not None and before else None
+                    after = t.counters() if before is not None else None
+                    # the busy-slot gauge averages since the previous scrape: the one before the burst
+                    counters = after.minus(before).as_dict() if after is not None else None
                     b = Burst(t.label, level, r, tuple(requests), counters)
                     if b.error:
                         raise RuntimeError(b.error)

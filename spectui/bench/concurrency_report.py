@@ -19,22 +19,19 @@ def _pair(r: dict, p50: str, p95: str, spec: str, scale: float = 1.0) -> str:
 def _drafts(r: dict) -> str:
     if not r["drafted_per_request"]:
         return "-"
-    return (
-        f"{r['accepted_per_request']:.1f}/{r['drafted_per_request']:.1f} ({_f(r['acceptance_rate'], '.0%')})"
-    )
+    return f"{r['accepted_per_request']:.1f}/{r['drafted_per_request']:.1f} ({_f(r['acceptance_rate'], '.0%')})"
 
 
 def _server_drafts(r: dict) -> str:
     """The server's own counters over the level (--metrics), where it has them."""
     c = r["server_counters"]
-    if not c or not c.get("n_draft_tokens"):
+    if not c or not c["drafted"]:
         return "-"
-    return f"{c['n_accepted_tokens']:.0f}/{c['n_draft_tokens']:.0f}"
+    return f"{c['accepted']}/{c['drafted']} ({_f(c['acceptance'], '.0%')})"
 
 
 def _busy(r: dict) -> str:
-    c = r["server_counters"] or {}
-    return _f(c.get("n_busy_slots_per_decode"), ".2f")
+    return _f((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
 
 
 COLUMNS = (

@@ -80,18 +80,24 @@ def spread(values: list[float | None]) -> float | None:
 
 
 def _pooled_counters(bursts: list[dict]) -> dict | None:
-    """The server's counters summed over the passes (a gauge: its median), None without them."""
+    """The server's counters over the passes: counts summed, the busy-slot gauge's median,
+    rates again from the sums; None without them (no --metrics)."""
     got = [b["server_counters"] for b in bursts if b["server_counters"]]
     if not got:
         return None
-    out: dict = {}
-    for key in dict.fromkeys(k for c in got for k in c):
-        values = [c[key] for c in got if key in c]
-        if all(isinstance(v, (int, float)) for v in values):
-            out[key] = median(values) if key.endswith("per_decode") else sum(values)
-        else:
-            out[key] = values[-1]
-    return out
+    drafted, accepted, drafts = (sum(c[k] for c in got) for k in ("drafted", "accepted", "drafts"))
+    n = max(len(c["accepted_per_pos"]) for c in got)
+    per_pos = [sum(c["accepted_per_pos"][i] for c in got if i < len(c["accepted_per_pos"])) for i in range(n)]
+    return {
+        "drafted": drafted,
+        "accepted": accepted,
+        "drafts": drafts,
+        "accepted_per_pos": per_pos,
+        "acceptance": accepted / drafted if drafted else None,
+        "per_pos_rates": [a / drafts for a in per_pos] if drafts else [],
+        "busy_slots_per_decode": median(c["busy_slots_per_decode"] for c in got),
+        "rounded": any(c["rounded"] for c in got),
+    }
 
 
 def rows(m: Measurement, targets: list[tuple[str, str]], proto: Protocol) -> list[dict]:
@@ -215,9 +221,7 @@ def verdict(results: list[dict], repeat: int) -> dict:
     cmp = comparisons(results, repeat)
     out: dict = {"levels": cmp, "break_even": None, "summary": ""}
     if not cmp:
-        out["summary"] = (
-            "cannot tell: give two servers, one started with --spec-type none, and measure both at a level"
-        )
+        out["summary"] = "cannot tell: give two servers, one started with --spec-type none, and measure both at a level"
         return out
     leading = 0
     while leading < len(cmp) and cmp[leading]["judgement"] == "pays":

@@ -134,7 +134,11 @@ def add_parser(sub) -> None:
         "slots (llama-server -np); aggregate tok/s, TTFT and ITL per level, and up to which level speculation pays",
     )
     o = p.add_argument_group("output")
-    o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1; -concurrency/1 with --concurrency)")
+    o.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the full result (schema spectui-bench/1; -concurrency/1 with --concurrency)",
+    )
     o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
     o.add_argument("--markdown", metavar="FILE", help="write a report")
     o.add_argument(

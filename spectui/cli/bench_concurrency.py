@@ -50,8 +50,9 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
     for url in urls:
         err.print(f"connecting to {url}", style="dim", highlight=False)
         s = ServerSession(url, setup.sampling(), n_max=setup.spec.draft_n_max)
-        slots = s.info.props.get("total_slots")
-        concurrency.check_slots(levels, s.url, slots if isinstance(slots, int) else None)
+        concurrency.check_slots(levels, s.url, s.info.n_slots)
+        if s.counters() is None:  # said once: the table's server columns stay empty
+            err.print(f"note: {s.counters_note}", style="dim", highlight=False)
         firsts.append(s)
     if len(firsts) == 2:
         a, b = (_model(s) for s in firsts)
@@ -62,15 +63,14 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
             )
         ServerPool(firsts)  # refuses two servers that speculate alike
         if all(s.spec.label != BASELINE for s in firsts):
-            raise UserError(
-                "neither server runs without speculation: start one with --spec-type none, the baseline"
-            )
+            raise UserError("neither server runs without speculation: start one with --spec-type none, the baseline")
     firsts.sort(key=lambda s: s.spec.label != BASELINE)
     return [
         concurrency.Target(
             s.spec.label,
             s.url,
-            [s] + [ServerSession(s.url, setup.sampling(), n_max=setup.spec.draft_n_max) for _ in range(max(levels) - 1)],
+            [s]
+            + [ServerSession(s.url, setup.sampling(), n_max=setup.spec.draft_n_max) for _ in range(max(levels) - 1)],
         )
         for s in firsts
     ]
@@ -119,7 +119,11 @@ def main(args, setup, prompts: list) -> int:
     err = Console(stderr=True)
     targets = _connect(setup, levels, err)
     proto = concurrency.Protocol(
-        levels=levels, n_predict=setup.n_predict, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system
+        levels=levels,
+        n_predict=setup.n_predict,
+        ignore_eos=not args.respect_eos,
+        repeat=args.repeat,
+        system=setup.system,
     )
     firsts = [t.clients[0] for t in targets]
     environment = collect(firsts[0] if len(firsts) == 1 else ServerPool(firsts), setup)
@@ -158,8 +162,8 @@ def main(args, setup, prompts: list) -> int:
             "label": t.label,
             "url": t.url,
             "model": _model(t.clients[0]),
-            "total_slots": t.clients[0].info.props.get("total_slots"),
-            "metrics": t.counters is not None,
+            "total_slots": t.clients[0].info.n_slots,
+            "metrics": not t.clients[0].counters_note,
         }
         for t in targets
     ]
