@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -12,6 +15,13 @@ from spectui.bench import concurrency_report, concurrency_results
 from spectui.bench.concurrency import Burst, Measurement, Protocol, Request, check_slots
 from spectui.cli.main import main
 from spectui.errors import UserError
+from tests import test_server
+from tests.conftest import model_file
+from tests.test_embedded import GEMMA
+from tests.test_run_command import spectui
+from tests.test_server import Server
+
+server_bin = test_server.server_bin  # the fixture that finds the built llama-server
 
 N = 24
 DOWN = "http://127.0.0.1:9"  # nothing listens: a level that passes its checks then fails to connect
@@ -177,3 +187,117 @@ def test_the_files_carry_every_level(tmp_path):
     write(doc, None, str(path), None, concurrency_report.markdown, concurrency_report.csv_rows)
     assert len(list(csv.DictReader(path.open()))) == 4
     json.dumps(doc)  # every number is JSON
+
+
+# --- against real llama-servers with two slots ------------------------------------------------
+
+TWO_SLOTS = ("-np", "2")  # after the helper's own -np 1: the last given wins
+
+
+@pytest.fixture(scope="module")
+def plain(server_bin, smol_path):
+    server = Server(server_bin, smol_path, *TWO_SLOTS)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def drafting(server_bin, smol_path):
+    server = Server(server_bin, smol_path, *TWO_SLOTS, "-md", str(smol_path), "--spec-type", "draft-simple")
+    yield server
+    server.stop()
+
+
+def bench(*args: str) -> list[str]:
+    """The command line of a short bench: two English code prompts, -n N, one pass."""
+    return ["bench", *args, "--lang", "en", "--category", "code", "--limit", "2", "--repeat", "1", "-n", str(N)]
+
+
+@pytest.mark.model
+def test_two_servers_at_two_levels(plain, drafting, tmp_path):
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    r = spectui(
+        *bench("--server", f"{drafting.url},{plain.url}", "--concurrency", "1,2", "--json", str(out)),
+        "--markdown",
+        str(md),
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "spectui-bench-concurrency/1" and not doc["partial"]
+    assert [s["label"] for s in doc["servers"]] == ["none", "draft-simple"]  # the baseline first
+    assert [s["total_slots"] for s in doc["servers"]] == [2, 2]
+    assert [(row["level"], row["server"]) for row in doc["results"]] == [
+        (1, "none"),
+        (1, "draft-simple"),
+        (2, "none"),
+        (2, "draft-simple"),
+    ]
+    for b in doc["bursts"]:
+        assert len(b["requests"]) == b["level"] and all(q["n_generated"] == N for q in b["requests"])
+        if b["level"] == 2:  # the two requests ran at once, with different prompts
+            first, second = b["requests"]
+            assert first["start_s"] < second["end_s"] and second["start_s"] < first["end_s"]
+            assert first["prompt"] != second["prompt"]
+        # the server's own counters over the burst hold exactly its requests' drafts
+        assert b["server_counters"]["drafted"] == sum(q["n_drafted"] for q in b["requests"])
+        assert b["server_counters"]["accepted"] == sum(q["n_accepted"] for q in b["requests"])
+    spec = [row for row in doc["results"] if row["server"] == "draft-simple"]
+    assert all(row["drafted_per_request"] > 0 and row["agg_tok_per_s"] > 0 for row in spec)
+    assert all(row["drafted_per_request"] == 0 for row in doc["results"] if row["server"] == "none")
+    assert [c["level"] for c in doc["verdict"]["levels"]] == [1, 2]
+    assert "break-even" in doc["verdict"]["summary"] and "break-even" in r.stdout
+    lines = [line for line in r.stderr.splitlines() if "] pass 1/1, concurrency" in line]
+    assert len(lines) == 4 and "concurrency 2, draft-simple:" in lines[-1] + lines[-2]
+    assert "**Verdict**: speculation" in md.read_text()
+
+
+@pytest.mark.model
+def test_a_level_above_the_slots_is_refused_naming_np(plain, capsys):
+    assert main(bench("--server", plain.url, "--concurrency", "1,4")) == 2
+    err = capsys.readouterr().err
+    assert f"--concurrency 4 needs 4 slots; {plain.url} has 2: start llama-server with -np 4" in err
+
+
+@pytest.mark.model
+def test_servers_with_different_models_are_refused(server_bin, plain, capsys):
+    gemma = Server(server_bin, model_file(GEMMA), *TWO_SLOTS)
+    try:
+        assert main(bench("--server", f"{plain.url},{gemma.url}", "--concurrency", "1")) == 2
+        assert "the two servers run different models" in capsys.readouterr().err
+    finally:
+        gemma.stop()
+
+
+@pytest.mark.model
+def test_a_server_killed_mid_run_keeps_the_levels_measured(server_bin, smol_path, plain, tmp_path):
+    victim = Server(server_bin, smol_path, *TWO_SLOTS, "--spec-type", "ngram-simple")
+    out = tmp_path / "r.json"
+    args = bench("--server", f"{plain.url},{victim.url}", "--concurrency", "1,2", "--json", str(out))
+    args[args.index("--repeat") + 1] = "3"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spectui", *args],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        seen = 0
+        assert proc.stderr is not None
+        for line in proc.stderr:  # both servers measured at 1: the victim dies during level 2
+            seen += "] pass 1/3, concurrency 1," in line
+            if seen == 2:
+                victim.stop()
+                break
+        rest = proc.communicate(timeout=120)[1]
+    finally:
+        victim.stop()
+        proc.kill()
+    assert proc.returncode == 1, rest
+    assert "failed: ngram-simple" in rest and "at concurrency 2, pass 1/3" in rest and "(partial)" in rest
+    doc = json.loads(out.read_text())
+    assert doc["partial"] and doc["failed"] and "at concurrency 2" in doc["interrupted"]
+    levels = {(row["level"], row["server"]) for row in doc["results"]}
+    assert {(1, "none"), (1, "ngram-simple")} <= levels and (2, "ngram-simple") not in levels
+    assert all(not row["complete"] for row in doc["results"])
