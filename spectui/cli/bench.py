@@ -127,8 +127,18 @@ def add_parser(sub) -> None:
         metavar="LIST",
         help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given)",
     )
+    b.add_argument(
+        "--concurrency",
+        metavar="LIST",
+        help="with --server: requests at once, comma-separated (e.g. 1,2,4); each level needs as many "
+        "slots (llama-server -np); aggregate tok/s, TTFT and ITL per level, and up to which level speculation pays",
+    )
     o = p.add_argument_group("output")
-    o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1)")
+    o.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the full result (schema spectui-bench/1; -concurrency/1 with --concurrency)",
+    )
     o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
     o.add_argument("--markdown", metavar="FILE", help="write a report")
     o.add_argument(
@@ -267,6 +277,10 @@ def main(args) -> int:
         temp=args.temp if args.temp is not None else 0.0,
         seed=args.seed if args.seed is not None else 0,
     )
+    if args.concurrency is not None:
+        from spectui.cli import bench_concurrency  # imported here: it reuses this module's helpers
+
+        return bench_concurrency.main(args, setup, chosen)
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         configs = []
     else:
