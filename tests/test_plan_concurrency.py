@@ -99,7 +99,8 @@ def test_levels_are_sorted_slot_counts(text):
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "2,,4", "1.5", "two", "65", "", "1,2,3,4,5,6,7"])
-def test_bad_levels_are_one_line_and_exit_2_before_any_measurement(tmp_path, monkeypatch, unmeasured, text):
+@pytest.mark.usefixtures("unmeasured")
+def test_bad_levels_are_one_line_and_exit_2_before_any_measurement(tmp_path, monkeypatch, text):
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
     ran = run_cli("plan", "--preset", "fast", f"--concurrency={text}", reached=Measured)
     lines = [line for line in ran.stderr.splitlines() if not line.startswith("note: ")]
@@ -115,11 +116,8 @@ def fake_timings(calls):
     return measure
 
 
-def test_the_section_fits_80_columns_the_json_holds_it_and_a_second_run_reads_the_cache(
-    cached,  # noqa: F811
-    unmeasured,  # noqa: F811
-    monkeypatch,
-):
+@pytest.mark.usefixtures("cached", "unmeasured")
+def test_the_section_fits_80_columns_the_json_holds_it_and_a_second_run_reads_the_cache(monkeypatch):
     calls: list[list[int]] = []
     monkeypatch.setattr(conc, "measure", fake_timings(calls))
     ran = run_cli("plan", "--preset", "fast", "--concurrency", "1,2,4,8")

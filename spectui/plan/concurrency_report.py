@@ -4,6 +4,8 @@ slots, and aggregate tok/s against slots drawn by hand (the crossings with none 
 
 from __future__ import annotations
 
+import textwrap
+
 from spectui.plan.concurrency import Concurrency, Row
 from spectui.plan.memory import size_text
 from spectui.plan.report import MARKS, PLOT_H, PLOT_W, WIDTH
@@ -39,11 +41,14 @@ def table_lines(conc: Concurrency) -> list[str]:
         t, n = _label(r)
         out.append(f"{t:<14}{n:>6}" + "".join(f"{s:>6.2f}x" for s in r.speedup) + f"{_short_verdict(r):>13}")
     noise = max((max(r.noise) for r in conc.rows), default=0.0)
-    out.append(
-        f"  loses at c: below none's aggregate from c slots; ≈: the timing noise (up to {100 * noise:.0f}%) "
+    return out + _wrap(
+        f"loses at c: below none's aggregate from c slots on; ≈: the timing noise (up to {100 * noise:.0f}%) "
         "could move it a level"
     )
-    return out
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent="  ", subsequent_indent="    ")
 
 
 def memory_lines(conc: Concurrency) -> list[str]:
@@ -51,12 +56,16 @@ def memory_lines(conc: Concurrency) -> list[str]:
     if not m:
         return []
     n = m["n_ctx_per_slot"]
-    line = f"KV cache per slot of -c {n}: {size_text(m['kv_bytes_per_slot'])} (target and draft); "
-    line += f"-np S needs -c S*{n} (llama-server splits -c among slots)"
     need = ", ".join(f"{c}: {size_text(b)}" for c, b in m["need_bytes"].items())
     most = m["max_slots"]
-    fit = "free memory unknown" if most is None else f"up to {most} slots fit ({m['limited_by']})"
-    return [line, f"  memory with the models at each level, {need}; {fit}"]
+    fit = "free memory unknown" if most is None else f"up to {most} such slots fit ({m['limited_by']})"
+    return [
+        f"Memory of the slots: KV cache {size_text(m['kv_bytes_per_slot'])} per slot of {n} tokens (target and draft)",
+        *_wrap(
+            f"llama-server splits -c among its -np slots: S slots of {n} tokens need -np S -c S*{n}; "
+            f"with the models, at each level: {need}; {fit}"
+        ),
+    ]
 
 
 def picture_lines(conc: Concurrency, height: int = PLOT_H) -> list[str]:
@@ -100,7 +109,7 @@ def picture_lines(conc: Concurrency, height: int = PLOT_H) -> list[str]:
         text = str(c)
         start = min(round(x), width + 4 - len(text))
         axis[start : start + len(text)] = text
-    out.append(" " * 9 + "".join(axis).rstrip() + "  busy slots")
+    out.append(" " * 9 + "".join(axis).rstrip())
     return out
 
 
@@ -113,5 +122,9 @@ def render(conc: Concurrency) -> list[str]:
     out = ["", "Several users of one llama-server (-np), every slot busy", *table_lines(conc)]
     if conc.memory:
         out += ["", *memory_lines(conc)]
-    out += ["", f"Aggregate tok/s against busy slots; X: crosses none ({legend})", *picture_lines(conc)]
+    out += [
+        "",
+        *textwrap.wrap(f"Aggregate tok/s (rows) against busy slots (columns); X: crosses none; {legend}", WIDTH),
+    ]
+    out += picture_lines(conc)
     return [line[:WIDTH] for line in out]
