@@ -149,3 +149,9 @@ def test_several_sequences_decode_in_one_batch_and_cost_more_than_one(smol):
         eight = min(seqs.decode_timed([200, 201, 202, 203], 8) for _ in range(5))
     assert 0 < one < 1.0
     assert eight > one  # 32 tokens over 8 caches cost more than 1 token
+
+
+def test_the_sizes_timed_depend_on_the_setup_not_on_the_acceptance():
+    target, draft = conc.sizes_needed("draft-simple", 24)
+    assert set(range(1, 10)) | {25} <= set(target) and draft == list(range(1, 10))
+    assert conc.sizes_needed(None, 12) == ([1, 2, 3, 5, 9, 13], [])

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from spectui.plan import concurrency, curve
+from spectui.plan import acceptance, concurrency, curve
 from spectui.plan.report import Plan
 
 
@@ -25,7 +25,7 @@ def run(
     """Read the timings cached for the pair, the levels and the sizes the plan's rows need, or
     time them (a minute or a few on a small CPU) and cache them; then predict."""
     rows = plan.rows
-    sizes = concurrency.sizes_needed(rows, plan.model_type)
+    sizes = concurrency.sizes_needed(plan.model_type, max(acceptance.ngram_longest(setup.spec), 0))
     timed_levels = sorted({1, *levels})  # level 1: a split batch's second pass
     ckey = concurrency.cache_key(key, timed_levels, sizes)
     timed, why = (None, None) if remeasure else concurrency.load(ckey)

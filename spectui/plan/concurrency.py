@@ -182,16 +182,15 @@ def predict_levels(
     return tuple(rows)
 
 
-def sizes_needed(predictions: Iterable[Prediction], model_type: str | None) -> tuple[list[int], list[int]]:
-    """The batch sizes per slot the rows read: the target's 1 and each draft's k+1 (an n-gram
-    type's mean length rounded either way), the draft model's 1 and k+1."""
-    target, draft = {1}, set()
+def sizes_needed(model_type: str | None, longest: int) -> tuple[list[int], list[int]]:
+    """The batch sizes per slot to time, fixed by the setup (not by the acceptance, which moves
+    with every saved answer): a draft model's k+1 for n-max 1..8 (and its own 1 and k+1),
+    else a few sizes up to the longest n-gram draft + 1; between them t is linear."""
+    target = {1, 2, 3, 5, 9, longest + 1} if longest else {1}
+    draft: set[int] = set()
     if model_type:
         target |= {k + 1 for k in N_MAX}
-        draft |= {1} | {k + 1 for k in N_MAX}
-    for p in predictions:
-        if not p.drafting.model and p.drafting.share and p.alpha is not None:
-            target |= {math.floor(p.drafting.length) + 1, math.ceil(p.drafting.length) + 1}
+        draft = {1} | {k + 1 for k in N_MAX}
     return sorted(target), sorted(draft)
 
 
