@@ -24,17 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 from spectui.config.resolve import resolve
 from spectui.launch.session import checked_models
+from tests.test_server import Server
 
 REPO = Path(__file__).resolve().parent.parent
 SLOTS, THREADS, N_MAX = 4, 2, 3
@@ -51,48 +49,10 @@ def server_binary() -> str:
     return ran.stdout.strip().splitlines()[-1]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """A llama-server on a free port, at the slots and threads compared; stopped on exit."""
-
-    def __init__(self, binary: str, model: Path, ctx: int, *args: str):
-        self.url = f"http://127.0.0.1:{free_port()}"
-        port = self.url.rsplit(":", 1)[1]
-        cmd = [binary, "-m", str(model), "--host", "127.0.0.1", "--port", port, "-c", str(ctx)]
-        cmd += ["-np", str(SLOTS), "-t", str(THREADS), "--metrics", *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 300
-        while True:
-            if self.proc.poll() is not None:
-                sys.exit(f"llama-server exited at start: {' '.join(cmd)}")
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                sys.exit(f"llama-server did not answer /health within 300 s: {' '.join(cmd)}")
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-    def __enter__(self) -> Server:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+def server(binary: str, model: Path, ctx: int, *args: str) -> Server:
+    """tests/test_server.py's llama-server (it stops with stop()), at the slots compared: the
+    flags given last win over its own -c and -np."""
+    return Server(binary, model, "-c", str(ctx), "-np", str(SLOTS), "-t", str(THREADS), *args)
 
 
 def spectui(*argv: str) -> subprocess.CompletedProcess:
@@ -198,13 +158,19 @@ def main() -> None:
         for pair, (preset, configs) in pairs.items():
             target, draft = checked_models(resolve(preset, {"threads": THREADS}))
             plan = predict(preset, args.levels, args.depth)
-            with Server(binary, target, args.ctx) as none:
+            none = server(binary, target, args.ctx)
+            try:
                 for spec_type, extra in configs:
                     model_draft = ["-md", str(draft)] if spec_type.startswith("draft") else []
-                    with Server(binary, target, args.ctx, "--spec-type", spec_type, *model_draft, *extra) as spec:
+                    spec = server(binary, target, args.ctx, "--spec-type", spec_type, *model_draft, *extra)
+                    try:
                         out = Path(tmp) / f"{pair}-{spec_type}.json"
                         bench = measure(f"{none.url},{spec.url}", args.levels, args, out)
+                    finally:
+                        spec.stop()
                     rows += compare(pair, spec_type, plan, bench)
+            finally:
+                none.stop()
     report(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
