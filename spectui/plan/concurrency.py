@@ -123,7 +123,7 @@ class Row:
         elif be == self.levels[0] and all(s < 1 for s in self.speedup):
             text = "never pays"
         else:
-            text = f"loses from {be} slots"
+            text = f"loses from {be} slot{'s' if be > 1 else ''}"
         return text + (" (≈: within noise)" if self.uncertain else "")
 
     def as_dict(self) -> dict:
