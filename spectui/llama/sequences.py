@@ -96,18 +96,21 @@ class Sequences:
         self._run([(tokens[-1], self.depth, s, True) for s in range(self.n_seq)])
         self._forget(self.n_seq, self.depth)
 
-    def decode_timed(self, tokens: Sequence[int], n_seq: int) -> float:
-        """Seconds to decode `tokens` after the history in each of the first `n_seq` sequences, in
-        one llama_decode, and take every row's argmax; the tokens are removed again."""
+    def decode(self, tokens: Sequence[int], n_seq: int) -> list[list[int]]:
+        """Decode `tokens` after the history in each of the first `n_seq` sequences, in one
+        llama_decode, and return every row's argmax per sequence; the tokens are removed again."""
         if n_seq > self.n_seq or n_seq * len(tokens) > self.n_batch:
             raise ValueError(f"{n_seq} x {len(tokens)} tokens do not fit this context's batch")
         entries = [(t, self.depth + i, s, True) for s in range(n_seq) for i, t in enumerate(tokens)]
         n_vocab = self.model.n_vocab
-        t0 = time.perf_counter()
         self._run(entries)
         at = ctypes.cast(llama_cpp.llama_get_logits(self.ptr), ctypes.c_void_p).value or 0
-        rows = array_at(at, ctypes.c_float, len(entries) * n_vocab)
-        rows.reshape(len(entries), n_vocab).argmax(axis=1)
-        dt = time.perf_counter() - t0
+        picks = array_at(at, ctypes.c_float, len(entries) * n_vocab).reshape(len(entries), n_vocab).argmax(axis=1)
         self._forget(n_seq, self.depth)
-        return dt
+        return picks.reshape(n_seq, len(tokens)).tolist()
+
+    def decode_timed(self, tokens: Sequence[int], n_seq: int) -> float:
+        """Seconds of decode(): the batch and every row's argmax (as a greedy verification)."""
+        t0 = time.perf_counter()
+        self.decode(tokens, n_seq)
+        return time.perf_counter() - t0

@@ -117,6 +117,8 @@ class Row:
 
     @property
     def verdict(self) -> str:
+        if self.spec_type == "none":
+            return "the baseline"
         be = self.break_even
         if be is None:
             text = "pays at every level asked"

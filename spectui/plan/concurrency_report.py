@@ -60,7 +60,7 @@ def memory_lines(conc: Concurrency) -> list[str]:
     most = m["max_slots"]
     fit = "free memory unknown" if most is None else f"up to {most} such slots fit ({m['limited_by']})"
     return [
-        f"Memory of the slots: KV cache {size_text(m['kv_bytes_per_slot'])} per slot of {n} tokens (target and draft)",
+        f"Memory of the slots: KV cache {size_text(m['kv_bytes_per_slot'])} per slot of {n} tokens",
         *_wrap(
             f"llama-server splits -c among its -np slots: S slots of {n} tokens need -np S -c S*{n}; "
             f"with the models, at each level: {need}; {fit}"
