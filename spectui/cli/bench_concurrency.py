@@ -20,7 +20,8 @@ from spectui.bench import concurrency, report
 from spectui.bench import concurrency_report as creport
 from spectui.bench import concurrency_results as cresults
 from spectui.bench.protocol import BASELINE
-from spectui.cli.bench import _elements, _lang
+from spectui.bench.report import _f
+from spectui.cli.options import elements
 from spectui.engine.server import ServerPool, ServerSession
 from spectui.errors import UserError
 from spectui.launch.environment import collect
@@ -43,7 +44,7 @@ def _model(s: ServerSession) -> str:
 def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.Target]:
     """One session per server, checked (slots, models, a baseline), then one per concurrent
     client; the baseline (spec type none) first."""
-    urls = [u.strip() for u in _elements(setup.server, ",", "--server")]
+    urls = [u.strip() for u in elements(setup.server, ",", "--server")]
     if len(urls) > 2:
         raise UserError("--concurrency compares at most two servers: one with --spec-type none, one speculating")
     firsts = []
@@ -79,7 +80,7 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
 def _line(b: concurrency.Burst, repeat: int, elapsed: float) -> str:
     """One whole line per finished burst: a log keeps it, a terminal shows it above the bar."""
     s = cresults.burst_stats(b)
-    ttft = "-" if s["ttft_p50_s"] is None else f"{s['ttft_p50_s'] * 1000:.0f}"
+    ttft = _f(s["ttft_p50_s"], ".0f", 1000)
     drafts = (
         f", {s['accepted_per_request']:.1f}/{s['drafted_per_request']:.1f} accepted/drafted per request"
         if s["drafted_per_request"]
@@ -87,7 +88,7 @@ def _line(b: concurrency.Burst, repeat: int, elapsed: float) -> str:
     )
     return (
         f"[{elapsed:6.1f} s] pass {b.repeat + 1}/{repeat}, concurrency {b.level}, {b.server}: "
-        f"{s['agg_tok_per_s']:.1f} tok/s aggregate, TTFT p50 {ttft} ms{drafts}"
+        f"{_f(s['agg_tok_per_s'], '.1f')} tok/s aggregate, TTFT p50 {ttft} ms{drafts}"
     )
 
 
@@ -107,9 +108,9 @@ def render(doc: dict) -> Group:
     return Group(*parts)
 
 
-def main(args, setup, prompts: list) -> int:
+def main(args, setup, prompts: list, lang: str) -> int:
     """After bench.main's checks (--repeat, the output files, the prompts, -n): the rest."""
-    levels = concurrency.parse_levels(_elements(args.concurrency, ",", "--concurrency"))
+    levels = concurrency.parse_levels(elements(args.concurrency, ",", "--concurrency"))
     if not setup.server:
         raise UserError(
             "--concurrency needs --server URL[,URL]: spectui's own engine runs one sequence at a time; "
@@ -153,7 +154,7 @@ def main(args, setup, prompts: list) -> int:
         "min_p": setup.min_p,
         "seed": setup.seed,
         "prompts": args.prompts or "shipped",
-        "lang": _lang(args),
+        "lang": lang,
         "category": args.category,
         "limit": args.limit,
     }
