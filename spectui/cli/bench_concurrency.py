@@ -96,12 +96,14 @@ def render(doc: dict) -> Group:
     parts: list = [Text(report.environment_line(doc["environment"]), style="dim")]
     parts += [Text(f"server {line}", style="dim") for line in creport.server_lines(doc)]
     parts.append(Text(creport.protocol_line(doc), style="dim"))
-    t = Table(title_justify="left")
-    for i, (name, _) in enumerate(creport.COLUMNS):
-        t.add_column(name, justify="left" if i == 1 else "right", no_wrap=i == 1)
-    for r in doc["results"]:
-        t.add_row(*(cell(r) for _, cell in creport.COLUMNS))
-    parts += [t, Text(doc["verdict"]["summary"], style="bold")]
+    for columns in (creport.SPEED_COLUMNS, creport.DRAFT_COLUMNS):
+        t = Table()
+        for i, (name, _) in enumerate(columns):
+            t.add_column(name, justify="left" if i == 1 else "right", no_wrap=i == 1)
+        for r in doc["results"]:
+            t.add_row(*(cell(r) for _, cell in columns))
+        parts.append(t)
+    parts.append(Text(doc["verdict"]["summary"], style="bold"))
     if doc["partial"]:
         parts.append(Text(f"partial result: {report.stopped(doc)}", style="bold yellow"))
     parts += [Text(f"warning: {w}", style="yellow") for w in doc["warnings"]]
