@@ -49,11 +49,11 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
         raise UserError("--concurrency compares at most two servers: one with --spec-type none, one speculating")
     firsts = []
     for url in urls:
-        err.print(f"connecting to {url}", style="dim", highlight=False)
+        err.print(f"connecting to {url}", style="dim", highlight=False, soft_wrap=True)
         s = ServerSession(url, setup.sampling(), n_max=setup.spec.draft_n_max)
         concurrency.check_slots(levels, s.url, s.info.n_slots)
         if s.counters() is None:  # said once: the table's server columns stay empty
-            err.print(f"note: {s.counters_note}", style="dim", highlight=False)
+            err.print(f"note: {s.counters_note}", style="dim", highlight=False, soft_wrap=True)
         firsts.append(s)
     if len(firsts) == 2:
         a, b = (_model(s) for s in firsts)
@@ -142,11 +142,11 @@ def main(args, setup, prompts: list, lang: str) -> int:
         disable=not err.is_terminal,
     ) as progress:
         task = progress.add_task("concurrency", total=total)
-        err.print(f"warm-up: {max(levels)} requests at once per server", style="dim", highlight=False)
+        err.print(f"warm-up: {max(levels)} requests at once per server", style="dim", highlight=False, soft_wrap=True)
 
         def on_burst(b: concurrency.Burst) -> None:
             progress.advance(task, b.level * proto.n_predict)
-            progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False)
+            progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False, soft_wrap=True)
 
         m = concurrency.measure(targets, prompts, proto, on_burst)
     record = {
@@ -179,7 +179,7 @@ def main(args, setup, prompts: list, lang: str) -> int:
     written = report.write(doc, args.json, args.csv, args.markdown, creport.markdown, creport.csv_rows)
     Console().print(render(doc))
     if m.failed:
-        err.print(f"failed: {m.interrupted}", style="red", highlight=False)
+        err.print(f"failed: {m.interrupted}", style="red", highlight=False, soft_wrap=True)
     for path in written:
-        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
+        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
     return 1 if m.failed else 130 if m.partial else 0
