@@ -150,6 +150,30 @@ def test_paying_everywhere_puts_the_break_even_beyond_the_levels():
     assert "break-even above 2 concurrent requests" in v["summary"] and "one pass: the noise is unknown" in v["summary"]
 
 
+def test_the_servers_counters_add_up_over_the_passes():
+    from dataclasses import replace
+
+    from spectui.engine.server_metrics import SpecCounters
+
+    def counted(b: Burst, drafted: int, accepted: int, per_pos: tuple[int, ...], busy: float) -> Burst:
+        c = SpecCounters(drafted, accepted, drafted // 3, per_pos, busy, 0, 0)
+        return replace(b, counters=c.as_dict())
+
+    m = Measurement(
+        bursts=[
+            counted(_burst("draft-simple", 2, 0, 10.0), 30, 20, (9, 7, 4), 1.8),
+            counted(_burst("draft-simple", 2, 1, 10.0), 36, 24, (10, 8, 6, 0), 2.0),
+            counted(_burst("draft-simple", 2, 2, 10.0), 33, 21, (9, 7, 5), 1.9),
+        ]
+    )
+    rows = concurrency_results.rows(m, [("draft-simple", "http://b")], Protocol(levels=(2,), n_predict=N, repeat=3))
+    c = rows[0]["server_counters"]
+    assert (c["drafted"], c["accepted"], c["drafts"]) == (99, 65, 33)
+    assert c["accepted_per_pos"] == [28, 22, 15, 0] and c["per_pos_rates"][0] == pytest.approx(28 / 33)
+    assert c["acceptance"] == pytest.approx(65 / 99) and c["busy_slots_per_decode"] == 1.9
+    assert concurrency_report.csv_rows({"results": rows})[0]["server_drafted"] == 99
+
+
 def test_without_a_baseline_there_is_no_verdict():
     m = Measurement(bursts=[_burst("ngram-simple", 1, 0, 10.0)])
     rows = concurrency_results.rows(m, [("ngram-simple", "http://b")], Protocol(levels=(1,), n_predict=N, repeat=1))

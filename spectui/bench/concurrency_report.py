@@ -34,17 +34,23 @@ def _busy(r: dict) -> str:
     return _f((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
 
 
-COLUMNS = (
+# Two column sets, so each screen table fits 80 columns; the Markdown table has them all.
+KEY_COLUMNS = (
     ("conc.", lambda r: str(r["level"])),
     ("server", lambda r: r["server"] + ("" if r["complete"] else " (partial)")),
+)
+SPEED_COLUMNS = KEY_COLUMNS + (
     ("aggregate tok/s", lambda r: _f(r["agg_tok_per_s"], ".1f") + _noise(r, "agg_tok_per_s")),
     ("req. tok/s p50/p95", lambda r: _pair(r, "req_tok_per_s_p50", "req_tok_per_s_p95", ".1f")),
     ("TTFT p50/p95 ms", lambda r: _pair(r, "ttft_p50_s", "ttft_p95_s", ".0f", 1000)),
     ("ITL p50/p95 ms", lambda r: _pair(r, "itl_p50_s", "itl_p95_s", ".0f", 1000)),
-    ("acc./drafted per req.", _drafts),
+)
+DRAFT_COLUMNS = KEY_COLUMNS + (
+    ("accepted/drafted per request", _drafts),
     ("server acc./drafted", _server_drafts),
     ("busy slots/decode", _busy),
 )
+COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:]
 
 
 def protocol_line(doc: dict) -> str:
@@ -52,7 +58,7 @@ def protocol_line(doc: dict) -> str:
     eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
     levels = ", ".join(str(c) for c in p["levels"])
     return (
-        f"concurrency {levels}: {_count(p['repeat'], 'pass')} (+{p['warmup']} warm-up), "
+        f"concurrency {levels}: {p['repeat']} pass{'es' * (p['repeat'] != 1)} (+{p['warmup']} warm-up), "
         f"{p['n_predict']} tokens per request ({eos}), temperature {p['temp']}; "
         f"prompts: {'the shipped set' if p['prompts'] == 'shipped' else p['prompts']}, rotated"
     )

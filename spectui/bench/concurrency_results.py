@@ -185,11 +185,10 @@ def break_even(cmp: list[dict]) -> dict:
     mid = _crossing(levels, ratios)
     low = _crossing(levels, [r - c["noise"] for r, c in zip(ratios, cmp)])
     high = _crossing(levels, [r + c["noise"] for r, c in zip(ratios, cmp)])
-    word = "request" if levels[-1] == 1 else "requests"
     if mid is None:
-        text = f"break-even above {levels[-1]} concurrent {word} (the largest level measured)"
+        text = f"break-even above {_requests(levels[-1])} (the largest level measured)"
     elif mid == 0:
-        text = f"break-even below {levels[0]} concurrent {word}: speculation does not pay even at the lowest level"
+        text = f"break-even below {_requests(levels[0])}: speculation does not pay even at the lowest level"
     else:
         text = f"break-even at about {mid:.1f} concurrent requests"
     if (low, high) != (mid, mid):

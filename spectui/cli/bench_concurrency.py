@@ -20,7 +20,8 @@ from spectui.bench import concurrency, report
 from spectui.bench import concurrency_report as creport
 from spectui.bench import concurrency_results as cresults
 from spectui.bench.protocol import BASELINE
-from spectui.cli.bench import _elements, _lang
+from spectui.bench.report import _f
+from spectui.cli.options import elements
 from spectui.engine.server import ServerPool, ServerSession
 from spectui.errors import UserError
 from spectui.launch.environment import collect
@@ -43,16 +44,16 @@ def _model(s: ServerSession) -> str:
 def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.Target]:
     """One session per server, checked (slots, models, a baseline), then one per concurrent
     client; the baseline (spec type none) first."""
-    urls = [u.strip() for u in _elements(setup.server, ",", "--server")]
+    urls = [u.strip() for u in elements(setup.server, ",", "--server")]
     if len(urls) > 2:
         raise UserError("--concurrency compares at most two servers: one with --spec-type none, one speculating")
     firsts = []
     for url in urls:
-        err.print(f"connecting to {url}", style="dim", highlight=False)
+        err.print(f"connecting to {url}", style="dim", highlight=False, soft_wrap=True)
         s = ServerSession(url, setup.sampling(), n_max=setup.spec.draft_n_max)
         concurrency.check_slots(levels, s.url, s.info.n_slots)
         if s.counters() is None:  # said once: the table's server columns stay empty
-            err.print(f"note: {s.counters_note}", style="dim", highlight=False)
+            err.print(f"note: {s.counters_note}", style="dim", highlight=False, soft_wrap=True)
         firsts.append(s)
     if len(firsts) == 2:
         a, b = (_model(s) for s in firsts)
@@ -79,7 +80,7 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
 def _line(b: concurrency.Burst, repeat: int, elapsed: float) -> str:
     """One whole line per finished burst: a log keeps it, a terminal shows it above the bar."""
     s = cresults.burst_stats(b)
-    ttft = "-" if s["ttft_p50_s"] is None else f"{s['ttft_p50_s'] * 1000:.0f}"
+    ttft = _f(s["ttft_p50_s"], ".0f", 1000)
     drafts = (
         f", {s['accepted_per_request']:.1f}/{s['drafted_per_request']:.1f} accepted/drafted per request"
         if s["drafted_per_request"]
@@ -87,7 +88,7 @@ def _line(b: concurrency.Burst, repeat: int, elapsed: float) -> str:
     )
     return (
         f"[{elapsed:6.1f} s] pass {b.repeat + 1}/{repeat}, concurrency {b.level}, {b.server}: "
-        f"{s['agg_tok_per_s']:.1f} tok/s aggregate, TTFT p50 {ttft} ms{drafts}"
+        f"{_f(s['agg_tok_per_s'], '.1f')} tok/s aggregate, TTFT p50 {ttft} ms{drafts}"
     )
 
 
@@ -95,21 +96,23 @@ def render(doc: dict) -> Group:
     parts: list = [Text(report.environment_line(doc["environment"]), style="dim")]
     parts += [Text(f"server {line}", style="dim") for line in creport.server_lines(doc)]
     parts.append(Text(creport.protocol_line(doc), style="dim"))
-    t = Table(title_justify="left")
-    for i, (name, _) in enumerate(creport.COLUMNS):
-        t.add_column(name, justify="left" if i == 1 else "right", no_wrap=i == 1)
-    for r in doc["results"]:
-        t.add_row(*(cell(r) for _, cell in creport.COLUMNS))
-    parts += [t, Text(doc["verdict"]["summary"], style="bold")]
+    for columns in (creport.SPEED_COLUMNS, creport.DRAFT_COLUMNS):
+        t = Table()
+        for i, (name, _) in enumerate(columns):
+            t.add_column(name, justify="left" if i == 1 else "right", no_wrap=i == 1)
+        for r in doc["results"]:
+            t.add_row(*(cell(r) for _, cell in columns))
+        parts.append(t)
+    parts.append(Text(doc["verdict"]["summary"], style="bold"))
     if doc["partial"]:
         parts.append(Text(f"partial result: {report.stopped(doc)}", style="bold yellow"))
     parts += [Text(f"warning: {w}", style="yellow") for w in doc["warnings"]]
     return Group(*parts)
 
 
-def main(args, setup, prompts: list) -> int:
+def main(args, setup, prompts: list, lang: str) -> int:
     """After bench.main's checks (--repeat, the output files, the prompts, -n): the rest."""
-    levels = concurrency.parse_levels(_elements(args.concurrency, ",", "--concurrency"))
+    levels = concurrency.parse_levels(elements(args.concurrency, ",", "--concurrency"))
     if not setup.server:
         raise UserError(
             "--concurrency needs --server URL[,URL]: spectui's own engine runs one sequence at a time; "
@@ -139,11 +142,11 @@ def main(args, setup, prompts: list) -> int:
         disable=not err.is_terminal,
     ) as progress:
         task = progress.add_task("concurrency", total=total)
-        err.print(f"warm-up: {max(levels)} requests at once per server", style="dim", highlight=False)
+        err.print(f"warm-up: {max(levels)} requests at once per server", style="dim", highlight=False, soft_wrap=True)
 
         def on_burst(b: concurrency.Burst) -> None:
             progress.advance(task, b.level * proto.n_predict)
-            progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False)
+            progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False, soft_wrap=True)
 
         m = concurrency.measure(targets, prompts, proto, on_burst)
     record = {
@@ -153,7 +156,7 @@ def main(args, setup, prompts: list) -> int:
         "min_p": setup.min_p,
         "seed": setup.seed,
         "prompts": args.prompts or "shipped",
-        "lang": _lang(args),
+        "lang": lang,
         "category": args.category,
         "limit": args.limit,
     }
@@ -176,7 +179,7 @@ def main(args, setup, prompts: list) -> int:
     written = report.write(doc, args.json, args.csv, args.markdown, creport.markdown, creport.csv_rows)
     Console().print(render(doc))
     if m.failed:
-        err.print(f"failed: {m.interrupted}", style="red", highlight=False)
+        err.print(f"failed: {m.interrupted}", style="red", highlight=False, soft_wrap=True)
     for path in written:
-        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
+        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
     return 1 if m.failed else 130 if m.partial else 0
