@@ -145,7 +145,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--limit", type=int, default=2, help="prompts per language and category")
     p.add_argument("--ctx", type=int, default=4096, help="llama-server's -c, split among its 4 slots")
-    p.add_argument("--depth", type=int, default=256, help="the context depth the plan predicts at")
+    p.add_argument("--depth", type=int, default=128, help="the context depth the plan predicts at (a request's mean)")
     p.add_argument("--json", help="write the rows here")
     args = p.parse_args()
     pairs = {k: PAIRS[k] for k in args.pairs.split(",")}
