@@ -119,7 +119,7 @@ def compare(pair: str, spec_type: str, plan: dict, bench: dict) -> list[dict]:
 
 
 def report(rows: list[dict]) -> None:
-    head = f"{'pair':<8}{'config':<14}{'c':>3}{'predicted':>11}{'measured':>10}{'error':>8}{'noise':>7}"
+    head = f"{'pair':<8}{'config':<14}{'c':>3}{'predicted':>11}{'measured':>10}{'error':>10}{'noise':>7}"
     print(head + f"{'α plan':>8}{'α srv':>7}")
 
     def num(x, fmt):
@@ -128,7 +128,7 @@ def report(rows: list[dict]) -> None:
     for r in rows:
         print(
             f"{r['pair']:<8}{r['config']:<14}{r['level']:>3}{r['predicted']:>11.1f}{num(r['measured'], '.1f'):>10}"
-            f"{num(r['error'], '+.1%'):>8}{num(r['noise'], '.0%'):>7}{num(r['alpha_plan'], '.2f'):>8}"
+            f"{num(r['error'], '+.1%'):>10}{num(r['noise'], '.0%'):>7}{num(r['alpha_plan'], '.2f'):>8}"
             f"{num(r['alpha_server'], '.2f'):>7}"
         )
     errors = [abs(r["error"]) for r in rows if r["error"] is not None]
