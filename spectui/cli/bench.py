@@ -17,9 +17,9 @@ from rich.console import Console
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
-from spectui.cli import bench_curve, bench_progress, bench_tables, interrupt, streams
+from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
 from spectui.cli.loading import loading_line, warn_build
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.options import add_setup_flags, elements, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
@@ -126,8 +126,18 @@ def add_parser(sub) -> None:
         metavar="LIST",
         help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given)",
     )
+    b.add_argument(
+        "--concurrency",
+        metavar="LIST",
+        help="with --server: requests at once, comma-separated (e.g. 1,2,4); each level needs as many "
+        "slots (llama-server -np); aggregate tok/s, TTFT and ITL per level, and up to which level speculation pays",
+    )
     o = p.add_argument_group("output")
-    o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1)")
+    o.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the full result (schema spectui-bench/1; -concurrency/1 with --concurrency)",
+    )
     o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
     o.add_argument("--markdown", metavar="FILE", help="write a report")
     o.add_argument(
@@ -149,7 +159,7 @@ def add_parser(sub) -> None:
 def _type_sets(args, setup) -> list[tuple[str, ...]]:
     if args.sweep_types is not None and args.spec_type is not None:
         raise UserError("give --spec-type (one set) or --sweep-types (several), not both")
-    texts = _elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else [setup.spec.label]
+    texts = elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else [setup.spec.label]
     sets = list(dict.fromkeys(parse_types(t) for t in texts))
     sets = [s for s in sets if s != ("none",)]  # the baseline is always measured
     if not sets:
@@ -162,20 +172,12 @@ def _n_maxes(args) -> list[int]:
         raise UserError("give --spec-draft-n-max (one value) or --sweep-n-max (several), not both")
     text = args.sweep_n_max or (str(args.spec_draft_n_max) if args.spec_draft_n_max is not None else DEFAULT_N_MAX)
     out = []
-    for part in _elements(text, ",", "--sweep-n-max"):
+    for part in elements(text, ",", "--sweep-n-max"):
         try:
             out.append(int(part))
         except ValueError:
             raise UserError(f"--sweep-n-max: '{part}' is not a whole number") from None
     return list(dict.fromkeys(out))
-
-
-def _elements(text: str, sep: str, flag: str) -> list[str]:
-    """A list flag's elements; an empty one (`3,,5`) is a typo that would measure less than asked."""
-    parts = [x.strip() for x in text.split(sep)]
-    if "" in parts:
-        raise UserError(f"{flag} {text!r}: an empty element; give values separated by single '{sep}'")
-    return parts
 
 
 def _lang(args) -> str:
@@ -241,6 +243,8 @@ def main(args) -> int:
         temp=args.temp if args.temp is not None else 0.0,
         seed=args.seed if args.seed is not None else 0,
     )
+    if args.concurrency is not None:
+        return bench_concurrency.main(args, setup, chosen, _lang(args))
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         configs = []
     else:

@@ -23,7 +23,8 @@ from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-from spectui.plan import acceptance, curve, decodes, memory
+from spectui.plan import acceptance, concurrency_report, curve, decodes, memory
+from spectui.plan.concurrency import parse_levels
 from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
@@ -40,6 +41,12 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object with the same content")
     p.add_argument("--remeasure", action="store_true", help="measure again, even with a curve cached")
     p.add_argument("--depth", type=int, help=f"context depth (tokens) to predict at (default {DEPTH})")
+    p.add_argument(
+        "--concurrency",
+        metavar="C,C,..",
+        help="also predict llama-server's aggregate tok/s at these numbers of busy slots (-np), e.g. 1,2,4,8, "
+        "and where speculation starts to lose",
+    )
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -135,6 +142,7 @@ def main(args) -> int:
     if args.depth is not None and not 1 <= args.depth < setup.ctx_size:
         raise UserError(f"--depth must be at least 1 and below -c ({setup.ctx_size}), got {args.depth}")
     depth = args.depth or min(DEPTH, setup.ctx_size // 2)
+    levels = parse_levels(args.concurrency) if args.concurrency is not None else None
     err = Console(stderr=True, soft_wrap=True)
 
     def status(text: str) -> None:
@@ -197,14 +205,23 @@ def main(args) -> int:
             sources[t] = "replayed over the calibration's answers"
     plan = Plan(c, depth, model_type, positions, ngram, sources)
     phases.done("predictions", None)
+    conc = None
+    if levels:
+        from spectui.cli import plan_concurrency
+
+        filler = [t for p, a in cal.streams for t in p + a]
+        conc = plan_concurrency.run(
+            levels, setup, key, plan, filler, (target, draft), projection, args.remeasure, status
+        )
     if args.json:
         projected = projection.to_json() if projection is not None else {"unavailable": no_projection}
         timed = {"phases": phases.as_dict(), "measured_phases": doc.get("phases")}
-        print(json.dumps({**plan.as_dict(), "memory": projected, "identity": key, **timed}, indent=1))
+        extra = {"concurrency": conc.as_dict()} if conc else {}
+        print(json.dumps({**plan.as_dict(), "memory": projected, "identity": key, **timed, **extra}, indent=1))
     else:
         width = _width()
         memory_w = min(width or 80, 80)  # its table's columns are sized to 80
         lines = projection.render_lines(memory_w) if projection is not None else [f"memory: {no_projection}"]
-        for line in render(plan, lines, width):
+        for line in render(plan, lines, width) + (concurrency_report.render(conc) if conc else []):
             print(line)
     return 0
