@@ -18,6 +18,7 @@ SYMBOL = re.compile(r"^([\w/]+)\.(\w+)(?:\(\))?$")
 ROOTS = ("", "spectui/", "tests/", "benchmarks/")
 # the user's database and a column of its table, and llama.cpp's converter: not this repository's
 ELSEWHERE = {"chats.db", "messages.content", "convert_hf_to_gguf.py"}
+LLAMA_CPP = ("tools/", "common/", "examples/", "ggml/", "src/", "include/")  # the vendored llama.cpp's tree
 
 
 @cache
@@ -66,7 +67,9 @@ def references() -> list[tuple[str, str]]:
     for doc in DOCS:
         for span in SPAN.findall(doc.read_text(encoding="utf-8")):
             span = span.strip()
-            if span not in ELSEWHERE and (FILE.match(span) or SYMBOL.match(span)):
+            if span in ELSEWHERE or span.startswith(LLAMA_CPP):
+                continue
+            if FILE.match(span) or SYMBOL.match(span):
                 out.append((doc.name, span))
     return out
 
