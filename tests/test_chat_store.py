@@ -15,7 +15,7 @@ import pytest
 
 from spectui.errors import UserError
 from spectui.store import chat_import, chat_store, history, migrations
-from spectui.store.history import Chat, Message, new_chat
+from spectui.store.history import AnswerConfig, Chat, Message, new_chat
 
 OLD_CHATS = Path(__file__).parent / "data" / "old_chats"
 SCHEMA_1 = Path(__file__).parent / "data" / "chats_schema1.db"  # written by spectui before migrations were recorded
@@ -40,7 +40,7 @@ def sample_chat() -> Chat:
             segments=[("Draft tokens 🚀", "draft"), (" zebraword", "rejected"), (" are verified.", "target")],
             stopped=True,
             stats={"acceptance": 0.5, "n_rounds": 3},
-            config="draft n-max 8",
+            config=AnswerConfig(("draft-simple",), 8, "match", 0.5, 40, 0.95, 0.05, None),
         ),
     ]
     chat.setup = {"model": "smollm2-135m-instruct-q4_1", "temp": 0.5, "seed": None}
@@ -186,7 +186,7 @@ def schema(path: Path) -> set[tuple[str, str]]:
 def test_a_new_database_records_its_migrations_in_order(data):
     chat_store.save_chat(sample_chat())
     chat_store.close()
-    assert recorded(data / "chats.db")[:2] == (1, ["chats_and_messages"])
+    assert recorded(data / "chats.db")[:2] == (2, ["chats_and_messages", "answer_configuration"])
 
 
 def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monkeypatch):
@@ -214,7 +214,8 @@ def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monk
         ("assistant", "```python\nprint('cut')"),
     ]
     answer, cut = chat.messages[2], chat.messages[4]
-    assert answer.segments[1] == (" zebraword", "rejected") and answer.config == "draft n-max 8"
+    assert answer.segments[1] == (" zebraword", "rejected") and answer.config == AnswerConfig(("draft",), 8)
+    assert cut.config == AnswerConfig(("ngram-mod",), 16) and chat.messages[1].config is None
     assert answer.stats == {
         "acceptance": 0.5,
         "n_rounds": 3,
@@ -225,8 +226,10 @@ def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monk
     assert cut.stopped and cut.segments == [("```python\n", "target"), ("print('cut')", "draft")]
     assert chat.damaged == "" and [c.id for c in chat_store.search("verifies")] == [chat.id]
     chat_store.close()
-    assert schema(data / "chats.db") == before  # recognised as migrated already: nothing ran
-    assert recorded(data / "chats.db")[:2] == (1, ["chats_and_messages"])
+    version, names, columns = recorded(data / "chats.db")  # the first recognised as applied, not run again
+    assert (version, names) == (2, ["chats_and_messages", "answer_configuration"])
+    assert "config" not in columns and {"spec_types", "draft_n_max", "temp", "seed"} <= columns
+    assert {n for n, _ in schema(data / "chats.db")} == {n for n, _ in before}  # its index and triggers too
 
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, add_note])
     assert chat_store.load_chat(chat.id) == chat  # a later version's migration keeps every row
@@ -234,7 +237,7 @@ def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monk
     chat_store.save_chat(chat)
     chat_store.close()
     version, names, columns = recorded(data / "chats.db")
-    assert (version, names) == (2, ["chats_and_messages", "add_note"]) and "note" in columns
+    assert (version, names) == (3, ["chats_and_messages", "answer_configuration", "add_note"]) and "note" in columns
     assert len(chat_store.load_chat(chat.id).messages) == 6  # opened again: add_note is not run twice
 
 
@@ -286,7 +289,7 @@ def test_old_json_chats_and_their_journals_are_imported_once_and_kept(data):
             "unknown role 'robot'",
         ),
         ("[1, 2]", "not a JSON object"),
-        ('{"format": 3}', "newer spectui"),
+        ('{"format": 4}', "newer spectui"),
         ("[" * 100_000, "not a valid chat file"),
     ],
 )

@@ -4,7 +4,7 @@ replaying fake session (the model is not what is tested here)."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -95,6 +95,10 @@ def test_send_streams_an_answer_saves_it_and_keeps_its_trace(setup):
     saved = chat_store.load_chat(controller.chat.id)
     assert saved.messages[-1].content == answer.content
     assert saved.setup["spec_type"] == "draft-simple" and saved.setup["temp"] == 0.0
+    config = saved.messages[-1].config  # what the answer was generated with, as data
+    assert config == history.AnswerConfig(
+        ("draft-simple",), setup.spec.draft_n_max, setup.spec.verify, **asdict(setup.sampling())
+    )
     assert len(controller.traced) == 1 and controller.traced[0].prompt == user.content
 
 

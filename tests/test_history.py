@@ -2,7 +2,7 @@
 (the store's side is in test_chat_store.py)."""
 
 from spectui.store import history
-from spectui.store.history import Chat, Message, export_markdown, make_title, new_chat
+from spectui.store.history import AnswerConfig, Chat, Message, export_markdown, make_title, new_chat
 
 
 def sample_chat() -> Chat:
@@ -22,7 +22,7 @@ def sample_chat() -> Chat:
             ],
             stopped=True,
             stats={"acceptance": 0.5, "n_rounds": 3},
-            config="draft n-max 8",
+            config=AnswerConfig(("draft-simple",), 8),
         ),
     ]
     return chat
@@ -43,7 +43,7 @@ def test_markdown_export_excludes_rejected_text(tmp_path):
     md = path.read_text(encoding="utf-8")
     assert "zebraword" not in md
     assert "Draft tokens 🚀 are verified by the target." in md
-    assert "## User" in md and "## Assistant (draft n-max 8)" in md and "## System" in md
+    assert "## User" in md and "## Assistant (draft-simple n-max 8)" in md and "## System" in md
     assert "```python\nprint('hi')\n    x = 1\n```" in md  # code kept as written
     assert "*(stopped)*" in md
 

@@ -559,7 +559,12 @@ def test_live_turn_builds_the_message():
     m = turn.message
     assert m.content == "hello world!" and not m.stopped
     assert m.segments == [("he", "draft"), ("xx", REJECTED), ("llo", "target"), (" worl", "draft"), ("d!", "target")]
-    assert m.config == "draft-simple n-max 3 → ngram-mod"
+    assert m.config is not None and m.config.label == "draft-simple n-max 3 → ngram-mod"
+    assert (m.config.spec_types, m.config.draft_n_max, m.config.spec_changes) == (
+        ("draft-simple",),
+        3,
+        ((("ngram-mod",), 4),),
+    )
     assert m.stats["n_generated"] == 6
 
 

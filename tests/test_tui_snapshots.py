@@ -61,7 +61,7 @@ def saved_chat() -> history.Chat:
             "".join(t for t, k in segments if k != "rejected"),
             segments=segments,
             stats={"n_generated": 31, "acceptance_rate": 0.82, "tok_per_s": 48.5, "stop_reason": "eos"},
-            config="draft-simple n-max 3",
+            config=history.AnswerConfig(("draft-simple",), 3),
         ),
         history.Message("user", "Thanks!"),
         history.Message(
@@ -70,7 +70,7 @@ def saved_chat() -> history.Chat:
             segments=[("You're", "draft"), (" welc", "target")],
             stopped=True,
             stats={"n_generated": 3, "stop_reason": "cancelled"},
-            config="ngram-mod n-max 16",
+            config=history.AnswerConfig(("ngram-mod",), 16),
         ),
     ]
     return chat
@@ -122,7 +122,7 @@ def rejected_newlines_chat() -> history.Chat:
             "".join(t for t, k in segments if k != "rejected"),
             segments=segments,
             stats={"n_generated": 40, "acceptance_rate": 0.6, "tok_per_s": 20.5, "stop_reason": "eos"},
-            config="draft-simple n-max 3",
+            config=history.AnswerConfig(("draft-simple",), 3),
         ),
     ]
     return chat

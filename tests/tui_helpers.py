@@ -109,7 +109,7 @@ def fixed_chat() -> history.Chat:
             "".join(t for t, k in segments if k != REJECTED),
             segments=segments,
             stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
-            config="draft-simple n-max 3",
+            config=history.AnswerConfig(("draft-simple",), 3),
         ),
     ]
     chat_store.save_chat(chat)

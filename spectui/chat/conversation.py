@@ -150,7 +150,7 @@ class Conversation:
 
     def _start_turn(self, session: ChatSession) -> None:
         s = self.state
-        self.turn = LiveTurn(session.spec)
+        self.turn = LiveTurn(session.spec, s.setup.sampling())
         said = self.records.earlier_texts() + [(m.role, m.content) for m in s.chat.messages]
         prompt = chat_messages(said, s.setup.system)
         s.chat.messages.append(self.turn.message)
@@ -259,7 +259,7 @@ class Conversation:
                 "No rounds yet: the round details show the last answer given in this session.", severity="warning"
             )
             return None
-        return turn.rounds, turn.message.config
+        return turn.rounds, turn.message.config_label
 
     def panel_state(self) -> PanelState:
         s = self.state

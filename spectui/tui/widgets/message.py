@@ -278,7 +278,7 @@ class AssistantMessage(Vertical):
 def meta_line(m: Message, streaming: bool) -> Content:
     """The small line under an answer: configuration, size, acceptance, speed, its kinds of
     rejection (inspected), state."""
-    parts: list[Content | str] = [m.config] if m.config else []
+    parts: list[Content | str] = [m.config_label] if m.config else []
     s = m.stats
     if streaming:
         parts.append(Content.styled("generating…", "$accent"))
