@@ -158,7 +158,7 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
     assert {(r.configured, r.n_max) for r in rounds[1:]} == {("ngram-mod", 4)}
     assert controller.setup.spec.label == "ngram-mod" and controller.setup.spec.draft_n_max == 4
     assert [c.config["spec_type"] for c in controller.traced[0].changes] == ["draft-simple", "ngram-mod"]
-    assert controller.chat.messages[-1].config == "draft-simple n-max 3 → ngram-mod"
+    assert controller.chat.messages[-1].config_label == "draft-simple n-max 3 → ngram-mod"
     assert header(controller)[0].startswith("ngram-mod")
     assert chat_store.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
 
@@ -406,7 +406,7 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     run.run(specs, lambda side, spec: started.append(run.side_started(side, spec)), run.add, pytest.fail)
     verdict = run.ended()
     assert isinstance(verdict, Verdict) and verdict.identical
-    assert [t.message.config for t in started] == ["ngram-mod", "draft-simple n-max 5"]
+    assert [t.message.config_label for t in started] == ["ngram-mod", "draft-simple n-max 5"]
     assert session.resets == 2 and session.spec == setup.spec  # cold each, then restored
     assert [p[-1]["content"] for p in session.prompts] == [run.prompt] * 2
     path = run.save_trace()
