@@ -269,6 +269,7 @@ def test_old_json_chats_and_their_journals_are_imported_once_and_kept(data):
     assert new.messages[-1].content == "They reuse text the chat already holds."  # the journal replayed
     assert new.messages[-1].segments[-1] == (" already holds.", "target")
     assert new.messages[1].segments[1] == (" guesses", "rejected") and new.setup["temp"] == 0.0
+    assert new.messages[1].config == AnswerConfig(("draft",), 8) and new.messages[0].config is None  # its label, read
     old = chat_store.load_chat("20240115-090000-0f0f0f")  # format 1: no setup
     assert old.setup == {} and old.messages[2].stopped and old.messages[0].role == "system"
     kept = sorted((data / "chats" / "imported").iterdir())
@@ -454,6 +455,9 @@ def _corrupt(sql: str, *args) -> None:
         ("UPDATE messages SET stats = '{\"acceptance\": ' WHERE role = 'assistant'", "statistics"),
         ("UPDATE chats SET setup = 'not json'", "settings"),
         ('UPDATE chats SET setup = \'["model", "x"]\'', "settings"),
+        ("UPDATE messages SET spec_types = '[\"dra' WHERE role = 'assistant'", "configuration"),
+        ("UPDATE messages SET draft_n_max = 'eight' WHERE role = 'assistant'", "configuration"),
+        ("UPDATE messages SET spec_changes = '[[1]]' WHERE role = 'assistant'", "configuration"),
     ],
 )
 def test_a_chat_whose_json_columns_are_corrupt_opens_without_them_and_says_so(data, sql, lost):

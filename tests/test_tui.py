@@ -106,7 +106,7 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
         assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1] :])
-        assert "→ ngram-cache" in app.controller.chat.messages[-1].config
+        assert "→ ngram-cache" in app.controller.chat.messages[-1].config_label
 
 
 @sync
