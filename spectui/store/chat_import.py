@@ -25,7 +25,7 @@ from spectui.config.paths import chats_dir, private_dir, unsaved_dirs, write_ato
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
 from spectui.store.history import ROLES, STORED, AnswerConfig, Chat, Message
-from spectui.store.migrations import config_from_label
+from spectui.store.migrations import parse_old_label
 
 FORMAT = 3  # the newest "format" of chat files (2 added `setup`, 3 a message's `config` as an object)
 _ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -212,7 +212,7 @@ def _message(d: dict) -> Message:
 def _config(value) -> AnswerConfig | None:
     """A message's configuration: an object (format 3), or the label formats 1 and 2 kept."""
     if isinstance(value, str):
-        return config_from_label(value)
+        return parse_old_label(value)
     if value is not None and not isinstance(value, dict):
         raise ValueError(f"a message's config must be an object, got {value!r}")
     return None if value is None else AnswerConfig.from_dict(value)

@@ -79,7 +79,7 @@ def config_row(config: AnswerConfig | None) -> tuple:
     return tuple(json.dumps(v) if isinstance(v, list) else v for v in config.as_dict().values())
 
 
-def config_from_label(label: str) -> AnswerConfig | None:
+def parse_old_label(label: str) -> AnswerConfig | None:
     """The configuration of an answer stored by an earlier version, read from the label it kept
     instead ("draft-simple n-max 3", "ngram-mod", "a → b" after a switch): its spec types and
     n-max, all a label held; None where it names none. Only old rows and files are read so."""
@@ -110,7 +110,7 @@ def answer_configuration(conn: sqlite3.Connection) -> None:
     conn.executemany(
         f"INSERT INTO messages_new ({kept}, {', '.join(CONFIG_COLUMNS)}) "
         f"VALUES ({', '.join('?' * (7 + len(CONFIG_COLUMNS)))})",
-        ((*row[:7], *config_row(config_from_label(row[7]))) for row in rows),
+        ((*row[:7], *config_row(parse_old_label(row[7]))) for row in rows),
     )
     conn.execute("DROP TABLE messages")
     conn.execute("ALTER TABLE messages_new RENAME TO messages")
