@@ -5,12 +5,15 @@ times, and, for a row that cannot be read whole, what was lost, said in one line
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 from spectui.store import chat_import
 from spectui.store.history import STORED, AnswerConfig, Chat, Message
-from spectui.store.migrations import CONFIG_COLUMNS, config_row
 
+# An answer's configuration, a column per field of AnswerConfig (its tuples as JSON): NULL
+# where not known, all NULL for a message without one. A new field is a new migration.
+CONFIG_COLUMNS = tuple(f.name for f in fields(AnswerConfig))
 # A message's columns, in order: its fields, then its configuration's.
 MESSAGE_COLUMNS = (*STORED, *CONFIG_COLUMNS)
 
@@ -22,6 +25,13 @@ def to_json(value) -> str:
 def stored(m: Message) -> tuple:
     """The message's columns, in MESSAGE_COLUMNS' order: a list or dict as JSON, a flag as 0 or 1."""
     return (*(_column(getattr(m, name)) for name in STORED), *config_row(m.config))
+
+
+def config_row(config: AnswerConfig | None) -> tuple:
+    """The configuration's columns, in CONFIG_COLUMNS' order."""
+    if config is None:
+        return (None,) * len(CONFIG_COLUMNS)
+    return tuple(_column(v) for v in config.as_dict().values())
 
 
 def _column(value):

@@ -13,7 +13,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
 
 from spectui.errors import UserError
@@ -67,18 +66,6 @@ def _fts_triggers(conn: sqlite3.Connection) -> None:
     )
 
 
-# An answer's configuration (history.AnswerConfig), a column per field: the tuples as JSON, NULL
-# where not known, all NULL for a message without one.
-CONFIG_COLUMNS = tuple(f.name for f in fields(AnswerConfig))
-
-
-def config_row(config: AnswerConfig | None) -> tuple:
-    """The configuration's columns, in CONFIG_COLUMNS' order."""
-    if config is None:
-        return (None,) * len(CONFIG_COLUMNS)
-    return tuple(json.dumps(v) if isinstance(v, list) else v for v in config.as_dict().values())
-
-
 def parse_old_label(label: str) -> AnswerConfig | None:
     """The configuration of an answer stored by an earlier version, read from the label it kept
     instead ("draft-simple n-max 3", "ngram-mod", "a → b" after a switch): its spec types and
@@ -97,7 +84,8 @@ def parse_old_label(label: str) -> AnswerConfig | None:
 def answer_configuration(conn: sqlite3.Connection) -> None:
     """Each answer's configuration as columns of its own instead of the label it was shown with
     (`config`): the plan selects answers by spec type and n-max, and a label is only a display.
-    The table is rebuilt (SQLite before 3.35 cannot drop a column), keeping every row's id."""
+    A label held the spec types and n-max only: the other columns stay NULL (not known). The
+    table is rebuilt (SQLite before 3.35 cannot drop a column), keeping every row's id."""
     conn.execute(
         "CREATE TABLE messages_new (id INTEGER PRIMARY KEY AUTOINCREMENT, "
         "chat TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE, "
@@ -108,15 +96,21 @@ def answer_configuration(conn: sqlite3.Connection) -> None:
     kept = "id, chat, role, content, segments, stopped, stats"
     rows = conn.execute(f"SELECT {kept}, config FROM messages")
     conn.executemany(
-        f"INSERT INTO messages_new ({kept}, {', '.join(CONFIG_COLUMNS)}) "
-        f"VALUES ({', '.join('?' * (7 + len(CONFIG_COLUMNS)))})",
-        ((*row[:7], *config_row(parse_old_label(row[7]))) for row in rows),
+        f"INSERT INTO messages_new ({kept}, spec_types, draft_n_max, spec_changes) VALUES ({', '.join('?' * 10)})",
+        ((*row[:7], *_label_columns(parse_old_label(row[7]))) for row in rows),
     )
     conn.execute("DROP TABLE messages")
     conn.execute("ALTER TABLE messages_new RENAME TO messages")
     conn.execute("CREATE INDEX messages_by_chat ON messages(chat, id)")
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'").fetchone():
         _fts_triggers(conn)  # dropped with the old table; the index itself keeps the same ids
+
+
+def _label_columns(config: AnswerConfig | None) -> tuple:
+    if config is None:
+        return None, None, None
+    d = config.as_dict()
+    return json.dumps(d["spec_types"]), d["draft_n_max"], json.dumps(d["spec_changes"])
 
 
 # In order; never reorder, rename or edit one that has shipped: add a new one at the end.
