@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from spectui.errors import UserError
-from spectui.store import chat_import, chat_store, history, migrations
-from spectui.store.history import AnswerConfig, Chat, Message, new_chat
+from spectui.store import chat_import, chat_store, chat_types, migrations
+from spectui.store.chat_types import AnswerConfig, Chat, Message, new_chat
 
 OLD_CHATS = Path(__file__).parent / "data" / "old_chats"
 SCHEMA_1 = Path(__file__).parent / "data" / "chats_schema1.db"  # written by spectui before migrations were recorded
@@ -334,7 +334,7 @@ STREAM = textwrap.dedent(
     """
     import sys, time
     from spectui.store import chat_store
-    from spectui.store.history import Message, new_chat
+    from spectui.store.chat_types import Message, new_chat
     chat = new_chat()
     chat.messages = [Message("user", "count"), Message("assistant", "")]
     chat_store.save_chat(chat)
@@ -367,7 +367,7 @@ APPEND = textwrap.dedent(
     """
     import sys
     from spectui.store import chat_store
-    from spectui.store.history import Message
+    from spectui.store.chat_types import Message
     chat_id, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     chat = chat_store.load_chat(chat_id, last=2)
     for i in range(n):
@@ -542,7 +542,7 @@ def test_the_turns_a_quit_kept_are_added_to_their_chat_once(unsaved_dirs):
     turns(chat, 2, "unsaved ")
     chat.messages[-1].segments = [("unsaved ", "draft"), ("x", "rejected"), ("answer 1", "target")]
     kept = chat_import.write_unsaved(chat, unsaved_dirs / "share")
-    history.export_markdown(chat, kept.with_suffix(".md"))
+    chat_types.export_markdown(chat, kept.with_suffix(".md"))
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     notes, problems = chat_store.import_unsaved()
     assert problems == [] and len(notes) == 1 and str(kept.with_suffix(".md")) in notes[0]

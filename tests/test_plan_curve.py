@@ -19,7 +19,7 @@ from spectui.errors import UserError
 from spectui.plan import acceptance, curve
 from spectui.plan.predict import Drafting
 from spectui.store import answers, chat_store
-from spectui.store.history import AnswerConfig, Message, new_chat
+from spectui.store.chat_types import AnswerConfig, Message, new_chat
 
 RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
 SCHEMA_1 = Path(__file__).parent / "data" / "chats_schema1.db"  # the chats database before migration 2

@@ -32,7 +32,7 @@ from spectui.engine.session import Session
 from spectui.engine.stats import config_changes
 from spectui.llama.model import Model
 from spectui.spec_config import SpecConfig
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.messages import MemoryMeasured, SessionLoading
@@ -738,7 +738,7 @@ def test_with_the_overlay_off_a_long_code_line_wraps_and_loses_nothing():
                 return {"spec-draft": "green"}
 
             def compose(self):
-                yield AssistantMessage(history.Message("assistant", text, segments=[(text, "target")]), False, True)
+                yield AssistantMessage(chat_types.Message("assistant", text, segments=[(text, "target")]), False, True)
 
         async with Host().run_test(size=(80, 24)) as pilot:
             await pilot.pause()
@@ -762,7 +762,7 @@ def test_chunking_bounds_the_streaming_redraw():
                 return {"spec-draft": "green"}
 
             def compose(self):
-                yield AssistantMessage(history.Message("assistant", "", segments=long_answer), True, True)
+                yield AssistantMessage(chat_types.Message("assistant", "", segments=long_answer), True, True)
 
         async with Host().run_test(size=(80, 24)) as pilot:
             await pilot.pause()

@@ -16,7 +16,7 @@ from spectui.engine.stats import summarize
 from spectui.engine.verdicts import summary_dict
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
-from spectui.store.history import AnswerConfig, Message
+from spectui.store.chat_types import AnswerConfig, Message
 
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 

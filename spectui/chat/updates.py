@@ -12,7 +12,7 @@ from typing import Literal
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import LiveTurn
 from spectui.config.setup import Setup
-from spectui.store.history import Chat, Message
+from spectui.store.chat_types import Chat, Message
 
 Severity = Literal["information", "warning", "error"]
 Doing = Literal["", "generating", "stopping", "editing", "loading", "failed"]

@@ -18,7 +18,7 @@ from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.stats import per_position_acceptance, rounds_of, timing
 from spectui.plan.predict import N_MAX, Drafting
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
-from spectui.store.history import AnswerConfig
+from spectui.store.chat_types import AnswerConfig
 
 CALIBRATION_TOKENS = 48  # per starter prompt
 MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance

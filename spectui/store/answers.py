@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from spectui.store import chat_store, columns
+from spectui.store.chat_types import AnswerConfig
 from spectui.store.columns import CONFIG_COLUMNS
-from spectui.store.history import AnswerConfig
 
 
 def answer_stats() -> list[tuple[dict, AnswerConfig, dict]]:

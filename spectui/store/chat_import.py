@@ -24,7 +24,7 @@ from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.config.paths import chats_dir, private_dir, unsaved_dirs, write_atomic
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
-from spectui.store.history import ROLES, STORED, AnswerConfig, Chat, Message
+from spectui.store.chat_types import ROLES, STORED, AnswerConfig, Chat, Message
 from spectui.store.migrations import parse_old_label
 
 FORMAT = 3  # the newest "format" of chat files (2 added `setup`, 3 a message's `config` as an object)

@@ -21,7 +21,7 @@ from pathlib import Path
 from spectui.config.paths import data_dir, private_dir
 from spectui.errors import UserError
 from spectui.store import chat_import, columns, migrations
-from spectui.store.history import Chat, Message, make_title
+from spectui.store.chat_types import Chat, Message, make_title
 
 SHOWN = 40  # messages read when a chat opens (a few screens); earlier ones are read as the reader scrolls up
 BUSY_MS = 5000  # how long a writer waits for another instance's transaction

@@ -9,7 +9,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from spectui.store import chat_import
-from spectui.store.history import STORED, AnswerConfig, Chat, Message
+from spectui.store.chat_types import STORED, AnswerConfig, Chat, Message
 
 # An answer's configuration, a column per field of AnswerConfig (its tuples as JSON): NULL
 # where not known, all NULL for a message without one. A new field is a new migration.

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spectui.errors import UserError
-from spectui.store.history import AnswerConfig
+from spectui.store.chat_types import AnswerConfig
 
 Migration = Callable[[sqlite3.Connection], None]
 

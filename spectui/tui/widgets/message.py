@@ -16,7 +16,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from spectui.chat.inspector import saved_kinds
 from spectui.engine.overlay import REJECTED
-from spectui.store.history import Message
+from spectui.store.chat_types import Message
 from spectui.tui.widgets.markdown import MARKED, ends_in_code, render_markdown
 from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
 

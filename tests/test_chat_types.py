@@ -1,8 +1,8 @@
 """Chats in memory: titles, Markdown export without rejected text, and cutting messages
 (the store's side is in test_chat_store.py)."""
 
-from spectui.store import history
-from spectui.store.history import AnswerConfig, Chat, Message, export_markdown, make_title, new_chat
+from spectui.store import chat_types
+from spectui.store.chat_types import AnswerConfig, Chat, Message, export_markdown, make_title, new_chat
 
 
 def sample_chat() -> Chat:
@@ -31,7 +31,7 @@ def sample_chat() -> Chat:
 def test_title_is_the_first_user_message_shortened():
     title = make_title(sample_chat().messages)
     assert title.startswith("안녕하세요! 🦀 Explain speculative decoding")
-    assert len(title) == history.TITLE_CHARS and title.endswith("…")
+    assert len(title) == chat_types.TITLE_CHARS and title.endswith("…")
     assert make_title([Message("user", "short")]) == "short"
 
 
