@@ -66,9 +66,10 @@ def uses_n_max(types) -> bool:
     return any(t in DRAFT_FILE_TYPES or t in HIDDEN_STATE_TYPES or t == AUTO for t in types)
 
 
-def config_label(spec_type: str, n_max: int) -> str:
-    """How a message or a trace names its configuration: "draft-simple n-max 3", "ngram-mod"."""
-    return f"{spec_type} n-max {n_max}" if uses_n_max(spec_type.split(",")) else spec_type
+def config_label(spec_type: str, n_max: int | None) -> str:
+    """How a message or a trace names its configuration: "draft-simple n-max 3", "ngram-mod"
+    (n-max None: not known)."""
+    return f"{spec_type} n-max {n_max}" if n_max is not None and uses_n_max(spec_type.split(",")) else spec_type
 
 
 def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:

@@ -767,7 +767,7 @@ def test_a_saved_chat_with_broken_rows_resumes_and_lists(dirs, case):
     import sqlite3
 
     from spectui.store import chat_store
-    from spectui.store.history import Message, new_chat
+    from spectui.store.chat_types import Message, new_chat
     from spectui.tui.screens.chats import when
 
     chat = new_chat("smollm2")

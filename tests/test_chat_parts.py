@@ -25,7 +25,7 @@ from spectui.chat.updates import (
 from spectui.config.settings import Settings
 from spectui.engine.interface import ChatSession
 from spectui.spec_config import N_MAX_LIMIT
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.tui.header import status_spans
 from tests.fake_session import FakeSession
 
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (confte
 
 def state_of(setup, session: ChatSession | None) -> tuple[ChatState, list]:
     updates: list = []
-    chat = history.new_chat(setup.preset)
+    chat = chat_types.new_chat(setup.preset)
     return ChatState(setup, Settings(record_traces=False), updates.append, chat, session), updates
 
 
@@ -72,7 +72,7 @@ def test_persistence_saves_opens_and_says_what_it_cannot_read(setup):
     records = Persistence(state)
     records.save()  # an empty chat is not stored
     assert records.list_chats() == ([], [])
-    state.chat.messages.append(history.Message(role="user", content="hello"))
+    state.chat.messages.append(chat_types.Message(role="user", content="hello"))
     records.save()
     assert not state.unsaved and [c.id for c in records.list_chats()[0]] == [state.chat.id]
     opened = records.open(state.chat.id)

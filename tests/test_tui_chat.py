@@ -21,7 +21,7 @@ from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
 from spectui.llama.sampling import SamplingParams
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
 from spectui.tui.screens.confirm import ConfirmScreen
@@ -338,8 +338,11 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
 
 @sync
 async def test_the_picker_searches_every_chats_words(fake, setup):
-    rockets = history.new_chat()
-    rockets.messages = [history.Message("user", "Tell me"), history.Message("assistant", "Rockets push on exhaust.")]
+    rockets = chat_types.new_chat()
+    rockets.messages = [
+        chat_types.Message("user", "Tell me"),
+        chat_types.Message("assistant", "Rockets push on exhaust."),
+    ]
     chat_store.save_chat(rockets)
     chat_store.save_chat(fixed_chat())
     app = SpecApp(setup, session=fake)
@@ -414,7 +417,7 @@ async def test_copy_the_last_answer_or_its_code_block(fake, setup):
         assert app.clipboard == chat.messages[-1].content and "ZZREJECTEDZZ" not in app.clipboard
 
 
-def saved_with_setup(**setup_values) -> history.Chat:
+def saved_with_setup(**setup_values) -> chat_types.Chat:
     chat = fixed_chat()
     chat.setup = resolved(chat_args()).values() | setup_values
     chat_store.save_chat(chat)

@@ -14,7 +14,7 @@ from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession, SessionStatus
 from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.trace.format import ConfigChange
 
 
@@ -23,7 +23,7 @@ class ChatState:
     setup: Setup
     settings: Settings  # the app's settings (read for `record_traces`)
     emit: Callable[[Update], object]
-    chat: history.Chat
+    chat: chat_types.Chat
     session: ChatSession | None = None
     environment: dict = field(default_factory=dict)  # what traces record of the session's models and machine
     owns_session: bool = False  # only sessions the chat loaded are closed by it

@@ -21,7 +21,7 @@ from spectui.llama.build import crash_risk
 from spectui.plan import cached
 from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.trace.format import ConfigChange
 
 
@@ -247,7 +247,7 @@ class SetupSwitcher:
         self._config_changed()
         return True
 
-    def restore(self, chat: history.Chat) -> None:
+    def restore(self, chat: chat_types.Chat) -> None:
         """An opened chat's models and settings, as it last ran; the models are reloaded only
         when they (or how they load) differ."""
         s = self.state

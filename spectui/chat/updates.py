@@ -13,7 +13,7 @@ from spectui.chat.planning import PlanRun
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import LiveTurn
 from spectui.config.setup import Setup
-from spectui.store.history import Chat, Message
+from spectui.store.chat_types import Chat, Message
 
 Severity = Literal["information", "warning", "error"]
 Doing = Literal["", "generating", "stopping", "editing", "loading", "failed", "measuring"]

@@ -19,6 +19,7 @@ from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.stats import per_position_acceptance, rounds_of, timing
 from spectui.plan.predict import N_MAX, Drafting
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
+from spectui.store.chat_types import AnswerConfig
 
 CALIBRATION_TOKENS = 48  # per starter prompt
 MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance
@@ -189,24 +190,17 @@ class Saved:
     drafting: Drafting | None = None
 
 
-def _n_max_of(label: str, spec_type: str) -> int | None:
-    """The n-max of a "draft-simple n-max 3" label of `spec_type`; None for another label."""
-    head, _, n = label.partition(" n-max ")
-    return int(n) if head == spec_type and n.isdigit() else None
-
-
-def saved(answers: Sequence[tuple[dict, str, dict]], target: str, draft: str | None) -> dict[str, Saved]:
+def saved(answers: Sequence[tuple[dict, AnswerConfig, dict]], target: str, draft: str | None) -> dict[str, Saved]:
     """Per spec type: the answers of chats on this target and draft whose configuration was that
-    type alone, pooled (per position weighted by drafts; n-gram counters summed)."""
+    type alone throughout, pooled (per position weighted by drafts; n-gram counters summed)."""
     from spectui.spec_config import PRIORITY
 
     pooled: dict[str, list[tuple[int | None, dict]]] = {}
-    for setup, label, stats in answers:
+    for setup, config, stats in answers:
         if not isinstance(setup, dict) or setup.get("model") != target or setup.get("model_draft") != draft:
             continue
-        for t in PRIORITY:
-            if label == t or _n_max_of(label, t) is not None:
-                pooled.setdefault(t, []).append((_n_max_of(label, t), stats))
+        if len(config.spec_types) == 1 and config.spec_types[0] in PRIORITY and not config.spec_changes:
+            pooled.setdefault(config.spec_types[0], []).append((config.draft_n_max, stats))
     out = {}
     for t, found in pooled.items():
         try:

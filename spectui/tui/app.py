@@ -32,7 +32,7 @@ from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.engine.resources import memory_text
 from spectui.errors import UserError
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.tui.commands import bindings
 from spectui.tui.header import header
 from spectui.tui.messages import MemoryMeasured, PlanMeasured, SessionFailed, SessionLoaded, SessionLoading
@@ -54,7 +54,7 @@ class SpecApp(ThemedApp):
         self,
         setup: Setup,
         session: ChatSession | None = None,
-        chat: history.Chat | None = None,
+        chat: chat_types.Chat | None = None,
         environment: dict | None = None,
         fit_checked: bool = False,
     ):

@@ -17,7 +17,7 @@ from textual.widgets import Static
 from spectui.chat.outlook import LOSES, NEAR, PAYS, UNKNOWN, Outlook, watch
 from spectui.chat.persistence import SHOWN
 from spectui.chat.starters import STARTERS, Starter
-from spectui.store.history import Chat, Message
+from spectui.store.chat_types import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 
