@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from spectui.bench.memory import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
@@ -34,6 +35,7 @@ from spectui.engine.stats import TurnSummary, rounds_of, summarize
 from spectui.spec_config import SpecConfig
 
 BASELINE = "none"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -146,11 +148,11 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
     return Run.from_events(cfg.label, prompt, repeat, events, peak or sample_memory())
 
 
-def rotated(configs: list[Config], k: int) -> list[Config]:
+def rotated(items: list[T], k: int) -> list[T]:
     """The order of one prompt's runs, shifted by one from prompt to prompt: the first run
     after a change of prompt measures faster (docs/performance.md), so none is always first."""
-    k %= len(configs)
-    return configs[k:] + configs[:k]
+    k %= len(items)
+    return items[k:] + items[:k]
 
 
 def measure(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from spectui.errors import UserError
@@ -250,8 +251,16 @@ def csv_rows(doc: dict) -> list[dict]:
     ]
 
 
-def write(doc: dict, json_path: str | None, csv_path: str | None, md_path: str | None) -> list[str]:
-    """Write the requested files; returns the paths written."""
+def write(
+    doc: dict,
+    json_path: str | None,
+    csv_path: str | None,
+    md_path: str | None,
+    as_markdown: Callable[[dict], str] | None = None,
+    as_rows: Callable[[dict], list[dict]] | None = None,
+) -> list[str]:
+    """Write the requested files; returns the paths written. `as_markdown` and `as_rows`:
+    another document's report and CSV rows (the concurrency bench's), else this module's."""
     written = []
     for path, kind in ((json_path, "json"), (csv_path, "csv"), (md_path, "md")):
         if not path:
@@ -261,9 +270,9 @@ def write(doc: dict, json_path: str | None, csv_path: str | None, md_path: str |
                 if kind == "json":
                     json.dump(doc, f, ensure_ascii=False, indent=1)
                 elif kind == "md":
-                    f.write(markdown(doc))
+                    f.write((as_markdown or markdown)(doc))
                 else:
-                    rows = csv_rows(doc)
+                    rows = (as_rows or csv_rows)(doc)
                     fields = list(dict.fromkeys(k for row in rows for k in row)) or ["config", "group"]
                     w = csv.DictWriter(f, fieldnames=fields)
                     w.writeheader()

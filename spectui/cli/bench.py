@@ -14,17 +14,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
-from spectui.cli import bench_curve, bench_tables, interrupt
-from spectui.cli.loading import loading_line
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
+from spectui.cli.loading import loading_line, warn_build
+from spectui.cli.options import add_setup_flags, elements, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
-from spectui.engine.events import Round, TurnEnd, TurnStart
+from spectui.engine.events import TurnEnd, TurnStart
 from spectui.errors import UserError
 from spectui.launch.environment import collect
 from spectui.launch.session import open_session
@@ -127,8 +126,18 @@ def add_parser(sub) -> None:
         metavar="LIST",
         help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given)",
     )
+    b.add_argument(
+        "--concurrency",
+        metavar="LIST",
+        help="with --server: requests at once, comma-separated (e.g. 1,2,4); each level needs as many "
+        "slots (llama-server -np); aggregate tok/s, TTFT and ITL per level, and up to which level speculation pays",
+    )
     o = p.add_argument_group("output")
-    o.add_argument("--json", metavar="FILE", help="write the full result (schema spectui-bench/1)")
+    o.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the full result (schema spectui-bench/1; -concurrency/1 with --concurrency)",
+    )
     o.add_argument("--csv", metavar="FILE", help="write one row per configuration and group")
     o.add_argument("--markdown", metavar="FILE", help="write a report")
     o.add_argument(
@@ -150,7 +159,7 @@ def add_parser(sub) -> None:
 def _type_sets(args, setup) -> list[tuple[str, ...]]:
     if args.sweep_types is not None and args.spec_type is not None:
         raise UserError("give --spec-type (one set) or --sweep-types (several), not both")
-    texts = _elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else [setup.spec.label]
+    texts = elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else [setup.spec.label]
     sets = list(dict.fromkeys(parse_types(t) for t in texts))
     sets = [s for s in sets if s != ("none",)]  # the baseline is always measured
     if not sets:
@@ -163,20 +172,12 @@ def _n_maxes(args) -> list[int]:
         raise UserError("give --spec-draft-n-max (one value) or --sweep-n-max (several), not both")
     text = args.sweep_n_max or (str(args.spec_draft_n_max) if args.spec_draft_n_max is not None else DEFAULT_N_MAX)
     out = []
-    for part in _elements(text, ",", "--sweep-n-max"):
+    for part in elements(text, ",", "--sweep-n-max"):
         try:
             out.append(int(part))
         except ValueError:
             raise UserError(f"--sweep-n-max: '{part}' is not a whole number") from None
     return list(dict.fromkeys(out))
-
-
-def _elements(text: str, sep: str, flag: str) -> list[str]:
-    """A list flag's elements; an empty one (`3,,5`) is a typo that would measure less than asked."""
-    parts = [x.strip() for x in text.split(sep)]
-    if "" in parts:
-        raise UserError(f"{flag} {text!r}: an empty element; give values separated by single '{sep}'")
-    return parts
 
 
 def _lang(args) -> str:
@@ -186,31 +187,6 @@ def _lang(args) -> str:
 def _prompts(args) -> list[prompt_set.Prompt]:
     chosen = prompt_set.load(args.prompts) if args.prompts else prompt_set.shipped()
     return prompt_set.select(chosen, _lang(args), args.category, args.limit)
-
-
-def _report_pass(
-    console: Console, configs: list[protocol.Config], index: int, repeat: int, done: dict[str, list[protocol.Run]]
-) -> None:
-    """After each pass, one line per configuration with its tok/s so far, above the progress
-    bar (only tok/s, so the group sizes given to aggregate do not matter)."""
-    for cfg in configs:
-        runs = done[cfg.label]
-        rows = results.aggregate(runs, [cfg], {r.prompt.group: 0 for r in runs}, 0)
-        speeds = ", ".join(f"{r['group']} {r['tok_per_s']:.1f} tok/s" for r in rows if r["tok_per_s"] is not None)
-        console.print(f"pass {index + 1}/{repeat}: {cfg.label}: {speeds}", highlight=False)
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("tokens"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-    )
 
 
 def _trace_dir(name: str) -> Path:
@@ -267,6 +243,8 @@ def main(args) -> int:
         temp=args.temp if args.temp is not None else 0.0,
         seed=args.seed if args.seed is not None else 0,
     )
+    if args.concurrency is not None:
+        return bench_concurrency.main(args, setup, chosen, _lang(args))
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         configs = []
     else:
@@ -278,9 +256,11 @@ def main(args) -> int:
 
     trace_dir = _trace_dir(args.trace) if args.trace else None
     configure_logging(args.verbose, open_log(args.log_file))
-    err = Console(stderr=True)
+    err = streams.console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
+    if not setup.server:
+        warn_build(err)
     with interrupt.held(), loading_line(err) as status:
         session = open_session(
             setup,
@@ -296,20 +276,14 @@ def main(args) -> int:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)
         started, t0 = datetime.now(UTC), time.perf_counter()
-        total = len(configs) * (proto.warmup + proto.repeat * len(chosen)) * n
+        runs = len(configs) * (proto.warmup + proto.repeat * len(chosen))
         traces = RunTraces(trace_dir, environment, setup, chosen[0], proto.warmup) if trace_dir else None
-        with _progress(err) as progress:
-            task = progress.add_task("bench", total=total)
+        with bench_progress.shown(err, runs * n, runs) as progress:
 
             def on_event(cfg, prompt, ev):
                 if traces is not None:
                     traces.add(cfg, prompt, ev)
-                if isinstance(ev, TurnStart):
-                    progress.update(task, description=f"{cfg.label} | {prompt.id}")
-                elif isinstance(ev, Round):
-                    progress.advance(task, len(ev.tokens))
-                elif isinstance(ev, TurnEnd):
-                    progress.advance(task, max(0, n - ev.n_generated))  # runs that stopped early
+                progress.on_event(f"{cfg.label} | {prompt.id}", ev, n)
 
             m = protocol.measure(
                 session,
@@ -317,7 +291,7 @@ def main(args) -> int:
                 chosen,
                 proto,
                 on_event,
-                lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done),
+                lambda i, done: bench_progress.report_pass(progress.console, configs, i, proto.repeat, done),
             )
         # a server's costs are not this machine's: no curve, no citation
         costs, unpredicted = None, None
@@ -369,12 +343,12 @@ def _dim(console: Console):
 def show(doc: dict) -> None:
     """The report on stdout, its prose wrapped at word boundaries at the terminal's width
     ($COLUMNS, else 80 in a pipe), where the terminal would cut words."""
-    Console().print(bench_tables.render(doc))
+    streams.console().print(bench_tables.render(doc))
 
 
 def compare_main(args) -> int:
     a, b = results.load(args.a), results.load(args.b)
-    out = Console()
+    out = streams.console()
     for t in bench_tables.compare_tables(compare.diff(a, b), args.a, args.b):
         out.print(t)
     for name, doc in (("A", a), ("B", b)):

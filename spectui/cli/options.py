@@ -58,3 +58,11 @@ def open_log(name: str | Path | None) -> TextIO | None:
         return open_private(Path(name).expanduser(), "a")
     except OSError as e:
         raise UserError(f"cannot write the log file {name}: {e.strerror or e}") from e
+
+
+def elements(text: str, sep: str, flag: str) -> list[str]:
+    """A list flag's elements; an empty one (`3,,5`) is a typo that would measure less than asked."""
+    parts = [x.strip() for x in text.split(sep)]
+    if "" in parts:
+        raise UserError(f"{flag} {text!r}: an empty element; give values separated by single '{sep}'")
+    return parts

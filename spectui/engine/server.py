@@ -26,13 +26,31 @@ from spectui.bounded import TEXT_BYTES, loads_json, read_stream
 from spectui.engine import resources
 from spectui.engine.events import Event
 from spectui.engine.interface import GenerationLimits, SessionStatus
-from spectui.engine.server_wire import KEY_ENV, Rounds, ServerInfo, server_info, server_url
+from spectui.engine.server_metrics import (
+    METRICS_BYTES,
+    NO_METRICS,
+    NO_SPEC_COUNTERS,
+    SpecCounters,
+    metrics_refused,
+    parse_metrics,
+)
+from spectui.engine.server_wire import (
+    KEY_ENV,
+    NOT_A_SERVER,
+    BadAnswer,
+    Rounds,
+    ServerInfo,
+    checked_slots,
+    server_info,
+    server_url,
+)
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
 
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+METRICS_TIMEOUT_S = 10  # /metrics waits for the server's loop; a busy one answers between decodes
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -44,6 +62,13 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
             headers,
             fp,
         )
+
+
+def _unreachable(e: UserError) -> bool:
+    """The server could not be reached or wants a key: the session's own error, not an
+    endpoint it refuses."""
+    cause = e.__cause__
+    return isinstance(cause, OSError) and not (isinstance(cause, urllib.error.HTTPError) and cause.code != 401)
 
 
 class ServerSession:
@@ -61,6 +86,7 @@ class ServerSession:
         self._cancel = threading.Event()
         self._cold = False
         self._n_past = 0
+        self.counters_note = ""  # why counters() gives None: said once, by whoever shows counters
         self.info = self._connect()
         self._spec = SpecConfig(types=self.info.spec_types, draft_n_max=n_max)
 
@@ -99,12 +125,15 @@ class ServerSession:
             message = e.reason
         return f"llama-server at {self.url} refused {path} ({e.code}): {message}"
 
-    def _json(self, path: str, body: dict | None = None) -> dict:
+    def _any_json(self, path: str, body: dict | None = None):
         with self._open(path, body) as response:
             try:
-                data = loads_json(read_stream(response, f"{self.url}{path}'s answer", TEXT_BYTES))
+                return loads_json(read_stream(response, f"{self.url}{path}'s answer", TEXT_BYTES))
             except ValueError as e:
                 raise UserError(f"{self.url}{path} did not answer JSON: is it a llama-server?") from e
+
+    def _json(self, path: str, body: dict | None = None) -> dict:
+        data = self._any_json(path, body)
         if not isinstance(data, dict):
             raise UserError(f"{self.url}{path} did not answer a JSON object: is it a llama-server?")
         return data
@@ -116,6 +145,43 @@ class ServerSession:
         # /props does not say how the server speculates; the settings of a finished request do
         probe = self._json("/completion", {"prompt": " ", "n_predict": 1, "temperature": 0.0, "cache_prompt": False})
         return server_info(self.url, props, probe)
+
+    # --- the server's own counters (all slots) ----------------------------------------------
+
+    def counters(self) -> SpecCounters | None:
+        """The server's speculation counters now: all slots, since it started. None where it
+        gives none (started without --metrics, or too old): `counters_note` says why, and
+        later calls ask no more. Not reaching the server is a UserError, as for an answer."""
+        if self.counters_note:
+            return None
+        where = f"{self.url}/metrics"
+        try:
+            with self._open("/metrics", timeout=METRICS_TIMEOUT_S) as response:
+                text = read_stream(response, where, METRICS_BYTES).decode("utf-8", "replace")
+            counters = parse_metrics(text, where)
+        except UserError as e:
+            if _unreachable(e):
+                raise
+            self.counters_note = NO_METRICS.format(url=self.url) if metrics_refused(str(e)) else str(e)
+            return None
+        if counters is None:
+            self.counters_note = NO_SPEC_COUNTERS.format(url=self.url)
+        return counters
+
+    def slots(self) -> list[dict] | None:
+        """/slots: each slot's `id`, `speculative` (it can draft) and `is_processing`; None
+        where the server was started with --no-slots. A list that is not of slot objects is a
+        UserError naming the field."""
+        try:
+            data = self._any_json("/slots")
+        except UserError as e:
+            if _unreachable(e) or not metrics_refused(str(e), "--slots"):
+                raise
+            return None
+        try:
+            return checked_slots(data)
+        except BadAnswer as e:
+            raise UserError(f"{self.url} {NOT_A_SERVER}: {e}") from None
 
     # --- the session interface ---------------------------------------------------------
 

@@ -98,6 +98,7 @@ class ServerInfo:
     spec_types: tuple[str, ...]  # ("none",) where the server does not speculate
     build: str
     props: dict  # /props as received: the environment a bench records
+    n_slots: int = 1  # /props total_slots: its -np, the requests it serves at once
 
 
 def server_info(url: str, props: dict, probe: dict) -> ServerInfo:
@@ -110,6 +111,7 @@ def server_info(url: str, props: dict, probe: dict) -> ServerInfo:
         types = field(generated, "speculative.types", str, "/completion generation_settings") or "none"
         path = field(props, "model_path", str, "/props") or ""
         alias = field(props, "model_alias", str, "/props") or path
+        n_slots = field(props, "total_slots", int, "/props", 1)
     except BadAnswer as e:
         raise UserError(f"{url} {NOT_A_SERVER}: {e}") from None
     try:  # "none,draft-simple": a server that drafts lists none first
@@ -124,7 +126,20 @@ def server_info(url: str, props: dict, probe: dict) -> ServerInfo:
         spec_types,
         str(props["build_info"]),
         props,
+        max(n_slots, 1),
     )
+
+
+def checked_slots(data) -> list[dict]:
+    """/slots as received, with the fields spectui reads checked, else BadAnswer."""
+    if not isinstance(data, list) or not all(isinstance(slot, dict) for slot in data):
+        raise BadAnswer(f"/slots is {type(data).__name__}, not a list of slot objects")
+    for slot in data:
+        field(slot, "id", int, "/slots")
+        for key in ("speculative", "is_processing"):
+            if not isinstance(slot.get(key, False), bool):
+                raise BadAnswer(f"/slots' {key!r} is {str(slot[key])[:40]!r}, not true or false")
+    return data
 
 
 class Server(Protocol):

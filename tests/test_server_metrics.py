@@ -1,0 +1,112 @@
+"""A llama-server's /metrics read into its speculation counters (model-free, on a capture of
+the real server's text), and the one line saying a server does not speculate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spectui.engine.server_metrics import (
+    METRICS_BYTES,
+    NEEDS_SPEC_TYPE,
+    SpecCounters,
+    metrics_refused,
+    not_speculating,
+    parse_metrics,
+)
+from spectui.errors import UserError
+
+CAPTURE = (Path(__file__).parent / "data" / "server_metrics_draft.txt").read_text()
+PER_POS = "llamacpp:spec_decode_num_accepted_tokens_per_pos_total"
+URL = "http://127.0.0.1:8080"
+
+
+def test_a_real_capture_reads_as_the_servers_counters():
+    c = parse_metrics(CAPTURE)
+    assert c is not None
+    assert c.drafted > c.accepted > 0 and c.drafts > 0
+    assert sum(c.accepted_per_pos) == c.accepted  # each accepted draft token counts at its position
+    assert list(c.accepted_per_pos) == sorted(c.accepted_per_pos, reverse=True)  # later positions need the earlier
+    assert c.per_pos_rates[0] == c.accepted_per_pos[0] / c.drafts
+    assert c.acceptance == c.accepted / c.drafted and c.mean_accepted == 1 + c.accepted / c.drafts
+    assert c.requests_processing == 0 and c.requests_deferred == 0 and not c.rounded
+
+
+def test_minus_gives_the_counts_between_two_scrapes():
+    later = parse_metrics(CAPTURE)
+    assert later is not None
+    earlier = SpecCounters(10, 6, 4, (3, 2), 1.0, 1, 0)
+    d = later.minus(earlier)
+    assert (d.drafted, d.accepted, d.drafts) == (later.drafted - 10, later.accepted - 6, later.drafts - 4)
+    assert (
+        d.accepted_per_pos
+        == (later.accepted_per_pos[0] - 3, later.accepted_per_pos[1] - 2) + later.accepted_per_pos[2:]
+    )
+    assert d.busy_slots_per_decode == later.busy_slots_per_decode  # a gauge: the later scrape's
+    assert later.minus(later).acceptance is None and later.minus(later).per_pos_rates == ()
+    restarted = SpecCounters(1, 1, 1, (1,), 1.0, 0, 0)
+    assert restarted.minus(later) == restarted  # a counter that went down: counted from the restart
+
+
+def test_as_dict_holds_the_counts_and_their_rates():
+    c = parse_metrics(CAPTURE)
+    assert c is not None
+    d = c.as_dict()
+    assert d["drafted"] == c.drafted and d["accepted_per_pos"] == list(c.accepted_per_pos)
+    assert d["per_pos_rates"] == list(c.per_pos_rates) and d["acceptance"] == c.acceptance
+
+
+def test_a_server_that_never_drafted_has_zero_counters_and_no_positions():
+    text = "\n".join(line for line in CAPTURE.splitlines() if PER_POS not in line)
+    c = parse_metrics(text.replace("_total 105", "_total 0"))
+    assert c is not None and c.accepted_per_pos == () and c.per_pos_rates == ()
+
+
+def test_counters_past_a_million_are_marked_rounded():
+    c = parse_metrics(
+        CAPTURE.replace("spec_decode_num_draft_tokens_total 105", "spec_decode_num_draft_tokens_total 1.23457e+06")
+    )
+    assert c is not None and c.drafted == 1234570 and c.rounded
+
+
+def test_missing_speculation_counters_are_none_not_an_error():
+    old = "\n".join(line for line in CAPTURE.splitlines() if "spec_decode" not in line)
+    assert parse_metrics(old) is None
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("<html>not found</html>", "not a Prometheus sample"),
+        ("llamacpp:spec_decode_num_drafts_total lots", "not a number"),
+        (CAPTURE.replace("num_drafts_total 35", "num_drafts_total -3"), "not a count"),
+        (CAPTURE.replace("num_drafts_total 35", "num_drafts_total nan"), "not a count"),
+        (CAPTURE + "llamacpp:spec_decode_num_drafts_total 1\n", "given twice"),
+        (CAPTURE.replace('position="1"', 'position="7"'), "are not 0, 1, 2"),
+        (CAPTURE.replace('{position="2"}', ""), "without a position"),
+        (CAPTURE.replace("n_busy_slots_per_decode 1.5", "n_busy_slots_per_decode inf"), "a gauge"),
+        ("x" * (METRICS_BYTES + 1), "larger than"),
+    ],
+)
+def test_garbage_is_one_error_naming_the_endpoint(text, says):
+    with pytest.raises(UserError, match=says) as e:
+        parse_metrics(text, f"{URL}/metrics")
+    assert "/metrics" in str(e.value)
+
+
+def test_a_server_without_metrics_is_recognised_by_its_refusal():
+    refusal = "refused /metrics (501): This server does not support metrics endpoint. Start it with `--metrics`"
+    assert metrics_refused(refusal) and not metrics_refused(refusal, "--slots")
+    assert not metrics_refused("answered 404 for /metrics: is it a llama-server?")
+
+
+def test_not_speculating_names_the_cause_once_and_spares_a_baseline():
+    line = not_speculating(URL, ("none",))
+    assert line is not None and URL in line and "speculative.types is none" in line and NEEDS_SPEC_TYPE in line
+    assert not_speculating(URL, ("none",), baseline=True) is None
+    assert "no slot can draft" in (not_speculating(URL, ("draft-simple",), slots_speculate=False) or "")
+    assert not_speculating(URL, ("draft-simple",), drafted=0, answers=1) is None  # too early to say
+    idle = not_speculating(URL, ("draft-simple",), drafted=0, answers=2)
+    assert idle is not None and "drafted nothing over its first 2 answers" in idle
+    assert not_speculating(URL, ("draft-simple",), slots_speculate=True, drafted=5, answers=9) is None
