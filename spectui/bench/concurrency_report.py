@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from spectui.bench.report import _count, _f, environment_line, stopped
+from spectui.bench.report import _f, environment_line, stopped
+from spectui.words import plural
 
 
 def _noise(r: dict, key: str) -> str:
@@ -65,7 +66,7 @@ def protocol_line(doc: dict) -> str:
 
 
 def server_lines(doc: dict) -> list[str]:
-    return [f"{s['label']}: {s['url']}, {s['model']}, {_count(s['total_slots'], 'slot')}" for s in doc["servers"]]
+    return [f"{s['label']}: {s['url']}, {s['model']}, {plural(s['total_slots'], 'slot')}" for s in doc["servers"]]
 
 
 def markdown(doc: dict) -> str:
