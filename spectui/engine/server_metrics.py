@@ -97,6 +97,21 @@ class SpecCounters:
         return d
 
 
+@dataclass(frozen=True)
+class ServerWide:
+    """A server's own view of its speculation, for the panel, `run` and the bench: all its
+    slots' requests (other clients' too) since this session connected."""
+
+    url: str
+    n_slots: int  # its -np
+    counters: SpecCounters | None  # None: it gives none (`notes` says why)
+    notes: tuple[str, ...] = ()  # each said once: no --metrics, not speculating
+
+    def as_dict(self) -> dict:
+        counters = self.counters.as_dict() if self.counters else None
+        return {"url": self.url, "n_slots": self.n_slots, "counters": counters, "notes": list(self.notes)}
+
+
 def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
     """A llama-server's /metrics text as its speculation counters; None where it has none
     (an older server). Text that is not Prometheus' is a UserError naming `where`."""
