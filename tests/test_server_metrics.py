@@ -3,13 +3,19 @@ the real server's text), and the one line saying a server does not speculate."""
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
 from pathlib import Path
 
 import pytest
 
+from spectui.engine.server import ServerSession
 from spectui.engine.server_metrics import (
     METRICS_BYTES,
     NEEDS_SPEC_TYPE,
+    NO_METRICS,
+    ServerWide,
     SpecCounters,
     metrics_refused,
     not_speculating,
@@ -110,3 +116,91 @@ def test_not_speculating_names_the_cause_once_and_spares_a_baseline():
     idle = not_speculating(URL, ("draft-simple",), drafted=0, answers=2)
     assert idle is not None and "drafted nothing over its first 2 answers" in idle
     assert not_speculating(URL, ("draft-simple",), slots_speculate=True, drafted=5, answers=9) is None
+
+
+# --- the panel's rows -------------------------------------------------------------------------
+
+
+def test_the_panel_shows_the_servers_rows_apart_from_this_turns():
+    from spectui.chat.panel import PanelState
+    from spectui.spec_config import SpecConfig
+    from spectui.tui.widgets.server_rows import TITLE
+    from spectui.tui.widgets.stats_panel import render, status_strip
+
+    c = parse_metrics(CAPTURE)
+    assert c is not None
+    spec = SpecConfig(types=("draft-simple",))
+    state = PanelState(spec=spec, verify="greedy", server=ServerWide(URL, 2, c))
+    lines = render(state).plain.splitlines()
+    at = lines.index(f"{TITLE}  -np 2")
+    assert lines[at + 1].split()[1:] == [f"{c.acceptance:.0%}", f"{c.accepted}/{c.drafted}"]
+    bars = [line for line in lines[at:] if line.startswith(" #")]
+    assert [line.split()[-1] for line in bars] == [f"{r:.0%}" for r in c.per_pos_rates]
+    assert all(len(line) <= state.width + 1 for line in lines[at : at + 8])  # within the panel: nothing cut
+    assert f"srv {c.acceptance:.0%}" in status_strip(state).plain
+    idle = not_speculating(URL, ("none",))
+    assert idle is not None
+    quiet = PanelState(spec=SpecConfig(), verify="greedy", server=ServerWide(URL, 1, None, (idle,)))
+    assert idle in " ".join(render(quiet).plain.split()) and "srv: not speculating" in status_strip(quiet).plain
+
+
+# --- a session's reading of them (a stand-in server: the refusals as llama-server words them) ----
+
+
+class _Fake(http.server.BaseHTTPRequestHandler):
+    metrics = (
+        501,
+        '{"error": {"code": 501, "message": "This server does not support metrics endpoint. '
+        'Start it with `--metrics`", "type": "not_supported_error"}}',
+    )
+    answers = {
+        "/props": (
+            200,
+            json.dumps(
+                {
+                    "default_generation_settings": {"n_ctx": 512},
+                    "build_info": "b1",
+                    "model_path": "/m.gguf",
+                    "total_slots": 2,
+                }
+            ),
+        ),
+        "/completion": (200, json.dumps({"generation_settings": {"speculative.types": "none"}})),
+        "/slots": (
+            501,
+            '{"error": {"message": "This server does not support slots endpoint. Start it with `--slots`"}}',
+        ),
+    }
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        code, body = self.metrics if self.path == "/metrics" else self.answers[self.path]
+        self.send_response(code)
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def fake():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+
+
+def test_a_server_without_metrics_or_slots_is_noted_once(fake):
+    session = ServerSession(fake)
+    assert session.info.n_slots == 2 and session.slots() is None and session.counters() is None
+    wide = session.wide()
+    assert wide.counters is None and wide.notes == (not_speculating(fake, ("none",)), NO_METRICS.format(url=fake))
+
+
+def test_garbage_metrics_are_noted_not_raised(fake, monkeypatch):
+    monkeypatch.setattr(_Fake, "metrics", (200, "<html>hello</html>"))
+    session = ServerSession(fake)
+    assert session.counters() is None and "not a Prometheus sample" in session.counters_note

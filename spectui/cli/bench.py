@@ -322,7 +322,7 @@ def main(args) -> int:
             )
         servers = server_wide(session)  # each server's own counters over the run: all its slots
         for note in (note for wide in servers for note in wide.notes):
-            err.print(f"note: {note}", style="dim", highlight=False, soft_wrap=True)
+            err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
         # a server's costs are not this machine's: no curve, no citation
         costs, unpredicted = None, None
         if not setup.server:

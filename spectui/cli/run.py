@@ -193,7 +193,7 @@ def main(args) -> int:
         out.put()  # the answer's last line ends before anything is said on stderr
     server = session.status().server
     for note in server.notes if server else ():  # the server's own: not speculating, no --metrics
-        err.print(f"note: {note}", style="dim", highlight=False, soft_wrap=True)
+        err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
     if args.json:
         print_json(
             json.dumps(
