@@ -188,7 +188,7 @@ class _Fake(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def fake():
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_port}"
     httpd.shutdown()
 
