@@ -140,7 +140,7 @@ def test_the_panel_shows_the_servers_rows_apart_from_this_turns():
     assert f"srv {c.acceptance:.0%}" in status_strip(state).plain
     idle = not_speculating(URL, ("none",))
     assert idle is not None
-    quiet = PanelState(spec=SpecConfig(), verify="greedy", server=ServerWide(URL, 1, None, (idle,)))
+    quiet = PanelState(spec=SpecConfig(), verify="greedy", server=ServerWide(URL, 1, None, idle))
     assert idle in " ".join(render(quiet).plain.split()) and "srv: not speculating" in status_strip(quiet).plain
 
 

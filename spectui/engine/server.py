@@ -194,8 +194,7 @@ class ServerSession:
             answers=self._answers,
             baseline=self.baseline,
         )
-        notes = tuple(n for n in (idle, self.counters_note) if n)
-        return ServerWide(self.url, self.info.n_slots, counters, notes)
+        return ServerWide(self.url, self.info.n_slots, counters, idle or "", self.counters_note)
 
     def slots(self) -> list[dict] | None:
         """/slots: each slot's `id`, `speculative` (it can draft) and `is_processing`; None

@@ -104,8 +104,14 @@ class ServerWide:
 
     url: str
     n_slots: int  # its -np
-    counters: SpecCounters | None  # None: it gives none (`notes` says why)
-    notes: tuple[str, ...] = ()  # each said once: no --metrics, not speculating
+    counters: SpecCounters | None  # None: it gives none (`missing` says why)
+    idle: str = ""  # not_speculating()'s line, "" where it speculates
+    missing: str = ""  # why there are no counters (no --metrics)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The lines to say once, the cause of no speculation first."""
+        return tuple(n for n in (self.idle, self.missing) if n)
 
     def as_dict(self) -> dict:
         counters = self.counters.as_dict() if self.counters else None

@@ -34,6 +34,6 @@ def server_short(wide: ServerWide) -> Content | None:
     c = wide.counters
     if c is not None and c.drafts:
         return Content.assemble(("srv ", MUTED), pct(c.acceptance).strip())
-    if any("not speculating" in note for note in wide.notes):
+    if wide.idle:
         return Content.styled("srv: not speculating", "$warning")
     return None
