@@ -32,6 +32,7 @@ from spectui.engine.server_metrics import (
     NO_SPEC_COUNTERS,
     ServerWide,
     SpecCounters,
+    Watch,
     metrics_refused,
     not_speculating,
     parse_metrics,
@@ -91,11 +92,7 @@ class ServerSession:
         self.counters_note = ""  # why counters() gives None: said once, by whoever shows counters
         self.info = self._connect()
         self._spec = SpecConfig(types=self.info.spec_types, draft_n_max=n_max)
-        self.baseline = False  # a pool's server without speculation, compared with one that has it
-        slots = self.slots()
-        self._slots_speculate = None if slots is None else any(s.get("speculative") for s in slots)
-        self._answers, self._drafted = 0, 0  # this session's answers, and the drafts in them
-        self._since = self._now = self._counters_or_none()
+        self.watch = Watch(self.url, self.info, self._can_draft(), self._counters_or_none())
 
     # --- HTTP ------------------------------------------------------------------------
 
@@ -182,19 +179,18 @@ class ServerSession:
         except UserError:
             return None
 
+    def _can_draft(self) -> bool | None:
+        """Whether /slots says a slot can draft; None where it does not say."""
+        try:
+            slots = self.slots()
+        except UserError:
+            return None
+        return None if slots is None else any(s.get("speculative") for s in slots)
+
     def wide(self) -> ServerWide:
         """The server's counters since this session connected, as of its last answer, and
         the lines to say about them once."""
-        counters = self._now.minus(self._since) if self._now and self._since else None
-        idle = not_speculating(
-            self.url,
-            self.info.spec_types,
-            slots_speculate=self._slots_speculate,
-            drafted=self._drafted,
-            answers=self._answers,
-            baseline=self.baseline,
-        )
-        return ServerWide(self.url, self.info.n_slots, counters, idle or "", self.counters_note)
+        return self.watch.wide(self.counters_note)
 
     def slots(self) -> list[dict] | None:
         """/slots: each slot's `id`, `speculative` (it can draft) and `is_processing`; None
@@ -301,9 +297,7 @@ class ServerSession:
         finally:
             response.close()
         self._n_past = rounds.n_past
-        self._answers += 1
-        self._drafted += rounds.counters[0]
-        self._now = self._counters_or_none() or self._now  # the server counts an answer once it ends
+        self.watch.answered(len(rounds.emitted), rounds.counters[0], self._counters_or_none())
 
 
 class ServerPool:
@@ -323,7 +317,7 @@ class ServerPool:
                 + "".join(f". {line}" for line in idle)
             )
         for s in servers:  # the one without speculation is the comparison's baseline, not a fault
-            s.baseline = True
+            s.watch.baseline = True
         self.servers = servers
         self.active = servers[0]
 
