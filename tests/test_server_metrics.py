@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,12 @@ from spectui.engine.server_metrics import (
     NO_METRICS,
     ServerWide,
     SpecCounters,
+    Watch,
     metrics_refused,
     not_speculating,
     parse_metrics,
 )
+from spectui.engine.server_wire import ServerInfo
 from spectui.errors import UserError
 
 CAPTURE = (Path(__file__).parent / "data" / "server_metrics_draft.txt").read_text()
@@ -204,3 +207,15 @@ def test_garbage_metrics_are_noted_not_raised(fake, monkeypatch):
     monkeypatch.setattr(_Fake, "metrics", (200, "<html>hello</html>"))
     session = ServerSession(fake)
     assert session.counters() is None and "not a Prometheus sample" in session.counters_note
+
+
+def test_a_speculating_server_that_drafts_nothing_is_named_after_its_first_answers():
+    zero = SpecCounters(0, 0, 0, (), 1.0, 0, 0)
+    watch = Watch(URL, ServerInfo(URL, "m", "", 512, ("draft-simple",), "b1", {}, 2), True, zero)
+    watch.answered(40, 0, zero)
+    watch.answered(4, 0, zero)  # too short for a drafter to have tried: not counted
+    assert watch.wide("").idle == "" and watch.wide("").counters == zero.minus(zero)
+    watch.answered(40, 0, replace(zero, busy_slots_per_decode=2.0))
+    wide = watch.wide("")
+    assert "drafted nothing over its first 2 answers" in wide.idle and wide.notes == (wide.idle,)
+    assert wide.counters is not None and wide.counters.busy_slots_per_decode == 2.0
