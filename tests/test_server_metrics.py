@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +30,11 @@ from spectui.errors import UserError
 CAPTURE = (Path(__file__).parent / "data" / "server_metrics_draft.txt").read_text()
 PER_POS = "llamacpp:spec_decode_num_accepted_tokens_per_pos_total"
 URL = "http://127.0.0.1:8080"
+
+
+def valued(text: str, counter: str, value: str) -> str:
+    """The capture with llamacpp:spec_decode_num_<counter>_total set to `value`."""
+    return re.sub(rf"(?m)^(llamacpp:spec_decode_num_{counter}_total) .*$", rf"\g<1> {value}", text)
 
 
 def test_a_real_capture_reads_as_the_servers_counters():
@@ -68,14 +74,12 @@ def test_as_dict_holds_the_counts_and_their_rates():
 
 def test_a_server_that_never_drafted_has_zero_counters_and_no_positions():
     text = "\n".join(line for line in CAPTURE.splitlines() if PER_POS not in line)
-    c = parse_metrics(text.replace("_total 105", "_total 0"))
+    c = parse_metrics(valued(valued(valued(text, "draft_tokens", "0"), "accepted_tokens", "0"), "drafts", "0"))
     assert c is not None and c.accepted_per_pos == () and c.per_pos_rates == ()
 
 
 def test_counters_past_a_million_are_marked_rounded():
-    c = parse_metrics(
-        CAPTURE.replace("spec_decode_num_draft_tokens_total 105", "spec_decode_num_draft_tokens_total 1.23457e+06")
-    )
+    c = parse_metrics(valued(CAPTURE, "draft_tokens", "1.23457e+06"))
     assert c is not None and c.drafted == 1234570 and c.rounded
 
 
@@ -89,12 +93,12 @@ def test_missing_speculation_counters_are_none_not_an_error():
     [
         ("<html>not found</html>", "not a Prometheus sample"),
         ("llamacpp:spec_decode_num_drafts_total lots", "not a number"),
-        (CAPTURE.replace("num_drafts_total 35", "num_drafts_total -3"), "not a count"),
-        (CAPTURE.replace("num_drafts_total 35", "num_drafts_total nan"), "not a count"),
+        (valued(CAPTURE, "drafts", "-3"), "not a count"),
+        (valued(CAPTURE, "drafts", "nan"), "not a count"),
         (CAPTURE + "llamacpp:spec_decode_num_drafts_total 1\n", "given twice"),
         (CAPTURE.replace('position="1"', 'position="7"'), "are not 0, 1, 2"),
         (CAPTURE.replace('{position="2"}', ""), "without a position"),
-        (CAPTURE.replace("n_busy_slots_per_decode 1.5", "n_busy_slots_per_decode inf"), "a gauge"),
+        (re.sub(r"(?m)^(llamacpp:n_busy_slots_per_decode) .*$", r"\1 inf", CAPTURE), "a gauge"),
         ("x" * (METRICS_BYTES + 1), "larger than"),
     ],
 )
