@@ -30,10 +30,6 @@ def _server_drafts(r: dict) -> str:
     return f"{c['accepted']}/{c['drafted']} ({_f(c['acceptance'], '.0%')})"
 
 
-def _busy(r: dict) -> str:
-    return _f((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
-
-
 # Two column sets, so each screen table fits 80 columns; the Markdown table has them all.
 KEY_COLUMNS = (
     ("conc.", lambda r: str(r["level"])),
@@ -48,7 +44,6 @@ SPEED_COLUMNS = KEY_COLUMNS + (
 DRAFT_COLUMNS = KEY_COLUMNS + (
     ("accepted/drafted per request", _drafts),
     ("server acc./drafted", _server_drafts),
-    ("busy slots/decode", _busy),
 )
 COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:]
 

@@ -80,8 +80,8 @@ def spread(values: list[float | None]) -> float | None:
 
 
 def _pooled_counters(bursts: list[dict]) -> dict | None:
-    """The server's counters over the passes: counts summed, the busy-slot gauge's median,
-    rates again from the sums; None without them (no --metrics)."""
+    """The server's counters over the passes: counts summed, rates again from the sums; None
+    without them (no --metrics)."""
     got = [b["server_counters"] for b in bursts if b["server_counters"]]
     if not got:
         return None
@@ -95,7 +95,6 @@ def _pooled_counters(bursts: list[dict]) -> dict | None:
         "accepted_per_pos": per_pos,
         "acceptance": accepted / drafted if drafted else None,
         "per_pos_rates": [a / drafts for a in per_pos] if drafts else [],
-        "busy_slots_per_decode": median(c["busy_slots_per_decode"] for c in got),
         "rounded": any(c["rounded"] for c in got),
     }
 
@@ -188,7 +187,7 @@ def break_even(cmp: list[dict]) -> dict:
     if mid is None:
         text = f"break-even above {_requests(levels[-1])} (the largest level measured)"
     elif mid == 0:
-        text = f"break-even below {_requests(levels[0])}: speculation does not pay even at the lowest level"
+        text = f"break-even below {_requests(levels[0])} (the lowest level measured)"
     else:
         text = f"break-even at about {mid:.1f} concurrent requests"
     if (low, high) != (mid, mid):
