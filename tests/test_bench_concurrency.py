@@ -174,6 +174,17 @@ def test_the_servers_counters_add_up_over_the_passes():
     assert concurrency_report.csv_rows({"results": rows})[0]["server_drafted"] == 99
 
 
+def test_losing_from_the_first_level_puts_the_break_even_below_it():
+    rows = _measured({1: [10.0, 10.0], 2: [20.0, 20.0]}, {1: [8.0, 8.0], 2: [12.0, 12.0]})
+    v = concurrency_results.verdict(rows, 2)
+    assert v["break_even"]["below_measured"] and v["break_even"]["concurrency"] == 0
+    assert v["summary"] == (
+        "speculation does not pay on this server, even at 1 concurrent request: at 1 it costs 20% of "
+        "aggregate tok/s (noise +-3%), at 2 it costs 40% (noise +-3%); break-even below 1 concurrent "
+        "request, the lowest level measured"
+    )
+
+
 def test_without_a_baseline_there_is_no_verdict():
     m = Measurement(bursts=[_burst("ngram-simple", 1, 0, 10.0)])
     rows = concurrency_results.rows(m, [("ngram-simple", "http://b")], Protocol(levels=(1,), n_predict=N, repeat=1))

@@ -185,9 +185,9 @@ def break_even(cmp: list[dict]) -> dict:
     low = _crossing(levels, [r - c["noise"] for r, c in zip(ratios, cmp)])
     high = _crossing(levels, [r + c["noise"] for r, c in zip(ratios, cmp)])
     if mid is None:
-        text = f"break-even above {_requests(levels[-1])} (the largest level measured)"
+        text = f"break-even above {_requests(levels[-1])}, the largest level measured"
     elif mid == 0:
-        text = f"break-even below {_requests(levels[0])} (the lowest level measured)"
+        text = f"break-even below {_requests(levels[0])}, the lowest level measured"
     else:
         text = f"break-even at about {mid:.1f} concurrent requests"
     if (low, high) != (mid, mid):
