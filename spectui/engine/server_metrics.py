@@ -34,10 +34,7 @@ _GAUGES = {
 }
 _SAMPLE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)(?:\{([^{}]*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?")
 _POSITION = re.compile(r'position="(\d+)"')
-NO_METRICS = (
-    "{url} was started without --metrics: the server's own speculation counters (all slots) are not shown; "
-    "start it with --metrics to see them"
-)
+NO_METRICS = "{url} was started without --metrics: the server's own counters (all slots) are not shown"
 NO_SPEC_COUNTERS = (
     "{url} answers /metrics without speculation counters (an older llama-server): only this client's are shown"
 )
