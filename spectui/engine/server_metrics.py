@@ -185,6 +185,10 @@ NEEDS_SPEC_TYPE = (
     "llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type draft-simple (llama.cpp #25345)"
 )
 NO_SLOT_SPEC = "its speculation failed to start; the server's log at startup says why"
+NOTHING_DRAFTED = (
+    "its drafter proposed nothing: an n-gram type finds no repeats in new text, a draft model "
+    "drafts nothing under its --spec-draft-p-min"
+)
 
 
 def not_speculating(
@@ -211,8 +215,8 @@ def not_speculating(
         why = f"its speculative.types is {','.join(spec_types)}, but /slots says no slot can draft"
         return NOT_SPECULATING.format(url=url, why=why, cause=NO_SLOT_SPEC)
     if answers >= FIRST_ANSWERS and drafted == 0:
-        why = f"it drafted nothing over its first {answers} answers"
-        return NOT_SPECULATING.format(url=url, why=why, cause=NEEDS_SPEC_TYPE)
+        why = f"it runs {','.join(spec_types)} but drafted nothing over its first {answers} answers"
+        return NOT_SPECULATING.format(url=url, why=why, cause=NOTHING_DRAFTED)
     return None
 
 
