@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, fields
 
+from spectui.engine.server_wire import ServerInfo
 from spectui.errors import UserError
 
 METRICS_BYTES = 256 * 1024  # the server's /metrics is about 3 KB; one line per draft position
@@ -33,10 +34,7 @@ _GAUGES = {
 }
 _SAMPLE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)(?:\{([^{}]*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?")
 _POSITION = re.compile(r'position="(\d+)"')
-NO_METRICS = (
-    "{url} was started without --metrics: the server's own speculation counters (all slots) are not shown; "
-    "start it with --metrics to see them"
-)
+NO_METRICS = "{url} was started without --metrics: the server's own counters (all slots) are not shown"
 NO_SPEC_COUNTERS = (
     "{url} answers /metrics without speculation counters (an older llama-server): only this client's are shown"
 )
@@ -95,6 +93,27 @@ class SpecCounters:
         d["acceptance"] = self.acceptance
         d["per_pos_rates"] = list(self.per_pos_rates)
         return d
+
+
+@dataclass(frozen=True)
+class ServerWide:
+    """A server's own view of its speculation, for the panel, `run` and the bench: all its
+    slots' requests (other clients' too) since this session connected."""
+
+    url: str
+    n_slots: int  # its -np
+    counters: SpecCounters | None  # None: it gives none (`missing` says why)
+    idle: str = ""  # not_speculating()'s line, "" where it speculates
+    missing: str = ""  # why there are no counters (no --metrics)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The lines to say once, the cause of no speculation first."""
+        return tuple(n for n in (self.idle, self.missing) if n)
+
+    def as_dict(self) -> dict:
+        counters = self.counters.as_dict() if self.counters else None
+        return {"url": self.url, "n_slots": self.n_slots, "counters": counters, "notes": list(self.notes)}
 
 
 def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
@@ -160,11 +179,16 @@ def metrics_refused(message: str, flag: str = "--metrics") -> bool:
 
 
 FIRST_ANSWERS = 2  # answers without a single draft before a speculating server is called idle
+ANSWER_TOKENS = 16  # an answer that counts among them: long enough for a drafter to have tried
 NOT_SPECULATING = "{url} is not speculating ({why}): {cause}"
 NEEDS_SPEC_TYPE = (
     "llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type draft-simple (llama.cpp #25345)"
 )
 NO_SLOT_SPEC = "its speculation failed to start; the server's log at startup says why"
+NOTHING_DRAFTED = (
+    "its drafter proposed nothing: an n-gram type finds no repeats in new text, a draft model "
+    "drafts nothing under its --spec-draft-p-min"
+)
 
 
 def not_speculating(
@@ -191,6 +215,41 @@ def not_speculating(
         why = f"its speculative.types is {','.join(spec_types)}, but /slots says no slot can draft"
         return NOT_SPECULATING.format(url=url, why=why, cause=NO_SLOT_SPEC)
     if answers >= FIRST_ANSWERS and drafted == 0:
-        why = f"it drafted nothing over its first {answers} answers"
-        return NOT_SPECULATING.format(url=url, why=why, cause=NEEDS_SPEC_TYPE)
+        why = f"it runs {','.join(spec_types)} but drafted nothing over its first {answers} answers"
+        return NOT_SPECULATING.format(url=url, why=why, cause=NOTHING_DRAFTED)
     return None
+
+
+@dataclass
+class Watch:
+    """What a session keeps of its server's counters: at connect and after its last answer,
+    and its own answers long enough to draft in, with their drafts."""
+
+    url: str
+    info: ServerInfo
+    slots_speculate: bool | None  # /slots: a slot can draft; None: not known
+    since: SpecCounters | None
+    now: SpecCounters | None = None
+    answers: int = 0
+    drafted: int = 0
+    baseline: bool = False  # a pool's server compared with others: without speculation, no fault
+
+    def answered(self, n_tokens: int, drafted: int, counters: SpecCounters | None) -> None:
+        """An answer ended (the server has counted it: it counts at the slot's release)."""
+        if n_tokens >= ANSWER_TOKENS:
+            self.answers += 1
+            self.drafted += drafted
+        self.now = counters or self.now
+
+    def wide(self, missing: str) -> ServerWide:
+        now = self.now or self.since
+        counters = now.minus(self.since) if now and self.since else None
+        idle = not_speculating(
+            self.url,
+            self.info.spec_types,
+            slots_speculate=self.slots_speculate,
+            drafted=self.drafted,
+            answers=self.answers,
+            baseline=self.baseline,
+        )
+        return ServerWide(self.url, self.info.n_slots, counters, idle or "", missing)
