@@ -27,7 +27,7 @@ for variable in ("SPECTUI_DATA_DIR", "SPECTUI_CONFIG_DIR"):
 from spectui.config.resolve import resolve  # noqa: E402
 from spectui.store import chat_store  # noqa: E402
 from spectui.store.chat_store import SHOWN  # noqa: E402
-from spectui.store.history import Message, new_chat  # noqa: E402
+from spectui.store.chat_types import Message, new_chat  # noqa: E402
 from spectui.tui.app import SpecApp  # noqa: E402
 from spectui.tui.widgets.transcript import Transcript  # noqa: E402
 from tests.fake_session import FakeSession  # noqa: E402

@@ -1,14 +1,18 @@
 """How close `spectui plan`'s predictions come to measured tok/s.
 
     python benchmarks/plan_accuracy.py [--presets default,fast] [--lang en] [--limit 2] [--repeat 3] [-n 128]
-                                       [--n-max 1,3,5,8] [--temp 0] [--remeasure] [--json OUT]
+                                       [--n-max 1,3,5,8] [--temp 0] [--remeasure] [--json OUT] [--smoke]
+
+`--smoke` checks that it runs end to end in a minute or two (SmolLM2, one prompt, one repeat, 16
+tokens, n-max 1 and 2): its figures mean nothing. Progress goes to stderr, one whole line per
+finished run with the time elapsed and left.
 
 Per pair: `spectui plan`'s document (from its cache, else measured now, as plan does: the
 calibration and overheads), then none, ngram-simple, ngram-mod and draft-simple at each n-max
 measured with the bench's protocol (spectui/bench/protocol.py: warm-up, interleaved and
 rotated runs, repeats). The fast preset has no draft model: SmolLM2 drafts for itself there.
 
-The decode costs are timed as plan times them (curve.measure_decodes), with the runs' own
+The decode costs are timed as plan times them (plan/decodes.measure_decodes), with the runs' own
 session, before the first pass and after each: the point-wise median of those curves is
 the one predicted from, so a drift of the machine's speed over the minutes of the runs
 weighs on both sides alike; the spread of t(1) across them is printed as that drift.
@@ -29,14 +33,19 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from rich.console import Console
+
 from spectui.bench import prompts as prompt_set
 from spectui.bench import protocol
 from spectui.bench.results import median
 from spectui.cli import plan as plan_command
+from spectui.cli.loading import loading_line
+from spectui.cli.phases import Phases
 from spectui.config.resolve import resolve
+from spectui.engine.events import TurnEnd
 from spectui.launch.session import checked_models, open_session
 from spectui.llama import draft_fit
-from spectui.plan import acceptance, curve
+from spectui.plan import acceptance, curve, decodes
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import relative_error, tok_per_s, tok_per_s_none
 
@@ -50,15 +59,15 @@ def measured_tok_per_s(runs: list[protocol.Run]) -> float | None:
     return median(statistics.median(v) for v in by_prompt.values())
 
 
-def plan_document(setup, remeasure: bool) -> dict:
+def plan_document(setup, remeasure: bool, phases: Phases) -> dict:
     """spectui plan's document for this pair and machine: cached, else (or `remeasure`)
     measured and cached."""
     target, draft = checked_models(setup)
     key = curve.identity(setup, target, draft)
-    doc = None if remeasure else curve.load_cached(key)[0]
+    doc = None if remeasure else curve.load_cached(key, plan_command.check_calibration)[0]
     if doc is None:
         model_type = draft_fit.read_header(draft).draft_type if draft else None
-        doc = plan_command._measure(setup, model_type, print)
+        doc = plan_command._measure(setup, model_type, phases)
         curve.store(key, doc)
     return doc
 
@@ -70,10 +79,8 @@ def pooled(curves: list[curve.Curve], planned: curve.Curve) -> curve.Curve:
     def points(parts: list[dict[int, tuple[curve.Point, ...]]]) -> dict[int, tuple[curve.Point, ...]]:
         out = {}
         for depth, first in parts[0].items():
-            out[depth] = tuple(
-                curve.Point.of(p.b, [next(q.median for q in part[depth] if q.b == p.b) for part in parts])
-                for p in first
-            )
+            medians = [[next(q.median for q in part[depth] if q.b == p.b) for part in parts] for p in first]
+            out[depth] = curve.fitted([curve.Point.of(p.b, m) for p, m in zip(first, medians, strict=True)])
         return out
 
     drafts = [c.draft for c in curves]
@@ -83,31 +90,47 @@ def pooled(curves: list[curve.Curve], planned: curve.Curve) -> curve.Curve:
     return pooled.scaled(planned.loop_scale)
 
 
-def one_pair(preset: str, args) -> list[dict]:
+def one_pair(preset: str, args, phases: Phases) -> list[dict]:
     overrides: dict = {"temp": args.temp}
     base = resolve(preset, {})
     if not base.model_draft:  # the fast preset: SmolLM2 drafts for itself
         overrides["model_draft"] = base.model
     setup = resolve(preset, overrides | {"spec_type": "draft-simple"})
-    doc = plan_document(setup, args.remeasure)
+    doc = plan_document(setup, args.remeasure, phases)
     planned = curve.Curve.from_dict(doc["curve"])
     filler = [t for p, a in doc["calibration"]["streams"] for t in p + a]
     n_maxes = [int(x) for x in args.n_max.split(",")]
     configs = protocol.plan(setup.spec, [("ngram-simple",), ("ngram-mod",), ("draft-simple",)], n_maxes)
-    chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)
+    chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)[: 1 if args.smoke else None]
     proto = protocol.Protocol(n_predict=args.n, repeat=args.repeat, system=setup.system)
-    session = open_session(replace(setup, spec=setup.spec.with_types("none")), print, types=("draft-simple", "none"))
+    with loading_line(phases.console) as loading:  # in a log: each step once, no tenths
+        none = replace(setup, spec=setup.spec.with_types("none"))
+        session = open_session(none, loading, types=("draft-simple", "none"))
+    phases.done("load", f"{preset}: loaded the pair for the runs")
     longest = acceptance.ngram_longest(setup.spec)
     curves: list[curve.Curve] = []
 
     def time_decodes(*_) -> None:
-        target, draft = curve.measure_decodes(session.ctx, session.draft_ctx, filler, longest)
-        curves.append(replace(planned, target=target, draft=draft))
+        def passed(what: str, left: float) -> None:
+            phases.done("curve", f"{preset}: timing {len(curves) + 1}, {what}", left)
+
+        timed = decodes.measure_decodes(session.ctx, session.draft_ctx, filler, longest, max(n_maxes), passed)
+        curves.append(replace(planned, target=timed.target, draft=timed.draft))
+
+    total, ran = len(configs) * (proto.warmup + proto.repeat * len(chosen)), [0]
+
+    def finished(cfg: protocol.Config, prompt: prompt_set.Prompt, event) -> None:
+        """One whole line per run, the time left at the pace of the runs before it."""
+        if isinstance(event, TurnEnd):
+            pace = phases.seconds["runs"] / ran[0] if ran[0] else None
+            ran[0] += 1
+            left = pace * (total - ran[0]) if pace else None
+            phases.done("runs", f"{preset}: {cfg.label} on {prompt.id} ({ran[0]}/{total})", left)
 
     t0 = time.perf_counter()
     try:
         time_decodes()
-        m = protocol.measure(session, configs, chosen, proto, on_pass=time_decodes)
+        m = protocol.measure(session, configs, chosen, proto, on_event=finished, on_pass=time_decodes)
     finally:
         session.close()
     print(f"{preset}: measured in {time.perf_counter() - t0:.0f} s{' (partial)' if m.partial else ''}")
@@ -182,8 +205,12 @@ def main() -> None:
     p.add_argument("--temp", type=float, default=0.0)
     p.add_argument("--remeasure", action="store_true", help="measure the curve now, not from plan's cache")
     p.add_argument("--json", help="write the rows here")
+    p.add_argument("--smoke", action="store_true", help="a check that it runs (fast preset, 1 prompt, 16 tokens)")
     args = p.parse_args()
-    rows = [row for preset in args.presets.split(",") for row in one_pair(preset, args)]
+    if args.smoke:
+        args.presets, args.repeat, args.n, args.n_max = "fast", 1, 16, "1,2"
+    phases = Phases(Console(stderr=True))
+    rows = [row for preset in args.presets.split(",") for row in one_pair(preset, args, phases)]
     report(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))

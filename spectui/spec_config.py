@@ -66,9 +66,10 @@ def uses_n_max(types) -> bool:
     return any(t in DRAFT_FILE_TYPES or t in HIDDEN_STATE_TYPES or t == AUTO for t in types)
 
 
-def config_label(spec_type: str, n_max: int) -> str:
-    """How a message or a trace names its configuration: "draft-simple n-max 3", "ngram-mod"."""
-    return f"{spec_type} n-max {n_max}" if uses_n_max(spec_type.split(",")) else spec_type
+def config_label(spec_type: str, n_max: int | None) -> str:
+    """How a message or a trace names its configuration: "draft-simple n-max 3", "ngram-mod"
+    (n-max None: not known)."""
+    return f"{spec_type} n-max {n_max}" if n_max is not None and uses_n_max(spec_type.split(",")) else spec_type
 
 
 def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -153,6 +154,11 @@ class SpecConfig:
             raise UserError(f"--spec-draft-n-max must be between 0 and {N_MAX_LIMIT}, got {self.draft_n_max}")
         if not 0 <= self.draft_n_min <= N_MAX_LIMIT:
             raise UserError(f"--spec-draft-n-min must be >= 0 and at most {N_MAX_LIMIT}, got {self.draft_n_min}")
+        if self.draft_n_min > self.draft_n_max:  # llama.cpp drops a draft shorter than n-min: none would be kept
+            raise UserError(
+                f"--spec-draft-n-min ({self.draft_n_min}) must not exceed --spec-draft-n-max ({self.draft_n_max}): "
+                "no draft could be that long"
+            )
         if not 0.0 <= self.draft_p_min <= 1.0:
             raise UserError(f"--spec-draft-p-min must be between 0 and 1, got {self.draft_p_min}")
         if self.verify not in VERIFY_MODES:

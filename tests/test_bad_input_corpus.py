@@ -33,6 +33,7 @@ from spectui.bounded import CONFIG_BYTES
 from spectui.cli import bench as bench_command
 from spectui.cli import chat as chat_command
 from spectui.cli import run as run_command
+from spectui.config.model_choice import not_a_model
 from spectui.config.recent import recent_models, recent_path
 from spectui.config.resolve import resolve, restored
 from spectui.config.settings import Settings, load_settings
@@ -100,6 +101,8 @@ def test_an_empty_preset_or_log_file_is_one_line(command, flag):
 
 # --- the commands' own arguments --------------------------------------------------------
 
+N_MIN_OVER_N_MAX = ["--preset", "smollm2", "--spec-draft-n-min", "5", "--spec-draft-n-max", "3"]
+N_MIN_SAYS = "--spec-draft-n-min (5) must not exceed --spec-draft-n-max (3)"
 COMMAND_CASES = [
     (["run", "--preset", "smollm2", "--trace=", "hi"], "empty value"),
     (["run", "--preset", "smollm2", "-f", ""], "empty value"),
@@ -153,6 +156,9 @@ COMMAND_CASES = [
     (["bench", "--json", "/proc/r.json"], "cannot write"),  # permission bits pass for root; creating does not
     (["bench", "--csv", "/proc/r.csv"], "cannot write"),
     (["run", "--preset", "smollm2", "--trace", "/proc/t.jsonl", "hi"], "cannot write"),
+    # llama.cpp keeps no draft shorter than n-min: such a pair drafted nothing, silently
+    (["run", *N_MIN_OVER_N_MAX, "hi"], N_MIN_SAYS),
+    *(([command, *N_MIN_OVER_N_MAX], N_MIN_SAYS) for command in ("chat", "bench", "plan")),
 ]
 
 
@@ -240,6 +246,28 @@ def test_the_chat_refuses_a_bad_model_file_before_its_app_opens(dirs, monkeypatc
     refused("chat", *target, flag, str(path), match=match)
 
 
+@pytest.mark.parametrize(
+    "content,match",
+    [
+        (b"root:x:0:0:root:/root:/bin/bash\n", "{path} is not a GGUF file (it does not start with GGUF)"),
+        (None, "model file not found: {path}"),
+        (b"", "model file is empty: {path}"),
+        ("dir", "model path is not a file: {path}"),
+        ("fifo", "model path is not a file: {path}"),
+    ],
+)
+def test_another_gguf_file_typed_in_the_chat_s_picker_is_checked_as_it_is_entered(dirs, content, match):
+    """The picker's "Another GGUF file…" (tests/test_tui_chat.py): one plain line, before a draft is picked."""
+    path = dirs / "passwd"
+    if content == "dir":
+        path.mkdir()
+    elif content == "fifo":
+        os.mkfifo(path)
+    elif content is not None:
+        path.write_bytes(content)
+    assert not_a_model(str(path)) == match.format(path=path)
+
+
 GGUF_HEADER = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k"
 GGUFS = {
     "arrays nested 100,000 deep": GGUF_HEADER + struct.pack("<I", 9) + struct.pack("<IQ", 9, 1) * 100_000,
@@ -285,19 +313,24 @@ def test_a_closed_stdin_is_one_line(tmp_path, argv, match):
     one_line(p, 2, match)
 
 
-def test_the_chat_with_stdin_not_a_terminal_exits_2_at_once(tmp_path):
-    """The fault trial's chat spun a core until killed; now it refuses in one line."""
+@pytest.mark.parametrize(
+    "argv,match", [(["chat"], "needs a terminal"), (["replay", str(TRACE)], "without one, use --export OUT.html")]
+)
+def test_the_chat_and_the_replay_with_stdin_not_a_terminal_exit_2_at_once(tmp_path, argv, match):
+    """The fault trial's chat spun a core until killed, its replay wrote escape codes to the
+    file and never ended; now each refuses in one line (the replay's names --export)."""
     p = subprocess.run(
-        [sys.executable, "-m", "spectui", "chat"],
+        [sys.executable, "-m", "spectui", *argv],
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=(tmp_path / "out").open("w"),
+        stderr=subprocess.PIPE,
         text=True,
         timeout=60,
         env={"PATH": "/usr/bin:/bin", "SPECTUI_DATA_DIR": str(tmp_path), "SPECTUI_CONFIG_DIR": str(tmp_path)},
         cwd=ROOT,
     )
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "needs a terminal" in p.stderr and "Traceback" not in p.stderr
+    one_line(p, 2, match)
+    assert (tmp_path / "out").read_text() == "" and ("--export" in p.stderr) == (argv[0] == "replay")
 
 
 # --- readers: every file spectui parses, given what it must refuse ----------------------
@@ -430,6 +463,7 @@ PRESET_VALUES = {
     "spec_draft_n_max = 1000": "--spec-draft-n-max",
     "spec_ngram_mod_n_match = 99999999999": "--spec-ngram-mod-n-match",
     "cache_type_v_draft = 'q4_0'\nflash_attn = 'off'": "flash attention",
+    "spec_draft_n_min = 5\nspec_draft_n_max = 3": "--spec-draft-n-min (5) must not exceed --spec-draft-n-max (3)",
 }
 
 
@@ -664,13 +698,14 @@ def test_run_exits_non_zero_when_the_server_s_stream_fails_part_way(server, monk
 
 @pytest.mark.parametrize("json_out", [False, True])
 def test_run_with_stdout_on_a_full_device_is_one_line(server, monkeypatch, tmp_path, json_out):
-    """`spectui run > /dev/full`: the first write fails; the answer stops, one line, exit 2."""
+    """`spectui run > /dev/full`: the first write fails; the answer stops, one line, exit 1
+    (as every command's: tests/test_full_stdout.py)."""
     monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] * 3 + [FINAL]})
     trace = tmp_path / "t.jsonl"
     with open("/dev/full", "w") as full:
         argv = ["run", "--server", server, "--trace", str(trace), *(["--json"] if json_out else []), "hi"]
         p = spectui_process(tmp_path, *argv, stdout=full)
-    one_line(p, 2, "cannot write to stdout: No space left on device")
+    one_line(p, 1, "cannot write to stdout: No space left on device")
     assert str(trace) in p.stderr and trace.exists()
 
 
@@ -732,7 +767,7 @@ def test_a_saved_chat_with_broken_rows_resumes_and_lists(dirs, case):
     import sqlite3
 
     from spectui.store import chat_store
-    from spectui.store.history import Message, new_chat
+    from spectui.store.chat_types import Message, new_chat
     from spectui.tui.screens.chats import when
 
     chat = new_chat("smollm2")

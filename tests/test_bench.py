@@ -24,7 +24,7 @@ from spectui.bench.memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command
-from spectui.cli import bench_tables
+from spectui.cli import bench_progress, bench_tables
 from spectui.cli import main as cli
 from spectui.cli.loading import loading_line
 from spectui.config.resolve import resolve
@@ -609,13 +609,13 @@ def test_compare_of_two_real_results(tiny, tmp_path, spectui, capsys):
 
 @pytest.mark.model
 def test_ctrl_c_after_the_first_pass_writes_partial_results(spectui, monkeypatch, tmp_path):
-    real = bench_command._report_pass
+    real = bench_progress.report_pass
 
     def interrupt(console, configs, index, repeat, done):
         real(console, configs, index, repeat, done)
         raise KeyboardInterrupt  # as if Ctrl+C came right after the first pass
 
-    monkeypatch.setattr(bench_command, "_report_pass", interrupt)
+    monkeypatch.setattr(bench_progress, "report_pass", interrupt)
     out = tmp_path / "partial.json"
     assert spectui(*TINY, "--repeat", "2", "--json", str(out), "--markdown", str(tmp_path / "p.md")) == 130
     doc = json.loads(out.read_text(encoding="utf-8"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -231,20 +232,20 @@ def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypa
     monkeypatch.setattr(bench_curve.plan_curve, "identity", lambda setup, target, draft: {"draft": draft})
     monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: ({"curve": CURVE.as_dict()}, None))
 
-    def measure(target_ctx, draft_ctx, filler, longest):
-        timed.append((draft_ctx, filler[:3], longest))
-        return CURVE.target, CURVE.draft
+    def measure(target_ctx, draft_ctx, filler, longest, n_max):
+        timed.append((draft_ctx, filler[:3], longest, n_max))
+        return replace(CURVE, overhead_none=0.0, overhead_spec=0.0)
 
-    monkeypatch.setattr(bench_curve.plan_curve, "measure_decodes", measure)
+    monkeypatch.setattr(bench_curve.decodes, "measure_decodes", measure)
     setup, m = SimpleNamespace(), Measurement(runs())
     c, why = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], m, None, said.append)
     assert (c.source, c.curve, why, timed, said) == (PLAN_CACHE, CURVE, None, [], [])
     monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: (None, None))
     c, why = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], m, None, said.append)
     assert c.source == BENCH and (c.curve.overhead_none, c.curve.overhead_spec) == (0, 0)
-    assert timed == [("draft ctx", [1, 2, 3], 0)] and said == ["timing this machine's decodes for the verdict"]
+    assert timed == [("draft ctx", [1, 2, 3], 0, 8)] and said == ["timing this machine's decodes for the verdict"]
     small = bench_curve.costs(FakeSession(n_ctx=256), setup, [NONE, DRAFT], m, None, said.append)
-    assert small == (None, "the context (-c 256) is too small to time decodes at 528 tokens")
+    assert small == (None, "the context (-c 256) is too small to time decodes at 521 tokens")
     stopped = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], Measurement(runs(), partial=True), None, print)
     assert stopped == (None, "the bench stopped before this machine's decodes were timed")
     auto = Config("auto n=3", SpecConfig(types=("auto",)))

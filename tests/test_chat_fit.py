@@ -25,7 +25,7 @@ from spectui.errors import UserError
 from spectui.launch import session as launch_session
 from spectui.plan import memory
 from spectui.plan.memory import Device, MemoryProjection, Part
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.tui.app import SpecApp
 from tests.cli_helpers import Loaded, refused, run_cli
 from tests.fake_session import FakeSession
@@ -98,7 +98,7 @@ def test_the_loaded_pair_at_the_same_settings_is_not_projected_again(setup, monk
 
 def test_the_switcher_names_the_setup_known_to_fit_and_a_refusal_keeps_the_pair(setup):
     updates: list = []
-    state = ChatState(setup, Settings(record_traces=False), updates.append, history.new_chat("x"), None)
+    state = ChatState(setup, Settings(record_traces=False), updates.append, chat_types.new_chat("x"), None)
     switcher = SetupSwitcher(state)
     switcher.load(setup)
     assert updates[-1] == Load(setup, None, None)  # nothing loaded: projected

@@ -214,13 +214,13 @@ def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
     from spectui.chat import switcher
     from spectui.chat.state import ChatState
     from spectui.config.settings import Settings
-    from spectui.store import history
+    from spectui.store import chat_types
     from tests.fake_session import FakeSession
 
     seeded = []
-    monkeypatch.setattr(plan_curve, "cached_for", lambda setup, status: (CURVE, True))
+    monkeypatch.setattr(switcher.cached, "for_pair", lambda setup, status: (CURVE, None, True))
     monkeypatch.setattr(switcher, "Session", FakeSession)  # the fake stands for a local Session
     monkeypatch.setattr(FakeSession, "seed_auto", lambda self, *costs: seeded.append(costs), raising=False)
-    state = ChatState(setup, Settings(record_traces=False), lambda update: None, history.new_chat("x"), None)
+    state = ChatState(setup, Settings(record_traces=False), lambda update: None, chat_types.new_chat("x"), None)
     switcher.SetupSwitcher(state).session_loaded(FakeSession(spec=setup.spec), setup, {})
     assert state.curve is CURVE and seeded == [auto_costs(CURVE)]

@@ -4,6 +4,8 @@ words and styles what they emit."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from spectui.chat.conversation import GENERATING, STOPPING, Conversation
@@ -23,7 +25,7 @@ from spectui.chat.updates import (
 from spectui.config.settings import Settings
 from spectui.engine.interface import ChatSession
 from spectui.spec_config import N_MAX_LIMIT
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.tui.header import status_spans
 from tests.fake_session import FakeSession
 
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (confte
 
 def state_of(setup, session: ChatSession | None) -> tuple[ChatState, list]:
     updates: list = []
-    chat = history.new_chat(setup.preset)
+    chat = chat_types.new_chat(setup.preset)
     return ChatState(setup, Settings(record_traces=False), updates.append, chat, session), updates
 
 
@@ -70,7 +72,7 @@ def test_persistence_saves_opens_and_says_what_it_cannot_read(setup):
     records = Persistence(state)
     records.save()  # an empty chat is not stored
     assert records.list_chats() == ([], [])
-    state.chat.messages.append(history.Message(role="user", content="hello"))
+    state.chat.messages.append(chat_types.Message(role="user", content="hello"))
     records.save()
     assert not state.unsaved and [c.id for c in records.list_chats()[0]] == [state.chat.id]
     opened = records.open(state.chat.id)
@@ -124,3 +126,24 @@ def test_the_status_line_reads_and_is_styled_as_before():
     )
     assert status_spans(StatusLine("failed", "bad")) == (("could not load the models: bad", "$error"),)
     assert status_spans(StatusLine()) == ()
+
+
+def test_the_n_max_keys_stop_at_n_min(setup):
+    """Below --spec-draft-n-min no draft is kept: the keys stop there rather than fail."""
+    spec = setup.spec.replace(draft_n_min=2, draft_n_max=3)
+    state, _ = state_of(replace(setup, spec=spec), FakeSession(spec=spec))
+    SetupSwitcher(state).step_n_max(-5)
+    assert state.setup.spec.draft_n_max == 2
+
+
+@pytest.mark.model
+def test_a_build_that_may_crash_is_said_when_the_pair_loads(setup, session, monkeypatch):
+    """Before the first decode, as the CLI's warning (tests/test_build_warning.py)."""
+    from spectui.chat import switcher as switcher_module
+
+    monkeypatch.setattr(switcher_module, "crash_risk", lambda: "may crash; the cure")
+    state, updates = state_of(setup, None)
+    SetupSwitcher(state).session_loaded(session, setup, {})
+    state.owns_session = False  # the module's session stays open for the other tests
+    said = [u for u in updates if isinstance(u, Notice) and u.text == "may crash; the cure"]
+    assert len(said) == 1 and said[0].severity == "warning"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from spectui.errors import UserError
-from spectui.store import chat_import, chat_store, history, migrations
-from spectui.store.history import Chat, Message, new_chat
+from spectui.store import chat_import, chat_store, chat_types, migrations
+from spectui.store.chat_types import AnswerConfig, Chat, Message, new_chat
 
 OLD_CHATS = Path(__file__).parent / "data" / "old_chats"
 SCHEMA_1 = Path(__file__).parent / "data" / "chats_schema1.db"  # written by spectui before migrations were recorded
@@ -40,7 +40,7 @@ def sample_chat() -> Chat:
             segments=[("Draft tokens 🚀", "draft"), (" zebraword", "rejected"), (" are verified.", "target")],
             stopped=True,
             stats={"acceptance": 0.5, "n_rounds": 3},
-            config="draft n-max 8",
+            config=AnswerConfig(("draft-simple",), 8, "match", 0.5, 40, 0.95, 0.05, None),
         ),
     ]
     chat.setup = {"model": "smollm2-135m-instruct-q4_1", "temp": 0.5, "seed": None}
@@ -186,7 +186,7 @@ def schema(path: Path) -> set[tuple[str, str]]:
 def test_a_new_database_records_its_migrations_in_order(data):
     chat_store.save_chat(sample_chat())
     chat_store.close()
-    assert recorded(data / "chats.db")[:2] == (1, ["chats_and_messages"])
+    assert recorded(data / "chats.db")[:2] == (2, ["chats_and_messages", "answer_configuration"])
 
 
 def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monkeypatch):
@@ -214,7 +214,8 @@ def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monk
         ("assistant", "```python\nprint('cut')"),
     ]
     answer, cut = chat.messages[2], chat.messages[4]
-    assert answer.segments[1] == (" zebraword", "rejected") and answer.config == "draft n-max 8"
+    assert answer.segments[1] == (" zebraword", "rejected") and answer.config == AnswerConfig(("draft",), 8)
+    assert cut.config == AnswerConfig(("ngram-mod",), 16) and chat.messages[1].config is None
     assert answer.stats == {
         "acceptance": 0.5,
         "n_rounds": 3,
@@ -225,8 +226,10 @@ def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monk
     assert cut.stopped and cut.segments == [("```python\n", "target"), ("print('cut')", "draft")]
     assert chat.damaged == "" and [c.id for c in chat_store.search("verifies")] == [chat.id]
     chat_store.close()
-    assert schema(data / "chats.db") == before  # recognised as migrated already: nothing ran
-    assert recorded(data / "chats.db")[:2] == (1, ["chats_and_messages"])
+    version, names, columns = recorded(data / "chats.db")  # the first recognised as applied, not run again
+    assert (version, names) == (2, ["chats_and_messages", "answer_configuration"])
+    assert "config" not in columns and {"spec_types", "draft_n_max", "temp", "seed"} <= columns
+    assert {n for n, _ in schema(data / "chats.db")} == {n for n, _ in before}  # its index and triggers too
 
     monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, add_note])
     assert chat_store.load_chat(chat.id) == chat  # a later version's migration keeps every row
@@ -234,7 +237,7 @@ def test_a_database_written_before_migrations_opens_with_nothing_lost(data, monk
     chat_store.save_chat(chat)
     chat_store.close()
     version, names, columns = recorded(data / "chats.db")
-    assert (version, names) == (2, ["chats_and_messages", "add_note"]) and "note" in columns
+    assert (version, names) == (3, ["chats_and_messages", "answer_configuration", "add_note"]) and "note" in columns
     assert len(chat_store.load_chat(chat.id).messages) == 6  # opened again: add_note is not run twice
 
 
@@ -266,6 +269,7 @@ def test_old_json_chats_and_their_journals_are_imported_once_and_kept(data):
     assert new.messages[-1].content == "They reuse text the chat already holds."  # the journal replayed
     assert new.messages[-1].segments[-1] == (" already holds.", "target")
     assert new.messages[1].segments[1] == (" guesses", "rejected") and new.setup["temp"] == 0.0
+    assert new.messages[1].config == AnswerConfig(("draft",), 8) and new.messages[0].config is None  # its label, read
     old = chat_store.load_chat("20240115-090000-0f0f0f")  # format 1: no setup
     assert old.setup == {} and old.messages[2].stopped and old.messages[0].role == "system"
     kept = sorted((data / "chats" / "imported").iterdir())
@@ -286,7 +290,7 @@ def test_old_json_chats_and_their_journals_are_imported_once_and_kept(data):
             "unknown role 'robot'",
         ),
         ("[1, 2]", "not a JSON object"),
-        ('{"format": 3}', "newer spectui"),
+        ('{"format": 4}', "newer spectui"),
         ("[" * 100_000, "not a valid chat file"),
     ],
 )
@@ -330,7 +334,7 @@ STREAM = textwrap.dedent(
     """
     import sys, time
     from spectui.store import chat_store
-    from spectui.store.history import Message, new_chat
+    from spectui.store.chat_types import Message, new_chat
     chat = new_chat()
     chat.messages = [Message("user", "count"), Message("assistant", "")]
     chat_store.save_chat(chat)
@@ -363,7 +367,7 @@ APPEND = textwrap.dedent(
     """
     import sys
     from spectui.store import chat_store
-    from spectui.store.history import Message
+    from spectui.store.chat_types import Message
     chat_id, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     chat = chat_store.load_chat(chat_id, last=2)
     for i in range(n):
@@ -451,6 +455,9 @@ def _corrupt(sql: str, *args) -> None:
         ("UPDATE messages SET stats = '{\"acceptance\": ' WHERE role = 'assistant'", "statistics"),
         ("UPDATE chats SET setup = 'not json'", "settings"),
         ('UPDATE chats SET setup = \'["model", "x"]\'', "settings"),
+        ("UPDATE messages SET spec_types = '[\"dra' WHERE role = 'assistant'", "configuration"),
+        ("UPDATE messages SET draft_n_max = 'eight' WHERE role = 'assistant'", "configuration"),
+        ("UPDATE messages SET spec_changes = '[[1]]' WHERE role = 'assistant'", "configuration"),
     ],
 )
 def test_a_chat_whose_json_columns_are_corrupt_opens_without_them_and_says_so(data, sql, lost):
@@ -535,7 +542,7 @@ def test_the_turns_a_quit_kept_are_added_to_their_chat_once(unsaved_dirs):
     turns(chat, 2, "unsaved ")
     chat.messages[-1].segments = [("unsaved ", "draft"), ("x", "rejected"), ("answer 1", "target")]
     kept = chat_import.write_unsaved(chat, unsaved_dirs / "share")
-    history.export_markdown(chat, kept.with_suffix(".md"))
+    chat_types.export_markdown(chat, kept.with_suffix(".md"))
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     notes, problems = chat_store.import_unsaved()
     assert problems == [] and len(notes) == 1 and str(kept.with_suffix(".md")) in notes[0]

@@ -4,7 +4,7 @@ replaying fake session (the model is not what is tested here)."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -31,7 +31,7 @@ from spectui.config.settings import Settings
 from spectui.engine.ab import Verdict
 from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.trace import format as trace_format
 from spectui.tui.header import header, pair_line
 from spectui.tui.widgets.verdict import render_verdict
@@ -95,6 +95,10 @@ def test_send_streams_an_answer_saves_it_and_keeps_its_trace(setup):
     saved = chat_store.load_chat(controller.chat.id)
     assert saved.messages[-1].content == answer.content
     assert saved.setup["spec_type"] == "draft-simple" and saved.setup["temp"] == 0.0
+    config = saved.messages[-1].config  # what the answer was generated with, as data
+    assert config == chat_types.AnswerConfig(
+        ("draft-simple",), setup.spec.draft_n_max, setup.spec.verify, **asdict(setup.sampling())
+    )
     assert len(controller.traced) == 1 and controller.traced[0].prompt == user.content
 
 
@@ -154,7 +158,7 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
     assert {(r.configured, r.n_max) for r in rounds[1:]} == {("ngram-mod", 4)}
     assert controller.setup.spec.label == "ngram-mod" and controller.setup.spec.draft_n_max == 4
     assert [c.config["spec_type"] for c in controller.traced[0].changes] == ["draft-simple", "ngram-mod"]
-    assert controller.chat.messages[-1].config == "draft-simple n-max 3 → ngram-mod"
+    assert controller.chat.messages[-1].config_label == "draft-simple n-max 3 → ngram-mod"
     assert header(controller)[0].startswith("ngram-mod")
     assert chat_store.load_chat(controller.chat.id).setup["spec_type"] == "ngram-mod"
 
@@ -242,8 +246,8 @@ def test_a_preset_switch_keeps_what_the_preset_does_not_set_and_says_what_change
 
 def test_open_chat_shows_it_and_restores_its_settings(setup):
     controller, screen = make(setup)
-    saved = history.new_chat("smollm2")
-    saved.messages = [history.Message("user", "old question"), history.Message("assistant", "old answer")]
+    saved = chat_types.new_chat("smollm2")
+    saved.messages = [chat_types.Message("user", "old question"), chat_types.Message("assistant", "old answer")]
     saved.setup = replace(setup, temp=0.7, spec=setup.spec.replace(draft_n_max=5)).values()
     chat_store.save_chat(saved)
     controller.open_chat(saved.id)
@@ -260,8 +264,8 @@ def test_open_chat_shows_it_and_restores_its_settings(setup):
 
 def test_opening_a_chat_whose_stored_columns_are_corrupt_shows_it_and_says_what_is_missing(setup):
     controller, screen = make(setup)
-    saved = history.new_chat("smollm2")
-    saved.messages = [history.Message("user", "q"), history.Message("assistant", "a", [("a", "draft")])]
+    saved = chat_types.new_chat("smollm2")
+    saved.messages = [chat_types.Message("user", "q"), chat_types.Message("assistant", "a", [("a", "draft")])]
     saved.setup = replace(setup, temp=0.7).values()
     chat_store.save_chat(saved)
     chat_store._db().execute("UPDATE messages SET segments = 'x', stats = '[' WHERE role = 'assistant'")
@@ -302,8 +306,8 @@ def test_opening_a_chat_that_ran_on_other_models_reloads_them(setup, tmp_path):
     other = tmp_path / "other.gguf"
     other.write_bytes(b"GGUF")
     controller, screen = make(setup)
-    saved = history.new_chat("smollm2")
-    saved.messages = [history.Message("user", "q")]
+    saved = chat_types.new_chat("smollm2")
+    saved.messages = [chat_types.Message("user", "q")]
     saved.setup = replace(setup, model=str(other)).values()
     chat_store.save_chat(saved)
     controller.open_chat(saved.id)
@@ -402,7 +406,7 @@ def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     run.run(specs, lambda side, spec: started.append(run.side_started(side, spec)), run.add, pytest.fail)
     verdict = run.ended()
     assert isinstance(verdict, Verdict) and verdict.identical
-    assert [t.message.config for t in started] == ["ngram-mod", "draft-simple n-max 5"]
+    assert [t.message.config_label for t in started] == ["ngram-mod", "draft-simple n-max 5"]
     assert session.resets == 2 and session.spec == setup.spec  # cold each, then restored
     assert [p[-1]["content"] for p in session.prompts] == [run.prompt] * 2
     path = run.save_trace()
@@ -474,8 +478,8 @@ def test_deleting_the_open_chat_mid_answer_stops_it_and_nothing_else_runs_until_
     controller, screen = make(setup)
     controller.submit("hi")
     job = screen.of(Generate)[0].job
-    other = history.new_chat("smollm2")
-    other.messages = [history.Message("user", "q")]
+    other = chat_types.new_chat("smollm2")
+    other.messages = [chat_types.Message("user", "q")]
     chat_store.save_chat(other)
     controller.chats_changed({}, {controller.chat.id})
     assert job.stop.is_set() and controller.generating  # asked to stop; its worker still runs

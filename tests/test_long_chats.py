@@ -10,7 +10,7 @@ import pytest
 
 from spectui.store import chat_store
 from spectui.store.chat_store import SHOWN
-from spectui.store.history import Message, new_chat
+from spectui.store.chat_types import Message, new_chat
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.transcript import MOUNTED, Transcript

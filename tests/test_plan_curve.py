@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,13 @@ from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import per_type, rounds_of
 from spectui.errors import UserError
-from spectui.plan import acceptance, curve
+from spectui.plan import acceptance, curve, decodes
 from spectui.plan.predict import Drafting
 from spectui.store import answers, chat_store
-from spectui.store.history import Message, new_chat
+from spectui.store.chat_types import AnswerConfig, Message, new_chat
 
 RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
+SCHEMA_1 = Path(__file__).parent / "data" / "chats_schema1.db"  # the chats database before migration 2
 pytestmark = pytest.mark.usefixtures("dirs")  # own data dir: the chat store's tests write chats
 
 
@@ -136,12 +139,29 @@ def _stats(per_position, gen_drafts, gen_tokens, acc_tokens, rounds, spec_type):
 def test_saved_answers_pool_per_position_by_drafts_and_extend_past_their_n_max():
     pair = {"model": "t", "model_draft": "d"}
     answers = [
-        (pair, "draft-simple n-max 2", _stats([0.8, 0.4], 10, 20, 12, 10, "draft-simple")),
-        (pair, "draft-simple n-max 3", _stats([0.5, 0.25, 0.125], 30, 90, 26, 30, "draft-simple")),
-        ({"model": "t", "model_draft": "other"}, "draft-simple n-max 3", _stats([1, 1, 1], 99, 297, 297, 99, "x")),
-        (pair, "ngram-mod", _stats([0.5], 20, 200, 60, 80, "ngram-mod")),
-        (pair, "ngram-simple", _stats([0.5], 3, 30, 9, 80, "ngram-simple")),  # too few drafts to decide
-        (pair, "ngram-mod,draft-simple n-max 3", _stats([0.9], 50, 50, 45, 50, "ngram-mod")),  # a combination
+        (pair, AnswerConfig(("draft-simple",), 2), _stats([0.8, 0.4], 10, 20, 12, 10, "draft-simple")),
+        (pair, AnswerConfig(("draft-simple",), 3), _stats([0.5, 0.25, 0.125], 30, 90, 26, 30, "draft-simple")),
+        (
+            {"model": "t", "model_draft": "other"},
+            AnswerConfig(("draft-simple",), 3),
+            _stats([1, 1, 1], 99, 297, 297, 99, "x"),
+        ),
+        (pair, AnswerConfig(("ngram-mod",), 3), _stats([0.5], 20, 200, 60, 80, "ngram-mod")),
+        (
+            pair,
+            AnswerConfig(("ngram-simple",), 3),
+            _stats([0.5], 3, 30, 9, 80, "ngram-simple"),
+        ),  # too few drafts to decide
+        (
+            pair,
+            AnswerConfig(("ngram-mod", "draft-simple"), 3),
+            _stats([0.9], 50, 50, 45, 50, "ngram-mod"),
+        ),  # a combination
+        (
+            pair,
+            AnswerConfig(("ngram-mod",), 3, spec_changes=((("none",), 3),)),
+            _stats([0.9], 50, 50, 45, 50, "ngram-mod"),
+        ),
     ]
     found = acceptance.saved(answers, "t", "d")
     assert set(found) == {"draft-simple", "ngram-mod"}
@@ -164,8 +184,8 @@ def test_saved_answers_pool_per_position_by_drafts_and_extend_past_their_n_max()
 )
 def test_saved_answers_of_another_shape_leave_the_type_to_the_calibration(stats):
     pair = {"model": "t", "model_draft": "d"}
-    label = "ngram-mod" if "ngram-mod" in str(stats) else "draft-simple n-max 3"
-    assert acceptance.saved([(pair, label, stats)], "t", "d") == {}
+    config = AnswerConfig(("ngram-mod",) if "ngram-mod" in str(stats) else ("draft-simple",), 3)
+    assert acceptance.saved([(pair, config, stats)], "t", "d") == {}
 
 
 def test_the_store_gives_every_answer_with_statistics_and_plan_creates_no_database():
@@ -173,19 +193,57 @@ def test_the_store_gives_every_answer_with_statistics_and_plan_creates_no_databa
     chat = new_chat()
     chat.setup = {"model": "t", "model_draft": "d"}
     stats = _stats([0.5], 1, 3, 1, 1, "draft-simple")
-    chat.messages = [Message("user", "hi"), Message("assistant", "yo", stats=stats, config="draft-simple n-max 3")]
+    config = AnswerConfig(("draft-simple",), 3, "match", 0.0, 40, 0.95, 0.05, 7)
+    chat.messages = [Message("user", "hi"), Message("assistant", "yo", stats=stats, config=config)]
     chat_store.save_chat(chat)
-    assert answers.answer_stats() == [({"model": "t", "model_draft": "d"}, "draft-simple n-max 3", stats)]
+    assert answers.answer_stats() == [({"model": "t", "model_draft": "d"}, config, stats)]
+
+
+def test_answers_stored_before_their_configuration_was_kept_still_count():
+    """A database in the previous schema (each answer's configuration a label): opened, its
+    answers are read by their spec types and n-max, as the plan selects them."""
+    path = chat_store.db_path()
+    path.parent.mkdir(parents=True)
+    shutil.copy(SCHEMA_1, path)
+    rows = [
+        ("draft-simple n-max 5", _stats([0.75, 0.5], 20, 60, 30, 20, "draft-simple")),
+        ("ngram-mod", _stats([0.5], 20, 200, 60, 80, "ngram-mod")),
+        ("draft-simple n-max 3 → ngram-mod", _stats([0.5], 20, 60, 30, 20, "draft-simple")),  # switched: neither
+    ]
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO chats VALUES ('20250603-1', 'old', 1.0, 1.0, '', ?)",
+            (json.dumps({"model": "t", "model_draft": "d"}),),
+        )
+        for label, stats in rows:
+            db.execute(
+                "INSERT INTO messages (chat, role, content, segments, stopped, stats, config) "
+                "VALUES ('20250603-1', 'assistant', 'yo', '[]', 0, ?, ?)",
+                (json.dumps(stats), label),
+            )
+    read = [(config.spec_types, config.draft_n_max, config.spec_changes) for _, config, _ in answers.answer_stats()]
+    assert read[-3:] == [
+        (("draft-simple",), 5, ()),
+        (("ngram-mod",), None, ()),
+        (("draft-simple",), 3, ((("ngram-mod",), None),)),
+    ]
+    found = acceptance.saved(answers.answer_stats(), "t", "d")
+    assert set(found) == {"draft-simple", "ngram-mod"} and found["draft-simple"].positions[:2] == (0.75, 0.5)
+    assert found["ngram-mod"].drafting == Drafting(20 / 80, 10.0, 3.0, False)
+    assert chat_store.load_chat("20250603-1").messages[-1].config_label == "draft-simple n-max 3 → ngram-mod"
 
 
 # --- on SmolLM2 ------------------------------------------------------------------------
 
 
 @pytest.mark.model
-def test_decode_times_measure_each_size_and_leave_the_context_empty(session):
+def test_decode_times_measure_each_size_at_each_depth_and_leave_the_context_empty(session):
     filler = session.target.tokenize("The quick brown fox jumps over the lazy dog. " * 4)
-    points = curve.decode_times(session.ctx, [1, 4], 16, 2, filler)
-    assert [p.b for p in points] == [1, 4] and all(p.median > 0 and p.spread >= 0 for p in points)
+    by_depth, drift = decodes.decode_times(session.ctx, [1, 4], filler, depths=(16, 40))
+    assert sorted(by_depth) == [16, 40] and drift > -1
+    for points in by_depth.values():
+        assert [p.b for p in points] == [1, 4] and all(p.median > 0 and p.spread >= 0 for p in points)
+        assert points[0].median <= points[1].median  # fitted non-decreasing
     assert session.ctx.n_past == 0
 
 

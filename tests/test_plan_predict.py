@@ -143,14 +143,17 @@ def test_a_broken_curve_is_refused(broken):
         Curve.from_dict(broken)
 
 
-def test_the_recorded_plan_renders_within_80_columns_with_every_section():
+@pytest.mark.parametrize("width", [80, 100])
+def test_the_recorded_plan_renders_within_a_terminals_width_with_every_section_and_every_word(width):
     doc = json.loads(RECORDED.read_text())
     c = Curve.from_dict(doc["curve"])
     ngram = {"ngram-simple": Drafting(0.1, 14.6, 2.9, False), "ngram-mod": Drafting(0.0, 0.0, 0.0, False)}
     positions = (0.7, 0.5, 0.35, 0.25, 0.2, 0.15, 0.1, 0.08)
     plan = Plan(c, 256, "draft-simple", positions, ngram, {"draft-simple": "calibration"})
-    lines = render(plan, ["memory: not available"])
-    assert max(len(line) for line in lines) <= 80
+    lines = render(plan, ["memory: not available"], width)
+    assert max(len(line) for line in lines) <= width
+    whole = render(plan, ["memory: not available"])  # a file: lines whole, the same words
+    assert " ".join(lines).split() == " ".join(whole).split() and max(len(line) for line in whole) > 80
     text = "\n".join(lines)
     for section in ("Cost curve", "memory: not available", "break-even α", "Speedup against α", "α of draft-simple"):
         assert section in text

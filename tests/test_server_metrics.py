@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spectui.engine.server import ServerSession
+from spectui.engine.server import ServerPool, ServerSession
 from spectui.engine.server_metrics import (
     METRICS_BYTES,
     NEEDS_SPEC_TYPE,
@@ -223,3 +223,9 @@ def test_a_speculating_server_that_drafts_nothing_is_named_after_its_first_answe
     wide = watch.wide("")
     assert "drafted nothing over its first 2 answers" in wide.idle and wide.notes == (wide.idle,)
     assert wide.counters is not None and wide.counters.busy_slots_per_decode == 2.0
+
+
+def test_comparing_servers_that_none_speculate_names_the_cause(fake):
+    with pytest.raises(UserError, match="run the same speculation") as e:
+        ServerPool([ServerSession(fake), ServerSession(fake)])
+    assert str(not_speculating(fake, ("none",))) in str(e.value)

@@ -34,7 +34,14 @@ def test_unknown_type_lists_the_valid_ones():
 
 @pytest.mark.parametrize(
     "kw",
-    [{"draft_n_max": 65}, {"draft_n_max": -1}, {"verify": "exact"}, {"draft_p_min": 1.5}, {"draft_sampling": "top"}],
+    [
+        {"draft_n_max": 65},
+        {"draft_n_max": -1},
+        {"verify": "exact"},
+        {"draft_p_min": 1.5},
+        {"draft_sampling": "top"},
+        {"draft_n_min": 5, "draft_n_max": 3},  # no draft could be kept: llama.cpp drops those under n-min
+    ],
 )
 def test_bad_values_are_user_errors(kw):
     with pytest.raises(UserError):

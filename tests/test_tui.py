@@ -32,7 +32,7 @@ from spectui.engine.session import Session
 from spectui.engine.stats import config_changes
 from spectui.llama.model import Model
 from spectui.spec_config import SpecConfig
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.messages import MemoryMeasured, SessionLoading
@@ -106,7 +106,7 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
         assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1] :])
-        assert "→ ngram-cache" in app.controller.chat.messages[-1].config
+        assert "→ ngram-cache" in app.controller.chat.messages[-1].config_label
 
 
 @sync
@@ -559,7 +559,12 @@ def test_live_turn_builds_the_message():
     m = turn.message
     assert m.content == "hello world!" and not m.stopped
     assert m.segments == [("he", "draft"), ("xx", REJECTED), ("llo", "target"), (" worl", "draft"), ("d!", "target")]
-    assert m.config == "draft-simple n-max 3 → ngram-mod"
+    assert m.config is not None and m.config.label == "draft-simple n-max 3 → ngram-mod"
+    assert (m.config.spec_types, m.config.draft_n_max, m.config.spec_changes) == (
+        ("draft-simple",),
+        3,
+        ((("ngram-mod",), 4),),
+    )
     assert m.stats["n_generated"] == 6
 
 
@@ -733,7 +738,7 @@ def test_with_the_overlay_off_a_long_code_line_wraps_and_loses_nothing():
                 return {"spec-draft": "green"}
 
             def compose(self):
-                yield AssistantMessage(history.Message("assistant", text, segments=[(text, "target")]), False, True)
+                yield AssistantMessage(chat_types.Message("assistant", text, segments=[(text, "target")]), False, True)
 
         async with Host().run_test(size=(80, 24)) as pilot:
             await pilot.pause()
@@ -757,7 +762,7 @@ def test_chunking_bounds_the_streaming_redraw():
                 return {"spec-draft": "green"}
 
             def compose(self):
-                yield AssistantMessage(history.Message("assistant", "", segments=long_answer), True, True)
+                yield AssistantMessage(chat_types.Message("assistant", "", segments=long_answer), True, True)
 
         async with Host().run_test(size=(80, 24)) as pilot:
             await pilot.pause()

@@ -62,7 +62,7 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
 
         ends = [pane.turn.end for pane in (a, b)]
         assert all(e.stop_reason in (StopReason.EOS, StopReason.N_PREDICT) for e in ends)
-        assert a.turn.message.config == "none" and b.turn.message.config == "draft-simple n-max 4"
+        assert a.turn.message.config_label == "none" and b.turn.message.config_label == "draft-simple n-max 4"
         assert "$spec-draft" not in styles(a) and "$spec-draft" in styles(b)  # the overlay, as in the chat
         sa, sb = (summarize(pane.turn.events) for pane in (a, b))
         assert sa.n_drafted == 0 and sb.n_drafted > 0 and max(r.n_drafted for r in b.turn.rounds) <= 4

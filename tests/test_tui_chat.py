@@ -8,6 +8,7 @@ sampling change run on SmolLM2 (and Gemma 3 for the pair that does not fit).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -20,7 +21,7 @@ from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.engine.events import Round
 from spectui.llama.sampling import SamplingParams
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
 from spectui.tui.screens.confirm import ConfirmScreen
@@ -287,6 +288,23 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
         app.controller.close()
 
 
+@sync
+async def test_another_file_that_is_not_a_gguf_is_refused_as_it_is_entered(fake, setup, tmp_path):
+    """/etc/passwd was taken, and failed only once a draft was picked, as `bad magic b'root'`."""
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app._ask_file(lambda path: pytest.fail(f"{path} was taken as a model"))
+        await until(pilot, lambda: isinstance(app.screen, NameScreen) and app.screen.query(Input))
+        app.screen.query_one(Input).value = str(passwd)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("not a GGUF" in n.message for n in notices(app)))
+        [said] = [n.message for n in notices(app) if "not a GGUF" in n.message]
+        assert said == f"{passwd} is not a GGUF file (it does not start with GGUF)"
+        assert not isinstance(app.screen, CommandPalette) and app.controller.session is fake
+
+
 # --- saved chats: picker, resume, copy ------------------------------------------------------
 
 
@@ -320,8 +338,11 @@ async def test_rename_and_delete_chats_in_the_picker(fake, setup):
 
 @sync
 async def test_the_picker_searches_every_chats_words(fake, setup):
-    rockets = history.new_chat()
-    rockets.messages = [history.Message("user", "Tell me"), history.Message("assistant", "Rockets push on exhaust.")]
+    rockets = chat_types.new_chat()
+    rockets.messages = [
+        chat_types.Message("user", "Tell me"),
+        chat_types.Message("assistant", "Rockets push on exhaust."),
+    ]
     chat_store.save_chat(rockets)
     chat_store.save_chat(fixed_chat())
     app = SpecApp(setup, session=fake)
@@ -396,7 +417,7 @@ async def test_copy_the_last_answer_or_its_code_block(fake, setup):
         assert app.clipboard == chat.messages[-1].content and "ZZREJECTEDZZ" not in app.clipboard
 
 
-def saved_with_setup(**setup_values) -> history.Chat:
+def saved_with_setup(**setup_values) -> chat_types.Chat:
     chat = fixed_chat()
     chat.setup = resolved(chat_args()).values() | setup_values
     chat_store.save_chat(chat)
@@ -602,11 +623,54 @@ async def test_round_details_fit_80_columns_with_notes_a_scroll_away(setup):
         assert table.scroll_x > 0 and table.scroll_x == table.max_scroll_x
 
 
-@pytest.mark.parametrize("field", ["temp", "spec_draft_n_max"])
-def test_settings_fields_refuse_out_of_range_values(field):
+@pytest.mark.parametrize(
+    "name, text, says",
+    [
+        ("temp", "-5", "--temp must be 0 (greedy) or more"),
+        ("spec_draft_n_max", "99", "--spec-draft-n-max must be between 0 and 64"),
+        ("seed", "-2", "--seed must be 0 to 4294967295, or -1 for a random one"),
+        ("top_k", "x", "top-k must be a whole number, not 'x'"),
+    ],
+)
+def test_settings_are_checked_as_setup_checks_a_flag(name, text, says):
+    from spectui.config.setup import Setup
     from spectui.errors import UserError
-    from spectui.tui.screens.settings import BY_NAME, parse
+    from spectui.tui.screens.settings import checked
 
-    with pytest.raises(UserError, match=BY_NAME[field].label):
-        parse(BY_NAME[field], "-5")
-    assert parse(BY_NAME["seed"], " ") is None
+    with pytest.raises(UserError, match=re.escape(says)):
+        checked(Setup(), {name: text})
+
+
+def test_settings_accept_what_setup_accepts():
+    from spectui.config.setup import Setup
+    from spectui.tui.screens.settings import checked
+
+    assert checked(Setup(), {"seed": "-1", "spec_draft_n_max": "0"}) == {"seed": -1, "spec_draft_n_max": 0}
+    assert checked(Setup(), {"seed": " "}) == {"seed": None}  # none: random, as -1
+
+
+@sync
+async def test_the_settings_grey_what_an_ngram_type_does_not_use_and_take_seed_minus_1(setup):
+    fake = FakeSession(spec=setup.spec.with_types("ngram-simple").replace(ngram_simple_size_n=3))
+    app = SpecApp(replace(setup, seed=7), session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f10")
+        screen = app.screen
+        assert isinstance(screen, SettingsScreen)
+        for name in ("spec_draft_n_max", "spec_draft_n_min", "spec_draft_p_min"):
+            box = screen.query_one(f"#{name}", Input)
+            about = box.parent.children[box.parent.children.index(box) + 1]
+            assert box.disabled and "-unused" in about.classes
+            assert str(about.visual) == "not used by ngram-simple: its sizes are size-n 3, size-m 48"
+        assert screen.query_one("#seed", Input).value == "7"
+        await fill(pilot, screen, {"seed": "-1"})
+        await pilot.press("ctrl+s")
+        assert not isinstance(app.screen, SettingsScreen)
+        assert app.controller.setup.seed == -1 and fake.sampling.seed is None  # -1: random, as the flag says
+        app.controller.state.setup = replace(app.controller.setup, seed=None)  # random, as none
+        said = len(notices(app))
+        await pilot.press("f10")
+        assert app.screen.query_one("#seed", Input).value == "-1"
+        await pilot.press("ctrl+s")  # unchanged as written: nothing to apply, nothing said
+        assert not isinstance(app.screen, SettingsScreen) and len(notices(app)) == said
+        assert app.controller.setup.seed is None

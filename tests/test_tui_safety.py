@@ -17,7 +17,7 @@ from textual.widgets import OptionList
 
 from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.screens import chat as chat_screen
 from tests.fake_session import FakeSession
@@ -167,8 +167,11 @@ async def test_quitting_while_the_database_stays_locked_waits_for_it_once(dirs, 
 @sync
 async def test_a_chat_opened_with_unreadable_parts_says_so(dirs, fake, setup):
     """--resume hands the app a chat whose overlay column is corrupt: it shows, with a notice."""
-    chat = history.new_chat()
-    chat.messages = [history.Message("user", "q"), history.Message("assistant", "zebraword", [("zebraword", "draft")])]
+    chat = chat_types.new_chat()
+    chat.messages = [
+        chat_types.Message("user", "q"),
+        chat_types.Message("assistant", "zebraword", [("zebraword", "draft")]),
+    ]
     chat_store.save_chat(chat)
     chat_store._db().execute("UPDATE messages SET segments = '{' WHERE role = 'assistant'")
     app = SpecApp(setup, session=fake, chat=chat_store.latest_chat(last=chat_store.SHOWN))

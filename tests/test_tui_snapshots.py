@@ -16,7 +16,7 @@ from spectui.chat.turn import Baseline
 from spectui.config.settings import Settings, save_settings
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.spec_config import SpecConfig
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
 from spectui.tui.themed import ThemedApp
@@ -35,8 +35,8 @@ def instant_fake(setup):
     return FakeSession(spec=setup.spec)
 
 
-def saved_chat() -> history.Chat:
-    chat = history.new_chat("smollm2")
+def saved_chat() -> chat_types.Chat:
+    chat = chat_types.new_chat("smollm2")
     segments = [
         ("Here is", "draft"),
         (" a", "target"),
@@ -55,22 +55,22 @@ def saved_chat() -> history.Chat:
         (" sum.", "draft"),
     ]
     chat.messages = [
-        history.Message("user", "Write a python function that adds two numbers."),
-        history.Message(
+        chat_types.Message("user", "Write a python function that adds two numbers."),
+        chat_types.Message(
             "assistant",
             "".join(t for t, k in segments if k != "rejected"),
             segments=segments,
             stats={"n_generated": 31, "acceptance_rate": 0.82, "tok_per_s": 48.5, "stop_reason": "eos"},
-            config="draft-simple n-max 3",
+            config=chat_types.AnswerConfig(("draft-simple",), 3),
         ),
-        history.Message("user", "Thanks!"),
-        history.Message(
+        chat_types.Message("user", "Thanks!"),
+        chat_types.Message(
             "assistant",
             "You're welc",
             segments=[("You're", "draft"), (" welc", "target")],
             stopped=True,
             stats={"n_generated": 3, "stop_reason": "cancelled"},
-            config="ngram-mod n-max 16",
+            config=chat_types.AnswerConfig(("ngram-mod",), 16),
         ),
     ]
     return chat
@@ -95,10 +95,10 @@ def test_saved_chat_markdown_without_panel(snap_compare, instant_fake, setup):
     assert snap_compare(SpecApp(setup, session=instant_fake, chat=saved_chat()), terminal_size=SIZE, run_before=steady)
 
 
-def rejected_newlines_chat() -> history.Chat:
+def rejected_newlines_chat() -> chat_types.Chat:
     """Rejected drafts that hold newlines inside a heading, a list and code: on screen they
     stay inside their lines, and what is left reads as the answer."""
-    chat = history.new_chat("default")
+    chat = chat_types.new_chat("default")
     segments = [
         ("## Squares", "draft"),
         ("\n\nHere", "rejected"),
@@ -116,13 +116,13 @@ def rejected_newlines_chat() -> history.Chat:
         ("```\n", "draft"),
     ]
     chat.messages = [
-        history.Message("user", "A heading, a list of fruits, and a square function."),
-        history.Message(
+        chat_types.Message("user", "A heading, a list of fruits, and a square function."),
+        chat_types.Message(
             "assistant",
             "".join(t for t, k in segments if k != "rejected"),
             segments=segments,
             stats={"n_generated": 40, "acceptance_rate": 0.6, "tok_per_s": 20.5, "stop_reason": "eos"},
-            config="draft-simple n-max 3",
+            config=chat_types.AnswerConfig(("draft-simple",), 3),
         ),
     ]
     return chat

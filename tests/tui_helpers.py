@@ -19,7 +19,7 @@ from spectui.cli.options import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup
 from spectui.engine.overlay import REJECTED
-from spectui.store import chat_store, history
+from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.widgets.chat_input import ChatInput
@@ -90,9 +90,9 @@ async def answered(pilot, app: SpecApp) -> None:
     await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
 
 
-def fixed_chat() -> history.Chat:
+def fixed_chat() -> chat_types.Chat:
     """A saved chat whose overlay has every kind, including a rejected draft."""
-    chat = history.new_chat("smollm2")
+    chat = chat_types.new_chat("smollm2")
     segments = [
         ("Sure", "draft"),
         (":\n", "target"),
@@ -103,13 +103,13 @@ def fixed_chat() -> history.Chat:
         ("Done.", "target"),
     ]
     chat.messages = [
-        history.Message("user", "Write hello world in Python."),
-        history.Message(
+        chat_types.Message("user", "Write hello world in Python."),
+        chat_types.Message(
             "assistant",
             "".join(t for t, k in segments if k != REJECTED),
             segments=segments,
             stats={"n_generated": 12, "acceptance_rate": 0.75, "tok_per_s": 42.0, "stop_reason": "eos"},
-            config="draft-simple n-max 3",
+            config=chat_types.AnswerConfig(("draft-simple",), 3),
         ),
     ]
     chat_store.save_chat(chat)

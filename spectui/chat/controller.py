@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.chat.conversation import Conversation
+from spectui.chat.outlook import Outlook, outlook
 from spectui.chat.panel import PanelState
 from spectui.chat.persistence import Persistence, Summary
 from spectui.chat.state import ChatState
@@ -29,7 +30,7 @@ from spectui.config.setup import Setup
 from spectui.engine.events import Event, Round
 from spectui.engine.interface import ChatSession, SessionStatus
 from spectui.spec_config import SpecConfig
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.trace.format import TraceTurn
 
 
@@ -39,7 +40,7 @@ class ChatController:
         setup: Setup,
         settings: Settings,
         emit: Callable[[Update], object],
-        chat: history.Chat | None = None,
+        chat: chat_types.Chat | None = None,
         session: ChatSession | None = None,
         environment: dict | None = None,
     ):
@@ -50,7 +51,7 @@ class ChatController:
             setup=replace(setup, spec=session.spec) if session else setup,  # its spec is the session's
             settings=settings,
             emit=emit,
-            chat=chat or history.new_chat(setup.preset),
+            chat=chat or chat_types.new_chat(setup.preset),
             session=session,
             environment=environment or {},
         )
@@ -61,7 +62,7 @@ class ChatController:
     # --- what the screens read (and the app sets) -------------------------------------
 
     @property
-    def chat(self) -> history.Chat:
+    def chat(self) -> chat_types.Chat:
         return self.state.chat
 
     @property
@@ -97,7 +98,7 @@ class ChatController:
         return self.talk.queued
 
     @property
-    def editing(self) -> history.Message | None:
+    def editing(self) -> chat_types.Message | None:
         return self.talk.editing
 
     @property
@@ -148,6 +149,11 @@ class ChatController:
     def panel_state(self) -> PanelState:
         return self.talk.panel_state()
 
+    def outlook(self) -> Outlook | None:
+        """The welcome card's word on speed here, for the configuration in force."""
+        s = self.state
+        return outlook(s.setup.spec, s.curve, s.calibration, s.plannable, s.setup.preset)
+
     # --- the conversation ------------------------------------------------------------
 
     def submit(self, text: str) -> bool:
@@ -159,13 +165,13 @@ class ChatController:
     def edit_previous(self) -> None:
         self.talk.edit_previous()
 
-    def edit(self, message: history.Message) -> None:
+    def edit(self, message: chat_types.Message) -> None:
         self.talk.edit(message)
 
     def cancel_edit(self) -> None:
         self.talk.cancel_edit()
 
-    def editable(self) -> list[tuple[str, history.Message, str]]:
+    def editable(self) -> list[tuple[str, chat_types.Message, str]]:
         return self.talk.editable()
 
     def regenerate(self) -> None:
@@ -228,7 +234,7 @@ class ChatController:
             self.chat.title = renamed[self.chat.id]  # so its next save keeps the name
         if self.chat.id in deleted:
             self.stop()  # an answer to a deleted chat has nowhere to go
-            self.talk.show(history.new_chat(self.setup.preset))
+            self.talk.show(chat_types.new_chat(self.setup.preset))
         if open_id is not None:
             self.open_chat(open_id)
 
@@ -246,7 +252,7 @@ class ChatController:
     def delete_chat(self, chat_id: str) -> None:
         self.records.delete_chat(chat_id)
 
-    def earlier_than(self, chat: history.Chat, message: history.Message, n: int) -> list[history.Message]:
+    def earlier_than(self, chat: chat_types.Chat, message: chat_types.Message, n: int) -> list[chat_types.Message]:
         return self.records.earlier_than(chat, message, n)
 
     def store_path(self) -> Path:
@@ -281,6 +287,18 @@ class ChatController:
     def session_loaded(self, session: ChatSession, setup: Setup, environment: dict) -> None:
         self.switcher.session_loaded(session, setup, environment)
         self.talk.send_queued()
+
+    def measure(self) -> None:
+        self.switcher.measure()
+
+    def stop_measuring(self) -> None:
+        """The chat ends: f6's plan, if it runs, ends with it."""
+        if self.switcher.plan_run is not None:
+            self.switcher.plan_run.stop()
+
+    def measured(self, error: str | None) -> None:
+        self.switcher.measured(error)
+        self.talk.send_queued()  # what waited for the plan
 
     def session_failed(self, error: str) -> None:
         self.switcher.session_failed(error)

@@ -23,7 +23,7 @@ from spectui.chat.updates import (
 )
 from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
-from spectui.store import history
+from spectui.store import chat_types
 
 GENERATING = StatusLine("generating")
 STOPPING = StatusLine("stopping")
@@ -35,13 +35,13 @@ class Conversation:
         self.records = records
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.queued: list[str] = []  # messages typed while the chat was busy, oldest first
-        self.editing: history.Message | None = None  # the sent message the box holds for resending
+        self.editing: chat_types.Message | None = None  # the sent message the box holds for resending
         self.baselines = Baselines()
         self.answered: list[LiveTurn] = []  # this chat's answers since it was opened: their rounds, for the inspector
         self._cut: tuple[str, int] = ("", 0)  # (chat, messages its prompt leaves out): said when it grows
         self._said: set[str] = set()  # a llama-server's notes (not speculating, no --metrics): each said once
 
-    def show(self, chat: history.Chat) -> None:
+    def show(self, chat: chat_types.Chat) -> None:
         """Another chat replaces this one: its edit, answers and trace go with it."""
         if self.editing is not None:  # the edit belonged to the chat that goes
             self.cancel_edit()
@@ -52,12 +52,12 @@ class Conversation:
 
     def new_chat(self) -> None:
         if self.state.idle("start a new chat"):
-            self.show(history.new_chat(self.state.setup.preset))
+            self.show(chat_types.new_chat(self.state.setup.preset))
 
     # --- sending, and what is typed ahead -----------------------------------------
 
     def submit(self, text: str) -> bool:
-        """Enter in the box: send now, or queue while an answer streams or the models load.
+        """Enter in the box: send now, or queue while an answer streams, the models load or the plan runs.
         False: the text stays in the box (the A/B view is open, or an edit cannot resend)."""
         s = self.state
         if s.comparing:
@@ -67,7 +67,7 @@ class Conversation:
             if not s.idle("resend"):
                 return False
             self._cut_from(self.editing)
-        if s.session is None or s.generating or s.loading:
+        if s.session is None or s.generating or s.loading or s.measuring:
             self.queued.append(text)
             s.emit(OutboxChanged(tuple(self.queued)))
         else:
@@ -75,7 +75,7 @@ class Conversation:
         return True
 
     def _send(self, session: ChatSession, text: str) -> None:
-        user = history.Message(role="user", content=text)
+        user = chat_types.Message(role="user", content=text)
         self.state.chat.messages.append(user)
         self.state.emit(MessageAdded(user))
         self._start_turn(session)
@@ -83,7 +83,7 @@ class Conversation:
     def send_queued(self) -> None:
         """The chat is free: send the oldest queued message, if any."""
         s = self.state
-        if self.queued and s.session is not None and not (s.generating or s.loading or s.comparing):
+        if self.queued and s.session is not None and not (s.generating or s.loading or s.comparing or s.measuring):
             text = self.queued.pop(0)
             s.emit(OutboxChanged(tuple(self.queued)))
             self._send(s.session, text)
@@ -99,7 +99,7 @@ class Conversation:
         if sent:
             self.edit(sent[-1])
 
-    def edit(self, message: history.Message) -> None:
+    def edit(self, message: chat_types.Message) -> None:
         """Put a sent message in the box; submitting resends it and replaces what followed."""
         if not self.state.idle("edit a message"):
             return
@@ -113,7 +113,7 @@ class Conversation:
         self.state.emit(ComposeText(""))
         self.state.emit(StatusLine())
 
-    def editable(self) -> list[tuple[str, history.Message, str]]:
+    def editable(self) -> list[tuple[str, chat_types.Message, str]]:
         """The sent messages, newest first: (its first line, the message, its place in the chat)."""
         chat = self.state.chat
         n = len(chat.messages)
@@ -127,7 +127,7 @@ class Conversation:
             if m.role == "user"
         ]
 
-    def _cut_from(self, message: history.Message) -> None:
+    def _cut_from(self, message: chat_types.Message) -> None:
         """Drop `message` and everything after it."""
         chat = self.state.chat
         removed = frozenset(id(m) for m in chat.cut(chat.messages.index(message)))
@@ -151,7 +151,7 @@ class Conversation:
 
     def _start_turn(self, session: ChatSession) -> None:
         s = self.state
-        self.turn = LiveTurn(session.spec)
+        self.turn = LiveTurn(session.spec, s.setup.sampling())
         said = self.records.earlier_texts() + [(m.role, m.content) for m in s.chat.messages]
         prompt = chat_messages(said, s.setup.system)
         s.chat.messages.append(self.turn.message)
@@ -264,7 +264,7 @@ class Conversation:
                 "No rounds yet: the round details show the last answer given in this session.", severity="warning"
             )
             return None
-        return turn.rounds, turn.message.config
+        return turn.rounds, turn.message.config_label
 
     def panel_state(self) -> PanelState:
         s = self.state

@@ -10,7 +10,7 @@ from spectui.chat.state import ChatState
 from spectui.chat.turn import LiveTurn
 from spectui.config import paths
 from spectui.errors import UserError
-from spectui.store import chat_import, chat_store, history
+from spectui.store import chat_import, chat_store, chat_types
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn, append_turn
 
@@ -75,7 +75,7 @@ class Persistence:
             except UserError:
                 continue
             try:
-                return history.export_markdown(self.state.chat, kept.with_suffix(".md"))
+                return chat_types.export_markdown(self.state.chat, kept.with_suffix(".md"))
             except UserError:
                 return kept
         return None
@@ -88,7 +88,7 @@ class Persistence:
             self.state.notify(f"{e}\nThis answer sees only the messages shown.", severity="warning")
             return []
 
-    def open(self, chat_id: str) -> history.Chat | None:
+    def open(self, chat_id: str) -> chat_types.Chat | None:
         """A saved chat, its last messages; None, with a notice, when it cannot be read."""
         try:
             return chat_store.load_chat(chat_id, last=SHOWN)
@@ -108,7 +108,7 @@ class Persistence:
             return
         try:
             whole = chat_store.load_chat(chat.id) if chat.earlier else chat
-            path = paths.write_export(f"spectui-chat-{chat.id}.md", lambda p: history.export_markdown(whole, p))
+            path = paths.write_export(f"spectui-chat-{chat.id}.md", lambda p: chat_types.export_markdown(whole, p))
         except UserError as e:
             self.state.notify(str(e), title="Export failed", severity="error")
             return
@@ -167,7 +167,7 @@ class Persistence:
         chat_store.delete_chat(chat_id)
 
     @staticmethod
-    def earlier_than(chat: history.Chat, message: history.Message, n: int) -> list[history.Message]:
+    def earlier_than(chat: chat_types.Chat, message: chat_types.Message, n: int) -> list[chat_types.Message]:
         """Up to `n` of the chat's messages just before `message` (read from the store when
         the loaded ones run out)."""
         return chat_store.earlier_than(chat, message, n)

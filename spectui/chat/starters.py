@@ -1,5 +1,6 @@
-"""Three first prompts an empty chat offers, one key each: a case where speculation shines,
-one where its acceptance shows, and one where it loses, each with what to watch for."""
+"""Three first prompts an empty chat offers, one key each: one whose drafts are accepted in
+long runs (whether that is faster here: chat/outlook.py), one where its acceptance shows, and
+one where it loses, each with what to watch for."""
 
 from __future__ import annotations
 
@@ -12,16 +13,18 @@ class Starter:
     title: str
     watch: str  # what the person should look at while it answers
     prompt: str
+    cites: bool = False  # its watch adds the plan's prediction for this machine (chat/outlook.py)
 
 
 STARTERS = (
     Starter(
         "1",
         "a code rewrite",
-        "long runs of accepted drafts, as the answer repeats your code (n-gram types shine: ctrl+t)",
+        "long runs of accepted drafts, as the answer repeats your code",
         "Rename the function area to rectangle_area and add type hints. Show the whole code:\n"
         "```python\ndef area(width, height):\n    return width * height\n\n\n"
         "print(area(3, 4))\nprint(area(5, 6))\n```",
+        cites=True,
     ),
     Starter(
         "2",

@@ -12,8 +12,9 @@ from spectui.chat.updates import Notice, PanelChanged, Severity, Update
 from spectui.config.settings import Settings
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession, SessionStatus
+from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.trace.format import ConfigChange
 
 
@@ -22,13 +23,15 @@ class ChatState:
     setup: Setup
     settings: Settings  # the app's settings (read for `record_traces`)
     emit: Callable[[Update], object]
-    chat: history.Chat
+    chat: chat_types.Chat
     session: ChatSession | None = None
     environment: dict = field(default_factory=dict)  # what traces record of the session's models and machine
     owns_session: bool = False  # only sessions the chat loaded are closed by it
     loading: bool = False  # a load runs: messages queue until it ends
+    measuring: bool = False  # `spectui plan` runs (f6): messages queue, so no turn skews its timings
     comparing: bool = False  # the A/B view runs the session: the chat and its configuration wait
     curve: Curve | None = None  # `spectui plan`'s cost curve for the loaded pair, where cached
+    calibration: Calibration | None = None  # its calibration on the starter prompts (the welcome card's prediction)
     plannable: bool = False  # the loaded pair is a local one: `spectui plan` can measure it
     memory: str = ""  # the last memory reading, shown in the panel and kept in traces
     job: TurnJob | None = None  # the streaming answer's worker job
@@ -64,7 +67,9 @@ class ChatState:
             self.notify(f"Close the A/B view first (esc), then {doing}.", severity="warning")
         elif self.loading:
             self.notify(f"The models are loading: {doing} when they are ready.", severity="warning")
-        return not (self.generating or self.comparing or self.loading)
+        elif self.measuring:
+            self.notify(f"This machine is being measured (spectui plan): {doing} when it ends.", severity="warning")
+        return not (self.generating or self.comparing or self.loading or self.measuring)
 
     def start_compare(self) -> ChatSession | None:
         """The session for the A/B view, which is its own until `end_compare`; None (with a

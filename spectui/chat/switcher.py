@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from spectui.chat import planning
 from spectui.chat.state import ChatState
-from spectui.chat.updates import ConfigShown, Load, StatusLine, SwitchFailed
+from spectui.chat.updates import ConfigShown, Load, Measure, StatusLine, SwitchFailed
 from spectui.config import describe, presets
 from spectui.config.embedded import CATALOG
 from spectui.config.recent import remember_models
@@ -16,10 +17,11 @@ from spectui.config.setup import OPTIONS, Setup, kept_across_presets
 from spectui.engine.interface import ChatSession
 from spectui.engine.session import Session
 from spectui.errors import UserError
-from spectui.plan import curve
+from spectui.llama.build import crash_risk
+from spectui.plan import cached
 from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.trace.format import ConfigChange
 
 
@@ -28,6 +30,7 @@ class SetupSwitcher:
         self.state = state
         self.inspect = False  # record what the verifier saw (the inspector's data); chosen when a pair loads
         self._inspect_chosen = False  # shift+f7 was pressed: the person's choice stays from then on
+        self.plan_run: planning.PlanRun | None = None  # f6's `spectui plan`, while it runs
 
     # --- the speculation -----------------------------------------------------------
 
@@ -68,7 +71,7 @@ class SetupSwitcher:
 
     def step_n_max(self, step: int) -> None:
         spec = self.state.setup.spec
-        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, 1), N_MAX_LIMIT)))
+        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, spec.draft_n_min, 1), N_MAX_LIMIT)))
 
     def toggle_inspect(self) -> None:
         """Inspect on or off: from the next round, each round records what the verifier saw at
@@ -113,15 +116,15 @@ class SetupSwitcher:
         # the session's spec wins: a server fixes its own speculation
         s.session, s.setup = session, replace(setup, spec=session.spec)
         s.environment, s.owns_session = environment, True
-        s.curve, s.plannable = curve.cached_for(setup, session.status())  # a small file read: no worker needed
-        if s.curve is not None and isinstance(session, Session):
-            session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
+        self._read_plan(setup, session)
         if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
             self.inspect = not environment.get("llama_cpp", {}).get("gpu_offload", False)
         session.inspect = self.inspect  # kept across a switch of models
         s.chat.preset = s.chat.preset or setup.preset
         for note in setup.notes:
             s.notify(note, timeout=8)
+        if isinstance(session, Session) and (why := crash_risk()):  # said before the first decode
+            s.notify(why, title="This llama.cpp build may crash", severity="warning", timeout=30)
         files = [v for v in (setup.model, setup.model_draft) if v and v not in CATALOG]
         if files:
             try:
@@ -129,6 +132,41 @@ class SetupSwitcher:
             except UserError as e:
                 s.notify(str(e), title="Recent models not saved", severity="warning")
         s.emit(StatusLine())
+        s.emit(ConfigShown())
+
+    def _read_plan(self, setup: Setup, session: ChatSession) -> None:
+        """What `spectui plan` cached for the loaded pair (a small file: no worker needed)."""
+        s = self.state
+        s.curve, s.calibration, s.plannable = cached.for_pair(setup, session.status())
+        if s.curve is not None and isinstance(session, Session):
+            session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
+
+    def measure(self) -> None:
+        """f6: run `spectui plan` for the loaded pair in a worker; messages wait for it."""
+        s = self.state
+        if not s.idle("measure this machine") or (session := s.need_session()) is None:
+            return
+        if not s.plannable:
+            s.notify("The plan measures models loaded on this machine, not a server's.", severity="warning")
+            return
+        if s.curve is not None and s.calibration is not None:
+            s.notify("This pair is measured here already; `spectui plan --remeasure` measures again.", timeout=6)
+            return
+        s.measuring = True
+        s.emit(StatusLine("measuring", "measuring this machine for the loaded pair (spectui plan: about a minute)"))
+        self.plan_run = planning.PlanRun(planning.plan_argv(replace(s.setup, spec=session.spec)))
+        s.emit(Measure(self.plan_run))
+
+    def measured(self, error: str | None) -> None:
+        """The plan's worker ended: read what it cached, as a load does, or say why it failed."""
+        s = self.state
+        s.measuring, self.plan_run = False, None
+        s.emit(StatusLine())
+        if error is not None or s.session is None:
+            s.notify(error or "The models were closed.", title="This machine was not measured", severity="error")
+            return
+        self._read_plan(s.setup, s.session)
+        s.notify("The welcome card and the panel now predict from this machine's costs.", title="Measured", timeout=6)
         s.emit(ConfigShown())
 
     def session_failed(self, error: str) -> None:
@@ -212,7 +250,7 @@ class SetupSwitcher:
         self._config_changed()
         return True
 
-    def restore(self, chat: history.Chat) -> None:
+    def restore(self, chat: chat_types.Chat) -> None:
         """An opened chat's models and settings, as it last ran; the models are reloaded only
         when they (or how they load) differ."""
         s = self.state

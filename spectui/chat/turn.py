@@ -14,8 +14,9 @@ from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
 from spectui.engine.stats import summarize
 from spectui.engine.verdicts import summary_dict
-from spectui.spec_config import SpecConfig, config_label
-from spectui.store.history import Message
+from spectui.llama.sampling import SamplingParams
+from spectui.spec_config import SpecConfig
+from spectui.store.chat_types import AnswerConfig, Message
 
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
@@ -27,13 +28,10 @@ class LiveTurn:
     saved partial answer that says so; a clean end (EOS, n-predict) clears the mark.
     """
 
-    def __init__(self, spec: SpecConfig):
+    def __init__(self, spec: SpecConfig, sampling: SamplingParams | None = None):
         self.events: list[Event] = []
-        self.message = Message(
-            role="assistant", content="", stopped=True, config=config_label(spec.label, spec.draft_n_max)
-        )
+        self.message = Message(role="assistant", content="", stopped=True, config=AnswerConfig.of(spec, sampling))
         self.end: TurnEnd | None = None
-        self._configs = [self.message.config]
 
     @property
     def running(self) -> bool:
@@ -49,10 +47,8 @@ class LiveTurn:
         if isinstance(event, Round):
             add_segments(m.segments, round_segments(event, show_rejected=True))
             m.content += "".join(t.piece for t in event.tokens)
-            label = config_label(event.configured or "none", event.n_max)
-            if label != self._configs[-1]:
-                self._configs.append(label)
-                m.config = " → ".join(self._configs)
+            if m.config is not None:  # the speculation may switch mid-answer (`configured` is SpecConfig.label)
+                m.config = m.config.switched(tuple((event.configured or "none").split(",")), event.n_max)
         elif isinstance(event, TurnEnd):
             self.end = event
             # The detokenizer's final flush is in TurnEnd.text only.

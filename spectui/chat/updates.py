@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from spectui.chat.planning import PlanRun
 from spectui.chat.streaming import TurnJob
 from spectui.chat.turn import LiveTurn
 from spectui.config.setup import Setup
-from spectui.store.history import Chat, Message
+from spectui.store.chat_types import Chat, Message
 
 Severity = Literal["information", "warning", "error"]
-Doing = Literal["", "generating", "stopping", "editing", "loading", "failed"]
+Doing = Literal["", "generating", "stopping", "editing", "loading", "failed", "measuring"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,13 @@ class Load:
     fitted: Setup | None = field(default=None)
 
 
+@dataclass(frozen=True)
+class Measure:
+    """Wait for this `spectui plan` in a worker (chat/planning.py)."""
+
+    run: PlanRun
+
+
 Update = (
     Notice
     | StatusLine
@@ -129,4 +137,5 @@ Update = (
     | ComposeText
     | Generate
     | Load
+    | Measure
 )

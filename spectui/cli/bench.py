@@ -14,17 +14,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
-from spectui.cli import bench_concurrency, bench_curve, bench_tables, interrupt
-from spectui.cli.loading import loading_line
+from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
+from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.options import add_setup_flags, elements, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
-from spectui.engine.events import Round, TurnEnd, TurnStart
+from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.server import server_wide
 from spectui.errors import UserError
 from spectui.launch.environment import collect
@@ -191,31 +190,6 @@ def _prompts(args) -> list[prompt_set.Prompt]:
     return prompt_set.select(chosen, _lang(args), args.category, args.limit)
 
 
-def _report_pass(
-    console: Console, configs: list[protocol.Config], index: int, repeat: int, done: dict[str, list[protocol.Run]]
-) -> None:
-    """After each pass, one line per configuration with its tok/s so far, above the progress
-    bar (only tok/s, so the group sizes given to aggregate do not matter)."""
-    for cfg in configs:
-        runs = done[cfg.label]
-        rows = results.aggregate(runs, [cfg], {r.prompt.group: 0 for r in runs}, 0)
-        speeds = ", ".join(f"{r['group']} {r['tok_per_s']:.1f} tok/s" for r in rows if r["tok_per_s"] is not None)
-        console.print(f"pass {index + 1}/{repeat}: {cfg.label}: {speeds}", highlight=False)
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("tokens"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-    )
-
-
 def _trace_dir(name: str) -> Path:
     path = Path(name).expanduser()
     try:
@@ -283,9 +257,11 @@ def main(args) -> int:
 
     trace_dir = _trace_dir(args.trace) if args.trace else None
     configure_logging(args.verbose, open_log(args.log_file))
-    err = Console(stderr=True)
+    err = streams.console(stderr=True)
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
+    if not setup.server:
+        warn_build(err)
     with interrupt.held(), loading_line(err) as status:
         session = open_session(
             setup,
@@ -301,20 +277,14 @@ def main(args) -> int:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)
         started, t0 = datetime.now(UTC), time.perf_counter()
-        total = len(configs) * (proto.warmup + proto.repeat * len(chosen)) * n
+        runs = len(configs) * (proto.warmup + proto.repeat * len(chosen))
         traces = RunTraces(trace_dir, environment, setup, chosen[0], proto.warmup) if trace_dir else None
-        with _progress(err) as progress:
-            task = progress.add_task("bench", total=total)
+        with bench_progress.shown(err, runs * n, runs) as progress:
 
             def on_event(cfg, prompt, ev):
                 if traces is not None:
                     traces.add(cfg, prompt, ev)
-                if isinstance(ev, TurnStart):
-                    progress.update(task, description=f"{cfg.label} | {prompt.id}")
-                elif isinstance(ev, Round):
-                    progress.advance(task, len(ev.tokens))
-                elif isinstance(ev, TurnEnd):
-                    progress.advance(task, max(0, n - ev.n_generated))  # runs that stopped early
+                progress.on_event(f"{cfg.label} | {prompt.id}", ev, n)
 
             m = protocol.measure(
                 session,
@@ -322,7 +292,7 @@ def main(args) -> int:
                 chosen,
                 proto,
                 on_event,
-                lambda i, done: _report_pass(progress.console, configs, i, proto.repeat, done),
+                lambda i, done: bench_progress.report_pass(progress.console, configs, i, proto.repeat, done),
             )
         servers = server_wide(session)  # each server's own counters over the run: all its slots
         for note in (note for wide in servers for note in wide.notes):
@@ -378,12 +348,12 @@ def _dim(console: Console):
 def show(doc: dict) -> None:
     """The report on stdout, its prose wrapped at word boundaries at the terminal's width
     ($COLUMNS, else 80 in a pipe), where the terminal would cut words."""
-    Console().print(bench_tables.render(doc))
+    streams.console().print(bench_tables.render(doc))
 
 
 def compare_main(args) -> int:
     a, b = results.load(args.a), results.load(args.b)
-    out = Console()
+    out = streams.console()
     for t in bench_tables.compare_tables(compare.diff(a, b), args.a, args.b):
         out.print(t)
     for name, doc in (("A", a), ("B", b)):

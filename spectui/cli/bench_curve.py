@@ -16,6 +16,7 @@ from spectui.bench.citation import BENCH, PLAN_CACHE
 from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.engine.interface import chat_messages
 from spectui.plan import curve as plan_curve
+from spectui.plan import decodes
 from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import predict, tok_per_s_none
@@ -131,15 +132,16 @@ def costs(
     # the longest n-gram draft measured, not the longest the sizes allow: timing that batch costs the most
     ngram = {c.label for c in priceable if c.spec.types[0] in NGRAM_TYPES}
     longest = max((rd.n_drafted for r in m.runs if r.config in ngram for rd in r.rounds), default=0)
-    deepest = max(plan_curve.DEPTHS) + max(max(plan_curve.BATCHES), longest + 1)
+    n_max = max([8, *(c.n_max for c in priceable if c.n_max)])  # a draft model's rounds at each n-max run
+    deepest = max(decodes.DEPTHS) + max(decodes.batch_sizes(longest, n_max))
     if session.ctx.n_ctx < deepest:
         return None, f"the context (-c {session.ctx.n_ctx}) is too small to time decodes at {deepest} tokens"
     draft_ctx = session.draft_ctx if any(c.spec.needs_draft_model for c in priceable) else None
     status("timing this machine's decodes for the verdict")
     try:
-        target, drafts = plan_curve.measure_decodes(session.ctx, draft_ctx, _filler(session, m.runs, system), longest)
+        timed = decodes.measure_decodes(session.ctx, draft_ctx, _filler(session, m.runs, system), longest, n_max)
     except KeyboardInterrupt:
         return None, "the timing of this machine's decodes was interrupted"
     except Exception as e:  # noqa: BLE001 - the measured runs matter more than the citation
         return None, f"timing this machine's decodes failed ({type(e).__name__}: {e})"
-    return Costs(Curve(target, drafts, 0.0, 0.0), BENCH), None
+    return Costs(timed, BENCH), None

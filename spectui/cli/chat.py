@@ -7,7 +7,6 @@ with a progress bar. The app itself then only loads model files, in a worker.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from rich.console import Console
 
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.streams import has_terminal
 from spectui.errors import UserError
 
 
@@ -27,11 +27,6 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true", help="reopen the latest chat")
     add_setup_flags(p)
     p.set_defaults(func=main)
-
-
-def has_terminal() -> bool:
-    """Both stdin and stdout are a terminal; a closed one (`<&-`) is None."""
-    return all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
 
 
 def main(args) -> int:

@@ -22,3 +22,11 @@ def loading_line(console: Console) -> Iterator[Callable[[str], object]]:
         return
     with console.status("", spinner="dots") as line:
         yield lambda s: line.update(Text(s, style="dim"))
+
+
+def warn_build(console: Console) -> None:
+    """Before the first decode: a llama.cpp build known to crash on this CPU, and the cure."""
+    from spectui.llama.build import crash_risk
+
+    if why := crash_risk():
+        console.print(Text.assemble(("warning: ", "yellow"), why), soft_wrap=True, highlight=False)

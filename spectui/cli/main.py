@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from spectui import __version__
-from spectui.cli import interrupt
+from spectui.cli import interrupt, streams
 from spectui.errors import UserError
 
 COMMANDS = ("chat", "run", "replay", "bench", "plan", "models", "presets")
@@ -47,6 +47,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """A stdout that cannot be written (`> /dev/full`) ends any command, --help and --version
+    included, with one line and exit 1, where Python would print a traceback or exit 120."""
+    with streams.watched_stdout() as stdout:
+        try:
+            code = command(argv)
+        except (OSError, SystemExit, streams.Unwritable) as e:  # SystemExit: --help and --version wrote
+            if not stdout.failed():
+                raise
+            said = str(e) if isinstance(e, streams.Unwritable) else ""
+        else:
+            if not stdout.failed():
+                return code
+            said = ""
+    say_error(f"cannot write to stdout: {stdout.failure}{said}")
+    return 1
+
+
+def command(argv: list[str] | None) -> int:
     """Ctrl+C anywhere (the imports of a start-up included) ends with 130 and no traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
@@ -57,13 +75,17 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return args.func(args) or 0
     except UserError as e:
-        from rich.console import Console
-        from rich.text import Text
-
-        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), str(e)))
+        say_error(str(e))
         return e.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def say_error(message: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), message))
 
 
 if __name__ == "__main__":

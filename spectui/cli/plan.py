@@ -1,31 +1,33 @@
 """`spectui plan`: will speculation pay on this machine, and will the pair fit.
 
-The first run for a pair, build, device, threads and offload measures the cost curve and
-calibrates acceptance on the starter prompts (a minute on a small CPU); later runs read both
-from the cache; llama.cpp's memory projection allocates nothing.
+The first run for a pair, build, device, threads and offload calibrates acceptance on the
+starter prompts and times the decodes the predictions read (under a minute on a small CPU;
+each step's seconds on stderr and in --json); later runs read both from the cache;
+llama.cpp's memory projection allocates nothing.
 """
 
 from __future__ import annotations
 
 import json
-import time
+import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
 from spectui.cli import interrupt
-from spectui.cli.loading import loading_line
+from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
+from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-from spectui.plan import acceptance, curve, memory
-from spectui.plan.predict import DEPTH
+from spectui.plan import acceptance, concurrency_report, curve, decodes, memory
+from spectui.plan.concurrency import parse_levels
+from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
-
-NOISY = 0.5  # a curve whose repeats varied more than this is said to be uncertain (quiet: under 0.25)
 
 
 def add_parser(sub) -> None:
@@ -39,6 +41,12 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object with the same content")
     p.add_argument("--remeasure", action="store_true", help="measure again, even with a curve cached")
     p.add_argument("--depth", type=int, help=f"context depth (tokens) to predict at (default {DEPTH})")
+    p.add_argument(
+        "--concurrency",
+        metavar="C,C,..",
+        help="also predict llama-server's aggregate tok/s at these numbers of busy slots (-np), e.g. 1,2,4,8, "
+        "and where speculation starts to lose",
+    )
     add_setup_flags(p)
     p.set_defaults(func=main)
 
@@ -68,30 +76,55 @@ def _check_context(setup, target: Path) -> None:
         )
 
 
-def _measure(setup, model_type: str | None, status) -> dict:
-    """Load the pair, time its decodes, calibrate: the cache's document."""
+def check_calibration(doc: dict) -> None:
+    """A cached document's calibration reads back (else the file is corrupt: measured again)."""
+    acceptance.Calibration.from_dict(doc["calibration"])
+
+
+def _measure(setup, model_type: str | None, phases: Phases) -> dict:
+    """Load the pair, calibrate, time its decodes: the cache's document."""
     from spectui.chat.starters import STARTERS
+    from spectui.engine.session import Session
     from spectui.launch.session import open_session
 
     types = (model_type, "none") if model_type else ("none",)
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
-    from spectui.engine.session import Session
-
-    with interrupt.held(), loading_line(Console(stderr=True)) as loading:
+    warn_build(phases.console)
+    with interrupt.held(), loading_line(phases.console) as loading:
         session = open_session(setup, status=loading, types=types)
     assert isinstance(session, Session)  # a local pair: plan refuses --server
+    phases.done("load", "loaded the pair")
+    longest = max(acceptance.ngram_longest(setup.spec), 0)
+    sizes = decodes.batch_sizes(longest, max(N_MAX))
+
+    def calibrated(what: str, left: float, rounds) -> None:
+        step = decodes.step_guess(rounds)  # the curve's time, guessed from the rounds' verifications
+        curve_s = decodes.prior_seconds(step, sizes, model_type is not None) if step else None
+        phases.done("calibration", what, left + curve_s if curve_s else None)
+
     try:
         session.set_sampling(acceptance.sampling_for_calibration(setup.sampling()))
-        cal = acceptance.calibrate(session, model_type, setup.spec, [s.prompt for s in STARTERS], setup.system, status)
-        filler = [t for p, a in cal.streams for t in p + a]
-        longest = max(acceptance.ngram_longest(setup.spec), 0)
-        target, draft = curve.measure_decodes(session.ctx, session.draft_ctx, filler, longest, status=status)
+        with phases.live():
+            prompts = [s.prompt for s in STARTERS]
+            cal = acceptance.calibrate(session, model_type, setup.spec, prompts, setup.system, phases.step, calibrated)
+            filler = [t for p, a in cal.streams for t in p + a]
+            phases.step("timing the decodes")
+            timed = decodes.measure_decodes(
+                session.ctx, session.draft_ctx, filler, longest, max(N_MAX), lambda w, s: phases.done("curve", w, s)
+            )
     finally:
         session.close()
-    c = curve.Curve(target, draft, cal.overhead_none, cal.overhead_spec, cal.draft_length)
+    c = replace(
+        timed, overhead_none=cal.overhead_none, overhead_spec=cal.overhead_spec, overhead_length=cal.draft_length
+    )
     if cal.loop_step is not None:
         c = c.scaled_to_loop(*cal.loop_step)
     return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
+
+
+def _width() -> int | None:
+    """The terminal's columns (COLUMNS first) where stdout is one; None in a file or a pipe: lines whole."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def main(args) -> int:
@@ -109,12 +142,14 @@ def main(args) -> int:
     if args.depth is not None and not 1 <= args.depth < setup.ctx_size:
         raise UserError(f"--depth must be at least 1 and below -c ({setup.ctx_size}), got {args.depth}")
     depth = args.depth or min(DEPTH, setup.ctx_size // 2)
+    levels = parse_levels(args.concurrency) if args.concurrency is not None else None
     err = Console(stderr=True, soft_wrap=True)
 
     def status(text: str) -> None:
         err.print(text, style="dim", highlight=False)
 
     configure_logging(args.verbose, open_log(args.log_file))
+    phases = Phases(err)
     for note in setup.notes:
         status(f"note: {note}")
     # the vocabularies are compared where the pair loads (open_session): a cached pair has loaded
@@ -122,7 +157,7 @@ def main(args) -> int:
     _check_context(setup, target)
     model_type = draft_fit.read_header(draft).draft_type if draft else None
     key = curve.identity(setup, target, draft)
-    doc, why = (None, None) if args.remeasure else curve.load_cached(key)
+    doc, why = (None, None) if args.remeasure else curve.load_cached(key, check_calibration)
     if why:
         status(f"note: {why}")
     if doc is not None and doc.get("calibration_key") != _calibration_key(setup):
@@ -130,21 +165,23 @@ def main(args) -> int:
         status("note: the cached calibration used other prompts or sampling: measuring again")
     if doc is None:
         curve.check_writable()
+    phases.done("cache", None)
     projection, no_projection = memory.for_setup(setup, target, draft)
+    phases.done("memory", None)
     if projection is not None and not projection.fits:  # measuring would fail to load: say what would fit
         for line in projection.render_lines(80):
             print(line)
         return 1
     if doc is None:
-        t0 = time.perf_counter()
-        doc = _measure(setup, model_type, status)
+        doc = _measure(setup, model_type, phases)
+        doc["phases"] = phases.as_dict()
         path = curve.store(key, doc)
-        status(f"measured in {time.perf_counter() - t0:.0f} s; cached in {path}")
+        phases.done("store", f"measured and cached in {path}")
     c = curve.Curve.from_dict(doc["curve"])
-    if c.noise > NOISY:
+    if unsteady := c.unsteady():
         status(
-            f"note: a timing varied by {c.noise:.0%} between its repeats (a busy machine?): the predictions are "
-            "that uncertain; `spectui plan --remeasure` on a quiet machine"
+            f"note: the machine's speed varied while timing ({unsteady}): the predictions are that uncertain; "
+            "run `spectui plan --remeasure` on a quiet machine"
         )
     cal = acceptance.Calibration.from_dict(doc["calibration"])
 
@@ -167,11 +204,24 @@ def main(args) -> int:
             ngram[t] = acceptance.replay_ngram(t, setup.spec, cal.streams)
             sources[t] = "replayed over the calibration's answers"
     plan = Plan(c, depth, model_type, positions, ngram, sources)
+    phases.done("predictions", None)
+    conc = None
+    if levels:
+        from spectui.cli import plan_concurrency
+
+        filler = [t for p, a in cal.streams for t in p + a]
+        conc = plan_concurrency.run(
+            levels, setup, key, plan, filler, (target, draft), projection, args.remeasure, status
+        )
     if args.json:
         projected = projection.to_json() if projection is not None else {"unavailable": no_projection}
-        print(json.dumps({**plan.as_dict(), "memory": projected, "identity": key}, indent=1))
+        timed = {"phases": phases.as_dict(), "measured_phases": doc.get("phases")}
+        extra = {"concurrency": conc.as_dict()} if conc else {}
+        print(json.dumps({**plan.as_dict(), "memory": projected, "identity": key, **timed, **extra}, indent=1))
     else:
-        lines = projection.render_lines(80) if projection is not None else [f"memory: {no_projection}"]
-        for line in render(plan, lines):
+        width = _width()
+        memory_w = min(width or 80, 80)  # its table's columns are sized to 80
+        lines = projection.render_lines(memory_w) if projection is not None else [f"memory: {no_projection}"]
+        for line in render(plan, lines, width) + (concurrency_report.render(conc) if conc else []):
             print(line)
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.streams import has_terminal
 from spectui.engine.events import Round
 from spectui.errors import UserError
 
@@ -78,9 +79,12 @@ def main(args) -> int:
 
     check_speed(args.speed)
     out = writable(args.export, "--export") if args.export else None
-    trace = with_text(trace_format.read(Path(args.trace).expanduser()), args.model)
+    trace = trace_format.read(Path(args.trace).expanduser())
     if not trace.turns:
         raise UserError(f"{args.trace} holds no turn: nothing to replay")
+    if out is None and not has_terminal():  # the screen would wait for keys that never come
+        raise UserError("the replay needs a terminal (stdin and stdout); without one, use --export OUT.html")
+    trace = with_text(trace, args.model)  # may load the model's vocabulary
     if out is not None:
         from spectui.cli.export import export
 

@@ -7,7 +7,6 @@ session to stop between rounds: the caches stay consistent and the summary is st
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 from dataclasses import asdict
@@ -19,9 +18,11 @@ from rich.text import Text
 from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.chat.inspector import rejection_kinds
 from spectui.cli import interrupt
+from spectui.cli.loading import warn_build
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
+from spectui.cli.streams import Unwritable, silence_stdout
 from spectui.config import text as user_text
 from spectui.config.paths import writable
 from spectui.config.resolve import model_label, resolve
@@ -69,18 +70,18 @@ class Output(Console):
     the trace is still written, where rich would exit at once or raise."""
 
     closed = False
-    failed = ""  # why stdout could not be written (a full disk); "" for a closed pipe
+    failed = False  # stdout could not be written (a full disk), not closed
 
     def on_broken_pipe(self) -> None:
         self.quiet = self.closed = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+        silence_stdout()  # no error at exit's flush
 
     def put(self, *objects, **kwargs) -> None:
         """print, where a failed write ends the output as a closed pipe does."""
         try:
             self.print(*objects, **kwargs)
-        except OSError as e:
-            self.failed = e.strerror or str(e)
+        except OSError:
+            self.failed = True
             self.on_broken_pipe()
 
 
@@ -154,6 +155,8 @@ def main(args) -> int:
         from spectui.llama.runtime import configure_logging
 
         configure_logging(args.verbose, open_log(args.log_file))
+        if not setup.server:
+            warn_build(err)
         session = open_session(setup, report=ConsoleReport(err))
     session.inspect = args.inspect
     from spectui.engine.session import Session
@@ -235,15 +238,12 @@ def main(args) -> int:
 
 def stopped(signals: list[int], out: Output, end: TurnEnd, trace_path: Path | None, err: Console) -> int:
     """A signal, a closed stdout or a failed write ended the answer: one line saying so (and
-    where the trace is), and its exit code."""
-    if signals:
-        why = f"stopped by {interrupt.ENDING[signals[0]]}"
-    else:
-        why = f"cannot write to stdout: {out.failed}" if out.failed else "stdout was closed"
+    where the trace is), and its exit code; a failed write's line is main's, as any command's."""
     saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
-    err.print(f"{why}{saved}", highlight=False, markup=False, soft_wrap=True)
     if out.failed and not signals:
-        return UserError.exit_code
+        raise Unwritable(saved)
+    why = f"stopped by {interrupt.ENDING[signals[0]]}" if signals else "stdout was closed"
+    err.print(f"{why}{saved}", highlight=False, markup=False, soft_wrap=True)
     return 128 + (signals[0] if signals else signal.SIGPIPE)
 
 
@@ -262,8 +262,8 @@ def print_json(text: str, out: Output) -> None:
         print(text, flush=True)
     except BrokenPipeError:
         out.on_broken_pipe()
-    except OSError as e:
-        out.failed = e.strerror or str(e)
+    except OSError:
+        out.failed = True
         out.on_broken_pipe()
 
 

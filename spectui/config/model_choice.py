@@ -9,6 +9,7 @@ from pathlib import Path
 from spectui.config.embedded import CATALOG, model_path, user_path
 from spectui.errors import UserError
 from spectui.llama import draft_fit
+from spectui.llama.gguf import check_gguf_file
 
 
 def model_label(value: str | None) -> str:
@@ -61,3 +62,13 @@ def draft_misfit(target: str, draft: str) -> str | None:
             return None
         why = draft_fit.vocabulary_misfit(*headers)
     return f"cannot draft for {model_name(target)}: {why}" if why else None
+
+
+def not_a_model(value: str) -> str | None:
+    """Why a path typed into the model picker cannot be a model (None where it is a GGUF file),
+    said as it is entered, not once a draft is picked and the load fails."""
+    try:
+        check_gguf_file(user_path(value))
+    except UserError as e:
+        return str(e)
+    return None

@@ -34,10 +34,7 @@ _GAUGES = {
 }
 _SAMPLE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)(?:\{([^{}]*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?")
 _POSITION = re.compile(r'position="(\d+)"')
-NO_METRICS = (
-    "{url} was started without --metrics: the server's own speculation counters (all slots) are not shown; "
-    "start it with --metrics to see them"
-)
+NO_METRICS = "{url} was started without --metrics: the server's own counters (all slots) are not shown"
 NO_SPEC_COUNTERS = (
     "{url} answers /metrics without speculation counters (an older llama-server): only this client's are shown"
 )
@@ -188,6 +185,10 @@ NEEDS_SPEC_TYPE = (
     "llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type draft-simple (llama.cpp #25345)"
 )
 NO_SLOT_SPEC = "its speculation failed to start; the server's log at startup says why"
+NOTHING_DRAFTED = (
+    "its drafter proposed nothing: an n-gram type finds no repeats in new text, a draft model "
+    "drafts nothing under its --spec-draft-p-min"
+)
 
 
 def not_speculating(
@@ -214,8 +215,8 @@ def not_speculating(
         why = f"its speculative.types is {','.join(spec_types)}, but /slots says no slot can draft"
         return NOT_SPECULATING.format(url=url, why=why, cause=NO_SLOT_SPEC)
     if answers >= FIRST_ANSWERS and drafted == 0:
-        why = f"it drafted nothing over its first {answers} answers"
-        return NOT_SPECULATING.format(url=url, why=why, cause=NEEDS_SPEC_TYPE)
+        why = f"it runs {','.join(spec_types)} but drafted nothing over its first {answers} answers"
+        return NOT_SPECULATING.format(url=url, why=why, cause=NOTHING_DRAFTED)
     return None
 
 

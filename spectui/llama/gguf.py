@@ -19,4 +19,4 @@ def check_gguf_file(path: Path) -> None:
     with open(path, "rb") as f:
         magic = f.read(4)
     if magic != b"GGUF":
-        raise UserError(f"not a GGUF model file (bad magic {magic!r}): {path}")
+        raise UserError(f"{path} is not a GGUF file (it does not start with GGUF)")

@@ -11,6 +11,7 @@ verified is the same text (greedy), or a sample of the same distribution (match 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -18,6 +19,7 @@ from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.stats import per_position_acceptance, rounds_of, timing
 from spectui.plan.predict import N_MAX, Drafting
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
+from spectui.store.chat_types import AnswerConfig
 
 CALIBRATION_TOKENS = 48  # per starter prompt
 MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance
@@ -78,9 +80,12 @@ def calibrate(
     prompts: Sequence[str],
     system: str | None,
     status: Callable[[str], object] = lambda s: None,
+    done: Callable[[str, float, Sequence[Round]], object] = lambda what, left, rounds: None,
 ) -> Calibration:
     """Answer each prompt with `model_type` at n-max 8 (or with none, without a draft model),
-    then the first again with none, for its overhead."""
+    then the first again with none, for its overhead. `done` after each answer: what ended, the
+    calibration's seconds left (each answer as long as the mean so far, none's a third), the
+    rounds so far."""
     from spectui.engine.interface import GenerationLimits, chat_messages
 
     limits = GenerationLimits(n_predict=CALIBRATION_TOKENS, ignore_eos=True)
@@ -94,9 +99,11 @@ def calibrate(
         return list(session.generate(messages=chat_messages([("user", prompt)], system), limits=limits))
 
     rounds: list[Round] = []
-    streams, spec_overheads = [], []
+    streams, spec_overheads, took = [], [], []
+    label = config_label(drafting.label, max(N_MAX))
     for i, prompt in enumerate(prompts, start=1):
-        status(f"calibrating: starter prompt {i}/{len(prompts)} with {config_label(drafting.label, max(N_MAX))}")
+        status(f"calibrating: starter prompt {i}/{len(prompts)} with {label}")
+        t0 = time.perf_counter()
         events = answer(prompt, drafting)
         start = next(e for e in events if isinstance(e, TurnStart))
         end = next(e for e in events if isinstance(e, TurnEnd))
@@ -105,8 +112,12 @@ def calibrate(
         rounds += rounds_of(events)
         spec_overheads.append(_overhead(events))
         streams.append((tuple(session.ctx.tokens[: start.n_prompt]), tuple(end.tokens)))
+        took.append(time.perf_counter() - t0)
+        mean = statistics.fmean(took)
+        done(f"calibration: starter prompt {i}/{len(prompts)} with {label}", mean * (len(prompts) - i + 1 / 3), rounds)
     status("calibrating: the overhead of a round without a draft")
     none_events = answer(prompts[0], spec.replace(types=("none",)))
+    done("calibration: the first starter prompt with none", 0.0, rounds_of(none_events))
     positions = tuple(per_position_acceptance(rounds))[: max(N_MAX)] if model_type else ()
     drafted = [r.n_drafted for r in rounds if r.n_drafted]
     return Calibration(
@@ -179,24 +190,17 @@ class Saved:
     drafting: Drafting | None = None
 
 
-def _n_max_of(label: str, spec_type: str) -> int | None:
-    """The n-max of a "draft-simple n-max 3" label of `spec_type`; None for another label."""
-    head, _, n = label.partition(" n-max ")
-    return int(n) if head == spec_type and n.isdigit() else None
-
-
-def saved(answers: Sequence[tuple[dict, str, dict]], target: str, draft: str | None) -> dict[str, Saved]:
+def saved(answers: Sequence[tuple[dict, AnswerConfig, dict]], target: str, draft: str | None) -> dict[str, Saved]:
     """Per spec type: the answers of chats on this target and draft whose configuration was that
-    type alone, pooled (per position weighted by drafts; n-gram counters summed)."""
+    type alone throughout, pooled (per position weighted by drafts; n-gram counters summed)."""
     from spectui.spec_config import PRIORITY
 
     pooled: dict[str, list[tuple[int | None, dict]]] = {}
-    for setup, label, stats in answers:
+    for setup, config, stats in answers:
         if not isinstance(setup, dict) or setup.get("model") != target or setup.get("model_draft") != draft:
             continue
-        for t in PRIORITY:
-            if label == t or _n_max_of(label, t) is not None:
-                pooled.setdefault(t, []).append((_n_max_of(label, t), stats))
+        if len(config.spec_types) == 1 and config.spec_types[0] in PRIORITY and not config.spec_changes:
+            pooled.setdefault(config.spec_types[0], []).append((config.draft_n_max, stats))
     out = {}
     for t, found in pooled.items():
         try:

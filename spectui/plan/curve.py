@@ -1,9 +1,9 @@
 """This machine's costs, measured in seconds: the target's decode of a batch of b tokens at a
 few context depths, the draft model's step, the round's overhead; and their cache.
 
-Each size is decoded `repeats` times in a rotating order after one warm-up pass (page-in), so a
-drift of the machine's speed spreads over every size; a point keeps its median and its spread
-((max - min) / median). A decode asks for every row's argmax, as a greedy verification does.
+A point keeps the median of its repeats and their spread ((max - min) / median); the curve
+kept at each depth is the non-decreasing fit through the medians (plan/fit.py), each point's
+residual kept beside it. Measuring is plan/decodes.py's.
 
 The cache holds one file per identity: the model files (path, size, mtime), llama.cpp's
 build, the device, threads and offload. A curve measured under another identity is measured
@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,24 +24,37 @@ from pathlib import Path
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.engine.interface import SessionStatus
 from spectui.errors import UserError
+from spectui.plan.fit import monotone, residuals
 
 FORMAT = "spectui-plan/1"
-BATCHES = tuple(range(1, 17))
-DEPTHS = (64, 512)
-REPEATS = 3
-DRAFT_BATCHES = (1, 2)
+NOISY = 0.2  # a typical size's repeats further apart than this: the machine's speed varied
+DRIFT = 0.15  # t(1) re-timed after every other size moved more than this: the machine's speed changed
 
 
 @dataclass(frozen=True)
 class Point:
     b: int
-    median: float  # seconds
+    median: float  # seconds: the fitted curve's value at b
     spread: float  # (max - min) / median over the repeats
+    residual: float = 0.0  # (measured median - fitted) / fitted
 
     @classmethod
     def of(cls, b: int, samples: Sequence[float]) -> Point:
         m = statistics.median(samples)
         return cls(b, m, (max(samples) - min(samples)) / m if m > 0 else 0.0)
+
+    @property
+    def measured(self) -> float:
+        return self.median * (1 + self.residual)
+
+
+def fitted(points: Sequence[Point]) -> tuple[Point, ...]:
+    """The points on the non-decreasing fit through their measured medians, each with its residual
+    (idempotent: a fitted curve fits to itself, its residuals kept)."""
+    measured = [p.measured for p in points]
+    fit = monotone(measured)
+    fit_residuals = residuals(measured, fit)
+    return tuple(replace(p, median=f, residual=r) for p, f, r in zip(points, fit, fit_residuals, strict=True))
 
 
 def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -65,6 +77,7 @@ class Curve:
     overhead_spec: float
     overhead_length: float = 8.0  # the mean draft length overhead_spec was measured at
     loop_scale: float = 1.0  # the timed decodes were multiplied by this (scaled_to_loop)
+    drift: float = 0.0  # t(1) re-timed after every other decode, relative to its first timing
 
     @staticmethod
     def _at(curves: dict[int, tuple[Point, ...]], b: float, depth: float) -> float:
@@ -83,8 +96,18 @@ class Curve:
 
     @property
     def noise(self) -> float:
-        """The largest spread of any point: how far a busy machine moved the timings."""
-        return max(p.spread for pts in (*self.target.values(), *self.draft.values()) for p in pts)
+        """A typical point's spread (the median): a lone outlier is one size's hiccup, a busy
+        machine moves them all."""
+        return statistics.median(p.spread for pts in (*self.target.values(), *self.draft.values()) for p in pts)
+
+    def unsteady(self) -> str | None:
+        """Why the machine's speed is said to have varied while timing, or None."""
+        why = []
+        if abs(self.drift) > DRIFT:
+            why.append(f"t(1) moved {self.drift:+.0%} between the first and the last timing")
+        if self.noise > NOISY:
+            why.append(f"a typical batch size's repeats were {self.noise:.0%} apart")
+        return "; ".join(why) or None
 
     def ratios(self, depth: int) -> list[tuple[int, float, float]]:
         """(b, t(b)/t(1), spread) at the measured depth nearest `depth`."""
@@ -95,7 +118,7 @@ class Curve:
 
     def as_dict(self) -> dict:
         def pts(curves):
-            return {str(d): [[p.b, p.median, p.spread] for p in ps] for d, ps in curves.items()}
+            return {str(d): [[p.b, p.median, p.spread, p.residual] for p in ps] for d, ps in curves.items()}
 
         return {
             "target": pts(self.target),
@@ -104,21 +127,23 @@ class Curve:
             "overhead_spec_s": self.overhead_spec,
             "overhead_spec_length": self.overhead_length,
             "loop_scale": self.loop_scale,
+            "drift": self.drift,
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> Curve:
-        """The inverse of as_dict; ValueError (or KeyError, TypeError) on anything else."""
+        """The inverse of as_dict; ValueError (or KeyError, TypeError) on anything else. An older
+        file's points (three numbers, measured medians) are fitted as they are read."""
 
         def pts(curves) -> dict[int, tuple[Point, ...]]:
             out = {}
             for depth, ps in curves.items():
-                points = tuple(Point(int(b), float(m), float(s)) for b, m, s in ps)
-                if not points or any(p.b < 1 or not p.median > 0 or p.spread < 0 for p in points):
+                points = tuple(Point(int(b), float(m), float(s), *(float(r) for r in rest)) for b, m, s, *rest in ps)
+                if not points or any(p.b < 1 or not p.median > 0 or p.spread < 0 or p.residual <= -1 for p in points):
                     raise ValueError(f"a bad point at depth {depth}")
                 if [p.b for p in points] != sorted({p.b for p in points}):
                     raise ValueError(f"batch sizes out of order at depth {depth}")
-                out[int(depth)] = points
+                out[int(depth)] = fitted(points)
             return out
 
         target = pts(d["target"])
@@ -133,7 +158,7 @@ class Curve:
         scale = float(d.get("loop_scale", 1.0))
         if not scale > 0:
             raise ValueError("a scale of 0 or less")
-        return cls(target, pts(d["draft"]), *over, length, scale)
+        return cls(target, pts(d["draft"]), *over, length, scale, float(d.get("drift", 0.0)))
 
     def scaled_to_loop(self, step: float, depth: int) -> Curve:
         """Every decode time scaled so that t(1) at `depth` is `step`, the single step the
@@ -145,56 +170,9 @@ class Curve:
         """Every decode time multiplied by `factor` (kept in loop_scale)."""
 
         def times(curves: dict[int, tuple[Point, ...]]) -> dict[int, tuple[Point, ...]]:
-            return {d: tuple(Point(p.b, p.median * factor, p.spread) for p in pts) for d, pts in curves.items()}
+            return {d: tuple(replace(p, median=p.median * factor) for p in pts) for d, pts in curves.items()}
 
         return replace(self, target=times(self.target), draft=times(self.draft), loop_scale=self.loop_scale * factor)
-
-
-# --- measuring -------------------------------------------------------------------------
-
-
-def decode_times(
-    ctx, sizes: Sequence[int], depth: int, repeats: int, filler: Sequence[int], warm_up: bool = True
-) -> tuple[Point, ...]:
-    """Seconds to decode each batch size after `depth` tokens of `filler` (cycled) in `ctx` (a
-    llama/context.Context, left empty): a warm-up pass (page-in: once per context is enough),
-    then `repeats` passes, each in another order."""
-    tokens = [filler[i % len(filler)] for i in range(depth + max(sizes))]
-    ctx.truncate(0)
-    ctx.decode(tokens[:depth])
-    samples: dict[int, list[float]] = {b: [] for b in sizes}
-    order = list(sizes)
-    for rep in range(0 if warm_up else 1, repeats + 1):
-        for b in order[rep % len(order) :] + order[: rep % len(order)]:
-            batch = tokens[depth : depth + b]
-            t0 = time.perf_counter()
-            ctx.decode_argmax(batch, range(b))
-            dt = time.perf_counter() - t0
-            ctx.truncate(depth)
-            if rep:
-                samples[b].append(dt)
-    ctx.truncate(0)
-    return tuple(Point.of(b, samples[b]) for b in sorted(sizes))
-
-
-def measure_decodes(
-    target_ctx,
-    draft_ctx,
-    filler: Sequence[int],
-    longest: int,
-    repeats: int = REPEATS,
-    status: Callable[[str], object] = lambda s: None,
-) -> tuple[dict[int, tuple[Point, ...]], dict[int, tuple[Point, ...]]]:
-    """The target's batches 1..16 and `longest` + 1 (the longest n-gram draft and its last
-    token), the draft model's 1 and 2, at each depth in DEPTHS."""
-    sizes = sorted(set(BATCHES) | ({longest + 1} if longest else set()))
-    target, draft = {}, {}
-    for i, depth in enumerate(DEPTHS):
-        status(f"timing the target's decodes at depth {depth}")
-        target[depth] = decode_times(target_ctx, sizes, depth, repeats, filler, warm_up=not i)
-        if draft_ctx is not None:
-            draft[depth] = decode_times(draft_ctx, DRAFT_BATCHES, depth, repeats, filler, warm_up=not i)
-    return target, draft
 
 
 # --- the cache ---------------------------------------------------------------------------
@@ -253,13 +231,21 @@ def cache_path(key: dict) -> Path:
 
 def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
     """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
-    that a plan could measure. A few file stats and a small JSON read; never a measurement. A
-    corrupt or foreign file is no curve: `spectui plan` says why and measures again."""
+    that a plan could measure (cached_doc)."""
+    doc, plannable = cached_doc(setup, status)
+    return (Curve.from_dict(doc["curve"]) if doc else None), plannable
+
+
+def cached_doc(setup, status: SessionStatus) -> tuple[dict | None, bool]:
+    """The document `spectui plan` cached for this loaded pair (its curve and calibration), and
+    whether the pair is a local one that a plan could measure. A few file stats and a small JSON
+    read; never a measurement. A corrupt or foreign file is none: `spectui plan` says why and
+    measures again."""
     files = [Path(p) for p in (status.target_path, status.draft_path) if p]
     if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
         return None, False
     doc, _ = load_cached(identity(setup, files[0], files[1] if len(files) > 1 else None))
-    return (Curve.from_dict(doc["curve"]) if doc else None), True
+    return doc, True
 
 
 def check_writable() -> Path:
@@ -274,8 +260,9 @@ def check_writable() -> Path:
     return folder
 
 
-def load_cached(key: dict) -> tuple[dict | None, str | None]:
-    """The cached document for `key`, or None and why not (None: nothing cached)."""
+def load_cached(key: dict, also: Callable[[dict], object] = lambda doc: None) -> tuple[dict | None, str | None]:
+    """The cached document for `key`, or None and why not (None: nothing cached). `also` reads the
+    document's other sections: what it raises makes the file corrupt, as a bad curve does."""
     path = cache_path(key)
     if not path.is_file():
         return None, None
@@ -286,9 +273,10 @@ def load_cached(key: dict) -> tuple[dict | None, str | None]:
         if doc.get("key") != key:
             return None, f"{path} was measured for another model file, build or device: measuring again"
         Curve.from_dict(doc["curve"])
+        also(doc)
     except UserError as e:
         return None, f"{e}: measuring again"
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as e:
         return None, f"{path} is corrupt ({type(e).__name__}: {e}): measuring again"
     return doc, None
 

@@ -1,6 +1,7 @@
-"""A plan as text within 80 columns, and as JSON with the same content: the curve with its
-noise, the type x n-max table, and speedup against acceptance drawn by hand (one line per
-n-max, the break-even line at speedup 1)."""
+"""A plan as text, and as JSON with the same content: the curve with its noise, the type x n-max
+table and its legend, speedup against acceptance drawn by hand (one line per n-max, the
+break-even line at speedup 1), and the conclusion: the best configuration and what to run next.
+The text is wrapped at whole words to a terminal's width, never cut; in a file lines are whole."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from spectui.plan.predict import (
     tok_per_s_none,
 )
 
-WIDTH = 80
 PLOT_W, PLOT_H = 61, 13
 # an n-gram type's mark in the picture (a draft model's lines are marked by their n-max)
 MARKS = {"ngram-simple": "s", "ngram-map-k": "k", "ngram-map-k4v": "v", "ngram-mod": "m", "ngram-cache": "c"}
@@ -71,6 +71,7 @@ class Plan:
             "sources": self.sources,
             "table": [p.as_dict() for p in self.rows],
             "picture": {"alpha": alphas(PLOT_W), "speedup": self.lines()},
+            "conclusion": conclusion(self),
         }
 
 
@@ -86,6 +87,12 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
             out.append("  b       " + "".join(f"{b:>7}" for b, _, _ in chunk))
             out.append("  t/t(1)  " + "".join(f"{r:>7.2f}" for _, r, _ in chunk))
             out.append("  noise   " + "".join(f"{100 * s:>6.0f}%" for _, _, s in chunk))
+        off = max(curve.target[d], key=lambda p: abs(p.residual))
+        if off.residual:
+            out.append(
+                f"  fitted non-decreasing in b: the measured t({off.b}) is {off.residual:+.0%} off the fit, "
+                "the most of any size"
+            )
     for d in sorted(curve.draft):
         step = curve.t_draft(1, d)
         out.append(
@@ -125,6 +132,41 @@ def table_lines(plan: Plan) -> list[str]:
     return out
 
 
+LEGEND = (
+    "draft: tokens a drafting round proposes, on average; drafts: the share of rounds that draft "
+    "(a draft model drafts every round, an n-gram type where its lookup matches)",
+    "break-even α: the acceptance (accepted / drafted) at which it runs as fast as none; never: it is "
+    "slower even if every drafted token were accepted; no drafts: it drafted nothing on the answers "
+    "measured, so there is nothing to price",
+    "α now: the acceptance measured (see below); tok/s and speedup: predicted at α now; pays / loses: "
+    "a speedup above / below 1",
+)
+
+
+def conclusion(plan: Plan) -> list[str]:
+    """The best configuration at the measured acceptance and whether it pays, then what to run."""
+    from spectui.spec_config import config_label
+
+    priced = [p for p in plan.rows if p.speedup is not None]
+    best = max(priced, key=lambda p: p.speedup or 0.0, default=None)
+    if best is not None and best.pays:
+        flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
+        return [
+            f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x "
+            f"the speed of none at the measured α {best.alpha:.2f}: it pays.",
+            f"Next: spectui {flags} (with this plan's model flags); the chat's panel shows whether it pays as you go.",
+        ]
+    found = (
+        f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x"
+        if best is not None
+        else "no type has a measured acceptance"
+    )
+    return [
+        f"Speculation does not pay on this machine at the measured acceptance ({found}).",
+        "Next: chat with --spec-type none, or try --spec-type auto (it drafts only where drafts pay) or a GPU (-ngl).",
+    ]
+
+
 def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[str]:
     """Speedup (rows) against α from 0 to 1 (columns): each line by its mark (MARKS, else its
     label's first character), the break-even speedup 1 as a row of dashes."""
@@ -153,18 +195,36 @@ def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[s
     return out
 
 
-def render(plan: Plan, memory: Sequence[str]) -> list[str]:
-    """The whole plan, every line within WIDTH columns."""
+def wrapped(lines: Sequence[str], width: int | None) -> list[str]:
+    """Each line longer than `width` wrapped at whole words, its continuation indented under it;
+    a word longer than the width stays whole. None: every line whole (a file, a pipe)."""
+    if width is None:
+        return list(lines)
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        out += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False, drop_whitespace=True
+        ) or [line]
+    return out
+
+
+def render(plan: Plan, memory: Sequence[str], width: int | None = None) -> list[str]:
+    """The whole plan, wrapped to `width` (a terminal's) or, None, with every line whole."""
     if plan.model_type:
         legend = f"{plan.model_type}, marked by n-max 1..8"
     else:
         legend = ", ".join(f"{MARKS[t]} {t}" for t in plan.lines())
     out = ["Cost curve (this machine)", *curve_lines(plan.curve, plan.depth), "", *memory, ""]
     out += [f"Predictions at depth {plan.depth} (α: accepted / drafted)", *table_lines(plan)]
+    out += [f"  {line}" for line in LEGEND]
     by_source: dict[str, list[str]] = {}
     for t, source in plan.sources.items():
         by_source.setdefault(source, []).append(t)
-    for source, types in by_source.items():
-        out += textwrap.wrap(f"α of {', '.join(types)}: {source}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+    out += [f"  α of {', '.join(types)}: {source}" for source, types in by_source.items()]
     out += ["", f"Speedup against α; '-': break-even ({legend})", *picture_lines(plan.lines())]
-    return [line[:WIDTH] for line in out]
+    out += ["", *conclusion(plan)]
+    return wrapped(out, width)

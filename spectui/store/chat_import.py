@@ -1,7 +1,7 @@
 """Chats kept outside the database, imported into it: the JSON chat files of earlier
 versions (formats 1 and 2, one file per chat and a journal of the answer being written), and
 the unsaved files a quit writes when the chat could not be saved (`spectui-unsaved-<id>.json`,
-format 2 with each message's row, beside its Markdown twin).
+format 3 with each message's row, beside its Markdown twin).
 
 An imported file (and its journal or twin) moves to `chats/imported/`, kept as a backup; a
 file that cannot be read stays where it is and is listed, with why, in the picker.
@@ -24,9 +24,10 @@ from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.config.paths import chats_dir, private_dir, unsaved_dirs, write_atomic
 from spectui.engine.overlay import add_segments
 from spectui.errors import UserError
-from spectui.store.history import ROLES, STORED, Chat, Message
+from spectui.store.chat_types import ROLES, STORED, AnswerConfig, Chat, Message
+from spectui.store.migrations import parse_old_label
 
-FORMAT = 2  # the newest "format" of chat files (2 added `setup`)
+FORMAT = 3  # the newest "format" of chat files (2 added `setup`, 3 a message's `config` as an object)
 _ID = re.compile(r"[A-Za-z0-9_-]+")
 UNSAVED = "spectui-unsaved-"  # + the chat's id + ".json" (to import) or ".md" (to read)
 
@@ -79,7 +80,7 @@ def unsaved_files() -> list[Path]:
 
 
 def write_unsaved(chat: Chat, folder: Path) -> Path:
-    """The chat as the next start imports it: format 2, with each message's stored row and the
+    """The chat as the next start imports it: format 3, with each message's stored row and the
     rows it dropped, so only what the database lacks is added."""
     doc = {
         "format": FORMAT,
@@ -89,7 +90,10 @@ def write_unsaved(chat: Chat, folder: Path) -> Path:
         "updated": chat.updated,
         "preset": chat.preset,
         "setup": chat.setup,
-        "messages": [{**{name: getattr(m, name) for name in STORED}, "row": m.row} for m in chat.messages],
+        "messages": [
+            {**{name: getattr(m, name) for name in STORED}, "config": m.config and m.config.as_dict(), "row": m.row}
+            for m in chat.messages
+        ],
         "dropped": chat.dropped,
     }
     return write_atomic(folder / f"{UNSAVED}{chat.id}.json", json.dumps(doc, ensure_ascii=False))
@@ -119,7 +123,7 @@ def read_chat(path: Path) -> Chat:
 
 
 def _read(path: Path, what: str, prefix: str) -> tuple[dict, Chat]:
-    """A format 1 or 2 file named `prefix` + its chat's id: (the document, the chat)."""
+    """A format 1, 2 or 3 file named `prefix` + its chat's id: (the document, the chat)."""
     try:
         doc = loads_json(read_bytes(path, what, DATA_BYTES))
         if not isinstance(doc, dict):
@@ -192,6 +196,7 @@ def _message(d: dict) -> Message:
         raise ValueError(f"a message must be an object, got {type(d).__name__}")
     m = Message(**{name: d[name] for name in STORED if name in d or name in ("role", "content")})
     m.segments = [(text, kind) for text, kind in m.segments]
+    m.config = _config(d.get("config"))
     if m.role not in ROLES:
         raise ValueError(f"unknown role {m.role!r}")
     checks = (
@@ -202,3 +207,12 @@ def _message(d: dict) -> Message:
         if not isinstance(value, kind):
             raise ValueError(f"expected {kind.__name__}, got {value!r}")
     return m
+
+
+def _config(value) -> AnswerConfig | None:
+    """A message's configuration: an object (format 3), or the label formats 1 and 2 kept."""
+    if isinstance(value, str):
+        return parse_old_label(value)
+    if value is not None and not isinstance(value, dict):
+        raise ValueError(f"a message's config must be an object, got {value!r}")
+    return None if value is None else AnswerConfig.from_dict(value)

@@ -21,13 +21,14 @@ from pathlib import Path
 from spectui.config.paths import data_dir, private_dir
 from spectui.errors import UserError
 from spectui.store import chat_import, columns, migrations
-from spectui.store.history import STORED, Chat, Message, make_title
+from spectui.store.chat_types import Chat, Message, make_title
 
 SHOWN = 40  # messages read when a chat opens (a few screens); earlier ones are read as the reader scrolls up
 BUSY_MS = 5000  # how long a writer waits for another instance's transaction
-_COLUMNS = ", ".join(("id", *STORED))
-_INSERT = f"INSERT INTO messages (chat, {', '.join(STORED)}) VALUES ({', '.join('?' * (len(STORED) + 1))})"
-_UPDATE = f"UPDATE messages SET {', '.join(f'{name} = ?' for name in STORED)} WHERE id = ?"
+_STORED = columns.MESSAGE_COLUMNS
+_COLUMNS = ", ".join(("id", *_STORED))
+_INSERT = f"INSERT INTO messages (chat, {', '.join(_STORED)}) VALUES ({', '.join('?' * (len(_STORED) + 1))})"
+_UPDATE = f"UPDATE messages SET {', '.join(f'{name} = ?' for name in _STORED)} WHERE id = ?"
 
 
 @dataclass
@@ -122,6 +123,13 @@ def _errors(doing: str) -> Iterator[None]:
             yield
     except sqlite3.Error as e:
         raise UserError(f"cannot {doing} in {db_path()}: {e}") from e
+
+
+def query(doing: str, sql: str, args: tuple = ()) -> list[tuple]:
+    """The rows a read-only `sql` finds, for the store's other readers (answers.py); a failure
+    is a UserError saying what it was `doing`."""
+    with _errors(doing):
+        return _db().execute(sql, args).fetchall()
 
 
 # --- writing ---------------------------------------------------------------------
@@ -295,15 +303,11 @@ def load_earlier(chat: Chat, n: int) -> list[Message]:
     """Read up to `n` messages before the chat's first loaded one into it; the ones read."""
     if chat.earlier <= 0 or not chat.messages or chat.messages[0].row is None:
         return []
-    with _errors(f"read chat {chat.id}"):
-        rows = (
-            _db()
-            .execute(
-                f"SELECT {_COLUMNS} FROM messages WHERE chat = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                (chat.id, chat.messages[0].row, n),
-            )
-            .fetchall()
-        )
+    rows = query(
+        f"read chat {chat.id}",
+        f"SELECT {_COLUMNS} FROM messages WHERE chat = ? AND id < ? ORDER BY id DESC LIMIT ?",
+        (chat.id, chat.messages[0].row, n),
+    )
     damaged: list[str] = []
     older = [columns.message(r, damaged) for r in reversed(rows)]
     chat.damaged = chat.damaged or columns.damage_note(chat, damaged, db_path())
@@ -316,15 +320,11 @@ def texts_before(chat: Chat) -> list[tuple[str, str]]:
     """(role, content) of the messages before the loaded ones, oldest first: the prompt's start."""
     if chat.earlier <= 0 or not chat.messages or chat.messages[0].row is None:
         return []
-    with _errors(f"read chat {chat.id}"):
-        return (
-            _db()
-            .execute(
-                "SELECT role, content FROM messages WHERE chat = ? AND id < ? ORDER BY id",
-                (chat.id, chat.messages[0].row),
-            )
-            .fetchall()
-        )
+    return query(
+        f"read chat {chat.id}",
+        "SELECT role, content FROM messages WHERE chat = ? AND id < ? ORDER BY id",
+        (chat.id, chat.messages[0].row),
+    )
 
 
 def _summaries(where: str = "", args: tuple = ()) -> list[Summary]:

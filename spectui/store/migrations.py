@@ -9,12 +9,14 @@ newer one migrated.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from spectui.errors import UserError
+from spectui.store.chat_types import AnswerConfig
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -44,6 +46,11 @@ def chats_and_messages(conn: sqlite3.Connection) -> None:
     if not _has_fts5(conn):
         return
     conn.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id')")
+    _fts_triggers(conn)
+
+
+def _fts_triggers(conn: sqlite3.Connection) -> None:
+    """What keeps `messages_fts` in step with the messages' content."""
     conn.execute(
         "CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN "
         "INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END"
@@ -59,8 +66,55 @@ def chats_and_messages(conn: sqlite3.Connection) -> None:
     )
 
 
+def parse_old_label(label: str) -> AnswerConfig | None:
+    """The configuration of an answer stored by an earlier version, read from the label it kept
+    instead ("draft-simple n-max 3", "ngram-mod", "a → b" after a switch): its spec types and
+    n-max, all a label held; None where it names none. Only old rows and files are read so."""
+    steps: list[tuple[tuple[str, ...], int | None]] = []
+    for part in label.split(" → "):
+        head, _, n = part.partition(" n-max ")
+        types = tuple(t for t in head.strip().split(",") if t)
+        if not types or (n and not n.isdigit()):
+            return None
+        steps.append((types, int(n) if n else None))
+    (types, n_max), *later = steps
+    return AnswerConfig(types, n_max, spec_changes=tuple(later))
+
+
+def answer_configuration(conn: sqlite3.Connection) -> None:
+    """Each answer's configuration as columns of its own instead of the label it was shown with
+    (`config`): the plan selects answers by spec type and n-max, and a label is only a display.
+    A label held the spec types and n-max only: the other columns stay NULL (not known). The
+    table is rebuilt (SQLite before 3.35 cannot drop a column), keeping every row's id."""
+    conn.execute(
+        "CREATE TABLE messages_new (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "chat TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE, "
+        "role TEXT NOT NULL, content TEXT NOT NULL, segments TEXT NOT NULL, stopped INTEGER NOT NULL, "
+        "stats TEXT NOT NULL, spec_types TEXT, draft_n_max INTEGER, verify TEXT, temp REAL, top_k INTEGER, "
+        "top_p REAL, min_p REAL, seed INTEGER, spec_changes TEXT)"
+    )
+    kept = "id, chat, role, content, segments, stopped, stats"
+    rows = conn.execute(f"SELECT {kept}, config FROM messages")
+    conn.executemany(
+        f"INSERT INTO messages_new ({kept}, spec_types, draft_n_max, spec_changes) VALUES ({', '.join('?' * 10)})",
+        ((*row[:7], *_label_columns(parse_old_label(row[7]))) for row in rows),
+    )
+    conn.execute("DROP TABLE messages")
+    conn.execute("ALTER TABLE messages_new RENAME TO messages")
+    conn.execute("CREATE INDEX messages_by_chat ON messages(chat, id)")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'").fetchone():
+        _fts_triggers(conn)  # dropped with the old table; the index itself keeps the same ids
+
+
+def _label_columns(config: AnswerConfig | None) -> tuple:
+    if config is None:
+        return None, None, None
+    d = config.as_dict()
+    return json.dumps(d["spec_types"]), d["draft_n_max"], json.dumps(d["spec_changes"])
+
+
 # In order; never reorder, rename or edit one that has shipped: add a new one at the end.
-MIGRATIONS: list[Migration] = [chats_and_messages]
+MIGRATIONS: list[Migration] = [chats_and_messages, answer_configuration]
 _BEFORE_THE_LIST = 1  # the user_version of databases written before migrations were recorded
 
 

@@ -21,20 +21,21 @@ from textual.app import App
 from spectui.chat.controller import ChatController
 from spectui.chat.fit import PickerFit
 from spectui.chat.loading import load_session
-from spectui.chat.updates import Load, Notice, SwitchFailed, Update
+from spectui.chat.planning import PlanRun
+from spectui.chat.updates import Load, Measure, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
 from spectui.config.assembly import TextReport
 from spectui.config.embedded import CATALOG
-from spectui.config.model_choice import draft_misfit, model_name
+from spectui.config.model_choice import draft_misfit, model_name, not_a_model
 from spectui.config.recent import recent_models
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.engine.resources import memory_text
 from spectui.errors import UserError
-from spectui.store import history
+from spectui.store import chat_types
 from spectui.tui.commands import bindings
 from spectui.tui.header import header
-from spectui.tui.messages import MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
+from spectui.tui.messages import MemoryMeasured, PlanMeasured, SessionFailed, SessionLoaded, SessionLoading
 from spectui.tui.palette import SpecCommands
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.chat import ChatScreen
@@ -53,7 +54,7 @@ class SpecApp(ThemedApp):
         self,
         setup: Setup,
         session: ChatSession | None = None,
-        chat: history.Chat | None = None,
+        chat: chat_types.Chat | None = None,
         environment: dict | None = None,
         fit_checked: bool = False,
     ):
@@ -98,6 +99,8 @@ class SpecApp(ThemedApp):
             )
         elif isinstance(update, Load):
             self._load(update.setup, update.models, update.fitted)
+        elif isinstance(update, Measure):
+            self._measure(update.run)
         else:
             self.chat_screen.show(update)
 
@@ -117,6 +120,16 @@ class SpecApp(ThemedApp):
             post(SessionFailed(f"{type(e).__name__}: {e}"))
         else:
             post(SessionLoaded(session, setup, environment))
+
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
+    def _measure(self, run: PlanRun) -> None:
+        self.post_message(PlanMeasured(run.wait()))
+
+    def on_plan_measured(self, msg: PlanMeasured) -> None:
+        self.controller.measured(msg.error)
+
+    def action_measure(self) -> None:
+        self.controller.measure()
 
     def on_session_loading(self, msg: SessionLoading) -> None:
         self.controller.loading_status(msg.status)
@@ -206,10 +219,13 @@ class SpecApp(ThemedApp):
         return rows
 
     def _ask_file(self, then) -> None:
-        self.push_screen(
-            NameScreen("Path of the GGUF file:", placeholder="~/models/model.gguf"),
-            lambda path: then(path) if path else None,
-        )
+        def entered(path: str | None) -> None:
+            if path and (why := not_a_model(path)):
+                self.notify(why, title="Another GGUF file", severity="error", timeout=10)
+            elif path:
+                then(path)
+
+        self.push_screen(NameScreen("Path of the GGUF file:", placeholder="~/models/model.gguf"), entered)
 
     def _pick_draft(self, target: str) -> None:
         """The drafts for `target`, each said to fit or not: projected in a worker the first
@@ -250,6 +266,7 @@ class SpecApp(ThemedApp):
 
     def on_unmount(self) -> None:
         self.controller.save()  # however the app ends, what was shown is on disk
+        self.controller.stop_measuring()
 
     def run_reporting(self) -> int:
         """As the app's, and when the chat could not be saved, keep it in a Markdown file and

@@ -153,6 +153,16 @@ COMMANDS = (
         "Run one prompt with two configurations, side by side, then compare speed, acceptance and output",
         chat=False,
     ),
+    Command(
+        "f6",
+        "measure",
+        "measure",
+        "Measure this machine",
+        "Run `spectui plan` for the loaded pair (about a minute on a small CPU; messages wait): the welcome card "
+        "and the panel then predict the speedup from this machine's costs",
+        chat=False,
+        priority=True,  # over the input's own f6 (select the line)
+    ),
     Command("f8", "cycle_theme", "theme", "Next theme", "Cycle through the themes (remembered)", chat=False),
     Command("f9", "choose_theme", "themes", "Choose theme…", "Pick a theme from a list (remembered)", chat=False),
     Command(

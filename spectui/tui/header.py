@@ -44,7 +44,7 @@ def status_spans(line: StatusLine) -> tuple[Span, ...]:
                 (f" and replaces the {n} message{'s' * (n != 1)} after it" if n else "", "$text-muted"),
                 ("  esc cancels", "$text-muted"),
             )
-        case "loading":
+        case "loading" | "measuring":
             return (("◌ ", "$accent"), (line.text, ""), ("…", ""))
         case "failed":
             return ((f"could not load the models: {line.text}", "$error"),)

@@ -34,6 +34,11 @@ class SessionFailed(Message):
 
 
 @dataclass
+class PlanMeasured(Message):
+    error: str | None  # None: `spectui plan` cached its measurement
+
+
+@dataclass
 class MemoryMeasured(Message):
     text: str
 

@@ -166,7 +166,7 @@ class ABScreen(Screen):
             box.update(Content.styled(verdict, "$warning"))
         else:
             self.verdict = verdict
-            box.update(render_verdict(verdict, [t.message.config for t in self.run.turns if t is not None]))
+            box.update(render_verdict(verdict, [t.message.config_label for t in self.run.turns if t is not None]))
 
     def action_save_trace(self) -> None:
         try:

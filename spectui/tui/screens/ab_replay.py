@@ -103,7 +103,7 @@ class ABReplayScreen(ReplayScreen):
         turns = [self.trace.turns[i] for i in pair]
         done = len(turns) == 2 and step.turn == pair[-1] and step.n_events == len(turns[-1].events)
         if done:
-            labels = [finished(t).message.config for t in turns]
+            labels = [finished(t).message.config_label for t in turns]
             verdict.update(render_verdict(compare(turns[0].events, turns[1].events), labels, live=False))
         else:
             side = self.trace.turns[step.turn].side

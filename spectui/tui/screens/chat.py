@@ -1,6 +1,5 @@
-"""The chat screen: transcript, input, stats panel. It renders what the chat controller
-(spectui/chat/controller.py) emits and forwards keys to it; each answer is generated in a
-thread worker whose events go back to the controller."""
+"""The chat screen: transcript, input, stats panel. It renders what the chat controller (spectui/chat/controller.py)
+emits and forwards keys to it; each answer is generated in a thread worker whose events go back to the controller."""
 
 from __future__ import annotations
 
@@ -73,9 +72,9 @@ class ChatScreen(InspectsChat):
     async def on_mount(self) -> None:
         self.set_class(not self.settings.show_panel, "-no-panel")
         self.query_one("#status", Static).display = False
-        await self.query_one(Transcript).show(
-            self.controller.chat, self.settings.show_overlay, self.settings.show_rejected
-        )
+        transcript = self.query_one(Transcript)
+        transcript.outlook = self.controller.outlook()  # the card's word on speed here, before its first answer
+        await transcript.show(self.controller.chat, self.settings.show_overlay, self.settings.show_rejected)
         self.query_one(ChatInput).focus()
         self.query_one(ChatInput).starters = not self.controller.chat.messages
         self._show_header()
@@ -141,6 +140,7 @@ class ChatScreen(InspectsChat):
                 box.insert(text)
                 box.focus()
             case up.ConfigShown():
+                self.query_one(Transcript).show_outlook(self.controller.outlook())
                 self._show_header()
                 self.refresh_panel()
             case up.PanelChanged():

@@ -25,7 +25,7 @@ from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
 from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Event, Round, TurnStart
 from spectui.spec_config import SpecConfig
-from spectui.store.history import Chat, Message
+from spectui.store.chat_types import Chat, Message
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import Playhead, Step, steps
 from spectui.tui.header import pair_line

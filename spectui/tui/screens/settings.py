@@ -2,8 +2,9 @@
 settings, on the loaded models. Speculation changes apply from the next round, the others
 from the next answer; f4 saves them all into a preset.
 
-The form dismisses with the changed values only (Setup option names), checked here so a
-bad value is one line under the form and nothing is applied.
+The form dismisses with the changed values only (Setup option names), checked by Setup's and
+SpecConfig's own validation, so a bad value is one line under the form and nothing is applied.
+A setting the spec type in force does not use (config/describe.unused) is greyed, and says so.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from spectui.config import describe
 from spectui.config.setup import Setup
 from spectui.errors import UserError
-from spectui.spec_config import N_MAX_LIMIT, VERIFY_MODES
+from spectui.spec_config import VERIFY_MODES
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,9 @@ class Field:
     name: str  # the Setup option
     kind: type  # int, float or str
     about: str
-    low: float | None = None
-    high: float | None = None
     blank: bool = False  # an empty value means None (no seed, no system prompt)
     choices: tuple[str, ...] = ()
+    unset: str = ""  # how None is written, as the flag writes it (the seed's -1: random)
 
     @property
     def label(self) -> str:
@@ -40,15 +40,15 @@ class Field:
 
 
 FIELDS = (
-    Field("temp", float, "0 is greedy: the target's most likely token", 0),
-    Field("top_k", int, "keep the k most likely tokens; 0 turns it off", 0),
-    Field("top_p", float, "keep the smallest set this likely; 1 turns it off", 0, 1),
-    Field("min_p", float, "drop tokens below this share of the top one; 0: off", 0, 1),
-    Field("seed", int, "the same seed and text give the same answer; blank: random", 0, blank=True),
-    Field("n_predict", int, "the most tokens an answer may have; -1: no limit", -1),
-    Field("spec_draft_n_max", int, "the most tokens a draft model drafts per round", 1, N_MAX_LIMIT),
-    Field("spec_draft_n_min", int, "a shorter draft is dropped", 0, N_MAX_LIMIT),
-    Field("spec_draft_p_min", float, "the draft stops at a token it is less sure of", 0, 1),
+    Field("temp", float, "0 is greedy: the target's most likely token"),
+    Field("top_k", int, "keep the k most likely tokens; 0 turns it off"),
+    Field("top_p", float, "keep the smallest set this likely; 1 turns it off"),
+    Field("min_p", float, "drop tokens below this share of the top one; 0: off"),
+    Field("seed", int, "the same seed and text give the same answer; -1: random", blank=True, unset="-1"),
+    Field("n_predict", int, "the most tokens an answer may have; -1: no limit"),
+    Field("spec_draft_n_max", int, "the most tokens a draft model drafts per round"),
+    Field("spec_draft_n_min", int, "a shorter draft is dropped"),
+    Field("spec_draft_p_min", float, "the draft stops at a token it is less sure of"),
     Field(
         "spec_verify",
         str,
@@ -61,7 +61,8 @@ BY_NAME = {f.name: f for f in FIELDS}
 
 
 def parse(field: Field, text: str):
-    """The typed value of a field's text, or a UserError that says what it must be."""
+    """The typed value of a field's text (its bounds are Setup's: `checked`), or a UserError
+    that says what it must be."""
     text = text.strip() if field.name != "system" else text
     if field.blank and not text.strip():
         return None
@@ -73,18 +74,19 @@ def parse(field: Field, text: str):
         raise UserError(
             f"{field.label} must be {'a whole number' if field.kind is int else 'a number'}, not '{text}'"
         ) from None
-    if (
-        value != value
-        or (field.low is not None and value < field.low)
-        or (field.high is not None and value > field.high)
-    ):
-        bounds = f"from {field.low} to {field.high}" if field.high is not None else f"at least {field.low}"
-        raise UserError(f"{field.label} must be {bounds}, not {text}")
     return value
 
 
-def shown(value) -> str:
-    return "" if value is None else str(value)
+def checked(current: Setup, texts: dict[str, str]) -> dict:
+    """Each field's value from its text, the whole checked as Setup and SpecConfig check a flag
+    or a preset; a UserError names the first bad one."""
+    values = {name: parse(BY_NAME[name], text) for name, text in texts.items()}
+    current.with_values(values)
+    return values
+
+
+def shown(field: Field, value) -> str:
+    return field.unset if value is None else str(value)
 
 
 class SettingsScreen(ModalScreen[dict | None]):
@@ -118,6 +120,9 @@ class SettingsScreen(ModalScreen[dict | None]):
         text-wrap: nowrap;
         text-overflow: ellipsis;
         width: 1fr;
+    }
+    #fields .about.-unused {
+        color: $warning;
     }
     #fields Input, #fields Select {
         width: 16;
@@ -159,16 +164,18 @@ class SettingsScreen(ModalScreen[dict | None]):
             with Grid(id="fields"):
                 for f in FIELDS[:-1]:
                     yield Label(f.label)
-                    value = self.current.value(f.name)
+                    value, unused = self.current.value(f.name), describe.unused(f.name, self.current.spec)
                     if f.choices:
                         yield Select(
                             [(c, c) for c in f.choices], value=value, allow_blank=False, id=f.name, compact=True
                         )
                     else:
-                        yield Input(shown(value), id=f.name, compact=True)
-                    yield Label(f.about, classes="about")
+                        yield Input(shown(f, value), id=f.name, compact=True, disabled=unused is not None)
+                    about = Label(unused or f.about, classes="about -unused" if unused else "about")
+                    about.tooltip = unused  # the whole line, where a narrow form cuts it
+                    yield about
             yield Label(BY_NAME["system"].label.capitalize() + " (" + BY_NAME["system"].about + ")", classes="heading")
-            yield TextArea(shown(self.current.system), id="system", soft_wrap=True, compact=True)
+            yield TextArea(shown(BY_NAME["system"], self.current.system), id="system", soft_wrap=True, compact=True)
             yield Static(id="error")
             with Horizontal(id="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply", compact=True)
@@ -178,13 +185,12 @@ class SettingsScreen(ModalScreen[dict | None]):
         self.query_one(f"#{self.start or FIELDS[0].name}").focus()
 
     def values(self) -> dict:
-        """Every field's value; a UserError names the first bad one."""
-        out = {}
+        """Every field's value, checked; a UserError names the first bad one."""
+        texts = {}
         for f in FIELDS:
             widget = self.query_one(f"#{f.name}")
-            text = widget.text if isinstance(widget, TextArea) else str(cast("Input | Select", widget).value)
-            out[f.name] = parse(f, text)
-        return out
+            texts[f.name] = widget.text if isinstance(widget, TextArea) else str(cast("Input | Select", widget).value)
+        return checked(self.current, texts)
 
     def action_apply(self) -> None:
         try:
@@ -192,7 +198,8 @@ class SettingsScreen(ModalScreen[dict | None]):
         except UserError as e:
             self.query_one("#error", Static).update(str(e))
             return
-        self.dismiss({k: v for k, v in values.items() if v != self.current.value(k)})
+        was = {k: shown(BY_NAME[k], self.current.value(k)) for k in values}  # a seed of -1 is the setup's none
+        self.dismiss({k: v for k, v in values.items() if shown(BY_NAME[k], v) != was[k]})
 
     def on_input_submitted(self) -> None:
         self.action_apply()

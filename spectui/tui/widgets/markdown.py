@@ -13,7 +13,7 @@ import re
 from textual.content import Content, Span
 
 from spectui.engine.overlay import REJECTED
-from spectui.store.history import FENCE
+from spectui.store.chat_types import FENCE
 from spectui.tui.widgets.overlay import shown_content, visible
 
 HEADING = re.compile(r" {0,3}(#{1,6})\s")

@@ -16,7 +16,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from spectui.chat.inspector import saved_kinds
 from spectui.engine.overlay import REJECTED
-from spectui.store.history import Message
+from spectui.store.chat_types import Message
 from spectui.tui.widgets.markdown import MARKED, ends_in_code, render_markdown
 from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
 
@@ -278,7 +278,7 @@ class AssistantMessage(Vertical):
 def meta_line(m: Message, streaming: bool) -> Content:
     """The small line under an answer: configuration, size, acceptance, speed, its kinds of
     rejection (inspected), state."""
-    parts: list[Content | str] = [m.config] if m.config else []
+    parts: list[Content | str] = [m.config_label] if m.config else []
     s = m.stats
     if streaming:
         parts.append(Content.styled("generating…", "$accent"))

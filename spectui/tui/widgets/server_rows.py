@@ -18,7 +18,7 @@ def server_lines(wide: ServerWide, width: int, max_positions: int) -> list[Conte
     c = wide.counters
     if c is not None and c.drafts:
         lines.append(row("accepted", f"{pct(c.acceptance)}  {c.accepted}/{c.drafted}"))
-        lines.append(row("drafts", f"{c.drafts}, {c.mean_accepted:.2f} tok each"))
+        lines.append(row("drafts", f"{c.drafts} · mean len {c.mean_accepted:.2f}"))
         lines += [position_bar(i, p, width) for i, p in enumerate(c.per_pos_rates[:max_positions])]
     elif c is not None:
         lines.append(Content.styled(" no drafts since connecting", MUTED))

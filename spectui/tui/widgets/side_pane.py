@@ -13,6 +13,7 @@ from textual.validation import Integer
 from textual.widgets import Input, Label, Select, Static
 
 from spectui.chat.turn import LiveTurn
+from spectui.errors import UserError
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig, uses_n_max
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
@@ -235,7 +236,10 @@ class SidePane(Vertical):
         checked = box.validate(n_max)
         if checked is not None and not checked.is_valid:
             return f"{self.side_name}: draft n-max must be a whole number from 1 to {N_MAX_LIMIT}, not '{n_max}'"
-        return base.with_types(self.query_one(Select).value).replace(draft_n_max=int(n_max))
+        try:  # below the chat's --spec-draft-n-min, say
+            return base.with_types(self.query_one(Select).value).replace(draft_n_max=int(n_max))
+        except UserError as e:
+            return f"{self.side_name}: {e}"
 
     async def clear(self) -> None:
         self.turn, self.answer = None, None

@@ -14,18 +14,31 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from spectui.chat.outlook import LOSES, NEAR, PAYS, UNKNOWN, Outlook, watch
 from spectui.chat.persistence import SHOWN
-from spectui.chat.starters import STARTERS
-from spectui.store.history import Chat, Message
+from spectui.chat.starters import STARTERS, Starter
+from spectui.store.chat_types import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
 
 MOUNTED = SHOWN  # as many as a chat opens with: a new message unmounts the oldest, so every turn lays out as many
 
 
-def welcome() -> Vertical:
-    """The empty chat's card: what the colours mean, and the starters, each in a grid row
-    so that its wrapped lines hang under its text, not under its key."""
+OUTLOOK_STYLES = {PAYS: "bold $success", LOSES: "bold $warning", NEAR: "bold", UNKNOWN: "bold $accent"}
+
+
+def outlook_line(seen: Outlook | None) -> Content:
+    return Content.styled(seen.line, OUTLOOK_STYLES[seen.side]) if seen else Content("")
+
+
+def starter_text(s: Starter, seen: Outlook | None) -> Content:
+    return Content.assemble((s.title, "bold"), (f": watch {watch(s, seen)}", "$text-muted"))
+
+
+def welcome(seen: Outlook | None) -> Vertical:
+    """The empty chat's card: what the colours mean, speed on this machine as the plan predicts
+    it (chat/outlook.py), and the starters, each in a grid row so that its wrapped lines hang
+    under its text, not under its key."""
     intro = [
         Content.styled("spectui", "bold $primary"),
         Content(
@@ -34,16 +47,18 @@ def welcome() -> Vertical:
         ),
         Content(""),
         *legend_lines(),
-        Content(""),
-        Content.styled("Try one: press its number (or type your own question)", "bold"),
     ]
     cells: list[Static] = []
     for s in STARTERS:
         cells.append(Static(Content.styled(f" {s.key}", "bold $accent")))
-        cells.append(Static(Content.assemble((s.title, "bold"), (f": watch {s.watch}", "$text-muted"))))
+        cells.append(Static(starter_text(s, seen), id=f"starter-{s.key}"))
     keys = "enter sends · ctrl+j new line · ctrl+t spec type · ctrl+↑/↓ n-max · ? help · ctrl+p commands"
+    outlook = Static(outlook_line(seen), id="welcome-outlook")
+    outlook.display = seen is not None
     return Vertical(
         Static(Content("\n").join(intro)),
+        outlook,
+        Static(Content.styled("Try one: press its number (or type your own question)", "bold"), id="welcome-try"),
         Grid(*cells, id="starters"),
         Static(Content.styled(keys, "$text-muted"), id="welcome-keys"),
         id="welcome",
@@ -76,13 +91,14 @@ class Transcript(VerticalScroll):
         grid-rows: auto;
         height: auto;
     }
-    Transcript #welcome-keys {
+    Transcript #welcome-keys, Transcript #welcome-outlook, Transcript #welcome-try {
         margin: 1 0 0 0;
     }
     """
 
     chat: Chat | None = None
     view = (True, True)  # (overlay, rejected) of the answers mounted
+    outlook: Outlook | None = None  # what the welcome card says of speed here
 
     def __init__(self, earlier: Callable[[Chat, Message, int], list[Message]], id: str) -> None:
         """`earlier`: up to n messages before one, as the controller reads them from the store."""
@@ -94,7 +110,7 @@ class Transcript(VerticalScroll):
         self.chat, self.view = chat, (overlay, rejected)
         await self._unmount(list(self.children))
         if not chat.messages:
-            await self.mount(welcome())
+            await self.mount(welcome(self.outlook))
         await self.mount_all(self._widgets(chat.messages[-SHOWN:]))
         self._mark_earlier()
         self.follow()
@@ -141,6 +157,16 @@ class Transcript(VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if new_value == 0 and old_value > 0 and self.query("#earlier"):
             self.call_later(self.load_earlier)
+
+    def show_outlook(self, seen: Outlook | None) -> None:
+        """The welcome card's word on speed, for the configuration in force (kept for the next card)."""
+        self.outlook = seen
+        for card in self.query("#welcome"):
+            line = card.query_one("#welcome-outlook", Static)
+            line.update(outlook_line(seen))
+            line.display = seen is not None
+            for s in STARTERS:
+                card.query_one(f"#starter-{s.key}", Static).update(starter_text(s, seen))
 
     async def add(self, widget: UserMessage | AssistantMessage) -> None:
         await self._unmount(list(self.query("#welcome")))

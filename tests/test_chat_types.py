@@ -1,8 +1,8 @@
 """Chats in memory: titles, Markdown export without rejected text, and cutting messages
 (the store's side is in test_chat_store.py)."""
 
-from spectui.store import history
-from spectui.store.history import Chat, Message, export_markdown, make_title, new_chat
+from spectui.store import chat_types
+from spectui.store.chat_types import AnswerConfig, Chat, Message, export_markdown, make_title, new_chat
 
 
 def sample_chat() -> Chat:
@@ -22,7 +22,7 @@ def sample_chat() -> Chat:
             ],
             stopped=True,
             stats={"acceptance": 0.5, "n_rounds": 3},
-            config="draft n-max 8",
+            config=AnswerConfig(("draft-simple",), 8),
         ),
     ]
     return chat
@@ -31,7 +31,7 @@ def sample_chat() -> Chat:
 def test_title_is_the_first_user_message_shortened():
     title = make_title(sample_chat().messages)
     assert title.startswith("안녕하세요! 🦀 Explain speculative decoding")
-    assert len(title) == history.TITLE_CHARS and title.endswith("…")
+    assert len(title) == chat_types.TITLE_CHARS and title.endswith("…")
     assert make_title([Message("user", "short")]) == "short"
 
 
@@ -43,7 +43,7 @@ def test_markdown_export_excludes_rejected_text(tmp_path):
     md = path.read_text(encoding="utf-8")
     assert "zebraword" not in md
     assert "Draft tokens 🚀 are verified by the target." in md
-    assert "## User" in md and "## Assistant (draft n-max 8)" in md and "## System" in md
+    assert "## User" in md and "## Assistant (draft-simple n-max 8)" in md and "## System" in md
     assert "```python\nprint('hi')\n    x = 1\n```" in md  # code kept as written
     assert "*(stopped)*" in md
 

@@ -1,0 +1,81 @@
+"""What the empty chat's welcome card says of speed on this machine before the first answer:
+the plan's prediction for the configuration in force on the starter prompts, with its noise,
+or how to measure one; never a promise the plan does not make (the widget only shows it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spectui.chat.starters import Starter
+from spectui.engine.auto import NGRAM
+from spectui.plan.acceptance import Calibration
+from spectui.plan.cached import Expected, expected
+from spectui.plan.curve import Curve
+from spectui.spec_config import AUTO, SpecConfig
+
+# Which side of `none` the prediction is on; the card styles each (UNKNOWN: nothing measured).
+PAYS, LOSES, NEAR, UNKNOWN = "pays", "loses", "near", "unknown"
+SAID = {PAYS: "it pays", LOSES: "it loses", NEAR: "no measurable difference from none"}
+
+
+@dataclass(frozen=True)
+class Outlook:
+    line: str  # the card's line
+    side: str  # PAYS, LOSES, NEAR or UNKNOWN
+    watch: str = ""  # what a starter that `cites` adds to its "watch"
+
+
+def side(e: Expected) -> str:
+    """Pays or loses only where the timings' noise cannot carry the speedup across 1."""
+    return PAYS if e.speedup > 1 + e.noise else LOSES if e.speedup < 1 - e.noise else NEAR
+
+
+def _figure(e: Expected) -> str:
+    return f"×{e.speedup:.2f} (timing noise {e.noise:.0%})"
+
+
+def plan_command(preset: str) -> str:
+    return "spectui plan" + (f" --preset {preset}" if preset != "default" else "")
+
+
+def outlook(
+    spec: SpecConfig, curve: Curve | None, calibration: Calibration | None, plannable: bool, preset: str
+) -> Outlook | None:
+    """The card's line for `spec` on the loaded pair; None where there is nothing to predict
+    (`none`) or nothing a plan could measure (a server's models)."""
+    if not plannable or not spec.drafting:
+        return None
+    if curve is None or calibration is None:
+        return Outlook(
+            f"speedup unknown on this machine: press f6 (or run `{plan_command(preset)}`, about a minute) to "
+            "measure it",
+            UNKNOWN,
+            "whether they are faster here is not measured yet",
+        )
+    if len(spec.drafting) > 1:
+        return Outlook(f"predicted speed: one type at a time (`{plan_command(preset)}` lists each)", UNKNOWN)
+    spec_type = spec.drafting[0]
+    e = expected(curve, calibration, NGRAM if spec_type == AUTO else spec_type, spec)
+    if isinstance(e, str):
+        return Outlook(f"{spec.label}: no prediction on this machine ({e})", UNKNOWN)
+    if spec_type == AUTO:  # its n-gram source alone: auto drafts it only where it expects a gain
+        return Outlook(
+            f"auto drafts only where this machine's costs say it pays, else runs as none; on these prompts "
+            f"{e.label} alone is predicted at {_figure(e)}: {SAID[side(e)]}",
+            PAYS if side(e) == PAYS else NEAR,
+            f"auto drafts them only where they pay here ({e.label} alone: ×{e.speedup:.2f})",
+        )
+    now = side(e)
+    advice = "; try auto (ctrl+t), which drafts only where it pays" if now == LOSES else ""
+    watch = {
+        PAYS: f"here {e.label} is predicted at ×{e.speedup:.2f}: it pays",
+        LOSES: f"here {e.label} is predicted at ×{e.speedup:.2f}: the drafts show, a speedup does not",
+        NEAR: f"here {e.label} is predicted at ×{e.speedup:.2f}, within the timing noise ({e.noise:.0%})",
+    }[now]
+    line = f"on this machine, on these prompts, {e.label} is predicted at {_figure(e)}: {SAID[now]}{advice}"
+    return Outlook(line, now, watch)
+
+
+def watch(starter: Starter, seen: Outlook | None) -> str:
+    """A starter's "what to watch", with the card's prediction where the starter is about speed."""
+    return f"{starter.watch}; {seen.watch}" if starter.cites and seen is not None and seen.watch else starter.watch

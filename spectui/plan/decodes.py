@@ -1,0 +1,169 @@
+"""Timing the decodes a plan's predictions read, and no others: the target's batches of 1 (`none`)
+and k + 1 for every n-max k of the table, knots up to the longest n-gram draft + 1 (between
+them t is linear), the draft model's 1 and 2 tokens, at two depths.
+
+Each size is repeated, in a rotating order so that a drift of the machine's speed spreads over
+every size, until its repeats agree within SETTLED (one hiccup excused once there are three) or
+MAX_REPEATS is reached. The depths are filled once, the deeper extending the shallower; then t(1)
+is timed again at the first depth: how far it moved is the curve's drift. A decode asks for
+every row's argmax, as a greedy verification does.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+from spectui.plan.curve import Curve, Point, fitted
+
+DEPTHS = (64, 512)
+DRAFT_BATCHES = (1, 2)
+MIN_REPEATS, MAX_REPEATS = 2, 5
+SETTLED = 0.05  # a size whose repeats agree within this ((max - min) / median) is timed no more
+# the cost of a batch of b in single steps before any is timed (b^0.8: the 2-core CPU's t(65)/t(1)
+# is 30), and of a token of a fill: what the time-left estimate starts from
+PRIOR_EXPONENT, FILL_COST = 0.8, 0.45
+
+Progress = Callable[[str, float], object]  # (what just finished, seconds left of the timing)
+
+
+def batch_sizes(longest: int, n_max: int = 8) -> tuple[int, ...]:
+    """1 and k + 1 for k up to `n_max` (a draft model's round at each n-max), then knots at
+    2^i + 1 and the longest n-gram draft + 1: an n-gram round's cost is read between them."""
+    top = max(n_max, longest) + 1
+    knots = {2**i + 1 for i in range(4, top.bit_length() + 1) if 2**i + 1 < top}
+    return tuple(sorted({*range(1, n_max + 2), *knots, top}))
+
+
+def _spread(samples: Sequence[float]) -> float:
+    m = statistics.median(samples)
+    return (max(samples) - min(samples)) / m if m > 0 else 0.0
+
+
+def settled(samples: Sequence[float]) -> bool:
+    """Enough repeats: MIN_REPEATS within SETTLED, or all but the one furthest from the median
+    once there are three (a page fault or another process's burst hits one decode)."""
+    if len(samples) < MIN_REPEATS:
+        return False
+    if _spread(samples) <= SETTLED:
+        return True
+    m = statistics.median(samples)
+    return len(samples) >= 3 and _spread(sorted(samples, key=lambda x: abs(x - m))[:-1]) <= SETTLED
+
+
+def _cost(b: int, depth: int) -> float:
+    """A batch's prior cost in single steps at the first depth (attention adds with depth)."""
+    return b**PRIOR_EXPONENT * (1 + (depth - DEPTHS[0]) / 2000)
+
+
+def step_guess(rounds: Sequence) -> float | None:
+    """A single step's seconds read off a generation's rounds (engine Rounds), each verification
+    at its prior cost: where the time-left estimate starts before the curve is timed."""
+    steps = [r.t_verify / (r.n_drafted + 1) ** PRIOR_EXPONENT for r in rounds if r.t_verify > 0]
+    return statistics.median(steps) if steps else None
+
+
+def prior_seconds(t1: float, sizes: Sequence[int], draft: bool) -> float:
+    """The whole timing's seconds expected from a single step of t1 seconds, before any is timed."""
+    return t1 * Left(sizes, draft).units()
+
+
+class Left:
+    """What is left to time, in prior single steps (each size MIN_REPEATS times where nothing
+    says otherwise); the seconds of one, learned from the passes timed so far."""
+
+    def __init__(self, sizes: Sequence[int], draft: bool):
+        self.sizes, self.draft = tuple(sizes), draft
+        self.depth_i, self.todo = 0, [b for b in sizes for _ in range(MIN_REPEATS)]
+        self.timed_units = self.timed_s = 0.0
+
+    def units(self) -> float:
+        here = sum(_cost(b, DEPTHS[self.depth_i]) for b in self.todo)
+        later = sum(MIN_REPEATS * _cost(b, d) for d in DEPTHS[self.depth_i + 1 :] for b in self.sizes)
+        fill = FILL_COST * (DEPTHS[-1] - DEPTHS[self.depth_i]) + (0 if self.timed_units else FILL_COST * DEPTHS[0])
+        draft = 0.5 * (FILL_COST * DEPTHS[-1] + 3 * MIN_REPEATS * len(DEPTHS)) if self.draft else 0.0
+        return here + later + fill + draft + MIN_REPEATS + 1  # and the re-check of t(1)
+
+    def passed(self, depth_i: int, units: float, seconds: float, todo: Sequence[int]) -> None:
+        self.depth_i, self.todo = depth_i, list(todo)
+        self.timed_units, self.timed_s = self.timed_units + units, self.timed_s + seconds
+
+    def seconds(self) -> float:
+        return self.units() * self.timed_s / self.timed_units if self.timed_units else 0.0
+
+
+def _decode_seconds(ctx, batch: Sequence[int]) -> float:
+    depth = ctx.n_past
+    t0 = time.perf_counter()
+    ctx.decode_argmax(batch, range(len(batch)))
+    dt = time.perf_counter() - t0
+    ctx.truncate(depth)
+    return dt
+
+
+def _recheck(ctx, two: Sequence[int]) -> float:
+    """t(1) after a decode of another size, as in the rotated passes (llama.cpp reuses a graph
+    of the same shape: back-to-back single steps would be faster than the passes' were)."""
+    _decode_seconds(ctx, two)
+    return _decode_seconds(ctx, two[:1])
+
+
+def decode_times(
+    ctx,
+    sizes: Sequence[int],
+    filler: Sequence[int],
+    depths: Sequence[int] = DEPTHS,
+    progress: Progress = lambda what, left: None,
+    left: Left | None = None,
+) -> tuple[dict[int, tuple[Point, ...]], float]:
+    """Seconds to decode each batch size after each depth of `filler` (cycled) in `ctx` (a
+    llama/context.Context, left empty), fitted non-decreasing, and the drift of t(1): a warm-up
+    decode of the largest size (page-in, buffers), passes over the sizes not yet settled, and
+    t(1) again at the first depth after the rest."""
+    tokens = [filler[i % len(filler)] for i in range(max(depths) + max(sizes))]
+    left = left or Left(sizes, False)
+    ctx.truncate(0)
+    out = {}
+    for i, depth in enumerate(depths):
+        ctx.decode(tokens[ctx.n_past : depth])  # the deeper extends the shallower
+        batch = tokens[depth : depth + max(sizes)]
+        if not i:
+            _decode_seconds(ctx, batch)
+        samples: dict[int, list[float]] = {b: [] for b in sizes}
+        for rep in range(MAX_REPEATS):
+            todo = [b for b in sizes if not settled(samples[b])]
+            if not todo:
+                break
+            t0 = time.perf_counter()
+            for b in todo[rep % len(todo) :] + todo[: rep % len(todo)]:
+                samples[b].append(_decode_seconds(ctx, batch[:b]))
+            units = sum(_cost(b, depth) for b in todo)
+            left.passed(i, units, time.perf_counter() - t0, [b for b in sizes if not settled(samples[b])])
+            progress(f"depth {depth}, pass {rep + 1} ({len(todo)} sizes)", left.seconds())
+        out[depth] = fitted([Point.of(b, samples[b]) for b in sizes])
+    ctx.truncate(depths[0])  # the same tokens as the first depth's fill
+    again = statistics.median(_recheck(ctx, tokens[depths[0] : depths[0] + 2]) for _ in range(MIN_REPEATS + 1))
+    ctx.truncate(0)
+    first = next(p.measured for p in out[depths[0]] if p.b == 1)
+    return out, again / first - 1
+
+
+def measure_decodes(
+    target_ctx,
+    draft_ctx,
+    filler: Sequence[int],
+    longest: int,
+    n_max: int = 8,
+    progress: Progress = lambda what, left: None,
+) -> Curve:
+    """The target's batch_sizes(longest, n_max) and the draft model's 1 and 2 at each depth in
+    DEPTHS, with the target's drift of t(1): a Curve without overheads."""
+    sizes = batch_sizes(longest, n_max)
+    left = Left(sizes, draft_ctx is not None)
+    target, drift = decode_times(target_ctx, sizes, filler, progress=lambda w, s: progress(f"target {w}", s), left=left)
+    draft: dict[int, tuple[Point, ...]] = {}
+    if draft_ctx is not None:
+        draft, _ = decode_times(draft_ctx, DRAFT_BATCHES, filler)
+        progress("the draft model's steps", 0.0)
+    return Curve(target, draft, 0.0, 0.0, drift=drift)
