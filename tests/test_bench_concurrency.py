@@ -156,7 +156,7 @@ def test_the_servers_counters_add_up_over_the_passes():
     from spectui.engine.server_metrics import SpecCounters
 
     def counted(b: Burst, drafted: int, accepted: int, per_pos: tuple[int, ...], busy: float) -> Burst:
-        c = SpecCounters(drafted, accepted, drafted // 3, per_pos, busy, 0, 0)
+        c = SpecCounters(drafted, accepted, drafted // 3, per_pos, busy, 0, 0, decodes=10)
         return replace(b, counters=c.as_dict())
 
     m = Measurement(
@@ -170,7 +170,8 @@ def test_the_servers_counters_add_up_over_the_passes():
     c = rows[0]["server_counters"]
     assert (c["drafted"], c["accepted"], c["drafts"]) == (99, 65, 33)
     assert c["accepted_per_pos"] == [28, 22, 15, 0] and c["per_pos_rates"][0] == pytest.approx(28 / 33)
-    assert c["acceptance"] == pytest.approx(65 / 99) and "busy_slots_per_decode" not in c  # since the start
+    assert c["acceptance"] == pytest.approx(65 / 99)
+    assert c["busy_slots_per_decode"] == pytest.approx(1.9) and c["decodes"] == 30  # weighted by decodes
     assert concurrency_report.csv_rows({"results": rows})[0]["server_drafted"] == 99
 
 

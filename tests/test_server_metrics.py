@@ -51,14 +51,16 @@ def test_a_real_capture_reads_as_the_servers_counters():
 def test_minus_gives_the_counts_between_two_scrapes():
     later = parse_metrics(CAPTURE)
     assert later is not None
-    earlier = SpecCounters(10, 6, 4, (3, 2), 1.0, 1, 0)
+    earlier = SpecCounters(10, 6, 4, (3, 2), 1.0, 1, 0, decodes=later.decodes - 50)
     d = later.minus(earlier)
     assert (d.drafted, d.accepted, d.drafts) == (later.drafted - 10, later.accepted - 6, later.drafts - 4)
     assert (
         d.accepted_per_pos
         == (later.accepted_per_pos[0] - 3, later.accepted_per_pos[1] - 2) + later.accepted_per_pos[2:]
     )
-    assert d.busy_slots_per_decode == later.busy_slots_per_decode  # a gauge: the later scrape's
+    # averaged since the server's start: the interval's busy slots over its own 50 decodes
+    busy = (later.busy_slots_per_decode * later.decodes - 1.0 * (later.decodes - 50)) / 50
+    assert d.decodes == 50 and d.busy_slots_per_decode == pytest.approx(busy)
     assert later.minus(later).acceptance is None and later.minus(later).per_pos_rates == ()
     restarted = SpecCounters(1, 1, 1, (1,), 1.0, 0, 0)
     assert restarted.minus(later) == restarted  # a counter that went down: counted from the restart
@@ -219,10 +221,10 @@ def test_a_speculating_server_that_drafts_nothing_is_named_after_its_first_answe
     watch.answered(40, 0, zero)
     watch.answered(4, 0, zero)  # too short for a drafter to have tried: not counted
     assert watch.wide("").idle == "" and watch.wide("").counters == zero.minus(zero)
-    watch.answered(40, 0, replace(zero, busy_slots_per_decode=2.0))
+    watch.answered(40, 0, replace(zero, busy_slots_per_decode=1.5, decodes=40))  # 60 busy slots in 40 decodes
     wide = watch.wide("")
     assert "drafted nothing over its first 2 answers" in wide.idle and wide.notes == (wide.idle,)
-    assert wide.counters is not None and wide.counters.busy_slots_per_decode == 2.0
+    assert wide.counters is not None and wide.counters.busy_slots_per_decode == 1.5
 
 
 def test_comparing_servers_that_none_speculate_names_the_cause(fake):

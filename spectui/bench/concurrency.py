@@ -192,13 +192,10 @@ OnBurst = Callable[[Burst], None]
 
 
 def _over(before, after) -> dict | None:
-    """The server's counters over a burst; not its busy slots per decode, which this
-    llama-server averages since it started (its n_busy_slots and n_decode are never reset)."""
+    """The server's counters over a burst, busy slots per decode included (SpecCounters.minus)."""
     if before is None or after is None:
         return None
-    out = after.minus(before).as_dict()
-    del out["busy_slots_per_decode"]
-    return out
+    return after.minus(before).as_dict()
 
 
 def measure(targets: list[Target], prompts: list[Prompt], proto: Protocol, on_burst: OnBurst) -> Measurement:

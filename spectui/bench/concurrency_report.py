@@ -30,6 +30,17 @@ def _server_drafts(r: dict) -> str:
     return f"{c['accepted']}/{c['drafted']} ({_f(c['acceptance'], '.0%')})"
 
 
+def _busy(r: dict) -> str:
+    """The server's busy slots per decode over the level: how full its batches ran."""
+    return _f((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
+
+
+def _per_pos(r: dict) -> str:
+    """The server's acceptance at each draft position over the level."""
+    rates = (r["server_counters"] or {}).get("per_pos_rates") or []
+    return "/".join(f"{x:.0%}" for x in rates) or "-"
+
+
 # Two column sets, so each screen table fits 80 columns; the Markdown table has them all.
 KEY_COLUMNS = (
     ("conc.", lambda r: str(r["level"])),
@@ -44,8 +55,9 @@ SPEED_COLUMNS = KEY_COLUMNS + (
 DRAFT_COLUMNS = KEY_COLUMNS + (
     ("accepted/drafted per request", _drafts),
     ("server acc./drafted", _server_drafts),
+    ("busy slots", _busy),
 )
-COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:]
+COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:] + (("server acc. per position", _per_pos),)
 
 
 def protocol_line(doc: dict) -> str:

@@ -88,6 +88,8 @@ def _pooled_counters(bursts: list[dict]) -> dict | None:
     drafted, accepted, drafts = (sum(c[k] for c in got) for k in ("drafted", "accepted", "drafts"))
     n = max(len(c["accepted_per_pos"]) for c in got)
     per_pos = [sum(c["accepted_per_pos"][i] for c in got if i < len(c["accepted_per_pos"])) for i in range(n)]
+    decodes = sum(c.get("decodes", 0) for c in got)
+    busy = sum(c.get("busy_slots_per_decode", 0.0) * c.get("decodes", 0) for c in got)
     return {
         "drafted": drafted,
         "accepted": accepted,
@@ -96,6 +98,8 @@ def _pooled_counters(bursts: list[dict]) -> dict | None:
         "acceptance": accepted / drafted if drafted else None,
         "per_pos_rates": [a / drafts for a in per_pos] if drafts else [],
         "rounded": any(c["rounded"] for c in got),
+        "decodes": decodes,
+        "busy_slots_per_decode": busy / decodes if decodes else None,
     }
 
 

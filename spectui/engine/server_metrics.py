@@ -3,8 +3,9 @@
 
 The counters are server-wide: every slot's requests, from the server's start. A slot adds
 its request's counts when it is released (`metrics_on_prediction` in server-context.cpp),
-so an answer still streaming is not in them yet. `n_busy_slots_per_decode` is a gauge
-averaged since the previous scrape by anyone (each /metrics resets that window).
+so an answer still streaming is not in them yet. `n_busy_slots_per_decode` is averaged since
+the server started (its n_busy_slots and n_decode are never reset), so an interval's value
+comes from it and `n_decode_total` at both ends (`minus`).
 `requests_*` are what the server is doing at the scrape. The server prints the counters as
 C++ doubles with 6 significant digits, so past 999,999 they are rounded (`rounded`).
 """
@@ -48,16 +49,25 @@ class SpecCounters:
     accepted: int  # of them, accepted by the target
     drafts: int  # verification steps (drafts checked)
     accepted_per_pos: tuple[int, ...]  # [i]: drafts whose token i was accepted
-    busy_slots_per_decode: float  # mean busy slots per llama_decode since the previous scrape
+    busy_slots_per_decode: float  # mean busy slots per llama_decode: since the start, or over `minus`'s interval
     requests_processing: int
     requests_deferred: int
     rounded: bool = False  # a counter was past 999,999, printed to 6 significant digits
+    decodes: int = 0  # n_decode_total: llama_decode calls since the start (speculative ones excluded)
 
     def minus(self, earlier: SpecCounters) -> SpecCounters:
-        """The counts between `earlier` and this scrape (the gauges are this scrape's). A
-        counter that went down means the server restarted: its counts since then."""
-        if self.drafted < earlier.drafted or self.drafts < earlier.drafts or self.accepted < earlier.accepted:
+        """The counts between `earlier` and this scrape, busy slots per decode over the same
+        decodes (the requests_* gauges are this scrape's). A counter that went down means the
+        server restarted: its counts since then."""
+        if (
+            self.drafted < earlier.drafted
+            or self.drafts < earlier.drafts
+            or self.accepted < earlier.accepted
+            or self.decodes < earlier.decodes
+        ):
             return self
+        decodes = self.decodes - earlier.decodes
+        busy_slots = self.busy_slots_per_decode * self.decodes - earlier.busy_slots_per_decode * earlier.decodes
         n = len(self.accepted_per_pos)
         before = earlier.accepted_per_pos + (0,) * (n - len(earlier.accepted_per_pos))
         return SpecCounters(
@@ -65,10 +75,11 @@ class SpecCounters:
             accepted=self.accepted - earlier.accepted,
             drafts=self.drafts - earlier.drafts,
             accepted_per_pos=tuple(max(a - b, 0) for a, b in zip(self.accepted_per_pos, before)),
-            busy_slots_per_decode=self.busy_slots_per_decode,
+            busy_slots_per_decode=max(busy_slots / decodes, 0.0) if decodes else 0.0,
             requests_processing=self.requests_processing,
             requests_deferred=self.requests_deferred,
             rounded=self.rounded or earlier.rounded,
+            decodes=decodes,
         )
 
     @property
@@ -153,7 +164,8 @@ def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
     gauges = {key: values.get(name, 0.0) for key, name in _GAUGES.items()}
     if not all(math.isfinite(v) and v >= 0 for v in gauges.values()):
         raise UserError(f"{where}: a gauge ({', '.join(_GAUGES.values())}) is negative or not finite")
-    raws = [values[name] for name in _COUNTERS.values()] + list(per_pos.values())
+    decodes = _count(values.get("n_decode_total", 0.0), where, 0)
+    raws = [values[name] for name in _COUNTERS.values()] + list(per_pos.values()) + [decodes]
     return SpecCounters(
         drafted=counts["drafted"],
         accepted=counts["accepted"],
@@ -163,6 +175,7 @@ def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
         requests_processing=round(gauges["requests_processing"]),
         requests_deferred=round(gauges["requests_deferred"]),
         rounded=any(v >= 1e6 for v in raws),
+        decodes=decodes,
     )
 
 
