@@ -32,16 +32,23 @@ def _server_drafts(r: dict) -> str:
 
 
 def _busy(r: dict) -> str:
+    """The server's busy slots per decode over the level: how full its batches ran."""
     return _f((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
+
+
+def _per_pos(r: dict) -> str:
+    """The server's acceptance at each draft position over the level."""
+    rates = (r["server_counters"] or {}).get("per_pos_rates") or []
+    return "/".join(f"{x:.0%}" for x in rates) or "-"
 
 
 # Two column sets, so each screen table fits 80 columns; the Markdown table has them all.
 KEY_COLUMNS = (
     ("conc.", lambda r: str(r["level"])),
-    ("server", lambda r: r["server"] + ("" if r["complete"] else " (partial)")),
+    ("server", lambda r: r["server"]),  # a level short of its passes: the partial line says where it stopped
 )
 SPEED_COLUMNS = KEY_COLUMNS + (
-    ("aggregate tok/s", lambda r: _f(r["agg_tok_per_s"], ".1f") + _noise(r, "agg_tok_per_s")),
+    ("agg. tok/s", lambda r: _f(r["agg_tok_per_s"], ".1f") + _noise(r, "agg_tok_per_s")),
     ("req. tok/s p50/p95", lambda r: _pair(r, "req_tok_per_s_p50", "req_tok_per_s_p95", ".1f")),
     ("TTFT p50/p95 ms", lambda r: _pair(r, "ttft_p50_s", "ttft_p95_s", ".0f", 1000)),
     ("ITL p50/p95 ms", lambda r: _pair(r, "itl_p50_s", "itl_p95_s", ".0f", 1000)),
@@ -49,9 +56,9 @@ SPEED_COLUMNS = KEY_COLUMNS + (
 DRAFT_COLUMNS = KEY_COLUMNS + (
     ("accepted/drafted per request", _drafts),
     ("server acc./drafted", _server_drafts),
-    ("busy slots/decode", _busy),
+    ("busy slots", _busy),
 )
-COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:]
+COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:] + (("server acc. per position", _per_pos),)
 
 
 def protocol_line(doc: dict) -> str:

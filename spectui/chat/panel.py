@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from spectui.chat.turn import Baseline
 from spectui.engine.events import Event, Round
+from spectui.engine.server_metrics import ServerWide
 from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
 from spectui.plan.curve import Curve
@@ -38,6 +39,7 @@ class PanelState:
     replay: bool = False  # a replay's panel: its advice cannot be a key to press
     curve: Curve | None = None  # this machine's costs for the pair, as `spectui plan` cached them
     plannable: bool = False  # a local pair: without a cached curve, the panel says how to get one
+    server: ServerWide | None = None  # a llama-server's own counters: all its slots, other clients' too
 
     def plan(self) -> PlanReading | None:
         """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""

@@ -193,6 +193,11 @@ def main(args) -> int:
     if end.stop_reason in (StopReason.CONTEXT_FULL, StopReason.ERROR) and not end.n_generated:
         raise UserError(end.error)
     summary = summarize(events)
+    if not args.json:
+        out.put()  # the answer's last line ends before anything is said on stderr
+    server = session.status().server
+    for note in server.notes if server else ():  # the server's own: not speculating, no --metrics
+        err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
     if args.json:
         print_json(
             json.dumps(
@@ -222,7 +227,6 @@ def main(args) -> int:
         if out.closed:
             return stopped(signals, out, end, trace_path, err)
         return ended(end, err)
-    out.put()
     if why := cut_off(end, setup):
         err.print(f"[answer cut off: {why}]", style="yellow", highlight=False, markup=False)
     if show_rejected:
