@@ -24,6 +24,7 @@ from spectui.bench.protocol import BASELINE
 from spectui.bench.results import BUSY_LOAD, median
 from spectui.bench.verdict import NOISE_FLOOR
 from spectui.engine.stats import p50_p95
+from spectui.words import plural
 
 SCHEMA = "spectui-bench-concurrency/1"
 STATISTICS = (
@@ -216,7 +217,7 @@ def _phrase(c: dict, first: bool) -> str:
 
 
 def _requests(n: int) -> str:
-    return f"{n} concurrent request{'s' * (n != 1)}"
+    return plural(n, "concurrent request")
 
 
 def verdict(results: list[dict], repeat: int) -> dict:
