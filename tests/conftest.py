@@ -18,7 +18,6 @@ import os
 import tempfile
 
 import pytest
-from _pytest.mark.expression import Expression
 from rich.console import Console
 
 from spectui.cli.progress import ConsoleReport
@@ -131,8 +130,8 @@ def slow_fake(setup):
 def pytest_cmdline_main(config):
     """`pytest -m "not model"` on the whole suite runs on FAST_WORKERS processes (pytest-xdist).
     -n N chooses (-n 0: one process). A run that names files or -k stays in one process
-    (a worker spends seconds importing and collecting), and so does a run that may select a
-    model test (they time llama.cpp on every core)."""
+    (a worker spends seconds importing and collecting), and so does any other -m and the full
+    suite (its model tests time llama.cpp on every core)."""
     if (
         config.pluginmanager.hasplugin("xdist")
         and config.option.numprocesses is None
@@ -140,8 +139,7 @@ def pytest_cmdline_main(config):
         and config.args_source == pytest.Config.ArgsSource.TESTPATHS
         and not config.option.keyword
         and not (config.option.collectonly or config.option.usepdb)
-        and config.option.markexpr
-        and not Expression.compile(config.option.markexpr).evaluate(lambda name, **kwargs: name == "model")
+        and config.option.markexpr.split() == ["not", "model"]
     ):
         config.option.numprocesses = FAST_WORKERS
         if config.option.dist == "no":
