@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -50,11 +51,14 @@ def smol(smol_path):
 
 
 @pytest.fixture(scope="session")
-def synthetic(tmp_path_factory):
-    """kind -> the tiny synthetic checkpoint (tests/synthetic_models.py), built once per run."""
+def synthetic():
+    """kind -> the tiny synthetic checkpoint (tests/synthetic_models.py), built once per machine
+    into ${XDG_CACHE_HOME:-~/.cache}/spectui-synthetic: its name carries the recipe's digest and
+    it is written through a rename, so every run and worker reuses it (a build reads SmolLM2's
+    tokenizer for seconds)."""
     from tests import synthetic_models
 
-    directory = tmp_path_factory.mktemp("synthetic")
+    directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spectui-synthetic"
     return lambda kind: synthetic_models.build(kind, directory)
 
 
