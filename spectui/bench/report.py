@@ -16,7 +16,8 @@ from spectui.words import plural
 MIB = 2**20
 
 
-def _f(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
+def figure(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
+    """A value in `spec` (times `scale`, then `unit`), "-" where it was not measured."""
     return "-" if v is None else f"{v * scale:{spec}}{unit}"
 
 
@@ -28,7 +29,7 @@ def _memory(r: dict) -> str:
 def _acceptance(r: dict) -> str:
     if r["config"] == "none":
         return "-"
-    return f"{r['n_accepted']}/{r['n_drafted']} ({_f(r['acceptance_rate'], '.0%')})"
+    return f"{r['n_accepted']}/{r['n_drafted']} ({figure(r['acceptance_rate'], '.0%')})"
 
 
 def _config(r: dict) -> str:
@@ -38,22 +39,22 @@ def _config(r: dict) -> str:
 # Three column sets, so each screen table fits 80 columns; the Markdown table has them all.
 COLUMNS = (
     ("config", _config),
-    ("tok/s", lambda r: _f(r["tok_per_s"], ".1f")),
-    ("speedup", lambda r: "base" if r["config"] == "none" else _f(r["speedup"], ".2f", unit="x")),
+    ("tok/s", lambda r: figure(r["tok_per_s"], ".1f")),
+    ("speedup", lambda r: "base" if r["config"] == "none" else figure(r["speedup"], ".2f", unit="x")),
     ("accepted / drafted", _acceptance),
-    ("mean acc. len", lambda r: "-" if r["config"] == "none" else _f(r["mean_acceptance_length"], ".2f")),
-    ("TTFT", lambda r: _f(r["ttft_s"], ".0f", 1000, " ms")),
+    ("mean acc. len", lambda r: "-" if r["config"] == "none" else figure(r["mean_acceptance_length"], ".2f")),
+    ("TTFT", lambda r: figure(r["ttft_s"], ".0f", 1000, " ms")),
 )
 DETAIL_COLUMNS = (
     ("config", _config),
-    ("request p50/p95 (s)", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')}"),
-    ("ITL p50/p95 (ms)", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)}"),
-    ("overhead/round", lambda r: _f(r.get("overhead_ms_per_round"), ".2f", unit=" ms")),
+    ("request p50/p95 (s)", lambda r: f"{figure(r['latency_p50_s'], '.2f')}/{figure(r['latency_p95_s'], '.2f')}"),
+    ("ITL p50/p95 (ms)", lambda r: f"{figure(r['itl_p50_s'], '.0f', 1000)}/{figure(r['itl_p95_s'], '.0f', 1000)}"),
+    ("overhead/round", lambda r: figure(r.get("overhead_ms_per_round"), ".2f", unit=" ms")),
 )
 OUTPUT_COLUMNS = (
     ("config", _config),
     ("peak MiB", _memory),
-    ("same as base", lambda r: "-" if r["config"] == "none" else _f(r["identical_share"], ".0%")),
+    ("same as base", lambda r: "-" if r["config"] == "none" else figure(r["identical_share"], ".0%")),
     ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
 )
 ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:] + OUTPUT_COLUMNS[1:]
@@ -104,7 +105,7 @@ def _openmp(env: dict) -> str:
 
 
 def _share(v: float | None) -> str:
-    return _f(v, ".0%") if v is None or v == 0 or v >= 0.005 else "<1%"
+    return figure(v, ".0%") if v is None or v == 0 or v >= 0.005 else "<1%"
 
 
 def auto_line(r: dict) -> str:
@@ -123,7 +124,7 @@ def auto_line(r: dict) -> str:
         return line + "; no fixed type in this run to compare with"
     return (
         f"{line}; vs the best fixed type, {vs['config']} at {vs['tok_per_s']:.1f} tok/s: "
-        f"{vs['gain_tok_per_s']:+.1f} tok/s ({_f(vs['ratio'], '.2f', unit='x')})"
+        f"{vs['gain_tok_per_s']:+.1f} tok/s ({figure(vs['ratio'], '.2f', unit='x')})"
     )
 
 
