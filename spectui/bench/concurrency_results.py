@@ -17,12 +17,11 @@ between the levels around it; its range, where ratio - noise and ratio + noise c
 
 from __future__ import annotations
 
-import statistics
-
 from spectui.bench.concurrency import Burst, Measurement, Protocol
 from spectui.bench.protocol import BASELINE
 from spectui.bench.results import BUSY_LOAD, median
 from spectui.bench.verdict import NOISE_FLOOR
+from spectui.engine.noise import spread
 from spectui.engine.stats import p50_p95
 from spectui.words import plural
 
@@ -70,14 +69,6 @@ def burst_stats(b: Burst) -> dict:
         "acceptance_rate": accepted / drafted if drafted else None,
         "server_counters": b.counters,
     }
-
-
-def spread(values: list[float | None]) -> float | None:
-    """(max - min) / median of the defined values; None under 2 of them or a zero median."""
-    vals = [v for v in values if v is not None]
-    if len(vals) < 2 or not statistics.median(vals):
-        return None
-    return (max(vals) - min(vals)) / statistics.median(vals)
 
 
 def _pooled_counters(bursts: list[dict]) -> dict | None:

@@ -33,6 +33,7 @@ from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.bench.verdict import verdicts
 from spectui.bounded import DATA_BYTES, loads_json, read_bytes
 from spectui.engine.events import Round
+from spectui.engine.noise import spread
 from spectui.engine.stats import (
     acceptance,
     first_divergence,
@@ -84,14 +85,6 @@ def _first_runs(runs: list[Run]) -> dict[str, tuple[int, ...]]:
         if r.prompt.id not in out or r.repeat < out[r.prompt.id].repeat:
             out[r.prompt.id] = r
     return {pid: r.tokens for pid, r in out.items()}
-
-
-def _spread(values: list[dict]) -> float | None:
-    """Run-to-run noise of one prompt: (max - min) / median of its tok/s; None under 2 runs."""
-    vals = [v["tok_per_s"] for v in values if v["tok_per_s"]]
-    if len(vals) < 2:
-        return None
-    return (max(vals) - min(vals)) / statistics.median(vals)
 
 
 def _step(rounds: list) -> dict:
@@ -203,7 +196,7 @@ def _row(cfg: Config, group: str, runs: list[Run], n_prompts: int, repeat: int) 
         "n_runs": len(runs),
         "complete": len(by_prompt) == n_prompts and all(len(rs) == repeat for rs in by_prompt.values()),
         **{m: median(per_prompt[m]) for m in MEDIAN_METRICS},
-        "tok_per_s_spread": median(_spread(rs) for rs in by_prompt.values()),
+        "tok_per_s_spread": median(spread(v["tok_per_s"] or None for v in rs) for rs in by_prompt.values()),
         "speedup": None,
         "speedup_e2e": None,
         "latency_p50_s": p50,

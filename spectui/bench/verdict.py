@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from spectui.bench.citation import cite
+from spectui.engine.noise import LOSES, NOISE_FLOOR, PAYS, UNKNOWN, band, judge
 from spectui.spec_config import HIDDEN_STATE_TYPES
 from spectui.words import plural
 
-# Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
-# idle configuration's distance from the baseline, when larger.
-NOISE_FLOOR = 0.03
+# The noise band (engine.noise) also holds an idle configuration's distance from the baseline.
 DRAFT_COST_LIMIT = 0.2  # a drafted token costing >= 20% of a target step eats most of the gain
 LOW_ACCEPTANCE = 0.5  # fewer than half of the drafted tokens accepted
 CONFIDENT_ERRORS = 0.25  # --inspect: a quarter of the rejections were a sure draft the target gave < 0.1
@@ -174,15 +173,17 @@ def _tokenizer(row: dict, environment: dict) -> dict:
 
 
 def _judge(best: dict, base: dict, noise: float | None) -> tuple[str, str]:
+    """engine.noise's judgement of the best configuration, in the bench's words."""
     s, label = best["speedup"], best["config"]
-    if noise is None:
+    word = judge(s, noise).word
+    if word == UNKNOWN:
         return "unknown", (
             f"{label} is {s:.2f}x the baseline from one run per prompt: the noise is unknown "
             "(--repeat 3 or more to judge)"
         )
-    if s > 1 + noise:
+    if word == PAYS:
         return "yes", f"{label} is {s:.2f}x the baseline (noise +-{noise:.0%}): speculation pays off here"
-    if s < 1 - noise:
+    if word == LOSES:
         return "no", f"speculation does not pay off here: the best, {label}, is {s:.2f}x the baseline"
     return "within noise", f"no measurable difference: {label} is {s:.2f}x the baseline (noise +-{noise:.0%})"
 
@@ -229,10 +230,7 @@ def verdict(
     noise = (
         None
         if protocol["repeat"] < 2
-        else max(
-            [floor, idle_noise(rows)]
-            + [r["tok_per_s_spread"] for r in [base] + spec if r["tok_per_s_spread"] is not None]
-        )
+        else band(idle_noise(rows), *(r["tok_per_s_spread"] for r in [base] + spec), floor=floor)
     )
     out["noise"] = noise
     note = ""

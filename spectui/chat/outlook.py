@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spectui.chat.starters import Starter
+from spectui.engine import noise
 from spectui.engine.auto import NGRAM
 from spectui.plan.acceptance import Calibration
 from spectui.plan.cached import Expected, expected
@@ -27,7 +28,8 @@ class Outlook:
 
 def side(e: Expected) -> str:
     """Pays or loses only where the timings' noise cannot carry the speedup across 1."""
-    return PAYS if e.speedup > 1 + e.noise else LOSES if e.speedup < 1 - e.noise else NEAR
+    word = noise.judge(e.speedup, e.noise).word
+    return PAYS if word == noise.PAYS else LOSES if word == noise.LOSES else NEAR
 
 
 def _figure(e: Expected) -> str:

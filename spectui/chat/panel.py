@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from spectui.chat.turn import Baseline
+from spectui.engine import noise
 from spectui.engine.events import Event, Round
 from spectui.engine.server_metrics import ServerWide
 from spectui.engine.stats import rounds_of
@@ -105,7 +106,7 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     error = NEAR_SE * math.sqrt(alpha * (1 - alpha) / drafts) * d.length
     shifted = (replace(d, accepted=min(max(d.accepted + e, 0.0), d.length)) for e in (-error, error))
     lo, hi = (speedup(curve, x, depth) for x in shifted)
-    return PlanReading(be, p.speedup, PAYS if lo > 1 else LOSES if hi < 1 else NEAR)
+    return PlanReading(be, p.speedup, {noise.PAYS: PAYS, noise.LOSES: LOSES}.get(noise.decide(lo, hi), NEAR))
 
 
 def speedup_reading(
@@ -114,7 +115,7 @@ def speedup_reading(
     """The panel's speedup, (headline, detail), never more certain than the data: nothing
     before the first round; nothing to compare where nothing was drafted; no figure without
     a `none` turn; an unknown noise from one `none` turn; "no measurable difference" within
-    what `none` varied itself."""
+    what `none` varied itself (engine.noise's band: at least its floor)."""
     if n_rounds == 0:
         return "-", "waiting for the first round"
     if n_drafted == 0:
@@ -122,8 +123,9 @@ def speedup_reading(
     if baseline is None or tok_s is None:
         return "-", ("no none answer before this one" if replay else "measure: none (ctrl+t), ask")
     x = tok_s / baseline.tok_s
-    if baseline.spread is None:
+    word = noise.judge(x, noise.band(baseline.spread)).word
+    if word == noise.UNKNOWN:
         return f"×{x:.2f}?", "1 none answer: noise unknown"
-    if abs(x - 1) <= baseline.spread:
+    if word == noise.WITHIN:
         return "no measurable diff.", f"×{x:.2f}, within none's {baseline.spread:.0%}"
     return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {plural(baseline.n, 'answer')}"

@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass
 
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
+from spectui.engine.noise import spread
 from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
 from spectui.engine.stats import summarize
@@ -93,8 +94,7 @@ class Baseline:
     def of(cls, speeds: list[float]) -> Baseline | None:
         if not speeds:
             return None
-        mid = statistics.median(speeds)
-        return cls(mid, (max(speeds) - min(speeds)) / mid if len(speeds) > 1 else None, len(speeds))
+        return cls(statistics.median(speeds), spread(speeds), len(speeds))
 
 
 class Baselines:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from spectui.engine.events import Event, StopReason, TurnStart
+from spectui.engine.noise import WITHIN, Judgement, band, judge, spread
 from spectui.engine.overlay import MARKS
 from spectui.engine.stats import TurnSummary, first_divergence, rounds_of, speedup, summarize
 
@@ -70,7 +71,7 @@ class Verdict:
 class Speed:
     """The verdict's speedup in words, one definition throughout: a run's speedup is B's tok/s
     over A's (the tok/s shown beside it), and over several runs of the pair the median of
-    those per-run ratios, their range its noise."""
+    those per-run ratios, judged against their spread (engine.noise, as the bench and panel)."""
 
     ratio: str  # "×1.12", "no measurable difference" or "-"
     how: str  # what the ratio is, from what
@@ -104,11 +105,17 @@ def speed(v: Verdict, again: str = "") -> Speed:
         return Speed(f"×{runs[0]:.2f}", f" = {division} · 1 run: noise unknown" + (f", {again}" if again else ""))
     lo, hi = min(runs), max(runs)
     this_run = f"this run ×{v.speedup:.2f} = {division}"
-    if lo <= 1 <= hi:
+    if judge_runs(runs).word == WITHIN:
         return Speed("no measurable difference", f", ×{lo:.2f}-×{hi:.2f} over {len(runs)} interleaved runs", this_run)
     return Speed(
         f"×{median(runs):.2f}", f", the median of {len(runs)} interleaved runs (×{lo:.2f}-×{hi:.2f})", this_run
     )
+
+
+def judge_runs(runs: Sequence[float]) -> Judgement:
+    """The pair's speedups, each an interleaved run's B over A, as engine.noise judges speeds:
+    their median against their spread's band (unknown from one run)."""
+    return judge(median(runs), band(spread(runs)))
 
 
 def spec_type(events: Sequence[Event]) -> str:

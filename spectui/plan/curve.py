@@ -23,6 +23,7 @@ from pathlib import Path
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.engine.interface import SessionStatus
+from spectui.engine.noise import spread
 from spectui.errors import UserError
 from spectui.plan.fit import monotone, residuals
 
@@ -40,8 +41,7 @@ class Point:
 
     @classmethod
     def of(cls, b: int, samples: Sequence[float]) -> Point:
-        m = statistics.median(samples)
-        return cls(b, m, (max(samples) - min(samples)) / m if m > 0 else 0.0)
+        return cls(b, statistics.median(samples), spread(samples) or 0.0)
 
     @property
     def measured(self) -> float:
