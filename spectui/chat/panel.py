@@ -123,9 +123,11 @@ def speedup_reading(
     if baseline is None or tok_s is None:
         return "-", ("no none answer before this one" if replay else "measure: none (ctrl+t), ask")
     x = tok_s / baseline.tok_s
-    word = noise.judge(x, noise.band(baseline.spread)).word
-    if word == noise.UNKNOWN:
+    judged = noise.judge(x, noise.band(baseline.spread))
+    if judged.word == noise.UNKNOWN:
         return f"×{x:.2f}?", "1 none answer: noise unknown"
-    if word == noise.WITHIN:
-        return "no measurable diff.", f"×{x:.2f}, within none's {baseline.spread:.0%}"
+    if judged.word == noise.WITHIN:
+        floor = judged.noise != baseline.spread  # none varied less than any machine's noise
+        within = f"the {judged.noise:.0%} noise floor" if floor else f"none's {baseline.spread:.0%}"
+        return "no measurable diff.", f"×{x:.2f}, within {within}"
     return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {plural(baseline.n, 'answer')}"
