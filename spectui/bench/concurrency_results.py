@@ -10,7 +10,7 @@ each, with its spread, (max - min) / median over the passes (None under 2 passes
 
 Verdict, per level: speculation's median aggregate tok/s over the baseline's. It pays
 where the ratio is above 1 + noise, costs where it is below 1 - noise, else it is within
-noise; the noise is the larger spread of the two (at least verdict.NOISE_FLOOR; unknown
+noise; the noise is the larger spread of the two (at least noise.NOISE_FLOOR; unknown
 with one pass, the floor assumed). The break-even is where the ratio crosses 1, linearly
 between the levels around it; its range, where ratio - noise and ratio + noise cross 1.
 """
@@ -20,8 +20,7 @@ from __future__ import annotations
 from spectui.bench.concurrency import Burst, Measurement, Protocol
 from spectui.bench.protocol import BASELINE
 from spectui.bench.results import BUSY_LOAD, median
-from spectui.bench.verdict import NOISE_FLOOR
-from spectui.engine.noise import spread
+from spectui.engine.noise import LOSES, NOISE_FLOOR, band, judge, spread
 from spectui.engine.stats import p50_p95
 from spectui.words import plural
 
@@ -130,7 +129,9 @@ def _pct(x: float) -> str:
 
 
 def _judgement(ratio: float, noise: float) -> str:
-    return "pays" if ratio > 1 + noise else "costs" if ratio < 1 - noise else "within noise"
+    """engine.noise's word, as this report says it."""
+    word = judge(ratio, noise).word
+    return "costs" if word == LOSES else word
 
 
 def comparisons(results: list[dict], repeat: int) -> list[dict]:
@@ -143,8 +144,7 @@ def comparisons(results: list[dict], repeat: int) -> list[dict]:
         if base is None or spec is None or not base["agg_tok_per_s"]:
             continue
         ratio = spec["agg_tok_per_s"] / base["agg_tok_per_s"]
-        spreads = [s for s in (base["agg_tok_per_s_spread"], spec["agg_tok_per_s_spread"]) if s is not None]
-        noise = max([NOISE_FLOOR, *spreads])
+        noise = band(base["agg_tok_per_s_spread"], spec["agg_tok_per_s_spread"]) or NOISE_FLOOR
         out.append(
             {
                 "level": level,
