@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from spectui.bench.citation import cite
-from spectui.spec_config import HIDDEN_STATE_TYPES
+from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES
+from spectui.spec_types import DRAFT_SIMPLE
 
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
 # idle configuration's distance from the baseline, when larger.
@@ -123,7 +124,7 @@ def _temperature(protocol: dict) -> dict:
 def _uses_draft_model(row: dict, environment: dict) -> bool:
     """draft-simple always; auto when a draft model was loaded."""
     types = row["spec_type"].split(",")
-    return "draft-simple" in types or ("auto" in types and "draft" in environment.get("models", {}))
+    return DRAFT_SIMPLE in types or (AUTO in types and "draft" in environment.get("models", {}))
 
 
 def _vram(row: dict, environment: dict) -> dict:

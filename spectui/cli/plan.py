@@ -28,6 +28,7 @@ from spectui.plan.concurrency import parse_levels
 from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
+from spectui.spec_types import DRAFT_SIMPLE
 
 
 def add_parser(sub) -> None:
@@ -135,7 +136,7 @@ def main(args) -> int:
 
     overrides = overrides_from(args)
     if "model_draft" in overrides and "spec_type" not in overrides:
-        overrides["spec_type"] = "draft-simple"  # plan covers every type; this one keeps the draft
+        overrides["spec_type"] = DRAFT_SIMPLE  # plan covers every type; this one keeps the draft
     setup = resolve(args.preset, overrides)
     if setup.server:
         raise UserError("spectui plan measures models on this machine; give -m (and -md), not --server")

@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, fields
 
+from spectui.spec_types import DRAFT_SIMPLE
 from spectui.errors import UserError
 
 METRICS_BYTES = 256 * 1024  # the server's /metrics is about 3 KB; one line per draft position
@@ -162,7 +163,7 @@ def metrics_refused(message: str, flag: str = "--metrics") -> bool:
 FIRST_ANSWERS = 2  # answers without a single draft before a speculating server is called idle
 NOT_SPECULATING = "{url} is not speculating ({why}): {cause}"
 NEEDS_SPEC_TYPE = (
-    "llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type draft-simple (llama.cpp #25345)"
+    f"llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type {DRAFT_SIMPLE} (llama.cpp #25345)"
 )
 NO_SLOT_SPEC = "its speculation failed to start; the server's log at startup says why"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from spectui.spec_types import DRAFT_SIMPLE
 from spectui.config.assembly import Report
 from spectui.config.embedded import resolve_model
 from spectui.config.setup import Setup
@@ -32,7 +33,7 @@ def checked_models(
         vocabularies
         and draft_path is not None
         and draft_header is not None
-        and draft_header.draft_type == "draft-simple"
+        and draft_header.draft_type == DRAFT_SIMPLE
     ):
         vocabs = [Model(p, vocab_only=True) for p in (target_path, draft_path)]
         try:
