@@ -10,10 +10,10 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+from spectui import spec_types
 from spectui.config.paths import open_private
 from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
-from spectui import spec_types
 from spectui.errors import UserError
 
 LONG_CHOICES = 30  # characters of a flag's choices, past which its help lists them

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from spectui import spec_types
 from spectui.config import presets
 from spectui.config.assembly import Report
 from spectui.config.embedded import CATALOG, resolve_model, user_path
 from spectui.config.model_choice import model_label
 from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.engine.server import server_url
-from spectui import spec_types
 from spectui.errors import UserError
 from spectui.llama import draft_fit
 from spectui.spec_config import available_types

@@ -15,8 +15,8 @@ import math
 import re
 from dataclasses import dataclass, fields
 
-from spectui.spec_types import DRAFT_SIMPLE
 from spectui.errors import UserError
+from spectui.spec_types import DRAFT_SIMPLE
 
 METRICS_BYTES = 256 * 1024  # the server's /metrics is about 3 KB; one line per draft position
 MAX_POSITIONS = 1024  # draft positions: llama.cpp caps --spec-draft-n-max far below

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spectui import spec_types
 from spectui.drafters import registry
 from spectui.engine import auto, heap, resources
 from spectui.engine.chat_window import ChatWindow
 from spectui.engine.drafting import Drafters, RoundDraft
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, SessionStatus
-from spectui import spec_types
 from spectui.errors import UserError
 from spectui.llama import draft_fit, llama_ext
 from spectui.llama import sampling as smp

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from spectui.spec_types import DRAFT_SIMPLE
 from spectui.config.assembly import Report
 from spectui.config.embedded import resolve_model
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit
+from spectui.spec_types import DRAFT_SIMPLE
 
 
 def checked_models(
