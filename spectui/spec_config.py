@@ -20,6 +20,8 @@ NGRAM_TYPES = st.of_family(st.NGRAM)
 HIDDEN_STATE_TYPES = st.of_family(st.HIDDEN_STATE)
 DRAFT_FILE_TYPES = tuple(t.name for t in st.TYPES if t.draft_file)
 MTP_TYPES = tuple(t.name for t in st.TYPES if t.mtp)
+# a draft model, a head or the target's MTP layer drafts: what auto and the A/B view call the model's type
+MODEL_TYPES = st.of_family(st.DRAFT_MODEL) + HIDDEN_STATE_TYPES
 # llama.cpp asks combined types in this fixed order; the first non-empty draft wins.
 PRIORITY = tuple(t.name for t in st.TYPES if t.family != st.NONE)
 AUTO = st.AUTO

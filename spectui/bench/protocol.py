@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from spectui import spec_types
 from spectui.bench.memory import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
@@ -34,7 +35,7 @@ from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
 from spectui.spec_config import SpecConfig
 
-BASELINE = "none"
+BASELINE = spec_types.BASELINE
 T = TypeVar("T")
 
 
@@ -45,7 +46,7 @@ class Config:
 
     @property
     def is_baseline(self) -> bool:
-        return self.spec.types == ("none",)
+        return self.spec.types == (BASELINE,)
 
     @property
     def n_max(self) -> int | None:
@@ -59,7 +60,7 @@ class Config:
 def plan(base: SpecConfig, type_sets: list[tuple[str, ...]], n_maxes: list[int]) -> list[Config]:
     """Baseline, then each type set x each n-max, all other settings taken from `base`. A set
     of n-gram types runs once: they draft up to their own sizes, whatever the n-max."""
-    configs = [Config(BASELINE, base.replace(types=("none",)))]
+    configs = [Config(BASELINE, base.replace(types=(BASELINE,)))]
     for types in type_sets:
         spec = base.replace(types=types)
         if not spec.uses_n_max:

@@ -13,7 +13,7 @@ from spectui.plan.acceptance import MIN_DRAFTS
 from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import DEPTH, Drafting, predict, speedup
-from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, SpecConfig, unpriced
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
 PAYS, LOSES, NEAR = "pays", "loses", "≈ break-even"
@@ -78,7 +78,7 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     if spec_type == AUTO:
         return PlanReading(None, None, "", "break-even: not for auto")
     model = spec_type in DRAFT_FILE_TYPES
-    if not (spec_type in NGRAM_TYPES or model and curve.draft):  # draft-mtp: its step was not timed
+    if unpriced(spec_type, bool(curve.draft)):
         return PlanReading(None, None, "", "break-even: this type not timed")
     n_max = spec.draft_n_max if model else None
     mine = [r for r in rounds if r.configured == spec.label and (n_max is None or r.n_max >= n_max)]

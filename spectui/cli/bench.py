@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui import spec_types
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
@@ -118,7 +119,7 @@ def add_parser(sub) -> None:
         "--sweep-types",
         metavar="SETS",
         help="spec-type sets to measure, ';'-separated, each as --spec-type "
-        "(e.g. 'ngram-mod;draft-simple;ngram-simple,draft-simple'); "
+        f"(e.g. '{spec_types.DEFAULT};{spec_types.DRAFT_SIMPLE};{spec_types.AUTO_NGRAM},{spec_types.DRAFT_SIMPLE}'); "
         "default: the one --spec-type (or the preset's)",
     )
     b.add_argument(

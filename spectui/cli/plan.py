@@ -28,7 +28,7 @@ from spectui.plan.concurrency import parse_levels
 from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
-from spectui.spec_types import DRAFT_SIMPLE
+from spectui.spec_types import BASELINE, DRAFT_SIMPLE
 
 
 def add_parser(sub) -> None:
@@ -88,7 +88,7 @@ def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     from spectui.engine.session import Session
     from spectui.launch.session import open_session
 
-    types = (model_type, "none") if model_type else ("none",)
+    types = (model_type, BASELINE) if model_type else (BASELINE,)
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
     warn_build(phases.console)
     with interrupt.held(), loading_line(phases.console) as loading:

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui import spec_types
 from spectui.engine.events import Event, StopReason, TurnStart
 from spectui.engine.overlay import MARKS
 from spectui.engine.stats import TurnSummary, first_divergence, rounds_of, speedup, summarize
 
 NAMES = ("A", "B")
-BASELINE = "none"  # the spec type every speedup is measured against
+BASELINE = spec_types.BASELINE  # the spec type every speedup is measured against
 BEFORE_CHARS = 20  # at most this much common text is quoted before the first difference
 CLEAN_ENDS = (StopReason.EOS, StopReason.N_PREDICT)
 

@@ -30,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-NGRAM = "ngram-simple"
+from spectui.spec_types import AUTO_NGRAM
+
+NGRAM = AUTO_NGRAM
 DRAFT = "draft model"  # a role: the session's draft model, head or MTP layer (Session.model_type)
 PRIOR_SLOPE = 0.35  # verify cost per extra batch token, relative to T(1), before any measurement
 PROBE_START = 24  # rounds a source may stay off before a short probe

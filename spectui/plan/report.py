@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui import spec_types
 from spectui.plan.curve import Curve
 from spectui.plan.predict import (
     DEPTH,
@@ -24,7 +25,7 @@ from spectui.plan.predict import (
 
 PLOT_W, PLOT_H = 61, 13
 # an n-gram type's mark in the picture (a draft model's lines are marked by their n-max)
-MARKS = {"ngram-simple": "s", "ngram-map-k": "k", "ngram-map-k4v": "v", "ngram-mod": "m", "ngram-cache": "c"}
+MARKS = {t.name: t.mark for t in spec_types.TYPES if t.mark}
 
 
 @dataclass(frozen=True)
