@@ -168,9 +168,14 @@ def conclusion(plan: Plan) -> list[str]:
     ]
 
 
+def mark(label: str) -> str:
+    """A line's mark in the picture: its type's (the table's), else its label's first character."""
+    return MARKS.get(label, label[:1])
+
+
 def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[str]:
-    """Speedup (rows) against α from 0 to 1 (columns): each line by its mark (MARKS, else its
-    label's first character), the break-even speedup 1 as a row of dashes."""
+    """Speedup (rows) against α from 0 to 1 (columns): each line by its mark(), the break-even
+    speedup 1 as a row of dashes."""
     if not lines:
         return ["(nothing to draw: no type drafts)"]
     width = len(next(iter(lines.values())))
@@ -184,7 +189,7 @@ def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[s
     grid[row(1.0)] = ["-"] * width
     for label, ys in lines.items():
         for x, y in enumerate(ys):
-            grid[row(y)][x] = MARKS.get(label, label[:1])
+            grid[row(y)][x] = mark(label)
     out = []
     for r in range(height):
         y = bottom + (height - 1 - r) / (height - 1) * (top - bottom)
@@ -218,7 +223,7 @@ def render(plan: Plan, memory: Sequence[str], width: int | None = None) -> list[
     if plan.model_type:
         legend = f"{plan.model_type}, marked by n-max 1..8"
     else:
-        legend = ", ".join(f"{MARKS[t]} {t}" for t in plan.lines())
+        legend = ", ".join(f"{mark(t)} {t}" for t in plan.lines())
     out = ["Cost curve (this machine)", *curve_lines(plan.curve, plan.depth), "", *memory, ""]
     out += [f"Predictions at depth {plan.depth} (α: accepted / drafted)", *table_lines(plan)]
     out += [f"  {line}" for line in LEGEND]
