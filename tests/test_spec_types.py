@@ -14,7 +14,7 @@ import pytest
 
 from spectui import spec_types
 from spectui.drafters import registry
-from spectui.drafters.base import Drafter, NgramDrafter
+from spectui.drafters.base import NgramDrafter
 from spectui.drafters.draft_model import DraftModel
 from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.llama import draft_fit
