@@ -64,7 +64,7 @@ def unpriced(spec_type: str, draft_step: bool) -> str | None:
     file's step); None where it can."""
     t = st.get(spec_type)
     if not t.priced:
-        return f"the curve does not time {spec_type}'s drafting"
+        return "the curve does not time " + ("the target's MTP layer" if t.mtp else f"{spec_type}'s drafting")
     if t.draft_file and not draft_step:
         return f"no measured step of {spec_type}'s draft"
     return None
