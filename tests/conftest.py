@@ -4,9 +4,10 @@ Pilot modules (`dirs`: own config and data dirs and a fixed memory line; `setup`
 preset at -n 48, which a module may override; `fake` and `slow_fake`: the recorded answer
 replayed, no model; `session` and `fresh`: a real SmolLM2 session, one per module), and the
 guard of the `model` marker (tests/model_guard.py): a test that loads a GGUF with llama.cpp
-without `@pytest.mark.model` fails, so `pytest -m "not model"` stays fast; and the run's
-settings that keep the Pilot modules quick (Pilot's idle wait, the garbage collector's
-thresholds, Textual's styles cache emptied after each test). The Pilot helpers (`send`,
+without `@pytest.mark.model` fails, so `pytest -m "not model"` stays fast; that run spread
+over worker processes (pytest-xdist); and the run's settings that keep the Pilot modules
+quick (Pilot's idle wait, the garbage collector's thresholds, Textual's styles cache emptied
+after each test). The Pilot helpers (`send`,
 `until`, `answered`, ...) are plain functions in tests/tui_helpers.py.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import gc
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -24,6 +26,9 @@ from spectui.config import embedded
 from tests import model_guard, textual_private
 
 SMOL = "smollm2-135m-instruct-q4_1"
+# `pytest -m "not model"`: one worker more than the cores, as the Pilot tests and the child
+# processes leave a core idle while they wait (pytest_cmdline_main below)
+FAST_WORKERS = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
 
 
 def model_file(name: str):
@@ -46,11 +51,14 @@ def smol(smol_path):
 
 
 @pytest.fixture(scope="session")
-def synthetic(tmp_path_factory):
-    """kind -> the tiny synthetic checkpoint (tests/synthetic_models.py), built once per run."""
+def synthetic():
+    """kind -> the tiny synthetic checkpoint (tests/synthetic_models.py), built once per machine
+    into ${XDG_CACHE_HOME:-~/.cache}/spectui-synthetic: its name carries the recipe's digest and
+    it is written through a rename, so every run and worker reuses it (a build reads SmolLM2's
+    tokenizer for seconds)."""
     from tests import synthetic_models
 
-    directory = tmp_path_factory.mktemp("synthetic")
+    directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spectui-synthetic"
     return lambda kind: synthetic_models.build(kind, directory)
 
 
@@ -120,6 +128,26 @@ def slow_fake(setup):
 
 
 # --- the run: the guard of the `model` marker (tests/model_guard.py), the Pilot modules' speed
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns -n into workers
+def pytest_cmdline_main(config):
+    """`pytest -m "not model"` on the whole suite runs on FAST_WORKERS processes (pytest-xdist).
+    -n N chooses (-n 0: one process). A run that names files or -k stays in one process
+    (a worker spends seconds importing and collecting), and so does any other -m and the full
+    suite (its model tests time llama.cpp on every core)."""
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and config.option.numprocesses is None
+        and not hasattr(config, "workerinput")  # a worker itself
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not config.option.keyword
+        and not (config.option.collectonly or config.option.usepdb)
+        and config.option.markexpr.split() == ["not", "model"]
+    ):
+        config.option.numprocesses = FAST_WORKERS
+        if config.option.dist == "no":
+            config.option.dist = "worksteal"  # an idle worker takes tests from a busy one: no long tail
 
 
 def pytest_configure(config):

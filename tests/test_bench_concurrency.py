@@ -156,7 +156,7 @@ def test_the_servers_counters_add_up_over_the_passes():
     from spectui.engine.server_metrics import SpecCounters
 
     def counted(b: Burst, drafted: int, accepted: int, per_pos: tuple[int, ...], busy: float) -> Burst:
-        c = SpecCounters(drafted, accepted, drafted // 3, per_pos, busy, 0, 0)
+        c = SpecCounters(drafted, accepted, drafted // 3, per_pos, busy, 0, 0, decodes=10)
         return replace(b, counters=c.as_dict())
 
     m = Measurement(
@@ -170,8 +170,20 @@ def test_the_servers_counters_add_up_over_the_passes():
     c = rows[0]["server_counters"]
     assert (c["drafted"], c["accepted"], c["drafts"]) == (99, 65, 33)
     assert c["accepted_per_pos"] == [28, 22, 15, 0] and c["per_pos_rates"][0] == pytest.approx(28 / 33)
-    assert c["acceptance"] == pytest.approx(65 / 99) and c["busy_slots_per_decode"] == 1.9
+    assert c["acceptance"] == pytest.approx(65 / 99)
+    assert c["busy_slots_per_decode"] == pytest.approx(1.9) and c["decodes"] == 30  # weighted by decodes
     assert concurrency_report.csv_rows({"results": rows})[0]["server_drafted"] == 99
+
+
+def test_losing_from_the_first_level_puts_the_break_even_below_it():
+    rows = _measured({1: [10.0, 10.0], 2: [20.0, 20.0]}, {1: [8.0, 8.0], 2: [12.0, 12.0]})
+    v = concurrency_results.verdict(rows, 2)
+    assert v["break_even"]["below_measured"] and v["break_even"]["concurrency"] == 0
+    assert v["summary"] == (
+        "speculation does not pay on this server, even at 1 concurrent request: at 1 it costs 20% of "
+        "aggregate tok/s (noise +-3%), at 2 it costs 40% (noise +-3%); break-even below 1 concurrent "
+        "request, the lowest level measured"
+    )
 
 
 def test_without_a_baseline_there_is_no_verdict():

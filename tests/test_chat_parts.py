@@ -128,6 +128,49 @@ def test_the_status_line_reads_and_is_styled_as_before():
     assert status_spans(StatusLine()) == ()
 
 
+def test_a_round_in_words_says_its_rejected_draft_and_note_whole_where_its_cells_cut_them():
+    from dataclasses import replace
+
+    from spectui.chat.rounds import REJECTED_CHARS, cells, detail
+    from spectui.engine.events import Round
+    from tests.test_tui_snapshots import recorded
+
+    long = "word\n" * 10
+    drafted, plain = (
+        e for e in recorded("ngram-mod", [([" a"], long, " b"), ([], "", " c")], 20.0) if isinstance(e, Round)
+    )
+    drafted = replace(drafted, note="auto: ngram-mod k=4, expected 1.30x over what the draft model gives")
+    cell = cells(drafted)
+    assert len(cell[-2]) == REJECTED_CHARS and cell[-2].endswith("…") and cell[-1] == drafted.note
+    said = detail(drafted)
+    assert repr(long.replace("\n", "↵")) in said and said.endswith("\n" + drafted.note)
+    assert said.startswith("round 1: ngram-mod drafted 2 tokens, 1 accepted, 1 rejected: ")
+    assert detail(plain) == "round 2: nothing drafted; 1 token emitted"
+
+
+def test_a_count_of_one_reads_in_the_singular_wherever_the_chat_shows_it():
+    """'1 token', never '1 tokens': the answer's line, the panel's state, the verdict, the round
+    details and the saved chats' list all count through words.plural."""
+    from spectui.chat.rounds import detail
+    from spectui.engine.events import Round
+    from spectui.store.chat_store import Summary
+    from spectui.tui.screens.chats import when
+    from spectui.tui.widgets.message import meta_line
+    from spectui.words import plural
+    from tests.test_tui_snapshots import recorded
+
+    assert (plural(1, "token"), plural(2, "token"), plural(0, "match", "matches")) == (
+        "1 token",
+        "2 tokens",
+        "0 matches",
+    )
+    one = chat_types.Message("assistant", "a", stats={"n_generated": 1, "stop_reason": "eos"})
+    assert meta_line(one, streaming=False).plain == "1 token"
+    (r,) = (e for e in recorded("none", [([], "", "a")], 20.0) if isinstance(e, Round))
+    assert detail(r) == "round 1: nothing drafted; 1 token emitted"
+    assert when(Summary("id", "title", 0.0, 0.0, 1)).endswith(" · 1 answer")
+
+
 def test_the_n_max_keys_stop_at_n_min(setup):
     """Below --spec-draft-n-min no draft is kept: the keys stop there rather than fail."""
     spec = setup.spec.replace(draft_n_min=2, draft_n_max=3)

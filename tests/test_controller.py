@@ -431,7 +431,7 @@ def test_the_same_ab_pair_again_runs_the_other_way_round_and_pools_its_speedups(
     assert orders == [(0, 1), (1, 0), (0, 1), (0, 1)]  # interleaved; a new prompt starts over
     assert [len(v.speedups) for v in verdicts] == [1, 2, 3, 1]
     assert verdicts[2].speedups[-1] == verdicts[2].speedup  # each verdict's own run last
-    assert "over 3 runs each, interleaved" in render_verdict(verdicts[2], ["ngram-mod", "draft-simple"]).plain
+    assert "over 3 interleaved runs" in render_verdict(verdicts[2], ["ngram-mod", "draft-simple"]).plain
 
 
 def test_an_ab_run_stopped_before_b_has_no_verdict(setup):

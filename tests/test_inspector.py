@@ -13,13 +13,14 @@ from spectui.chat.inspector import NO_DATA, Cursor, facts, saved_kinds, stops, s
 from spectui.chat.turn import LiveTurn
 from spectui.chat.updates import Notice
 from spectui.engine import verdicts
-from spectui.engine.events import Round
+from spectui.engine.events import Round, TurnEnd
 from spectui.engine.overlay import REJECTED
 from spectui.engine.verdicts import Verdict
 from spectui.spec_config import SpecConfig
 from tests.fake_session import FakeSession, load_trace
 from tests.test_controller import make
 from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
+from tests.test_verdicts import INSPECTED
 
 pytestmark = pytest.mark.usefixtures("dirs")  # the controller's tests save chats: own data dirs (conftest.py)
 
@@ -79,6 +80,25 @@ def test_cursor_moves_token_by_token_and_stops_at_the_ends():
     assert not cursor.move(-1)
 
 
+def test_the_count_is_of_the_answers_tokens_and_a_rejected_draft_counts_apart():
+    """ "token N of M": M is what the answer generated, never its rejected drafts too; a
+    rejected draft says which of them it is and which token it follows."""
+    events = load_trace(INSPECTED).turns[1].events  # 48 tokens, 17 rejected drafts
+    end = next(e for e in events if isinstance(e, TurnEnd))
+    rounds = rounds_of(list(events))
+    n_rejected = sum(1 for r in rounds if r.rejected)
+    assert n_rejected > 0
+    cursor = Cursor(rounds)
+    assert (cursor.n_tokens, cursor.n_rejected) == (end.n_generated, n_rejected)
+    assert facts(cursor)[0].endswith(f"token {end.n_generated} of {end.n_generated}")
+    assert cursor.jump_rejected(-1)
+    token, rejected = cursor.counts()
+    assert rejected == n_rejected and f"rejected draft {n_rejected} of {n_rejected}: " in facts(cursor)[0]
+    assert facts(cursor)[0].endswith(f"after token {token} of {end.n_generated}")
+    cursor.move(1)  # the target's token that replaced it: the next of the answer's
+    assert facts(cursor)[0].endswith(f"token {token + 1} of {end.n_generated}")
+
+
 def test_cursor_jumps_between_rejected_drafts():
     cursor = Cursor(answer())
     assert cursor.jump_rejected(-1) and cursor.stop.kind == REJECTED and cursor.stop.text == " c"
@@ -98,7 +118,7 @@ def test_facts_at_a_rejection_name_the_alternatives_and_a_near_tie():
     cursor.jump_rejected(-1)
     assert cursor.stop.round.verify == "greedy"
     assert facts(cursor) == [
-        "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4, token 6 of 13",
+        "' c'  rejected draft 1 of 1: 1 token (draft-simple) · round 2 of 4, after token 5 of 12",
         *verdicts.facts(cursor.stop.verdict, "greedy", "):\n"),  # the verdict's lines, as the HTML's tooltips
     ]
     assert facts(cursor)[1:] == [
@@ -115,7 +135,7 @@ def test_a_rejected_draft_of_several_tokens_says_whose_numbers_they_are():
     cursor = Cursor([r])
     cursor.jump_rejected(-1)
     assert facts(cursor)[:3] == [
-        "' c d'  rejected draft of 2 tokens (draft-simple) · round 1 of 1, token 2 of 3",
+        "' c d'  rejected draft 1 of 1: 2 tokens (draft-simple) · round 1 of 1, after token 1 of 2",
         "its first token ' c', the only one judged",
         "rejected: the target chose another token",
     ]
@@ -126,7 +146,7 @@ def test_the_token_after_a_rejection_says_what_it_replaced():
     cursor.jump_rejected(-1)
     cursor.move(1)
     assert facts(cursor) == [
-        "'):↵'  target / bonus · round 2 of 4, token 7 of 13",
+        "'):↵'  target / bonus · round 2 of 4, token 6 of 12",
         "emitted by the target instead of the rejected draft ' c' (← its numbers)",
     ]
 
@@ -136,7 +156,7 @@ def test_facts_of_an_accepted_draft_and_a_bonus_token():
     cursor.move(-100)
     assert facts(cursor)[1:] == ["accepted: the target's own choice", "p 0.900 · q 0.700"]
     cursor.move(3)  # "," : the bonus after all three drafts were accepted
-    assert facts(cursor)[1:] == ["the target's bonus token, after all 3 drafted tokens were accepted"]
+    assert facts(cursor)[1:] == ["the target's bonus token: the whole draft (3 tokens) was accepted"]
 
 
 def test_a_long_rejected_draft_is_cut_on_its_line():
@@ -144,7 +164,7 @@ def test_a_long_rejected_draft_is_cut_on_its_line():
     cursor = Cursor(rounds_of(recorded("ngram-simple", [([" a"], long, " b")], 50.0)))
     cursor.jump_rejected(-1)
     cut = "'word word word word word word word word'…"  # 39 characters of it
-    assert facts(cursor)[0].startswith(cut + "  rejected draft of 1 token (ngram-simple)")
+    assert facts(cursor)[0].startswith(cut + "  rejected draft 1 of 1: 1 token (ngram-simple)")
 
 
 def test_rejection_sampling_shows_the_draw_against_the_acceptance_that_decided():

@@ -48,7 +48,7 @@ def free_port() -> int:
 class Server:
     """A llama-server process on a free port, killed at the end."""
 
-    def __init__(self, binary: str, model: Path, *args: str, env: dict | None = None):
+    def __init__(self, binary: str, model: Path, *args: str, env: dict | None = None, metrics: bool = True):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
@@ -66,7 +66,7 @@ class Server:
                 "1",
                 "-t",
                 "2",
-                "--metrics",
+                *(["--metrics"] if metrics else []),
                 *args,
             ],
             stdout=subprocess.DEVNULL,
@@ -254,6 +254,9 @@ def test_bench_against_two_servers_measures_the_speedup(drafting, plain, tmp_pat
     assert rows["draft-simple"]["n_drafted"] > 0 and rows["none"]["n_drafted"] == 0
     assert isinstance(rows["draft-simple"]["speedup"], float)
     assert all(row["n_generated"] == 16 for row in rows.values())
+    wide = {s["url"]: s for s in doc["server_counters"]}  # each server's own, over the run
+    assert wide[drafting.url]["counters"]["drafted"] >= rows["draft-simple"]["n_drafted"] > 0
+    assert wide[plain.url]["counters"]["drafted"] == 0 and wide[plain.url]["notes"] == []  # the baseline
 
 
 @pytest.mark.model
@@ -315,6 +318,7 @@ def test_a_dropped_connection_keeps_the_text_and_marks_the_answer_cut(server_bin
 def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
     from spectui.tui.app import SpecApp
     from spectui.tui.screens.ab import ABScreen
+    from spectui.tui.widgets.stats_panel import render
     from tests.tui_helpers import answered, chat_args, resolved, run_ab, send, sync, until
 
     monkeypatch.setenv("SPECTUI_DATA_DIR", str(tmp_path / "data"))
@@ -332,6 +336,7 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
             message = app.controller.chat.messages[-1]
             assert message.content == app.controller.turn.end.text != ""
             assert "draft" in {kind for _, kind in message.segments}
+            assert "Server, all slots" in render(app.controller.panel_state()).plain
             assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft on the server"
             await pilot.press("ctrl+up")  # n-max: fixed by the server
             assert any("fixes its speculation" in n.message for n in notices(app))

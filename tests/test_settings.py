@@ -32,6 +32,7 @@ def test_the_file_keeps_its_keys_and_their_order(config_dir):
     save_settings(Settings(theme="spectui-cb", record_traces=True))
     assert (config_dir / "settings.toml").read_text() == (
         'theme = "spectui-cb"\nshow_overlay = true\nshow_rejected = true\nshow_panel = true\nrecord_traces = true\n'
+        "show_strip = true\n"  # added since: a file without it keeps the strip on
     )
 
 

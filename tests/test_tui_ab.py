@@ -6,6 +6,8 @@ once per module); refusals, stopping and the fallback use a FakeSession.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from textual.color import Color
 from textual.widgets import Footer, Input, Select, Static
@@ -71,9 +73,9 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         assert "the baseline" in panels[0] and f"{sb.n_accepted}/{sb.n_drafted}" in panels[1]
 
         v = screen.verdict
-        assert v.speedup == pytest.approx(sb.timing.tok_per_s / sa.timing.tok_per_s)
+        assert v.speedup == pytest.approx(sb.timing.tok_per_s / sa.timing.tok_per_s, rel=0.01)  # of the shown speeds
         text = screen.query_one("#ab-verdict").visual.plain
-        assert f"speedup of B over A ×{v.speedup:.2f} from 1 run each: noise unknown" in text
+        assert f"speedup ×{v.speedup:.2f} = B " in text and "1 run: noise unknown" in text
         assert "A - (the baseline)" in text and f"B {sb.acceptance_rate:.0%} ({sb.n_accepted}/{sb.n_drafted})" in text
         diverged = first_divergence(ends[0].tokens, ends[1].tokens)
         if diverged is None:  # greedy verification: the expected case
@@ -159,9 +161,11 @@ async def test_at_80x24_each_side_shows_five_lines_of_its_answer_and_the_verdict
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f2")
         screen = app.screen
-        # the sides differ from the second token: the longest verdict, its divergence and a note
+        # the sides differ from the second token: the longest verdict, its divergence and a note,
+        # and run twice: the pooled speedup and this run's own
         b = [(["Sure", "Sure"], "", ":\n"), *lines("beta", 12)]
-        await show_run(pilot, screen, (("none", lines("alpha", 12), 20.0), ("draft-simple", b, 50.0)))
+        for _ in range(2):
+            await show_run(pilot, screen, (("none", lines("alpha", 12), 20.0), ("draft-simple", b, 50.0)))
         bottom = screen.query_one(Footer).region.y
         for pane in screen.panes:
             answers = pane.query_one(".answers", Scroller)
@@ -169,15 +173,30 @@ async def test_at_80x24_each_side_shows_five_lines_of_its_answer_and_the_verdict
             assert answers.scrollable_content_region.height >= 5 and pane.answer.region.height >= 5
             assert pane.query_one(".side-line").region.bottom <= bottom and not pane.query_one(".side-stats").display
         box, verdict = screen.query_one(VerdictBox), screen.query_one("#ab-verdict", Static)
-        assert "differs at token 2" in verdict.visual.plain and "near-tie" in verdict.visual.plain
+        text = verdict.visual.plain
+        assert "differs at token 2" in text and "near-tie" in text and "this run ×2.50" in text
         assert box.region.bottom <= bottom
-        if verdict.region.height > box.scrollable_content_region.height:  # the rest a scroll away
-            assert box.allow_focus()
-            box.focus()
-            await pilot.press("end")
-            await until(pilot, lambda: box.scroll_y == box.max_scroll_y > 0, timeout=5)  # end scrolls animated
-        else:
-            assert not box.allow_focus()  # whole: tab does not stop there
+        assert verdict.region.height <= box.scrollable_content_region.height and not box.allow_focus()  # whole
+        for v in worst_verdicts():  # and every verdict as long as runs make them
+            verdict.update(render_verdict(v, ["ngram-simple", "draft-simple n-max 3"]))
+            await pilot.pause()
+            assert verdict.region.height <= box.scrollable_content_region.height, verdict.visual.plain
+            assert box.region.bottom <= bottom and not box.allow_focus()
+
+
+def worst_verdicts():
+    """Verdicts as long as runs make them: one run or several, greedy or sampled, outputs
+    apart after a long common text, a side that drafted nothing."""
+    words = {i: f" word{i}" for i in range(20)}
+    same = list(range(12))
+    apart = [*range(10), 19]
+    for verify in ("greedy", "match"):
+        for idle in (0, 3):
+            a = run_events("ngram-simple", same, 1, idle, 123.4, verify=verify, pieces=words)
+            b = run_events("draft-simple", apart, 3, 3, 234.5, verify=verify, pieces=words)
+            v = compare(a, b)
+            for runs in ((), (1.91, 1.88, v.speedup), (0.97, 1.04, v.speedup)):
+                yield replace(v, speedups=runs)
 
 
 def ring(widget) -> Color | None:
@@ -274,7 +293,9 @@ def test_verdict_identical_speedup_and_acceptance():
     v = compare(a, b)
     assert v.identical and v.greedy and v.notes == () and v.drafted_nothing == ()
     assert v.speedup == pytest.approx(2.5)
-    assert "×2.50 from 1 run each: noise unknown" in render_verdict(v, ["none", "draft-simple n-max 3"]).plain
+    shown = render_verdict(v, ["none", "draft-simple n-max 3"]).plain
+    assert "speedup ×2.50 = B 25.0 ÷ A 10.0 tok/s · 1 run: noise unknown, enter reruns" in shown
+    assert "enter" not in render_verdict(v, ["none", "draft-simple n-max 3"], live=False).plain  # a replay's
     assert v.summaries[0].acceptance_rate is None
     assert v.summaries[1].acceptance_rate == pytest.approx(2 / 3)
 
@@ -288,10 +309,11 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     assert (v.divergence.a, v.divergence.b) == ("<5>", "<99>")  # the first differing token of each
     assert v.speedup == pytest.approx(0.5)
     notes = " ".join(v.notes)
-    assert "A (ngram-simple) drafted nothing" in notes and "B ended early (cancelled)" in notes
+    assert "B ended early (cancelled)" in notes
     assert v.drafted_nothing == ("A",)  # no speedup is claimed for plain decoding under another name
     shown = render_verdict(v, ["ngram-simple", "draft-simple n-max 2"]).plain
-    assert "speedup of B over A - A drafted nothing" in shown and "×0.50" not in shown
+    assert "speedup -: A drafted nothing, it ran as plain decoding (B 5.00 ÷ A 10.0 tok/s)" in shown
+    assert "×0.50" not in shown
     assert "near-tie" in notes
 
     prefix = compare(run_events("none", [1, 2, 3], 1, 0, 1.0), run_events("none", [1, 2], 1, 0, 1.0))
@@ -304,6 +326,26 @@ def test_verdict_divergence_excerpt_and_honest_notes():
     )
     assert not sampled.greedy and "expected to differ" in " ".join(sampled.notes)
     assert "near-tie" not in " ".join(sampled.notes)
+
+
+def test_the_speedup_shown_is_the_one_the_tok_s_beside_it_give_and_several_runs_say_theirs():
+    """One definition: a run's speedup is B's tok/s over A's, as shown beside it; over several
+    runs of the pair the median of those ratios, said as such, with this run's own beside."""
+    v = compare(run_events("none", list(range(12)), 1, 0, 28.6), run_events("ngram-mod", list(range(12)), 3, 3, 30.1))
+    assert v.speedup == pytest.approx(30.1 / 28.6)
+    one = render_verdict(v, ["none", "ngram-mod"]).plain
+    assert "speedup ×1.05 = B 30.1 ÷ A 28.6 tok/s · 1 run" in one
+    pooled = render_verdict(replace(v, speedups=(1.12, 1.19, v.speedup)), ["none", "ngram-mod"]).plain
+    assert "speedup ×1.12, the median of 3 interleaved runs (×1.05-×1.19)" in pooled
+    assert "this run ×1.05 = B 30.1 ÷ A 28.6 tok/s" in pooled
+    # slow runs show three figures (not 2.1 ÷ 0.8); 6.3549 / 2.7055 is 2.349, but the speeds
+    # as shown give 2.343: the verdict says ×2.34
+    for (a, b), said in (((0.812, 2.14), "×2.64 = B 2.14 ÷ A 0.812"), ((2.7055, 6.3549), "×2.34 = B 6.35 ÷ A 2.71")):
+        slow = compare(run_events("none", list(range(12)), 1, 0, a), run_events("ngram-mod", list(range(12)), 3, 3, b))
+        assert f"speedup {said} tok/s" in render_verdict(slow, ["none", "ngram-mod"]).plain
+    noise = render_verdict(replace(v, speedups=(0.97, 1.08, v.speedup)), ["none", "ngram-mod"]).plain
+    assert "speedup no measurable difference, ×0.97-×1.08 over 3 interleaved runs" in noise
+    assert "this run ×1.05 = B 30.1 ÷ A 28.6 tok/s" in noise
 
 
 CODE = {1: "Here it is:\n```python", 2: "\n", 3: "def", 4: " add", 5: "_numbers", 6: "(", 7: "a", 8: ")"}

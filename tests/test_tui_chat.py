@@ -19,6 +19,7 @@ from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config import presets
 from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
+from spectui.config.settings import Settings, load_settings
 from spectui.engine.events import Round
 from spectui.llama.sampling import SamplingParams
 from spectui.store import chat_store, chat_types
@@ -555,6 +556,39 @@ async def test_narrow_terminal_shows_the_panel_as_a_status_line(fake, setup):
 
 
 @sync
+async def test_ctrl_b_at_one_width_never_hides_the_panel_of_the_other(fake, setup):
+    """The strip hidden at 80 columns leaves the panel of 120 on, then and at the next start;
+    the panel hidden at 120 leaves the strip on."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+b")
+        panel, strip = app.query_one("#panel"), app.query_one("#compact")
+        assert not strip.display and not panel.display
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert panel.display and not strip.display
+    assert load_settings()[0] == Settings(show_strip=False)  # remembered, the panel's choice apart
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel, strip = app.query_one("#panel"), app.query_one("#compact")
+        assert panel.display
+        await pilot.press("ctrl+b")
+        assert not panel.display
+        await pilot.press("ctrl+b")
+        assert panel.display
+        await pilot.press("ctrl+b")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not strip.display  # its own choice, made before
+        await pilot.press("ctrl+b")
+        assert strip.display
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert not panel.display
+    assert load_settings()[0] == Settings(show_panel=False)
+
+
+@sync
 async def test_header_names_models_cleanly_and_context_follows_the_chat(fake, setup):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -594,15 +628,22 @@ async def test_round_details_show_each_round_and_autos_reason(setup):
         assert not isinstance(app.screen, RoundsScreen)
 
 
+def detail_text(widget) -> str:
+    """What a widget with a top border shows, its wrapped lines joined again."""
+    return " ".join(strip.text.strip() for strip in widget.render_lines(widget.outer_size.region)[1:])
+
+
 @sync
-async def test_round_details_fit_80_columns_with_notes_a_scroll_away(setup):
+async def test_round_details_fit_80_columns_step_a_column_at_a_time_and_say_the_round_whole(setup):
     """At 80x24 every count and timing shows; the rejected text (newlines as the overlay's ↵)
-    and auto's note follow, reached with →; the hint wraps instead of being cut."""
+    and auto's note follow: → moves the view one column (the round's number stays), and the
+    line under the table says the highlighted round whole, its note uncut; the hint wraps."""
     from tests.test_tui_snapshots import ANSWER_ROUNDS, recorded
 
     answer = [*ANSWER_ROUNDS, (["\n"], "x\ny", "z")]
     rounds = [e for e in recorded("ngram-map-k4v", answer, 20.0) if isinstance(e, Round)]
-    rounds[-1] = replace(rounds[-1], note="auto: ngram-map-k4v, the last rounds accepted most")
+    note = "auto: ngram-map-k4v k=4, the last rounds accepted most of what it drafted, so it drafts on"
+    rounds[-1] = replace(rounds[-1], note=note)
     app = SpecApp(setup, session=FakeSession(spec=setup.spec))
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(RoundsScreen(rounds, "auto"))
@@ -611,16 +652,25 @@ async def test_round_details_fit_80_columns_with_notes_a_scroll_away(setup):
         columns = [str(c.label) for c in table.ordered_columns]
         fixed = columns.index("tokens") + 1
         assert columns[fixed:] == ["rejected", "note"]
-        assert (
-            sum(c.get_render_width(table) for c in table.ordered_columns[:fixed])
-            <= table.scrollable_content_region.width
-        )
+        widths = [c.get_render_width(table) for c in table.ordered_columns]
+        assert sum(widths[:fixed]) <= table.scrollable_content_region.width
         assert [table.get_row_at(i)[fixed] for i in range(len(rounds))] == ["", " c", "", "", "x↵y"]
+        shown = app.screen.query_one("#round-detail")
+        said = detail_text(shown)
+        assert "round 5: ngram-map-k4v drafted" in said and "'x↵y'" in said and note in said  # whole
+        assert shown.region.right <= 80
         hint = app.screen.query_one(".hint")
         assert hint.region.height >= 2 and hint.region.right <= 80
         assert "esc closes" in "".join(strip.text for strip in hint.render_lines(hint.size.region))
-        await pilot.press(*["right"] * 80)
-        assert table.scroll_x > 0 and table.scroll_x == table.max_scroll_x
+        await pilot.press("right")  # past "drafted by": its width, not one cell
+        assert table.scroll_x == widths[1] > 1
+        await pilot.press("right", "left")
+        assert table.scroll_x == widths[1]
+        await pilot.press(*["right"] * len(columns))
+        assert table.scroll_x == table.max_scroll_x > 0
+        await pilot.press("up")
+        said = detail_text(shown)
+        assert said.startswith("round 4: ngram-map-k4v drafted") and "auto" not in said
 
 
 @pytest.mark.parametrize(

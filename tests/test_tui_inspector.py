@@ -70,7 +70,7 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         assert highlighted(app) == "\n"
         await pilot.press("up")  # the previous rejected draft
         text = panel_text(app)
-        assert "' c'  rejected draft of 1 token (draft-simple) · round 2 of 4" in text
+        assert "' c'  rejected draft 1 of 1: 1 token (draft-simple) · round 2 of 4" in text
         assert "p 0.410 · q 0.600" in text and "rejected: the target chose another token" in text
         assert (
             "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050" in text
@@ -178,7 +178,7 @@ async def test_replay_offers_the_same_cursor():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("end", "i", "up")
         text = panel_text(app)
-        assert text.startswith(SUMMARY) and "' c'  rejected draft of 1 token" in text
+        assert text.startswith(SUMMARY) and "' c'  rejected draft 1 of 1: 1 token" in text
         assert "target's top 3: '):\\n' 0.460 · ' d' 0.410 · ' b' 0.050" in text
         assert highlighted(app) == " c"
         await pilot.press("escape", "left")  # the keys step rounds again

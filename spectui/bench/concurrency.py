@@ -191,6 +191,13 @@ def burst(target: Target, level: int, prompts: list[Prompt], first: int, proto: 
 OnBurst = Callable[[Burst], None]
 
 
+def _over(before, after) -> dict | None:
+    """The server's counters over a burst, busy slots per decode included (SpecCounters.minus)."""
+    if before is None or after is None:
+        return None
+    return after.minus(before).as_dict()
+
+
 def measure(targets: list[Target], prompts: list[Prompt], proto: Protocol, on_burst: OnBurst) -> Measurement:
     m = Measurement()
     where = "start"
@@ -208,9 +215,7 @@ def measure(targets: list[Target], prompts: list[Prompt], proto: Protocol, on_bu
                     before = t.counters()
                     requests = burst(t, level, prompts, r * level, proto)
                     after = t.counters() if before is not None else None
-                    # the busy-slot gauge averages since the previous scrape: the one before the burst
-                    counters = after.minus(before).as_dict() if after is not None else None
-                    b = Burst(t.label, level, r, tuple(requests), counters)
+                    b = Burst(t.label, level, r, tuple(requests), _over(before, after))
                     if b.error:
                         raise RuntimeError(b.error)
                     m.bursts.append(b)

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from spectui.bench.report import _count, _f, environment_line, stopped
+from spectui.bench.report import environment_line, figure, stopped
+from spectui.words import plural
 
 
 def _noise(r: dict, key: str) -> str:
@@ -13,13 +14,13 @@ def _noise(r: dict, key: str) -> str:
 
 
 def _pair(r: dict, p50: str, p95: str, spec: str, scale: float = 1.0) -> str:
-    return f"{_f(r[p50], spec, scale)}/{_f(r[p95], spec, scale)}"
+    return f"{figure(r[p50], spec, scale)}/{figure(r[p95], spec, scale)}"
 
 
 def _drafts(r: dict) -> str:
     if not r["drafted_per_request"]:
         return "-"
-    return f"{r['accepted_per_request']:.1f}/{r['drafted_per_request']:.1f} ({_f(r['acceptance_rate'], '.0%')})"
+    return f"{r['accepted_per_request']:.1f}/{r['drafted_per_request']:.1f} ({figure(r['acceptance_rate'], '.0%')})"
 
 
 def _server_drafts(r: dict) -> str:
@@ -27,20 +28,27 @@ def _server_drafts(r: dict) -> str:
     c = r["server_counters"]
     if not c or not c["drafted"]:
         return "-"
-    return f"{c['accepted']}/{c['drafted']} ({_f(c['acceptance'], '.0%')})"
+    return f"{c['accepted']}/{c['drafted']} ({figure(c['acceptance'], '.0%')})"
 
 
 def _busy(r: dict) -> str:
-    return _f((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
+    """The server's busy slots per decode over the level: how full its batches ran."""
+    return figure((r["server_counters"] or {}).get("busy_slots_per_decode"), ".2f")
+
+
+def _per_pos(r: dict) -> str:
+    """The server's acceptance at each draft position over the level."""
+    rates = (r["server_counters"] or {}).get("per_pos_rates") or []
+    return "/".join(f"{x:.0%}" for x in rates) or "-"
 
 
 # Two column sets, so each screen table fits 80 columns; the Markdown table has them all.
 KEY_COLUMNS = (
     ("conc.", lambda r: str(r["level"])),
-    ("server", lambda r: r["server"] + ("" if r["complete"] else " (partial)")),
+    ("server", lambda r: r["server"]),  # a level short of its passes: the partial line says where it stopped
 )
 SPEED_COLUMNS = KEY_COLUMNS + (
-    ("aggregate tok/s", lambda r: _f(r["agg_tok_per_s"], ".1f") + _noise(r, "agg_tok_per_s")),
+    ("agg. tok/s", lambda r: figure(r["agg_tok_per_s"], ".1f") + _noise(r, "agg_tok_per_s")),
     ("req. tok/s p50/p95", lambda r: _pair(r, "req_tok_per_s_p50", "req_tok_per_s_p95", ".1f")),
     ("TTFT p50/p95 ms", lambda r: _pair(r, "ttft_p50_s", "ttft_p95_s", ".0f", 1000)),
     ("ITL p50/p95 ms", lambda r: _pair(r, "itl_p50_s", "itl_p95_s", ".0f", 1000)),
@@ -48,9 +56,9 @@ SPEED_COLUMNS = KEY_COLUMNS + (
 DRAFT_COLUMNS = KEY_COLUMNS + (
     ("accepted/drafted per request", _drafts),
     ("server acc./drafted", _server_drafts),
-    ("busy slots/decode", _busy),
+    ("busy slots", _busy),
 )
-COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:]
+COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:] + (("server acc. per position", _per_pos),)
 
 
 def protocol_line(doc: dict) -> str:
@@ -65,7 +73,7 @@ def protocol_line(doc: dict) -> str:
 
 
 def server_lines(doc: dict) -> list[str]:
-    return [f"{s['label']}: {s['url']}, {s['model']}, {_count(s['total_slots'], 'slot')}" for s in doc["servers"]]
+    return [f"{s['label']}: {s['url']}, {s['model']}, {plural(s['total_slots'], 'slot')}" for s in doc["servers"]]
 
 
 def markdown(doc: dict) -> str:

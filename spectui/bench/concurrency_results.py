@@ -24,6 +24,7 @@ from spectui.bench.protocol import BASELINE
 from spectui.bench.results import BUSY_LOAD, median
 from spectui.bench.verdict import NOISE_FLOOR
 from spectui.engine.stats import p50_p95
+from spectui.words import plural
 
 SCHEMA = "spectui-bench-concurrency/1"
 STATISTICS = (
@@ -80,14 +81,16 @@ def spread(values: list[float | None]) -> float | None:
 
 
 def _pooled_counters(bursts: list[dict]) -> dict | None:
-    """The server's counters over the passes: counts summed, the busy-slot gauge's median,
-    rates again from the sums; None without them (no --metrics)."""
+    """The server's counters over the passes: counts summed, rates again from the sums; None
+    without them (no --metrics)."""
     got = [b["server_counters"] for b in bursts if b["server_counters"]]
     if not got:
         return None
     drafted, accepted, drafts = (sum(c[k] for c in got) for k in ("drafted", "accepted", "drafts"))
     n = max(len(c["accepted_per_pos"]) for c in got)
     per_pos = [sum(c["accepted_per_pos"][i] for c in got if i < len(c["accepted_per_pos"])) for i in range(n)]
+    decodes = sum(c.get("decodes", 0) for c in got)
+    busy = sum(c.get("busy_slots_per_decode", 0.0) * c.get("decodes", 0) for c in got)
     return {
         "drafted": drafted,
         "accepted": accepted,
@@ -95,8 +98,9 @@ def _pooled_counters(bursts: list[dict]) -> dict | None:
         "accepted_per_pos": per_pos,
         "acceptance": accepted / drafted if drafted else None,
         "per_pos_rates": [a / drafts for a in per_pos] if drafts else [],
-        "busy_slots_per_decode": median(c["busy_slots_per_decode"] for c in got),
         "rounded": any(c["rounded"] for c in got),
+        "decodes": decodes,
+        "busy_slots_per_decode": busy / decodes if decodes else None,
     }
 
 
@@ -186,9 +190,9 @@ def break_even(cmp: list[dict]) -> dict:
     low = _crossing(levels, [r - c["noise"] for r, c in zip(ratios, cmp)])
     high = _crossing(levels, [r + c["noise"] for r, c in zip(ratios, cmp)])
     if mid is None:
-        text = f"break-even above {_requests(levels[-1])} (the largest level measured)"
+        text = f"break-even above {_requests(levels[-1])}, the largest level measured"
     elif mid == 0:
-        text = f"break-even below {_requests(levels[0])}: speculation does not pay even at the lowest level"
+        text = f"break-even below {_requests(levels[0])}, the lowest level measured"
     else:
         text = f"break-even at about {mid:.1f} concurrent requests"
     if (low, high) != (mid, mid):
@@ -213,7 +217,7 @@ def _phrase(c: dict, first: bool) -> str:
 
 
 def _requests(n: int) -> str:
-    return f"{n} concurrent request{'s' * (n != 1)}"
+    return plural(n, "concurrent request")
 
 
 def verdict(results: list[dict], repeat: int) -> dict:

@@ -11,17 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spectui.errors import UserError
+from spectui.words import plural
 
 MIB = 2**20
 
 
-def _f(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
+def figure(v, spec: str, scale: float = 1.0, unit: str = "") -> str:
+    """A value in `spec` (times `scale`, then `unit`), "-" where it was not measured."""
     return "-" if v is None else f"{v * scale:{spec}}{unit}"
-
-
-def _count(n: int, noun: str) -> str:
-    """ "1 rejection", "2 rejections" """
-    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _memory(r: dict) -> str:
@@ -32,7 +29,7 @@ def _memory(r: dict) -> str:
 def _acceptance(r: dict) -> str:
     if r["config"] == "none":
         return "-"
-    return f"{r['n_accepted']}/{r['n_drafted']} ({_f(r['acceptance_rate'], '.0%')})"
+    return f"{r['n_accepted']}/{r['n_drafted']} ({figure(r['acceptance_rate'], '.0%')})"
 
 
 def _config(r: dict) -> str:
@@ -42,22 +39,22 @@ def _config(r: dict) -> str:
 # Three column sets, so each screen table fits 80 columns; the Markdown table has them all.
 COLUMNS = (
     ("config", _config),
-    ("tok/s", lambda r: _f(r["tok_per_s"], ".1f")),
-    ("speedup", lambda r: "base" if r["config"] == "none" else _f(r["speedup"], ".2f", unit="x")),
+    ("tok/s", lambda r: figure(r["tok_per_s"], ".1f")),
+    ("speedup", lambda r: "base" if r["config"] == "none" else figure(r["speedup"], ".2f", unit="x")),
     ("accepted / drafted", _acceptance),
-    ("mean acc. len", lambda r: "-" if r["config"] == "none" else _f(r["mean_acceptance_length"], ".2f")),
-    ("TTFT", lambda r: _f(r["ttft_s"], ".0f", 1000, " ms")),
+    ("mean acc. len", lambda r: "-" if r["config"] == "none" else figure(r["mean_acceptance_length"], ".2f")),
+    ("TTFT", lambda r: figure(r["ttft_s"], ".0f", 1000, " ms")),
 )
 DETAIL_COLUMNS = (
     ("config", _config),
-    ("request p50/p95 (s)", lambda r: f"{_f(r['latency_p50_s'], '.2f')}/{_f(r['latency_p95_s'], '.2f')}"),
-    ("ITL p50/p95 (ms)", lambda r: f"{_f(r['itl_p50_s'], '.0f', 1000)}/{_f(r['itl_p95_s'], '.0f', 1000)}"),
-    ("overhead/round", lambda r: _f(r.get("overhead_ms_per_round"), ".2f", unit=" ms")),
+    ("request p50/p95 (s)", lambda r: f"{figure(r['latency_p50_s'], '.2f')}/{figure(r['latency_p95_s'], '.2f')}"),
+    ("ITL p50/p95 (ms)", lambda r: f"{figure(r['itl_p50_s'], '.0f', 1000)}/{figure(r['itl_p95_s'], '.0f', 1000)}"),
+    ("overhead/round", lambda r: figure(r.get("overhead_ms_per_round"), ".2f", unit=" ms")),
 )
 OUTPUT_COLUMNS = (
     ("config", _config),
     ("peak MiB", _memory),
-    ("same as base", lambda r: "-" if r["config"] == "none" else _f(r["identical_share"], ".0%")),
+    ("same as base", lambda r: "-" if r["config"] == "none" else figure(r["identical_share"], ".0%")),
     ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
 )
 ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:] + OUTPUT_COLUMNS[1:]
@@ -72,7 +69,7 @@ def title(doc: dict, group: str) -> str:
     n = sum(1 for q in doc["prompts"] if f"{q['lang']}/{q['category']}" == group)
     eos = "EOS respected" if not p["ignore_eos"] else "EOS ignored"
     return (
-        f"{group}: {_count(n, 'prompt')} x {_count(p['repeat'], 'run')} (+{p['warmup']} warm-up), "
+        f"{group}: {plural(n, 'prompt')} x {plural(p['repeat'], 'run')} (+{p['warmup']} warm-up), "
         f"{p['n_predict']} tokens ({eos}), temperature {p['temp']}"
     )
 
@@ -108,7 +105,7 @@ def _openmp(env: dict) -> str:
 
 
 def _share(v: float | None) -> str:
-    return _f(v, ".0%") if v is None or v == 0 or v >= 0.005 else "<1%"
+    return figure(v, ".0%") if v is None or v == 0 or v >= 0.005 else "<1%"
 
 
 def auto_line(r: dict) -> str:
@@ -119,7 +116,7 @@ def auto_line(r: dict) -> str:
     line = (
         f"{r['config']}: rounds drafted by n-gram {_share(shares['ngram'])}, by the draft model{model} "
         f"{_share(shares['draft_model'])}, by neither {_share(shares['none'])}; of generation time, "
-        f"probes {_share(a['probe_share'])} ({_count(a['n_probes'], 'round')}), "
+        f"probes {_share(a['probe_share'])} ({plural(a['n_probes'], 'round')}), "
         f"catch-ups {_share(a['catchup_share'])}"
     )
     vs = a["vs_best_fixed"]
@@ -127,7 +124,7 @@ def auto_line(r: dict) -> str:
         return line + "; no fixed type in this run to compare with"
     return (
         f"{line}; vs the best fixed type, {vs['config']} at {vs['tok_per_s']:.1f} tok/s: "
-        f"{vs['gain_tok_per_s']:+.1f} tok/s ({_f(vs['ratio'], '.2f', unit='x')})"
+        f"{vs['gain_tok_per_s']:+.1f} tok/s ({figure(vs['ratio'], '.2f', unit='x')})"
     )
 
 
@@ -141,7 +138,7 @@ def inspect_line(r: dict) -> str:
     if not ins["rejections"]:
         return f"{r['config']}: no draft token rejected"
     return (
-        f"{r['config']}: {_count(ins['rejections'], 'rejection')}, near-ties {_share(ins['near_tie_share'])}, "
+        f"{r['config']}: {plural(ins['rejections'], 'rejection')}, near-ties {_share(ins['near_tie_share'])}, "
         f"confident draft errors {_share(ins['confident_error_share'])}, "
         f"median p of rejected draft tokens {ins['median_rejected_p']:.3f}"
     )
@@ -186,7 +183,7 @@ def run_line(doc: dict) -> str:
     other = " (--lang all for both)" if p["prompts"] == "shipped" and p["lang"] != "all" else ""
     return (
         f"models {models or 'of the server'}, other settings from preset {setup['preset']}; "
-        f"{prompts}: {lang}{other}, category {p['category']}, {_count(p['repeat'], 'repeat')}"
+        f"{prompts}: {lang}{other}, category {p['category']}, {plural(p['repeat'], 'repeat')}"
     )
 
 

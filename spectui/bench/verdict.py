@@ -13,6 +13,7 @@ from typing import Any
 from spectui.bench.citation import cite
 from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES
 from spectui.spec_types import DRAFT_SIMPLE
+from spectui.words import plural
 
 # Speedups within +-3% are noise; so are those within the measured run-to-run spread or an
 # idle configuration's distance from the baseline, when larger.
@@ -83,7 +84,7 @@ def _rejections(row: dict) -> dict:
         "confident draft errors",
         share >= CONFIDENT_ERRORS,
         share,
-        f"of {n} rejection{'s' * (n != 1)}, {ins['near_tie_share']:.0%} near-ties (the target's top two within "
+        f"of {plural(n, 'rejection')}, {ins['near_tie_share']:.0%} near-ties (the target's top two within "
         f"0.1), {share:.0%} confident draft errors; median p of rejected draft tokens {ins['median_rejected_p']:.3f}",
     )
 

@@ -24,6 +24,7 @@ from spectui.chat.updates import (
 from spectui.engine.events import Event, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
 from spectui.store import chat_types
+from spectui.words import plural
 
 GENERATING = StatusLine("generating")
 STOPPING = StatusLine("stopping")
@@ -39,6 +40,7 @@ class Conversation:
         self.baselines = Baselines()
         self.answered: list[LiveTurn] = []  # this chat's answers since it was opened: their rounds, for the inspector
         self._cut: tuple[str, int] = ("", 0)  # (chat, messages its prompt leaves out): said when it grows
+        self._said: set[str] = set()  # a llama-server's notes (not speculating, no --metrics): each said once
 
     def show(self, chat: chat_types.Chat) -> None:
         """Another chat replaces this one: its edit, answers and trace go with it."""
@@ -191,8 +193,8 @@ class Conversation:
             return
         self._cut = (chat_id, start.n_left_out)
         self.state.notify(
-            f"This chat no longer fits the context (-c {start.n_ctx} tokens): answers leave out its first "
-            f"{start.n_left_out} messages. They stay saved; a larger -c keeps more.",
+            f"This chat no longer fits the context (-c {plural(start.n_ctx, 'token')}): answers leave out its first "
+            f"{plural(start.n_left_out, 'message')}. They stay saved; a larger -c keeps more.",
             title="Long chat",
         )
 
@@ -219,6 +221,10 @@ class Conversation:
             s.notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
         if (status := s.status()) is not None:
             self.baselines.record(status.target_path, turn)
+            for note in status.server.notes if status.server else ():
+                if note not in self._said:
+                    self._said.add(note)
+                    s.notify(note, title="llama-server", severity="warning", timeout=15)
         self.answered.append(turn)
         self.records.record(turn)
         s.emit(PanelChanged())
@@ -278,6 +284,7 @@ class Conversation:
             memory=s.memory,
             curve=s.curve,
             plannable=s.plannable,
+            server=status.server,
         )
 
     def _context_used(self) -> int | None:

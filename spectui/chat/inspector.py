@@ -12,6 +12,7 @@ from spectui.engine import verdicts
 from spectui.engine.events import Round
 from spectui.engine.overlay import LEGEND, REJECTED
 from spectui.engine.verdicts import CONFIDENT_P, CONFIDENT_Q, NEAR_TIE, Verdict, summarize
+from spectui.words import plural
 
 NO_DATA = "no inspect data for this answer"
 SHOWN_CHARS = 40  # a longer rejected draft is cut in the panel (f11 shows it whole)
@@ -67,6 +68,8 @@ class Cursor:
         """On the answer's last token, or on the first stop of the round indexed `at_round`."""
         self.rounds = list(rounds)
         self.stops = stops(self.rounds)
+        self.n_rejected = sum(s.kind == REJECTED for s in self.stops)
+        self.n_tokens = len(self.stops) - self.n_rejected  # the answer's: a rejected draft is none of them
         self.inspected = any(r.verdicts for r in self.rounds)
         self.at = max(len(self.stops) - 1, 0)
         if at_round is not None:
@@ -75,6 +78,11 @@ class Cursor:
     @property
     def stop(self) -> Stop | None:
         return self.stops[self.at] if self.stops else None
+
+    def counts(self) -> tuple[int, int]:
+        """The answer's tokens and the rejected drafts up to the cursor, its own stop included."""
+        rejected = sum(s.kind == REJECTED for s in self.stops[: self.at + 1])
+        return min(self.at + 1, len(self.stops)) - rejected, rejected
 
     def move(self, n: int) -> bool:
         """n tokens on (back, when negative), stopping at the ends; False when it did not move."""
@@ -105,8 +113,8 @@ def rejection_kinds(n: int, ties: int, errors: int, brief: bool = False) -> str:
     tie_rule = "" if brief else f" (top-1 - top-2 < {NEAR_TIE:g})"
     error_rule = "" if brief else f" (q > {CONFIDENT_Q:g}, p < {CONFIDENT_P:g})"
     return (
-        f"{n} rejection{'s' * (n != 1)}: {ties} near-tie{'s' * (ties != 1)}{tie_rule}, "
-        f"{errors} confident draft error{'s' * (errors != 1)}{error_rule}"
+        f"{plural(n, 'rejection')}: {plural(ties, 'near-tie')}{tie_rule}, "
+        f"{plural(errors, 'confident draft error')}{error_rule}"
     )
 
 
@@ -138,13 +146,15 @@ def facts(cursor: Cursor) -> list[str]:
     if stop is None:
         return ["no token to inspect in this answer"]
     r = stop.round
-    where = f"round {r.index + 1} of {cursor.rounds[-1].index + 1}, token {cursor.at + 1} of {len(cursor.stops)}"
-    if stop.kind == REJECTED:
-        n = len(r.rejected)
-        head = f"{shown(stop.text)}  rejected draft of {n} token{'s' * (n != 1)} ({r.spec_type})"
+    token, rejected = cursor.counts()
+    where = f"round {r.index + 1} of {cursor.rounds[-1].index + 1}, "
+    if stop.kind == REJECTED:  # counted apart: the answer's tokens are those it kept
+        after = f"after token {token}" if token else "before token 1"
+        what = f"rejected draft {rejected} of {cursor.n_rejected}: {plural(len(r.rejected), 'token')} ({r.spec_type})"
+        head = f"{shown(stop.text)}  {what} · {where}{after} of {cursor.n_tokens}"
     else:
-        head = f"{shown(stop.text)}  {LEGEND.get(stop.kind, stop.kind)}"
-    return [head + f" · {where}", *_what(stop)]
+        head = f"{shown(stop.text)}  {LEGEND.get(stop.kind, stop.kind)} · {where}token {token} of {cursor.n_tokens}"
+    return [head, *_what(stop)]
 
 
 def _what(stop: Stop) -> list[str]:
@@ -154,7 +164,7 @@ def _what(stop: Stop) -> list[str]:
     if stop.role == REPLACED:
         return [f"emitted by the target instead of the rejected draft {shown(r.rejected_text)} (← its numbers)"]
     if stop.role == BONUS:
-        return [f"the target's bonus token, after all {r.n_drafted} drafted tokens were accepted"]
+        return [f"the target's bonus token: the whole draft ({plural(r.n_drafted, 'token')}) was accepted"]
     if stop.role == OWN:
         return ["the target's own token: nothing was drafted this round"]
     if v is None and stop.role == REJECTED_DRAFT:

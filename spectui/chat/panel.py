@@ -8,12 +8,14 @@ from dataclasses import dataclass, field, replace
 
 from spectui.chat.turn import Baseline
 from spectui.engine.events import Event, Round
+from spectui.engine.server_metrics import ServerWide
 from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
 from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import DEPTH, Drafting, predict, speedup
 from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, SpecConfig, unpriced
+from spectui.words import plural
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
 PAYS, LOSES, NEAR = "pays", "loses", "≈ break-even"
@@ -37,6 +39,7 @@ class PanelState:
     replay: bool = False  # a replay's panel: its advice cannot be a key to press
     curve: Curve | None = None  # this machine's costs for the pair, as `spectui plan` cached them
     plannable: bool = False  # a local pair: without a cached curve, the panel says how to get one
+    server: ServerWide | None = None  # a llama-server's own counters: all its slots, other clients' too
 
     def plan(self) -> PlanReading | None:
         """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""
@@ -123,4 +126,4 @@ def speedup_reading(
         return f"×{x:.2f}?", "1 none answer: noise unknown"
     if abs(x - 1) <= baseline.spread:
         return "no measurable diff.", f"×{x:.2f}, within none's {baseline.spread:.0%}"
-    return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {baseline.n} answers"
+    return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {plural(baseline.n, 'answer')}"

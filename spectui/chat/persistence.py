@@ -13,6 +13,7 @@ from spectui.errors import UserError
 from spectui.store import chat_import, chat_store, chat_types
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn, append_turn
+from spectui.words import plural
 
 SHOWN = chat_store.SHOWN  # messages read when a chat opens, and at a time as the reader scrolls up
 Summary = chat_store.Summary  # a saved chat as the chats screen lists it
@@ -140,7 +141,7 @@ class Persistence:
             return
         self.state.notify(
             f"{path}\nreplay it with: spectui replay {path.name}",
-            title=f"Saved the trace of {n} answer{'s' * (n != 1)}",
+            title=f"Saved the trace of {plural(n, 'answer')}",
             timeout=8,
         )
 

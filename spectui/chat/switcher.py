@@ -60,8 +60,11 @@ class SetupSwitcher:
         self.configure(self.state.setup.spec.with_types(spec_type))
 
     def cycle_spec_type(self, step: int) -> None:
-        if self.state.need_session():
+        if session := self.state.need_session():
             types = self.available_types()
+            if len(types) == 1 and (server := session.status().server) and server.idle:
+                self.state.notify(server.idle, title="llama-server", severity="warning", timeout=15)
+                return  # one server that does not speculate: nothing to switch to, and why
             current = self.state.setup.spec.types[0]
             i = types.index(current) if current in types else 0
             self.set_spec_type(types[(i + step) % len(types)])

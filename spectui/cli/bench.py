@@ -25,6 +25,7 @@ from spectui.cli.progress import ConsoleReport
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
 from spectui.engine.events import TurnEnd, TurnStart
+from spectui.engine.server import server_wide
 from spectui.errors import UserError
 from spectui.launch.environment import collect
 from spectui.launch.session import open_session
@@ -294,6 +295,9 @@ def main(args) -> int:
                 on_event,
                 lambda i, done: bench_progress.report_pass(progress.console, configs, i, proto.repeat, done),
             )
+        servers = server_wide(session)  # each server's own counters over the run: all its slots
+        for note in (note for wide in servers for note in wide.notes):
+            err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
         # a server's costs are not this machine's: no curve, no citation
         costs, unpredicted = None, None
         if not setup.server:
@@ -323,6 +327,7 @@ def main(args) -> int:
         "started": started.isoformat(timespec="seconds"),
         "duration_s": time.perf_counter() - t0,
         "setup": {"preset": setup.preset, **setup.values()},
+        **({"server_counters": [wide.as_dict() for wide in servers]} if servers else {}),
     }
     predicted = bench_curve.predictions(costs, configs, m.runs) if costs else None
     doc = results.build(

@@ -20,7 +20,7 @@ from spectui.bench import concurrency, report
 from spectui.bench import concurrency_report as creport
 from spectui.bench import concurrency_results as cresults
 from spectui.bench.protocol import BASELINE
-from spectui.bench.report import _f
+from spectui.bench.report import figure
 from spectui.cli.options import elements
 from spectui.engine.server import ServerPool, ServerSession
 from spectui.errors import UserError
@@ -80,7 +80,7 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
 def _line(b: concurrency.Burst, repeat: int, elapsed: float) -> str:
     """One whole line per finished burst: a log keeps it, a terminal shows it above the bar."""
     s = cresults.burst_stats(b)
-    ttft = _f(s["ttft_p50_s"], ".0f", 1000)
+    ttft = figure(s["ttft_p50_s"], ".0f", 1000)
     drafts = (
         f", {s['accepted_per_request']:.1f}/{s['drafted_per_request']:.1f} accepted/drafted per request"
         if s["drafted_per_request"]
@@ -88,7 +88,7 @@ def _line(b: concurrency.Burst, repeat: int, elapsed: float) -> str:
     )
     return (
         f"[{elapsed:6.1f} s] pass {b.repeat + 1}/{repeat}, concurrency {b.level}, {b.server}: "
-        f"{_f(s['agg_tok_per_s'], '.1f')} tok/s aggregate, TTFT p50 {ttft} ms{drafts}"
+        f"{figure(s['agg_tok_per_s'], '.1f')} tok/s aggregate, TTFT p50 {ttft} ms{drafts}"
     )
 
 

@@ -25,6 +25,7 @@ from spectui.engine.stats import summarize
 from spectui.errors import UserError
 from spectui.trace.format import Trace, TraceTurn, machine_line
 from spectui.trace.timeline import steps
+from spectui.words import plural
 
 WIDTH = 100  # columns of the exported page and of the cast's terminal
 CAST_HEIGHT = 32
@@ -65,7 +66,7 @@ def _summary(turn: TraceTurn) -> Text:
     tok_s = "-" if s.timing.tok_per_s is None else f"{s.timing.tok_per_s:.1f}"
     rate = "-" if s.acceptance_rate is None else f"{s.acceptance_rate:.0%}"
     return Text(
-        f"{turn.end.stop_reason.value} · {s.n_generated} tokens · {tok_s} tok/s · "
+        f"{turn.end.stop_reason.value} · {plural(s.n_generated, 'token')} · {tok_s} tok/s · "
         f"accepted {s.n_accepted}/{s.n_drafted} ({rate})",
         style="dim",
     )
@@ -185,7 +186,7 @@ def _round_html(r: Round, show_rejected: bool) -> str:
     """overlay.segments, token by token: the accepted drafts, the rejected tail, the target's own."""
     out = [_span(t.piece, t.source.value, _token_tip(r, t, i)) for i, t in enumerate(r.tokens[: r.n_accepted])]
     if show_rejected and r.rejected_text:
-        tip = [f"rejected draft ({r.spec_type}): {len(r.rejected)} token(s) from position {r.n_accepted + 1}"]
+        tip = [f"rejected draft ({r.spec_type}): {plural(len(r.rejected), 'token')} from position {r.n_accepted + 1}"]
         v = next((v for v in r.verdicts if not v.accepted), None)
         if v is not None:
             emitted = r.tokens[r.n_accepted].piece if len(r.tokens) > r.n_accepted else None

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from spectui.engine import overlay
 from spectui.engine.events import Round, TurnEnd
+from spectui.words import plural
 
 
 def round_text(r: Round, show_rejected: bool, styled: bool = True) -> Text:
@@ -41,7 +42,7 @@ def summary_table(s, spec_label: str, end: TurnEnd) -> Table:
     rows = [
         ("spec type", spec_label),
         ("stop reason", end.stop_reason.value + (f" ({end.error})" if end.error else "")),
-        ("generated", f"{s.n_generated} tokens in {s.rounds} rounds"),
+        ("generated", f"{plural(s.n_generated, 'token')} in {plural(s.rounds, 'round')}"),
         ("accepted / drafted", f"{s.n_accepted} / {s.n_drafted}  ({_fmt(s.acceptance_rate, '.1%')})"),
         ("mean acceptance length", _fmt(s.mean_acceptance_length)),
         ("per-position acceptance", " ".join(f"{p:.0%}" for p in s.per_position) or "-"),

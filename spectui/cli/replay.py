@@ -12,6 +12,7 @@ from spectui.cli.progress import ConsoleReport
 from spectui.cli.streams import has_terminal
 from spectui.engine.events import Round
 from spectui.errors import UserError
+from spectui.words import plural
 
 
 def add_parser(sub) -> None:
@@ -89,7 +90,9 @@ def main(args) -> int:
         from spectui.cli.export import export
 
         path = export(trace, out, show_rejected=not args.no_rejected)
-        Console(stderr=True, soft_wrap=True).print(f"exported {len(trace.turns)} turn(s) to {path}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"exported {plural(len(trace.turns), 'turn')} to {path}", highlight=False
+        )
         return 0
     from spectui.tui.replay_app import ReplayApp
 

@@ -33,6 +33,7 @@ from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 from spectui.launch.session import open_session
+from spectui.words import plural
 
 HAND_OVER_S = 0.05  # rounds reach the printing thread at most 20 times a second
 
@@ -192,6 +193,11 @@ def main(args) -> int:
     if end.stop_reason in (StopReason.CONTEXT_FULL, StopReason.ERROR) and not end.n_generated:
         raise UserError(end.error)
     summary = summarize(events)
+    if not args.json:
+        out.put()  # the answer's last line ends before anything is said on stderr
+    server = session.status().server
+    for note in server.notes if server else ():  # the server's own: not speculating, no --metrics
+        err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
     if args.json:
         print_json(
             json.dumps(
@@ -221,7 +227,6 @@ def main(args) -> int:
         if out.closed:
             return stopped(signals, out, end, trace_path, err)
         return ended(end, err)
-    out.put()
     if why := cut_off(end, setup):
         err.print(f"[answer cut off: {why}]", style="yellow", highlight=False, markup=False)
     if show_rejected:
@@ -235,7 +240,7 @@ def main(args) -> int:
 def stopped(signals: list[int], out: Output, end: TurnEnd, trace_path: Path | None, err: Console) -> int:
     """A signal, a closed stdout or a failed write ended the answer: one line saying so (and
     where the trace is), and its exit code; a failed write's line is main's, as any command's."""
-    saved = f"; the trace of {end.n_generated} tokens is in {trace_path}" if trace_path else ""
+    saved = f"; the trace of {plural(end.n_generated, 'token')} is in {trace_path}" if trace_path else ""
     if out.failed and not signals:
         raise Unwritable(saved)
     why = f"stopped by {interrupt.ENDING[signals[0]]}" if signals else "stdout was closed"

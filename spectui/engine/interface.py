@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from spectui.engine.events import Event
+from spectui.engine.server_metrics import ServerWide
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
 
@@ -27,6 +28,7 @@ class SessionStatus:
     types: tuple[str, ...]  # the spec types the loaded models allow
     draft_path: str | None = None  # the draft's file, None without one
     cpu_bound: bool = False  # llama.cpp's threads take every core: other work in this process slows it
+    server: ServerWide | None = None  # a llama-server's own counters (all its slots); None: local
 
     @property
     def verify(self) -> str:

@@ -30,8 +30,11 @@ from spectui.engine.server_metrics import (
     METRICS_BYTES,
     NO_METRICS,
     NO_SPEC_COUNTERS,
+    ServerWide,
     SpecCounters,
+    Watch,
     metrics_refused,
+    not_speculating,
     parse_metrics,
 )
 from spectui.engine.server_wire import (
@@ -89,6 +92,7 @@ class ServerSession:
         self.counters_note = ""  # why counters() gives None: said once, by whoever shows counters
         self.info = self._connect()
         self._spec = SpecConfig(types=self.info.spec_types, draft_n_max=n_max)
+        self.watch = Watch(self.url, self.info, self._can_draft(), self._counters_or_none())
 
     # --- HTTP ------------------------------------------------------------------------
 
@@ -168,6 +172,26 @@ class ServerSession:
             self.counters_note = NO_SPEC_COUNTERS.format(url=self.url)
         return counters
 
+    def _counters_or_none(self) -> SpecCounters | None:
+        """counters(), or None while the server does not answer (the next answer says why)."""
+        try:
+            return self.counters()
+        except UserError:
+            return None
+
+    def _can_draft(self) -> bool | None:
+        """Whether /slots says a slot can draft; None where it does not say."""
+        try:
+            slots = self.slots()
+        except UserError:
+            return None
+        return None if slots is None else any(s.get("speculative") for s in slots)
+
+    def wide(self) -> ServerWide:
+        """The server's counters since this session connected, as of its last answer, and
+        the lines to say about them once."""
+        return self.watch.wide(self.counters_note)
+
     def slots(self) -> list[dict] | None:
         """/slots: each slot's `id`, `speculative` (it can draft) and `is_processing`; None
         where the server was started with --no-slots. A list that is not of slot objects is a
@@ -194,10 +218,11 @@ class ServerSession:
 
     def configure(self, spec: SpecConfig) -> None:
         if spec.types != self._spec.types or (spec.uses_n_max and spec.draft_n_max != self._spec.draft_n_max):
+            idle = not_speculating(self.url, self.info.spec_types) if spec.drafting else None
             raise UserError(
                 f"llama-server fixes its speculation when it starts ({self._spec.label}); its "
                 "per-request settings are compiled out in this llama.cpp: restart it with other "
-                "--spec-type / --spec-draft-n-max"
+                "--spec-type / --spec-draft-n-max" + (f". {idle}" if idle else "")
             )
         self._spec = spec
 
@@ -209,6 +234,7 @@ class ServerSession:
             draft="on the server" if drafting else None,
             n_ctx=self.info.n_ctx,
             n_past=self._n_past,
+            server=self.wide(),
             greedy=self.sampling.temp <= 0,
             spec=self._spec,
             types=self.available_types(),
@@ -271,6 +297,7 @@ class ServerSession:
         finally:
             response.close()
         self._n_past = rounds.n_past
+        self.watch.answered(len(rounds.emitted), rounds.counters[0], self._counters_or_none())
 
 
 class ServerPool:
@@ -284,7 +311,13 @@ class ServerPool:
     def __init__(self, servers: list[ServerSession]):
         labels = [s.spec.label for s in servers]
         if len(set(labels)) != len(labels):
-            raise UserError(f"two servers run the same speculation ({', '.join(labels)}): give servers that differ")
+            idle = [line for s in servers if (line := not_speculating(s.url, s.info.spec_types))]
+            raise UserError(
+                f"two servers run the same speculation ({', '.join(labels)}): give servers that differ"
+                + "".join(f". {line}" for line in idle)
+            )
+        for s in servers:  # the one without speculation is the comparison's baseline, not a fault
+            s.watch.baseline = True
         self.servers = servers
         self.active = servers[0]
 
@@ -335,3 +368,10 @@ def connect(urls: str, sampling: SamplingParams, n_max: int) -> ServerSession | 
     if not servers:
         raise UserError("--server needs a URL such as http://127.0.0.1:8080")
     return servers[0] if len(servers) == 1 else ServerPool(servers)
+
+
+def server_wide(session: object) -> list[ServerWide]:
+    """Each llama-server's own counters and notes (a pool's every server); [] for a local session."""
+    if isinstance(session, ServerPool):
+        return [s.wide() for s in session.servers]
+    return [session.wide()] if isinstance(session, ServerSession) else []

@@ -3,8 +3,9 @@
 
 The counters are server-wide: every slot's requests, from the server's start. A slot adds
 its request's counts when it is released (`metrics_on_prediction` in server-context.cpp),
-so an answer still streaming is not in them yet. `n_busy_slots_per_decode` is a gauge
-averaged since the previous scrape by anyone (each /metrics resets that window).
+so an answer still streaming is not in them yet. `n_busy_slots_per_decode` is averaged since
+the server started (its n_busy_slots and n_decode are never reset), so an interval's value
+comes from it and `n_decode_total` at both ends (`minus`).
 `requests_*` are what the server is doing at the scrape. The server prints the counters as
 C++ doubles with 6 significant digits, so past 999,999 they are rounded (`rounded`).
 """
@@ -15,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass, fields
 
+from spectui.engine.server_wire import ServerInfo
 from spectui.errors import UserError
 from spectui.spec_types import DRAFT_SIMPLE
 
@@ -34,10 +36,7 @@ _GAUGES = {
 }
 _SAMPLE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)(?:\{([^{}]*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?")
 _POSITION = re.compile(r'position="(\d+)"')
-NO_METRICS = (
-    "{url} was started without --metrics: the server's own speculation counters (all slots) are not shown; "
-    "start it with --metrics to see them"
-)
+NO_METRICS = "{url} was started without --metrics: the server's own counters (all slots) are not shown"
 NO_SPEC_COUNTERS = (
     "{url} answers /metrics without speculation counters (an older llama-server): only this client's are shown"
 )
@@ -51,16 +50,25 @@ class SpecCounters:
     accepted: int  # of them, accepted by the target
     drafts: int  # verification steps (drafts checked)
     accepted_per_pos: tuple[int, ...]  # [i]: drafts whose token i was accepted
-    busy_slots_per_decode: float  # mean busy slots per llama_decode since the previous scrape
+    busy_slots_per_decode: float  # mean busy slots per llama_decode: since the start, or over `minus`'s interval
     requests_processing: int
     requests_deferred: int
     rounded: bool = False  # a counter was past 999,999, printed to 6 significant digits
+    decodes: int = 0  # n_decode_total: llama_decode calls since the start (speculative ones excluded)
 
     def minus(self, earlier: SpecCounters) -> SpecCounters:
-        """The counts between `earlier` and this scrape (the gauges are this scrape's). A
-        counter that went down means the server restarted: its counts since then."""
-        if self.drafted < earlier.drafted or self.drafts < earlier.drafts or self.accepted < earlier.accepted:
+        """The counts between `earlier` and this scrape, busy slots per decode over the same
+        decodes (the requests_* gauges are this scrape's). A counter that went down means the
+        server restarted: its counts since then."""
+        if (
+            self.drafted < earlier.drafted
+            or self.drafts < earlier.drafts
+            or self.accepted < earlier.accepted
+            or self.decodes < earlier.decodes
+        ):
             return self
+        decodes = self.decodes - earlier.decodes
+        busy_slots = self.busy_slots_per_decode * self.decodes - earlier.busy_slots_per_decode * earlier.decodes
         n = len(self.accepted_per_pos)
         before = earlier.accepted_per_pos + (0,) * (n - len(earlier.accepted_per_pos))
         return SpecCounters(
@@ -68,10 +76,11 @@ class SpecCounters:
             accepted=self.accepted - earlier.accepted,
             drafts=self.drafts - earlier.drafts,
             accepted_per_pos=tuple(max(a - b, 0) for a, b in zip(self.accepted_per_pos, before)),
-            busy_slots_per_decode=self.busy_slots_per_decode,
+            busy_slots_per_decode=max(busy_slots / decodes, 0.0) if decodes else 0.0,
             requests_processing=self.requests_processing,
             requests_deferred=self.requests_deferred,
             rounded=self.rounded or earlier.rounded,
+            decodes=decodes,
         )
 
     @property
@@ -96,6 +105,27 @@ class SpecCounters:
         d["acceptance"] = self.acceptance
         d["per_pos_rates"] = list(self.per_pos_rates)
         return d
+
+
+@dataclass(frozen=True)
+class ServerWide:
+    """A server's own view of its speculation, for the panel, `run` and the bench: all its
+    slots' requests (other clients' too) since this session connected."""
+
+    url: str
+    n_slots: int  # its -np
+    counters: SpecCounters | None  # None: it gives none (`missing` says why)
+    idle: str = ""  # not_speculating()'s line, "" where it speculates
+    missing: str = ""  # why there are no counters (no --metrics)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The lines to say once, the cause of no speculation first."""
+        return tuple(n for n in (self.idle, self.missing) if n)
+
+    def as_dict(self) -> dict:
+        counters = self.counters.as_dict() if self.counters else None
+        return {"url": self.url, "n_slots": self.n_slots, "counters": counters, "notes": list(self.notes)}
 
 
 def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
@@ -135,7 +165,8 @@ def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
     gauges = {key: values.get(name, 0.0) for key, name in _GAUGES.items()}
     if not all(math.isfinite(v) and v >= 0 for v in gauges.values()):
         raise UserError(f"{where}: a gauge ({', '.join(_GAUGES.values())}) is negative or not finite")
-    raws = [values[name] for name in _COUNTERS.values()] + list(per_pos.values())
+    decodes = _count(values.get("n_decode_total", 0.0), where, 0)
+    raws = [values[name] for name in _COUNTERS.values()] + list(per_pos.values()) + [decodes]
     return SpecCounters(
         drafted=counts["drafted"],
         accepted=counts["accepted"],
@@ -145,6 +176,7 @@ def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
         requests_processing=round(gauges["requests_processing"]),
         requests_deferred=round(gauges["requests_deferred"]),
         rounded=any(v >= 1e6 for v in raws),
+        decodes=decodes,
     )
 
 
@@ -161,11 +193,16 @@ def metrics_refused(message: str, flag: str = "--metrics") -> bool:
 
 
 FIRST_ANSWERS = 2  # answers without a single draft before a speculating server is called idle
+ANSWER_TOKENS = 16  # an answer that counts among them: long enough for a drafter to have tried
 NOT_SPECULATING = "{url} is not speculating ({why}): {cause}"
 NEEDS_SPEC_TYPE = (
     f"llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type {DRAFT_SIMPLE} (llama.cpp #25345)"
 )
 NO_SLOT_SPEC = "its speculation failed to start; the server's log at startup says why"
+NOTHING_DRAFTED = (
+    "its drafter proposed nothing: an n-gram type finds no repeats in new text, a draft model "
+    "drafts nothing under its --spec-draft-p-min"
+)
 
 
 def not_speculating(
@@ -192,6 +229,41 @@ def not_speculating(
         why = f"its speculative.types is {','.join(spec_types)}, but /slots says no slot can draft"
         return NOT_SPECULATING.format(url=url, why=why, cause=NO_SLOT_SPEC)
     if answers >= FIRST_ANSWERS and drafted == 0:
-        why = f"it drafted nothing over its first {answers} answers"
-        return NOT_SPECULATING.format(url=url, why=why, cause=NEEDS_SPEC_TYPE)
+        why = f"it runs {','.join(spec_types)} but drafted nothing over its first {answers} answers"
+        return NOT_SPECULATING.format(url=url, why=why, cause=NOTHING_DRAFTED)
     return None
+
+
+@dataclass
+class Watch:
+    """What a session keeps of its server's counters: at connect and after its last answer,
+    and its own answers long enough to draft in, with their drafts."""
+
+    url: str
+    info: ServerInfo
+    slots_speculate: bool | None  # /slots: a slot can draft; None: not known
+    since: SpecCounters | None
+    now: SpecCounters | None = None
+    answers: int = 0
+    drafted: int = 0
+    baseline: bool = False  # a pool's server compared with others: without speculation, no fault
+
+    def answered(self, n_tokens: int, drafted: int, counters: SpecCounters | None) -> None:
+        """An answer ended (the server has counted it: it counts at the slot's release)."""
+        if n_tokens >= ANSWER_TOKENS:
+            self.answers += 1
+            self.drafted += drafted
+        self.now = counters or self.now
+
+    def wide(self, missing: str) -> ServerWide:
+        now = self.now or self.since
+        counters = now.minus(self.since) if now and self.since else None
+        idle = not_speculating(
+            self.url,
+            self.info.spec_types,
+            slots_speculate=self.slots_speculate,
+            drafted=self.drafted,
+            answers=self.answers,
+            baseline=self.baseline,
+        )
+        return ServerWide(self.url, self.info.n_slots, counters, idle or "", missing)

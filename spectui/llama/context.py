@@ -21,6 +21,7 @@ from spectui.llama import runtime
 from spectui.llama import sampling as smp
 from spectui.llama.context_params import ContextParams, check_params, llama_params
 from spectui.llama.model import Model
+from spectui.words import plural
 
 T = TypeVar("T")
 R = TypeVar("R")  # a row as LazyRows reads it
@@ -114,7 +115,7 @@ class Context:
         omp = runtime.openmp_settings()
         waiting = ", ".join(f"{k}={omp[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if omp[k] is not None)
         runtime.note(
-            f"{model.path.name}: {cp.n_threads} thread{'s' if cp.n_threads != 1 else ''} "
+            f"{model.path.name}: {plural(cp.n_threads, 'thread')} "
             f"({'-t' if params.n_threads else 'default: the physical cores'}), "
             f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})"
         )

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 
+from spectui.words import plural
+
 # (tool, arguments, the display variable it needs) in the order tried
 TOOLS = (
     ("wl-copy", (), "WAYLAND_DISPLAY"),
@@ -47,7 +49,7 @@ def copy_elsewhere(text: str, env: Mapping[str, str] = os.environ) -> tuple[str 
 def copy_notice(what: str, n_chars: int, tool: str | None, tmux_buffer: bool, in_tmux: bool) -> str:
     """What a copy did, in words: where the text went and, where that is only OSC 52, what
     may stop it."""
-    head = f"{what} ({n_chars} characters)"
+    head = f"{what} ({plural(n_chars, 'character')})"
     if tool is not None:
         return f"Copied {head} to the clipboard ({tool})."
     if in_tmux:

@@ -68,7 +68,7 @@ COMMANDS = (
         "toggle_panel",
         "panel",
         "Stats panel on/off",
-        "Show or hide the stats panel (below 100 columns: its one-line form)",
+        "Show or hide the stats panel (below 100 columns: its one-line form, remembered apart from the panel)",
         True,
         wide=True,
     ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from spectui.chat.controller import ChatController
 from spectui.chat.updates import StatusLine
 from spectui.config.model_choice import model_name
+from spectui.words import plural
 
 Span = tuple[str, str]  # (text, style): a style is a theme variable such as "$warning", or ""
 
@@ -41,7 +42,7 @@ def status_spans(line: StatusLine) -> tuple[Span, ...]:
             return (
                 ("✎ ", "$accent"),
                 ("editing: enter resends", ""),
-                (f" and replaces the {n} message{'s' * (n != 1)} after it" if n else "", "$text-muted"),
+                (f" and replaces the {plural(n, 'message')} after it" if n else "", "$text-muted"),
                 ("  esc cancels", "$text-muted"),
             )
         case "loading" | "measuring":

@@ -21,7 +21,7 @@ from spectui.chat import updates as up
 from spectui.chat.controller import ChatController
 from spectui.chat.starters import BY_KEY
 from spectui.chat.streaming import TurnJob, stream_turn
-from spectui.config.settings import Settings
+from spectui.config.settings import Settings, panel_setting
 from spectui.tui.clipboard import copy_and_say
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.header import header, status_spans
@@ -70,7 +70,7 @@ class ChatScreen(InspectsChat):
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.set_class(not self.settings.show_panel, "-no-panel")
+        self.refresh_panel()
         self.query_one("#status", Static).display = False
         transcript = self.query_one(Transcript)
         transcript.outlook = self.controller.outlook()  # the card's word on speed here, before its first answer
@@ -78,7 +78,6 @@ class ChatScreen(InspectsChat):
         self.query_one(ChatInput).focus()
         self.query_one(ChatInput).starters = not self.controller.chat.messages
         self._show_header()
-        self.refresh_panel()
         self._shown = True
         await self._drain()
 
@@ -183,6 +182,7 @@ class ChatScreen(InspectsChat):
         }
 
     def refresh_panel(self) -> None:
+        self.set_class(not self.settings.show_panel, "-no-panel").set_class(not self.settings.show_strip, "-no-strip")
         try:
             panel, strip = self.query_one(StatsPanel), self.query_one(StatusStrip)
         except NoMatches:  # the app is closing: its widgets go before a late memory reading
@@ -295,6 +295,6 @@ class ChatScreen(InspectsChat):
         self.notify(f"Rejected tokens {'shown' if shown else 'hidden'}{note}", timeout=2)
 
     def action_toggle_panel(self) -> None:
-        self._toggle("show_panel")
-        self.set_class(not self.settings.show_panel, "-no-panel")
+        """The panel, or below NARROW columns its strip: each width keeps its own choice."""
+        self._toggle(panel_setting(self.has_class("-narrow")))
         self.refresh_panel()

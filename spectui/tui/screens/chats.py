@@ -26,6 +26,7 @@ from spectui.errors import UserError
 from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
 from spectui.tui.widgets.keys import run_own_binding
+from spectui.words import plural
 
 
 @dataclass
@@ -36,8 +37,7 @@ class Picked:
 
 
 def when(chat: Summary) -> str:
-    n = chat.answers
-    return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {n} answer{'s' * (n != 1)}"
+    return f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(chat.updated))} · {plural(chat.answers, 'answer')}"
 
 
 def row(chat: Summary, current: bool) -> Content:

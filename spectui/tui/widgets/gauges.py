@@ -67,3 +67,21 @@ def rolling_tok_per_s(events: list[Event], n: int = WINDOW) -> float | None:
     if since is None or window[-1].t <= since:
         return None
     return sum(len(r.tokens) for r in window) / (window[-1].t - since)
+
+
+HEAD = "bold $accent"
+LABEL = 15  # columns before a panel row's value
+
+
+def row(label: str, value: Content | str) -> Content:
+    """A panel row: a muted label, then its value."""
+    return Content.assemble((f" {label:<{LABEL - 2}} ", MUTED), value)
+
+
+def section(title: str) -> Content:
+    return Content.styled(title, HEAD)
+
+
+def position_bar(i: int, rate: float, width: int) -> Content:
+    """Draft position i's acceptance as a bar across the panel's `width`."""
+    return Content.assemble((f" #{i + 1:<3}", MUTED), bar(rate, width - 10, "$spec-draft"), f" {rate:4.0%}")

@@ -19,6 +19,7 @@ from spectui.engine.overlay import REJECTED
 from spectui.store.chat_types import Message
 from spectui.tui.widgets.markdown import MARKED, ends_in_code, render_markdown
 from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
+from spectui.words import plural
 
 CHUNK_CHARS = 1500  # a streaming answer is cut into widgets about this long, at newlines
 GROW_LINES = 8  # a streaming chunk grows this many lines at a time (fewer layout passes)
@@ -283,7 +284,7 @@ def meta_line(m: Message, streaming: bool) -> Content:
     if streaming:
         parts.append(Content.styled("generating…", "$accent"))
     elif s:
-        parts.append(f"{s.get('n_generated', 0)} tokens")
+        parts.append(plural(s.get("n_generated", 0), "token"))
         if s.get("acceptance_rate") is not None:
             parts.append(f"{s['acceptance_rate']:.0%} accepted")
         if s.get("tok_per_s") is not None:
@@ -294,7 +295,6 @@ def meta_line(m: Message, streaming: bool) -> Content:
         parts.append(Content.styled("cut off at the answer limit (n-predict)", "$warning"))
     if m.stopped and not streaming:
         reason = s.get("stop_reason") if s else None
-        parts.append(
-            Content.styled("stopped" + (f" ({reason})" if reason and reason != "cancelled" else ""), "$warning")
-        )
+        said = f" ({reason})" if reason and reason != "cancelled" else ""
+        parts.append(Content.styled("stopped" + said, "$warning"))
     return Content(" · ").join(parts)

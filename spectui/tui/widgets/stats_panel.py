@@ -17,21 +17,25 @@ from textual.widgets import Static
 from spectui.chat.panel import LOSES, NEVER, PAYS, PanelState, speedup_reading
 from spectui.engine import ab, stats
 from spectui.engine.events import Event, Round, TurnEnd
-from spectui.tui.widgets.gauges import MUTED, WINDOW, bar, num, pct, rolling_tok_per_s, sparkline
+from spectui.tui.widgets.gauges import (
+    LABEL,
+    MUTED,
+    WINDOW,
+    bar,
+    num,
+    pct,
+    position_bar,
+    rolling_tok_per_s,
+    row,
+    section,
+    sparkline,
+)
 from spectui.tui.widgets.overlay import legend_lines
 from spectui.tui.widgets.redraw import update_in_place
+from spectui.tui.widgets.server_rows import server_lines, server_short
+from spectui.words import plural
 
 MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
-HEAD = "bold $accent"
-LABEL = 15  # columns before a row's value
-
-
-def _row(label: str, value: Content | str) -> Content:
-    return Content.assemble((f" {label:<{LABEL - 2}} ", MUTED), value)
-
-
-def _section(title: str) -> Content:
-    return Content.styled(title, HEAD)
 
 
 def render(state: PanelState) -> Content:
@@ -40,9 +44,9 @@ def render(state: PanelState) -> Content:
     summary = stats.summarize(events) if events else None
     end = next((e for e in events if isinstance(e, TurnEnd)), None)
     lines: list[Content] = [
-        _section("Speculation"),
-        _row("spec type", Content.styled(spec.label, "bold")),
-        _row(
+        section("Speculation"),
+        row("spec type", Content.styled(spec.label, "bold")),
+        row(
             "draft n-max",
             str(spec.draft_n_max)
             if spec.uses_n_max
@@ -50,29 +54,28 @@ def render(state: PanelState) -> Content:
             if spec.label == "none"
             else "- (n-gram sizes)",
         ),
-        _row("verify", state.verify),
+        row("verify", state.verify),
         Content(""),
     ]
 
     if summary is None:
-        lines += [_section("This turn"), Content.styled(" no answer yet: ask something", MUTED)]
+        lines += [section("This turn"), Content.styled(" no answer yet: ask something", MUTED)]
         lines += _plan(state) + [Content("")]
     else:
-        state_line = "live" if end is None else f"{end.stop_reason.value}, {summary.n_generated} tokens"
-        lines += [_section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
+        state_line = "live" if end is None else f"{end.stop_reason.value}, {plural(summary.n_generated, 'token')}"
+        lines += [section("This turn").append(Content.styled(f"  {state_line}", MUTED))]
         n_acc, n_dr, rate = stats.rolling_acceptance(rounds, WINDOW) if rounds else (0, 0, None)
         lines += [
-            _row(f"last {min(len(rounds), WINDOW)} rounds", f"{pct(rate)}  {n_acc}/{n_dr}"),
-            _row("turn", f"{pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
+            row(f"last {plural(min(len(rounds), WINDOW), 'round')}", f"{pct(rate)}  {n_acc}/{n_dr}"),
+            row("turn", f"{pct(summary.acceptance_rate)}  {summary.n_accepted}/{summary.n_drafted}"),
             *_plan(state),
         ]
         # A live turn keeps its first rounds' lines from the start, so that updates while
         # the answer streams need no layout pass (streaming.py: the model's CPU time).
         lines += [Content(" ") + line for line in sparkline(rounds, w - 1)] or [Content("")]
-        lines.append(_row("mean acc. len", num(summary.mean_acceptance_length, ".2f")))
+        lines.append(row("mean acc. len", num(summary.mean_acceptance_length, ".2f")))
         per_pos = summary.per_position
-        for i, p in enumerate(per_pos[:MAX_POSITIONS]):
-            lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(p, w - 10, "$spec-draft"), f" {p:4.0%}"))
+        lines += [position_bar(i, p, w) for i, p in enumerate(per_pos[:MAX_POSITIONS])]
         expected = min(spec.draft_n_max, MAX_POSITIONS) if end is None and spec.uses_n_max else 0
         for i in range(len(per_pos), expected):
             lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(0, w - 10), ("    -", MUTED)))
@@ -82,18 +85,20 @@ def render(state: PanelState) -> Content:
                 Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED)
             )
         lines += _speed(state, summary, events, rounds) + [Content("")]
+    if state.server is not None:
+        lines += server_lines(state.server, w, MAX_POSITIONS) + [Content("")]
 
-    lines += [_section("Context")]
+    lines += [section("Context")]
     if state.n_ctx and state.n_past is None:
-        lines.append(_row("tokens", f"- / {state.n_ctx}"))
+        lines.append(row("tokens", f"- / {state.n_ctx}"))
         lines.append(Content.styled(" counted at the next answer", MUTED))
     elif state.n_ctx and state.n_past is not None:
         used = state.n_past / state.n_ctx
         lines.append(Content.assemble(" ", bar(used, w - 8), f" {used:4.0%}"))
-        lines.append(_row("tokens", f"{state.n_past} / {state.n_ctx}"))
-    lines += [Content(""), _section("Memory")]
+        lines.append(row("tokens", f"{state.n_past} / {state.n_ctx}"))
+    lines += [Content(""), section("Memory")]
     lines += [Content(" " + line) for line in state.memory.splitlines()]
-    lines += [Content(""), _section("Legend")] + legend_lines()
+    lines += [Content(""), section("Legend")] + legend_lines()
     return Content("\n").join(lines)
 
 
@@ -106,7 +111,7 @@ def _plan(state: PanelState) -> list[Content]:
         return [Content.styled(f" {reading.why}", MUTED)]
     be, x = reading.shown
     predicted = Content.assemble((x, "bold"), " ", (reading.word, _side_style(reading.word)))
-    return [_row("break-even", be.rjust(4)), _row("predicted", predicted)]
+    return [row("break-even", be.rjust(4)), row("predicted", predicted)]
 
 
 def _side_style(word: str) -> str:
@@ -116,10 +121,10 @@ def _side_style(word: str) -> str:
 def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], rounds: list[Round]) -> list[Content]:
     tm = summary.timing
     lines = [
-        _row("tok/s turn", num(tm.tok_per_s)),
-        _row(f"tok/s last {min(len(rounds), WINDOW)}", num(rolling_tok_per_s(events))),
-        _row("first token", num(tm.ttft_s, ".2f", " s")),
-        _row("overhead/round", num(tm.overhead_ms_per_round, ".2f", " ms")),
+        row("tok/s turn", num(tm.tok_per_s)),
+        row(f"tok/s last {min(len(rounds), WINDOW)}", num(rolling_tok_per_s(events))),
+        row("first token", num(tm.ttft_s, ".2f", " s")),
+        row("overhead/round", num(tm.overhead_ms_per_round, ".2f", " ms")),
     ]
     total = tm.t_draft_s + tm.t_verify_s + tm.t_other_s
     if total > 0:
@@ -128,21 +133,21 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
         nd = round(d * width)
         nv = min(width - nd, round(v * width))
         split = Content.assemble(("█" * nd, "$spec-draft"), ("█" * nv, "$primary"), ("░" * (width - nd - nv), MUTED))
-        lines.append(_row("draft/verify", split))
+        lines.append(row("draft/verify", split))
         lines.append(Content.styled(f" draft {d:.0%}, verify {v:.0%}, other {1 - d - v:.0%}", MUTED))
     else:  # no round yet
-        lines += [_row("draft/verify", Content.styled("-", MUTED)), Content("")]
+        lines += [row("draft/verify", Content.styled("-", MUTED)), Content("")]
     baseline_turn = (
         summary.spec_types == () and all(r.configured in ("", "none") for r in rounds)
         if rounds
         else state.spec.label == "none"
     )
     if baseline_turn:
-        lines.append(_row("speedup", Content.styled("baseline turn (none)", MUTED)))
+        lines.append(row("speedup", Content.styled("baseline turn (none)", MUTED)))
         lines.append(Content(""))
     else:
         head, detail = speedup_reading(tm.tok_per_s, len(rounds), summary.n_drafted, state.baseline, state.replay)
-        lines.append(_row("speedup", Content.styled(head, "bold" if head.startswith("×") else MUTED)))
+        lines.append(row("speedup", Content.styled(head, "bold" if head.startswith("×") else MUTED)))
         lines.append(Content.styled(f" {detail}", MUTED))
     return lines
 
@@ -163,6 +168,8 @@ def status_strip(state: PanelState) -> Content:
         parts.append(Content.assemble(num(summary.timing.tok_per_s), (" tok/s", MUTED)))
     elif short is not None:
         parts.append(short)
+    if state.server is not None and (srv := server_short(state.server)) is not None:
+        parts.append(srv)
     if state.n_ctx:
         used = "-" if state.n_past is None else f"{state.n_past / state.n_ctx:.0%}"
         parts.append(Content.assemble(("ctx ", MUTED), used))
@@ -204,7 +211,7 @@ def compact(events: list[Event], one_line: bool = False) -> Content:
             Content.assemble((label, MUTED), " ", value.strip()) for label, value in rows[:3]
         )
     return Content("\n").join(
-        [_row(label, value) for label, value in rows]
+        [row(label, value) for label, value in rows]
         + [Content(" ") + line for line in sparkline(stats.rounds_of(events), PanelState.width - 1)]
     )
 
