@@ -700,7 +700,11 @@ def test_run_exits_non_zero_when_the_server_s_stream_fails_part_way(server, monk
 def test_run_with_stdout_on_a_full_device_is_one_line(server, monkeypatch, tmp_path, json_out):
     """`spectui run > /dev/full`: the first write fails; the answer stops, one line, exit 1
     (as every command's: tests/test_full_stdout.py)."""
-    monkeypatch.setattr(FakeServer, "answers", {"stream": GOOD["stream"] * 3 + [FINAL]})
+    # a speculating server with --metrics: it has nothing to note before the failing write
+    speculating = {"content": " ", "generation_settings": {"speculative.types": "none,ngram-simple"}}
+    metrics = (Path(__file__).parent / "data/server_metrics_draft.txt").read_bytes()
+    answers = {"stream": GOOD["stream"] * 3 + [FINAL], "probe": speculating, "/metrics": metrics}
+    monkeypatch.setattr(FakeServer, "answers", answers)
     trace = tmp_path / "t.jsonl"
     with open("/dev/full", "w") as full:
         argv = ["run", "--server", server, "--trace", str(trace), *(["--json"] if json_out else []), "hi"]

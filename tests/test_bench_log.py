@@ -32,6 +32,7 @@ def bench_of_two_runs(console, monkeypatch) -> None:
 
 
 def test_in_a_log_each_run_is_one_whole_line_and_a_long_one_says_something_each_minute(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # a width given there would wrap the long line
     out = io.StringIO()
     bench_of_two_runs(streams.console(file=out), monkeypatch)
     text = out.getvalue()
