@@ -101,10 +101,12 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
         )
     if curve.loop_scale != 1.0:
         out.append(f"decodes timed apart, scaled by {curve.loop_scale:.2f} to the generation loop's own single step")
-    out.append(
-        f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft, "
-        f"{1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
+    with_model = (
+        f", {1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
+        if curve.draft  # a pair without a draft model measured no draft model's overhead
+        else ""
     )
+    out.append(f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft{with_model}")
     return out
 
 
