@@ -39,6 +39,7 @@ class Plan:
     positions: tuple[float, ...]
     ngram: dict[str, Drafting]
     sources: dict[str, str]
+    pair_flags: str = ""  # the flags that load this pair in the chat ("--preset fast"), for "Next:"
 
     @property
     def rows(self) -> list[Prediction]:
@@ -156,7 +157,8 @@ def conclusion(plan: Plan) -> list[str]:
         return [
             f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x "
             f"the speed of none at the measured α {best.alpha:.2f}: it pays.",
-            f"Next: spectui {flags} (with this plan's model flags); the chat's panel shows whether it pays as you go.",
+            f"Next: spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}; the chat's panel shows "
+            "whether it pays as you go.",
         ]
     found = (
         f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x"
