@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui.plan.cached import noise
 from spectui.plan.curve import Curve
 from spectui.plan.predict import (
     DEPTH,
@@ -154,12 +155,17 @@ def conclusion(plan: Plan) -> list[str]:
     best = max(priced, key=lambda p: p.speedup or 0.0, default=None)
     if best is not None and best.pays:
         flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
-        return [
-            f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x "
-            f"the speed of none at the measured α {best.alpha:.2f}: it pays.",
-            f"Next: spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}; the chat's panel shows "
-            "whether it pays as you go.",
-        ]
+        run = f"spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}"
+        said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
+        said += f" the speed of none at the measured α {best.alpha:.2f}"
+        spread = noise(plan.curve, best.drafting)
+        if best.speedup <= 1 + spread:  # as the welcome card reads the same cache (chat/outlook.side)
+            return [
+                f"{said}, within the timing noise ({spread:.0%}): no measurable difference from none.",
+                f"Next: `spectui plan --remeasure` on a quiet machine, or try {run}; the chat's panel shows "
+                "whether it pays as you go.",
+            ]
+        return [f"{said}: it pays.", f"Next: {run}; the chat's panel shows whether it pays as you go."]
     found = (
         f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x"
         if best is not None
