@@ -117,7 +117,7 @@ def speedup_reading(
     if n_drafted == 0:
         return "-", "drafted nothing: no speedup"
     if baseline is None or tok_s is None:
-        return "-", ("no none answer before this one" if replay else "measure: none (ctrl+t), ask")
+        return "-", ("no none answer before this one" if replay else "answer with none too (ctrl+t)")
     x = tok_s / baseline.tok_s
     if baseline.spread is None:
         return f"×{x:.2f}?", "1 none answer: noise unknown"
