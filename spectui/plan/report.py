@@ -159,7 +159,7 @@ def conclusion(plan: Plan) -> list[str]:
         said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
         said += f" the speed of none at the measured α {best.alpha:.2f}"
         spread = noise(plan.curve, best.drafting)
-        if best.speedup <= 1 + spread:  # as the welcome card reads the same cache (chat/outlook.side)
+        if (best.speedup or 0.0) <= 1 + spread:  # as the welcome card reads the same cache (chat/outlook.side)
             return [
                 f"{said}, within the timing noise ({spread:.0%}): no measurable difference from none.",
                 f"Next: `spectui plan --remeasure` on a quiet machine, or try {run}; the chat's panel shows "
