@@ -130,7 +130,7 @@ class Measurement:
     failed: bool = False
 
 
-OnEvent = Callable[[Config, Prompt, Event], None]
+OnEvent = Callable[[Config, Prompt, int, Event], None]  # the run's repeat: -1 for a warm-up
 OnPass = Callable[[int, dict[str, list[Run]]], None]  # pass index, the runs so far per configuration
 
 
@@ -145,7 +145,7 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
             s = sample_memory()
             if peak is None or s.used > peak.used:
                 peak = s
-        on_event(cfg, prompt, ev)
+        on_event(cfg, prompt, repeat, ev)
     return Run.from_events(cfg.label, prompt, repeat, events, peak or sample_memory())
 
 
@@ -161,7 +161,7 @@ def measure(
     configs: list[Config],
     prompts: list[Prompt],
     proto: Protocol,
-    on_event: OnEvent = lambda c, p, e: None,
+    on_event: OnEvent = lambda c, p, r, e: None,
     on_pass: OnPass = lambda i, r: None,
 ) -> Measurement:
     m = Measurement()

@@ -43,9 +43,9 @@ class PanelState:
 
     def plan(self) -> PlanReading | None:
         """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""
-        if self.curve is None:
-            hint = self.plannable and self.spec.drafting
-            return PlanReading(None, None, "", "run `spectui plan` for break-even") if hint else None
+        if self.curve is None:  # the hint only where a curve would price it (plan_reading), and as the card's f6
+            priced = len(self.spec.drafting) == 1 and self.spec.drafting[0] != AUTO
+            return PlanReading(None, None, "", "press f6 to measure break-even") if self.plannable and priced else None
         return plan_reading(self.curve, self.spec, rounds_of(self.events), self.n_past)
 
 
@@ -120,7 +120,7 @@ def speedup_reading(
     if n_drafted == 0:
         return "-", "drafted nothing: no speedup"
     if baseline is None or tok_s is None:
-        return "-", ("no none answer before this one" if replay else "measure: none (ctrl+t), ask")
+        return "-", ("no none answer before this one" if replay else "answer with none too (ctrl+t)")
     x = tok_s / baseline.tok_s
     if baseline.spread is None:
         return f"×{x:.2f}?", "1 none answer: noise unknown"

@@ -9,6 +9,7 @@ llama.cpp's memory projection allocates nothing.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from dataclasses import replace
@@ -128,6 +129,15 @@ def _width() -> int | None:
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
+def _pair_flags(preset: str | None, overrides: dict) -> str:
+    """The flags that load the measured pair in the chat: the preset and the models given."""
+    flags = [f"--preset {shlex.quote(preset)}"] if preset and preset != "default" else []
+    flags += [
+        f"{flag} {shlex.quote(overrides[k])}" for k, flag in (("model", "-m"), ("model_draft", "-md")) if k in overrides
+    ]
+    return " ".join(flags)
+
+
 def main(args) -> int:
     from spectui.launch.session import checked_models
     from spectui.llama import draft_fit
@@ -204,7 +214,7 @@ def main(args) -> int:
         else:
             ngram[t] = acceptance.replay_ngram(t, setup.spec, cal.streams)
             sources[t] = "replayed over the calibration's answers"
-    plan = Plan(c, depth, model_type, positions, ngram, sources)
+    plan = Plan(c, depth, model_type, positions, ngram, sources, _pair_flags(args.preset, overrides))
     phases.done("predictions", None)
     conc = None
     if levels:

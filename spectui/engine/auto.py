@@ -239,8 +239,8 @@ class Controller:
         """`draft_behind` counts the tokens the draft cache would have to catch up on;
         `tokens_left` is how many the answer may still take (None: unknown, then taken to
         be as many as the `tokens_done` so far, at least PROBE_START)."""
-        if n_max <= 0 and ngram_len <= 0:
-            return Decision(None, 0, 1.0, "no room to draft")
+        if n_max <= 0 and ngram_len <= 0:  # "no room" only where a draft model is held back by the room left
+            return Decision(None, 0, 1.0, "no room to draft" if has_draft else "no n-gram match")
         # n-gram estimates stay current for free (see observe); the draft model needs probes.
         src = self.sources[DRAFT]
         step = self._draft_step() if has_draft and n_max > 0 else None

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spectui import spec_types
+from spectui.plan.cached import noise
 from spectui.plan.curve import Curve
 from spectui.plan.predict import (
     DEPTH,
@@ -40,6 +41,7 @@ class Plan:
     positions: tuple[float, ...]
     ngram: dict[str, Drafting]
     sources: dict[str, str]
+    pair_flags: str = ""  # the flags that load this pair in the chat ("--preset fast"), for "Next:"
 
     @property
     def rows(self) -> list[Prediction]:
@@ -102,10 +104,12 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
         )
     if curve.loop_scale != 1.0:
         out.append(f"decodes timed apart, scaled by {curve.loop_scale:.2f} to the generation loop's own single step")
-    out.append(
-        f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft, "
-        f"{1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
+    with_model = (
+        f", {1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
+        if curve.draft  # a pair without a draft model measured no draft model's overhead
+        else ""
     )
+    out.append(f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft{with_model}")
     return out
 
 
@@ -152,11 +156,17 @@ def conclusion(plan: Plan) -> list[str]:
     best = max(priced, key=lambda p: p.speedup or 0.0, default=None)
     if best is not None and best.pays:
         flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
-        return [
-            f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x "
-            f"the speed of none at the measured α {best.alpha:.2f}: it pays.",
-            f"Next: spectui {flags} (with this plan's model flags); the chat's panel shows whether it pays as you go.",
-        ]
+        run = f"spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}"
+        said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
+        said += f" the speed of none at the measured α {best.alpha:.2f}"
+        spread = noise(plan.curve, best.drafting)
+        if (best.speedup or 0.0) <= 1 + spread:  # as the welcome card reads the same cache (chat/outlook.side)
+            return [
+                f"{said}, within the timing noise ({spread:.0%}): no measurable difference from none.",
+                f"Next: `spectui plan --remeasure` on a quiet machine, or try {run}; the chat's panel shows "
+                "whether it pays as you go.",
+            ]
+        return [f"{said}: it pays.", f"Next: {run}; the chat's panel shows whether it pays as you go."]
     found = (
         f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x"
         if best is not None
