@@ -119,7 +119,7 @@ def one_pair(preset: str, args, phases: Phases) -> list[dict]:
 
     total, ran = len(configs) * (proto.warmup + proto.repeat * len(chosen)), [0]
 
-    def finished(cfg: protocol.Config, prompt: prompt_set.Prompt, event) -> None:
+    def finished(cfg: protocol.Config, prompt: prompt_set.Prompt, repeat: int, event) -> None:
         """One whole line per run, the time left at the pace of the runs before it."""
         if isinstance(event, TurnEnd):
             pace = phases.seconds["runs"] / ran[0] if ran[0] else None

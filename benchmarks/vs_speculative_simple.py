@@ -41,12 +41,12 @@ from native_speed import _clean_env, _spectui
 from spectui.bench.prompts import shipped
 from spectui.config.embedded import resolve_model
 from spectui.llama.runtime import default_threads
+from spectui.spec_config import NGRAM_TYPES
 
 SMOL = "smollm2-135m-instruct-q4_1"
 # A rewrite of code given in the prompt, from the bench's shipped set: every n-gram type
 # finds drafts in it (a copy task that renamed a word left them drafting nothing).
 PROMPT = next(p.text for p in shipped() if p.id == "en-code-01")
-NGRAM_TYPES = ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
 
 
 def _cases(model: str) -> list[tuple[str, str, str | None, int]]:

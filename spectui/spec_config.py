@@ -1,7 +1,7 @@
 """Speculation settings: llama.cpp's spec-type names, defaults and priority order.
 
-One place owns what a spec type is called, what it needs and in which order
-combined types are asked for a draft, and each setting's default, flag and help.
+The type names, what each needs and their priority are spec_types.py's table; this module
+derives the lists the layers use from it, and owns each setting's default, flag and help.
 """
 
 from __future__ import annotations
@@ -10,29 +10,22 @@ import functools
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from spectui import spec_types as st
 from spectui.errors import UserError
 
-NGRAM_TYPES = ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+# derived from the table (spec_types.py), read once here: every other module takes them from here
+NGRAM_TYPES = st.of_family(st.NGRAM)
 # They read the target's hidden states; all but draft-mtp (the target's own NextN layer)
 # run a draft head given with -md.
-HIDDEN_STATE_TYPES = ("draft-eagle3", "draft-dflash", "draft-dspark", "draft-mtp")
-DRAFT_FILE_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
-
+HIDDEN_STATE_TYPES = st.of_family(st.HIDDEN_STATE)
+DRAFT_FILE_TYPES = tuple(t.name for t in st.TYPES if t.draft_file)
+MTP_TYPES = tuple(t.name for t in st.TYPES if t.mtp)
+# a draft model, a head or the target's MTP layer drafts: what auto and the A/B view call the model's type
+MODEL_TYPES = st.of_family(st.DRAFT_MODEL) + HIDDEN_STATE_TYPES
 # llama.cpp asks combined types in this fixed order; the first non-empty draft wins.
-PRIORITY = (
-    "ngram-simple",
-    "ngram-map-k",
-    "ngram-map-k4v",
-    "ngram-mod",
-    "ngram-cache",
-    "draft-simple",
-    "draft-eagle3",
-    "draft-mtp",
-    "draft-dflash",
-    "draft-dspark",
-)
-AUTO = "auto"  # chooses per round among no draft, an n-gram draft and the draft model (auto.py)
-ALL_TYPES = ("none",) + PRIORITY + (AUTO,)
+PRIORITY = tuple(t.name for t in st.TYPES if t.family != st.NONE)
+AUTO = st.AUTO
+ALL_TYPES = (st.BASELINE,) + PRIORITY + (AUTO,)
 VERIFY_MODES = ("match", "rejection")
 DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
@@ -56,14 +49,25 @@ def available_types(draft_type: str | None, mtp: bool = False) -> tuple[str, ...
     """The spec types a session can run, in the order the TUI cycles through them.
     `draft_type`: what the draft file drafts with (draft_fit), None without one; `mtp`:
     the target has a NextN layer."""
-    model = ((draft_type,) if draft_type else ()) + (("draft-mtp",) if mtp else ())
-    return ("none",) + NGRAM_TYPES + model + (AUTO,)
+    model = ((draft_type,) if draft_type else ()) + (MTP_TYPES if mtp else ())
+    return (st.BASELINE,) + NGRAM_TYPES + model + (AUTO,)
 
 
 def uses_n_max(types) -> bool:
     """Whether --spec-draft-n-max bounds these types' drafts: a draft model, head or NextN
     layer, or auto; the n-gram types draft up to their own sizes, as in llama.cpp."""
     return any(t in DRAFT_FILE_TYPES or t in HIDDEN_STATE_TYPES or t == AUTO for t in types)
+
+
+def unpriced(spec_type: str, draft_step: bool) -> str | None:
+    """Why the plan's curve cannot price `spec_type` alone (`draft_step`: the curve timed a draft
+    file's step); None where it can."""
+    t = st.get(spec_type)
+    if not t.priced:
+        return "the curve does not time " + ("the target's MTP layer" if t.mtp else f"{spec_type}'s drafting")
+    if t.draft_file and not draft_step:
+        return f"no measured step of {spec_type}'s draft"
+    return None
 
 
 def config_label(spec_type: str, n_max: int | None) -> str:
@@ -84,8 +88,8 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     for name in names:
         if name not in ALL_TYPES:
             raise UserError(f"unknown --spec-type {name!r}; choose from: {', '.join(ALL_TYPES)}")
-    if "none" in names:
-        return ("none",)
+    if st.BASELINE in names:
+        return (st.BASELINE,)
     if AUTO in names:
         if len(names) > 1:
             raise UserError("--spec-type auto chooses among the types by itself; give it alone")
@@ -104,7 +108,7 @@ class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
 
     types: tuple[str, ...] = _flag(
-        ("none",),
+        (st.BASELINE,),
         "--spec-type",
         f"{', '.join(ALL_TYPES)}, comma-separated to combine; {AUTO} chooses per round and goes alone",
     )
@@ -188,7 +192,7 @@ class SpecConfig:
     def drafting(self) -> tuple[str, ...]:
         """The types asked for a draft, in priority order ("none" asks nothing); every round
         asks them."""
-        return tuple(t for t in self.types if t != "none")
+        return tuple(t for t in self.types if t != st.BASELINE)
 
     @property
     def uses_n_max(self) -> bool:

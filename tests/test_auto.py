@@ -75,6 +75,12 @@ def test_ngram_draft_is_capped_by_its_candidate_and_n_max_by_the_draft_model():
     assert Controller().choose(ngram_len=4, has_draft=True, n_max=0).reason != "no room to draft"
 
 
+def test_without_a_draft_model_an_empty_round_says_no_n_gram_matched_not_no_room():
+    """f11's note: "no room" would read as a full context where the n-gram only found nothing."""
+    assert Controller().choose(ngram_len=0, has_draft=False, n_max=0).reason == "no n-gram match"
+    assert Controller().choose(ngram_len=0, has_draft=True, n_max=0).reason == "no room to draft"
+
+
 def _round(c: Controller, accept_draft: int = 2, behind: int = 0, sync: float = 0.009):
     """One round on the CPU figures; a draft-model round first catches up `behind` tokens."""
     d = c.choose(ngram_len=0, has_draft=True, n_max=4, draft_behind=lambda: behind)

@@ -586,6 +586,8 @@ def test_tiny_run_csv_markdown_and_screen(tiny):
     console.print(bench_tables.render(doc))
     screen = console.export_text()
     assert "draft-simple n=2" in screen and "auto n=2: rounds drafted by" in screen
+    for group in report.groups(doc):  # whole, not wrapped at its narrower table's width
+        assert report.title(doc, group) in screen.splitlines()
     assert "draft-simple n=2: predicted" in md and "draft-simple n=2: predicted " in " ".join(screen.split())
     narrow = Console(record=True, width=80)
     narrow.print(bench_tables.render(doc))

@@ -73,3 +73,24 @@ def test_in_a_log_the_report_is_not_wrapped(monkeypatch, capsys):
     for cause in causes:
         assert any(cause in line for line in lines), cause
     assert any(w in line and line.startswith("warning: ") for w in doc["warnings"] for line in lines)
+
+
+def test_each_runs_events_say_its_repeat_so_a_warm_up_is_named_in_the_log():
+    """The log's first runs read as the measured ones ("[1/12] none | en-qa-01" twice): each
+    event carries its run's repeat, -1 for a warm-up."""
+    from spectui.bench import protocol
+    from spectui.engine.events import TurnEnd
+    from tests.fake_session import FakeSession
+
+    seen = []
+    configs = [Config("none", SpecConfig()), Config("ngram-simple", SpecConfig(types=("ngram-simple",)))]
+    proto = protocol.Protocol(n_predict=8, repeat=2, warmup=1)
+    m = protocol.measure(
+        FakeSession(),
+        configs,
+        [QA_A],
+        proto,
+        lambda c, p, r, e: seen.append((c.label, r)) if isinstance(e, TurnEnd) else None,
+    )
+    assert not m.partial and seen[:2] == [("none", -1), ("ngram-simple", -1)]
+    assert sorted(seen[2:]) == [("ngram-simple", 0), ("ngram-simple", 1), ("none", 0), ("none", 1)]

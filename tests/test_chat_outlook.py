@@ -23,6 +23,7 @@ DOC = json.loads((Path(__file__).parent / "data" / "plan_smollm2.json").read_tex
 STEEP = Curve.from_dict(DOC["curve"])  # SmolLM2 on a 2-core CPU: t(2) = 1.7 t(1)
 CAL = Calibration.from_dict(DOC["calibration"])  # its answers to the starter prompts
 FAST = resolve("fast", {}).spec  # auto, its n-gram candidate at size-n 3
+FAST_PLAN = ol.plan_command(resolve("fast", {}))
 
 
 def flat(spread: float = 0.0) -> Curve:
@@ -41,7 +42,7 @@ def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to
     simple = FAST.with_types("ngram-simple")
     e = cached.expected(STEEP, CAL, "ngram-simple", simple)
     assert isinstance(e, cached.Expected) and e.speedup < 1 - e.noise  # verifying a batch costs nearly a step a token
-    seen = ol.outlook(simple, STEEP, CAL, True, "fast")
+    seen = ol.outlook(simple, STEEP, CAL, True, FAST_PLAN)
     assert seen is not None and seen.side == ol.LOSES
     assert f"ngram-simple is predicted at ×{e.speedup:.2f} (timing noise {e.noise:.0%})" in seen.line
     assert seen.line.endswith("it loses; try auto (ctrl+t), which drafts only where it pays")
@@ -51,45 +52,56 @@ def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to
 
 def test_the_same_type_pays_where_a_batch_costs_one_step_and_is_near_within_the_noise():
     simple = FAST.with_types("ngram-simple")
-    pays = ol.outlook(simple, flat(), CAL, True, "fast")
+    pays = ol.outlook(simple, flat(), CAL, True, FAST_PLAN)
     assert pays is not None and pays.side == ol.PAYS and pays.line.endswith(": it pays")
-    near = ol.outlook(simple, flat(spread=5.0), CAL, True, "fast")
+    near = ol.outlook(simple, flat(spread=5.0), CAL, True, FAST_PLAN)
     assert near is not None and near.side == ol.NEAR and near.line.endswith("no measurable difference from none")
     assert near.watch.endswith("within the timing noise (500%)")
 
 
 def test_auto_cites_its_ngram_source_alone_and_never_a_loss_of_its_own():
-    seen = ol.outlook(FAST, STEEP, CAL, True, "fast")
+    seen = ol.outlook(FAST, STEEP, CAL, True, FAST_PLAN)
     assert seen is not None and seen.side == ol.NEAR
     assert seen.line.startswith("auto drafts only where this machine's costs say it pays, else runs as none")
     assert "ngram-simple alone is predicted at ×0." in seen.line and seen.line.endswith("it loses")
 
 
 def test_without_a_cached_plan_the_card_says_how_to_measure_instead_of_promising():
-    seen = ol.outlook(FAST, None, None, True, "fast")
+    seen = ol.outlook(FAST, None, None, True, FAST_PLAN)
     assert seen is not None and seen.side == ol.UNKNOWN
     assert seen.line.startswith("speedup unknown on this machine: press f6 (or run `spectui plan --preset fast`")
-    assert "run `spectui plan`," in ol.outlook(FAST, None, None, True, "default").line
+    assert "run `spectui plan`," in ol.outlook(FAST, None, None, True, ol.plan_command(resolve("default", {}))).line
+
+
+def test_the_cards_plan_command_names_the_loaded_models_where_they_are_not_the_presets():
+    """A resumed fast chat runs under the default preset's name: `spectui plan` alone would
+    measure the default pair, not the loaded one."""
+    fast = resolve("fast", {})
+    resumed = resolve("default", {}).with_values({"model": fast.model, "model_draft": None})
+    assert ol.plan_command(resumed) == f"spectui plan -m {fast.model}"
+    assert ol.plan_command(fast) == "spectui plan --preset fast"
+    both = resolve("default", {}).with_values({"model": "/my models/t.gguf", "model_draft": "d.gguf"})
+    assert ol.plan_command(both) == "spectui plan -m '/my models/t.gguf' -md d.gguf"
 
 
 def test_nothing_to_say_for_none_or_a_server_and_a_reason_where_the_plan_cannot_price():
-    assert ol.outlook(SpecConfig(), STEEP, CAL, True, "fast") is None  # none
-    assert ol.outlook(FAST, None, None, False, "fast") is None  # a server's models
-    mod = ol.outlook(FAST.with_types("ngram-mod"), STEEP, CAL, True, "fast")
+    assert ol.outlook(SpecConfig(), STEEP, CAL, True, FAST_PLAN) is None  # none
+    assert ol.outlook(FAST, None, None, False, FAST_PLAN) is None  # a server's models
+    mod = ol.outlook(FAST.with_types("ngram-mod"), STEEP, CAL, True, FAST_PLAN)
     assert (
         mod is not None
         and mod.line == "ngram-mod: no prediction on this machine (it drafted nothing on the starter prompts)"
     )
-    model = ol.outlook(SpecConfig(types=("draft-simple",)), STEEP, CAL, True, "fast")
+    model = ol.outlook(SpecConfig(types=("draft-simple",)), STEEP, CAL, True, FAST_PLAN)
     assert model is not None and "the plan does not time this type" in model.line  # no draft model timed
-    both = ol.outlook(FAST.with_types("ngram-simple,ngram-mod"), STEEP, CAL, True, "fast")
+    both = ol.outlook(FAST.with_types("ngram-simple,ngram-mod"), STEEP, CAL, True, FAST_PLAN)
     assert both is not None and both.side == ol.UNKNOWN and "one type at a time" in both.line
 
 
 def test_a_draft_model_is_priced_at_the_n_max_in_force_within_what_the_plan_measured():
     timed = replace(STEEP, draft={64: (Point(1, 0.001, 0.1), Point(2, 0.001, 0.1))})
     with_model = replace(CAL, positions=(0.9, 0.8, 0.7, 0.6))
-    seen = ol.outlook(SpecConfig(types=("draft-simple",), draft_n_max=2), timed, with_model, True, "smollm2")
+    seen = ol.outlook(SpecConfig(types=("draft-simple",), draft_n_max=2), timed, with_model, True, FAST_PLAN)
     assert seen is not None and "draft-simple n-max 2 is predicted at ×" in seen.line
     far = cached.expected(timed, with_model, "draft-simple", SpecConfig(types=("draft-simple",), draft_n_max=8))
     assert far == "the plan measured n-max 1 to 4"

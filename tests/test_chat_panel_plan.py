@@ -163,7 +163,10 @@ def test_the_panel_shows_break_even_and_the_prediction_in_its_width():
     assert max(len(line) for line in text.splitlines()) <= PanelState.width
     assert "acc 0% ≥23% ×0." in status_strip(state).plain
     state.curve, state.plannable = None, True
-    assert "run `spectui plan` for break-even" in render(state).plain and "≥" not in status_strip(state).plain
+    assert "press f6 to measure break-even" in render(state).plain and "≥" not in status_strip(state).plain
+    state.spec = SpecConfig(types=("auto",))  # a curve gives auto no break-even: nothing to promise
+    assert "break-even" not in render(state).plain
+    state.spec = DRAFT3
     state.plannable = False  # a server, a replay: nothing to run
     assert "break-even" not in render(state).plain
 

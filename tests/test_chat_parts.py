@@ -179,6 +179,18 @@ def test_the_n_max_keys_stop_at_n_min(setup):
     assert state.setup.spec.draft_n_max == 2
 
 
+def test_n_max_keys_on_a_type_that_ignores_n_max_say_so(setup):
+    """Under none or an n-gram type the panel and header show no n-max: the key says what it did."""
+    spec = setup.spec.with_types("none")
+    state, updates = state_of(replace(setup, spec=spec), FakeSession(spec=spec))
+    SetupSwitcher(state).step_n_max(1)
+    assert state.setup.spec.draft_n_max == spec.draft_n_max + 1
+    assert updates[-1] == Notice("Draft n-max 4: none does not use it; draft-* types and auto do", timeout=4)
+    state.setup = setup
+    SetupSwitcher(state).step_n_max(1)
+    assert not isinstance(updates[-1], Notice)  # draft-simple: the header and panel show it
+
+
 @pytest.mark.model
 def test_a_build_that_may_crash_is_said_when_the_pair_loads(setup, session, monkeypatch):
     """Before the first decode, as the CLI's warning (tests/test_build_warning.py)."""

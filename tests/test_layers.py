@@ -28,9 +28,18 @@ LAYERS = (
     ("llama",),
 )
 RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
-# errors, bounded (the capped readers), spec_config (SpecConfig, the speculation's domain
-# type) and words (how counts read): every layer's; __main__ runs cli
-UNLAYERED = ("spectui", "spectui.errors", "spectui.bounded", "spectui.spec_config", "spectui.words", "spectui.__main__")
+# errors, bounded (the capped readers), spec_types (the table of spec types), spec_config
+# (SpecConfig, the speculation's domain type) and words (how counts read): every layer's;
+# __main__ runs cli
+UNLAYERED = (
+    "spectui",
+    "spectui.errors",
+    "spectui.bounded",
+    "spectui.spec_types",
+    "spectui.spec_config",
+    "spectui.words",
+    "spectui.__main__",
+)
 # (importer, imported): layers that, though in order, must not skip what stands between them
 SKIPS = (("tui", "bench"),)  # the TUI gets measuring and trace environments through the chat and launch
 

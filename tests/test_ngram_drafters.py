@@ -12,11 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spectui.drafters import ngram_mod
+from spectui.drafters import ngram_mod, registry
+from spectui.drafters.base import NgramDrafter
 from spectui.drafters.ngram_cache import NgramCache
 from spectui.drafters.ngram_map import KEY_MAP_SIZE, NgramMapK, NgramMapK4V, lcg_hash
 from spectui.drafters.ngram_mod import NgramMod, ngram_hash
 from spectui.drafters.ngram_simple import NgramSimple
+from spectui.llama.sampling import SamplingParams
+from spectui.spec_config import NGRAM_TYPES, SpecConfig
 
 F = 6364136223846793005
 
@@ -731,10 +734,11 @@ def test_cache_drafts_followers_of_a_context_suffix(prompt, truth, later, n_max)
 # ---------------------------------------------------------------- all types
 
 
-@pytest.mark.parametrize("cls", [NgramSimple, NgramMapK, NgramMapK4V, NgramMod, NgramCache])
-def test_interface(cls):
-    assert cls.spec_type in ("ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
-    d = cls()
+@pytest.mark.parametrize("spec_type", NGRAM_TYPES)
+def test_interface(spec_type):
+    """Every n-gram type of the table builds from the defaults and drafts by the n-gram rules."""
+    d = registry.build(spec_type, registry.Needs(SpecConfig(), SamplingParams(), None))
+    assert d.spec_type == spec_type and isinstance(d, NgramDrafter)
     d.begin([])
     assert d.draft([], 5).tokens == [] and d.draft([1], 5).tokens == []
     d.accept(0)

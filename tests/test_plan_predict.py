@@ -179,3 +179,10 @@ def test_a_curve_scaled_to_the_loops_single_step_keeps_its_shape_and_says_so():
     assert loop.t_draft(1, 64) == pytest.approx(0.0465) and loop.loop_scale == pytest.approx(0.93)
     assert Curve.from_dict(json.loads(json.dumps(loop.as_dict()))) == loop
     assert "scaled by 0.93" in "\n".join(curve_lines(loop)) and "scaled" not in "\n".join(curve_lines(c))
+
+
+def test_the_draft_models_overhead_is_reported_only_for_a_pair_with_a_draft_model():
+    """The fast pair (no draft model) said "1.6 ms with a draft model's draft of 8.0 tokens"."""
+    with_model = costs({1: 1.0, 2: 1.5}, draft=0.02, overhead=0.001)
+    assert "ms with a draft model's draft of 8.0 tokens" in curve_lines(with_model)[-1]
+    assert curve_lines(costs({1: 1.0, 2: 1.5}, overhead=0.001))[-1].endswith("1.0 ms without a draft")

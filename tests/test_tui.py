@@ -672,7 +672,7 @@ def test_panel_text_and_sparkline_marks_config_changes():
         assert expected in text
     assert max(len(line) for line in text.splitlines()) <= PanelState.width  # nothing wraps
     hint = render(PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)).plain
-    assert "measure: none (ctrl+t), ask" in hint
+    assert "answer with none too (ctrl+t)" in hint  # read whole: "measure: none (ctrl+t), ask" looked cut
 
 
 def test_a_speedup_is_shown_no_surer_than_its_data():

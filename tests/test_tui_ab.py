@@ -365,6 +365,16 @@ def test_the_divergence_reads_as_words_quoting_each_sides_first_differing_token(
     assert first.words() == "at token 1: A wrote 'Here it is:↵```python', B wrote '('"  # nothing in common
 
 
+def test_a_divergence_inside_a_character_quotes_the_character_each_side_began():
+    """An emoji's first byte token has no text: the verdict said "A wrote '', B wrote ''"."""
+    emoji = {1: "Hi", 2: "", 3: "👦", 4: "", 5: "🌌", 6: "!"}
+    a = run_events("none", [1, 2, 3, 6], 1, 0, 10.0, pieces=emoji)
+    b = run_events("none", [1, 4, 5, 6], 1, 0, 10.0, pieces=emoji)
+    assert compare(a, b).divergence.words() == "at token 2 (after 'Hi'): A wrote '👦', B wrote '🌌'"
+    cut = compare(a, run_events("none", [1, 4], 1, 0, 10.0, pieces=emoji)).divergence
+    assert cut.words() == "at token 2 (after 'Hi'): A wrote '👦', B wrote '' (part of a character)"
+
+
 def test_a_none_side_is_the_baseline_never_a_side_that_drafted_nothing():
     a = run_events("none", list(range(8)), 1, 0, 10.0)
     b = run_events("draft-simple", list(range(8)), 2, 2, 20.0)

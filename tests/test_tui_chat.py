@@ -227,6 +227,22 @@ async def test_palette_opens_the_settings_at_one_setting(fake, setup):
         assert not isinstance(app.screen, SettingsScreen) and fake.sampling.min_p == setup.min_p
 
 
+@sync
+async def test_at_80_columns_every_settings_hint_is_whole(fake, setup):
+    """The hints were cut with "…" at 80 columns ("0 turns it …"): they wrap instead."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f10")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.pause()
+        hints = app.screen.query(".about")
+        assert len(hints) == 10
+        for hint in hints:
+            lines = hint.render_lines(hint.region.reset_offset)
+            shown = " ".join("".join(seg.text for seg in line).strip() for line in lines).split()
+            assert shown == str(hint.visual).split(), shown
+
+
 # --- switching models -------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from spectui import spec_types
 from spectui.bench.memory import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
@@ -34,7 +35,7 @@ from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
 from spectui.spec_config import SpecConfig
 
-BASELINE = "none"
+BASELINE = spec_types.BASELINE
 T = TypeVar("T")
 
 
@@ -45,7 +46,7 @@ class Config:
 
     @property
     def is_baseline(self) -> bool:
-        return self.spec.types == ("none",)
+        return self.spec.types == (BASELINE,)
 
     @property
     def n_max(self) -> int | None:
@@ -59,7 +60,7 @@ class Config:
 def plan(base: SpecConfig, type_sets: list[tuple[str, ...]], n_maxes: list[int]) -> list[Config]:
     """Baseline, then each type set x each n-max, all other settings taken from `base`. A set
     of n-gram types runs once: they draft up to their own sizes, whatever the n-max."""
-    configs = [Config(BASELINE, base.replace(types=("none",)))]
+    configs = [Config(BASELINE, base.replace(types=(BASELINE,)))]
     for types in type_sets:
         spec = base.replace(types=types)
         if not spec.uses_n_max:
@@ -129,7 +130,7 @@ class Measurement:
     failed: bool = False
 
 
-OnEvent = Callable[[Config, Prompt, Event], None]
+OnEvent = Callable[[Config, Prompt, int, Event], None]  # the run's repeat: -1 for a warm-up
 OnPass = Callable[[int, dict[str, list[Run]]], None]  # pass index, the runs so far per configuration
 
 
@@ -144,7 +145,7 @@ def _run(session, cfg: Config, prompt: Prompt, repeat: int, proto: Protocol, on_
             s = sample_memory()
             if peak is None or s.used > peak.used:
                 peak = s
-        on_event(cfg, prompt, ev)
+        on_event(cfg, prompt, repeat, ev)
     return Run.from_events(cfg.label, prompt, repeat, events, peak or sample_memory())
 
 
@@ -160,7 +161,7 @@ def measure(
     configs: list[Config],
     prompts: list[Prompt],
     proto: Protocol,
-    on_event: OnEvent = lambda c, p, e: None,
+    on_event: OnEvent = lambda c, p, r, e: None,
     on_pass: OnPass = lambda i, r: None,
 ) -> Measurement:
     m = Measurement()

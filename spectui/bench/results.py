@@ -44,7 +44,7 @@ from spectui.engine.stats import (
 )
 from spectui.engine.verdicts import summary_dict
 from spectui.errors import UserError
-from spectui.spec_config import AUTO
+from spectui.spec_config import AUTO, NGRAM_TYPES
 
 SCHEMA = "spectui-bench/1"
 MEDIAN_NOTE = (
@@ -111,7 +111,7 @@ AUTO_SOURCES = ("ngram", "draft_model", "none")  # what drafted an auto round
 def _auto_source(r: Round) -> str:
     if not r.n_drafted:
         return "none"
-    return "ngram" if r.spec_type is not None and r.spec_type.startswith("ngram") else "draft_model"
+    return "ngram" if r.spec_type in NGRAM_TYPES else "draft_model"
 
 
 def _auto(rounds: list[Round]) -> dict:

@@ -12,7 +12,8 @@ from typing import Any
 
 from spectui.bench.citation import cite
 from spectui.engine.noise import LOSES, NOISE_FLOOR, PAYS, UNKNOWN, band, judge
-from spectui.spec_config import HIDDEN_STATE_TYPES
+from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES
+from spectui.spec_types import DRAFT_SIMPLE
 from spectui.words import plural
 
 # The noise band (engine.noise) also holds an idle configuration's distance from the baseline.
@@ -123,7 +124,7 @@ def _temperature(protocol: dict) -> dict:
 def _uses_draft_model(row: dict, environment: dict) -> bool:
     """draft-simple always; auto when a draft model was loaded."""
     types = row["spec_type"].split(",")
-    return "draft-simple" in types or ("auto" in types and "draft" in environment.get("models", {}))
+    return DRAFT_SIMPLE in types or (AUTO in types and "draft" in environment.get("models", {}))
 
 
 def _vram(row: dict, environment: dict) -> dict:

@@ -21,10 +21,10 @@ from spectui.config.paths import traces_dir
 from spectui.engine.ab import BASELINE, NAMES, Verdict, compare
 from spectui.engine.events import Event
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
 from spectui.trace.format import Trace, TraceTurn
 
-FALLBACK_B = "ngram-simple"  # B when the chat runs none and no draft model is loaded
+FALLBACK_B = NGRAM_TYPES[0]  # B when the chat runs none and no draft model is loaded: llama.cpp's first n-gram
 
 
 def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
@@ -33,7 +33,7 @@ def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
     a = BASELINE if BASELINE in types else types[0]
     if current in types and current != a:
         return a, current
-    return a, next((t for t in types if t.startswith("draft-")), FALLBACK_B if FALLBACK_B in types else types[0])
+    return a, next((t for t in types if t in MODEL_TYPES), FALLBACK_B if FALLBACK_B in types else types[0])
 
 
 class ABRun:

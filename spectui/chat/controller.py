@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.chat.conversation import Conversation
-from spectui.chat.outlook import Outlook, outlook
+from spectui.chat.outlook import Outlook, outlook, plan_command
 from spectui.chat.panel import PanelState
 from spectui.chat.persistence import Persistence, Summary
 from spectui.chat.state import ChatState
@@ -152,7 +152,7 @@ class ChatController:
     def outlook(self) -> Outlook | None:
         """The welcome card's word on speed here, for the configuration in force."""
         s = self.state
-        return outlook(s.setup.spec, s.curve, s.calibration, s.plannable, s.setup.preset)
+        return outlook(s.setup.spec, s.curve, s.calibration, s.plannable, plan_command(s.setup))
 
     # --- the conversation ------------------------------------------------------------
 

@@ -4,11 +4,15 @@ or how to measure one; never a promise the plan does not make (the widget only s
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from spectui.chat.starters import Starter
+from spectui.config.resolve import resolve
+from spectui.config.setup import Setup
 from spectui.engine import noise
 from spectui.engine.auto import NGRAM
+from spectui.errors import UserError
 from spectui.plan.acceptance import Calibration
 from spectui.plan.cached import Expected, expected
 from spectui.plan.curve import Curve
@@ -36,12 +40,22 @@ def _figure(e: Expected) -> str:
     return f"×{e.speedup:.2f} (timing noise {e.noise:.0%})"
 
 
-def plan_command(preset: str) -> str:
-    return "spectui plan" + (f" --preset {preset}" if preset != "default" else "")
+def plan_command(setup: Setup) -> str:
+    """`spectui plan` for the loaded pair: the preset, and the models where they are not the
+    preset's (a resumed or switched chat); without them the plan would measure another pair."""
+    command = "spectui plan" + (f" --preset {setup.preset}" if setup.preset != "default" else "")
+    try:
+        own = resolve(setup.preset, {})
+    except UserError:  # the preset file is gone: the models say it all
+        own = None
+    if setup.model and (own is None or (own.model, own.model_draft) != (setup.model, setup.model_draft)):
+        command += f" -m {shlex.quote(setup.model)}"
+        command += f" -md {shlex.quote(setup.model_draft)}" if setup.model_draft else ""
+    return command
 
 
 def outlook(
-    spec: SpecConfig, curve: Curve | None, calibration: Calibration | None, plannable: bool, preset: str
+    spec: SpecConfig, curve: Curve | None, calibration: Calibration | None, plannable: bool, command: str
 ) -> Outlook | None:
     """The card's line for `spec` on the loaded pair; None where there is nothing to predict
     (`none`) or nothing a plan could measure (a server's models)."""
@@ -49,13 +63,12 @@ def outlook(
         return None
     if curve is None or calibration is None:
         return Outlook(
-            f"speedup unknown on this machine: press f6 (or run `{plan_command(preset)}`, about a minute) to "
-            "measure it",
+            f"speedup unknown on this machine: press f6 (or run `{command}`, about a minute) to measure it",
             UNKNOWN,
             "whether they are faster here is not measured yet",
         )
     if len(spec.drafting) > 1:
-        return Outlook(f"predicted speed: one type at a time (`{plan_command(preset)}` lists each)", UNKNOWN)
+        return Outlook(f"predicted speed: one type at a time (`{command}` lists each)", UNKNOWN)
     spec_type = spec.drafting[0]
     e = expected(curve, calibration, NGRAM if spec_type == AUTO else spec_type, spec)
     if isinstance(e, str):

@@ -15,7 +15,7 @@ from spectui.plan.acceptance import MIN_DRAFTS
 from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import DEPTH, Drafting, predict, speedup
-from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, SpecConfig, unpriced
 from spectui.words import plural
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
@@ -44,9 +44,9 @@ class PanelState:
 
     def plan(self) -> PlanReading | None:
         """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""
-        if self.curve is None:
-            hint = self.plannable and self.spec.drafting
-            return PlanReading(None, None, "", "run `spectui plan` for break-even") if hint else None
+        if self.curve is None:  # the hint only where a curve would price it (plan_reading), and as the card's f6
+            priced = len(self.spec.drafting) == 1 and self.spec.drafting[0] != AUTO
+            return PlanReading(None, None, "", "press f6 to measure break-even") if self.plannable and priced else None
         return plan_reading(self.curve, self.spec, rounds_of(self.events), self.n_past)
 
 
@@ -82,7 +82,7 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     if spec_type == AUTO:
         return PlanReading(None, None, "", "break-even: not for auto")
     model = spec_type in DRAFT_FILE_TYPES
-    if not (spec_type in NGRAM_TYPES or model and curve.draft):  # draft-mtp: its step was not timed
+    if unpriced(spec_type, bool(curve.draft)):
         return PlanReading(None, None, "", "break-even: this type not timed")
     n_max = spec.draft_n_max if model else None
     mine = [r for r in rounds if r.configured == spec.label and (n_max is None or r.n_max >= n_max)]
@@ -121,7 +121,7 @@ def speedup_reading(
     if n_drafted == 0:
         return "-", "drafted nothing: no speedup"
     if baseline is None or tok_s is None:
-        return "-", ("no none answer before this one" if replay else "measure: none (ctrl+t), ask")
+        return "-", ("no none answer before this one" if replay else "answer with none too (ctrl+t)")
     x = tok_s / baseline.tok_s
     judged = noise.judge(x, noise.band(baseline.spread))
     if judged.word == noise.UNKNOWN:

@@ -71,7 +71,10 @@ class SetupSwitcher:
 
     def step_n_max(self, step: int) -> None:
         spec = self.state.setup.spec
-        self.configure(spec.replace(draft_n_max=min(max(spec.draft_n_max + step, spec.draft_n_min, 1), N_MAX_LIMIT)))
+        n_max = min(max(spec.draft_n_max + step, spec.draft_n_min, 1), N_MAX_LIMIT)
+        if self.configure(spec.replace(draft_n_max=n_max)) and not spec.uses_n_max:  # the panel shows no change
+            said = f"Draft n-max {n_max}: {spec.label} does not use it; draft-* types and auto do"
+            self.state.notify(said, timeout=4)
 
     def toggle_inspect(self) -> None:
         """Inspect on or off: from the next round, each round records what the verifier saw at

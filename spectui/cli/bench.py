@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from spectui import spec_types
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
@@ -119,7 +120,7 @@ def add_parser(sub) -> None:
         "--sweep-types",
         metavar="SETS",
         help="spec-type sets to measure, ';'-separated, each as --spec-type "
-        "(e.g. 'ngram-mod;draft-simple;ngram-simple,draft-simple'); "
+        f"(e.g. '{spec_types.DEFAULT};{spec_types.DRAFT_SIMPLE};{spec_types.AUTO_NGRAM},{spec_types.DRAFT_SIMPLE}'); "
         "default: the one --spec-type (or the preset's)",
     )
     b.add_argument(
@@ -202,22 +203,18 @@ def _trace_dir(name: str) -> Path:
 class RunTraces:
     """One trace per run, written when the run ends: pass-<n> (or warmup)-<configuration>-<prompt>.jsonl."""
 
-    def __init__(self, folder: Path, environment: dict, setup, first_prompt, warmup: int):
+    def __init__(self, folder: Path, environment: dict, setup):
         self.folder, self.environment, self.setup = folder, environment, setup
-        self.first_prompt, self.warmup = first_prompt.id, warmup
         self.events: list = []
-        self.seen: dict[tuple[str, str], int] = {}
         self.written = 0
 
-    def add(self, cfg, prompt, event) -> None:
+    def add(self, cfg, prompt, repeat: int, event) -> None:
         if isinstance(event, TurnStart):
             self.events = []
         self.events.append(event)
         if not isinstance(event, TurnEnd):
             return
-        k = self.seen[cfg.label, prompt.id] = self.seen.get((cfg.label, prompt.id), 0) + 1
-        warm = self.warmup if prompt.id == self.first_prompt else 0
-        run = "warmup" if k <= warm else f"pass{k - warm}"
+        run = "warmup" if repeat < 0 else f"pass{repeat + 1}"
         label = f"{cfg.label} · {prompt.id} · {run}"
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run}-{cfg.label}-{prompt.id}") + ".jsonl"
         head = trace_format.header("spectui bench", self.environment, replace(self.setup, spec=cfg.spec).values())
@@ -278,13 +275,13 @@ def main(args) -> int:
         environment = collect(session, setup)
         started, t0 = datetime.now(UTC), time.perf_counter()
         runs = len(configs) * (proto.warmup + proto.repeat * len(chosen))
-        traces = RunTraces(trace_dir, environment, setup, chosen[0], proto.warmup) if trace_dir else None
+        traces = RunTraces(trace_dir, environment, setup) if trace_dir else None
         with bench_progress.shown(err, runs * n, runs) as progress:
 
-            def on_event(cfg, prompt, ev):
+            def on_event(cfg, prompt, repeat, ev):
                 if traces is not None:
-                    traces.add(cfg, prompt, ev)
-                progress.on_event(f"{cfg.label} | {prompt.id}", ev, n)
+                    traces.add(cfg, prompt, repeat, ev)
+                progress.on_event(f"{cfg.label} | {prompt.id}" + (" (warm-up)" if repeat < 0 else ""), ev, n)
 
             m = protocol.measure(
                 session,

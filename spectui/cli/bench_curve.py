@@ -20,7 +20,8 @@ from spectui.plan import decodes
 from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import predict, tok_per_s_none
-from spectui.spec_config import AUTO, NGRAM_TYPES
+from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES
+from spectui.spec_config import unpriced as spec_unpriced
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,7 @@ def unpriced(cfg: Config, draft_step: bool) -> str | None:
         return "auto changes its drafter round by round; a curve prices one type"
     if len(types) > 1:
         return "several types at once; a curve prices one type"
-    if types[0] == "draft-mtp":
-        return "the curve does not time the target's MTP layer"
-    if types[0] not in NGRAM_TYPES and not draft_step:
-        return f"no measured step of {types[0]}'s draft"
-    return None
+    return spec_unpriced(types[0], draft_step)
 
 
 def _overhead(runs: Sequence[Run]) -> float | None:
@@ -64,7 +61,7 @@ def predicted(costs: Costs, cfg: Config, runs: Sequence[Run], base: Sequence[Run
         return {"reason": why}
     spec_type = cfg.spec.types[0]
     rounds = [rd for r in runs for rd in r.rounds]
-    d = drafting_of(rounds, model=spec_type not in NGRAM_TYPES, n_max=cfg.n_max)
+    d = drafting_of(rounds, model=spec_type in DRAFT_FILE_TYPES, n_max=cfg.n_max)
     if not d.share:
         return {"reason": "nothing was drafted"}
     c = costs.curve

@@ -29,13 +29,10 @@ def render(doc: dict) -> Group:
     ]
     verdicts = {v["group"]: v for v in doc["verdicts"]}
     for group in report.groups(doc):
-        tables = (
-            (report.title(doc, group), report.COLUMNS),
-            (None, report.DETAIL_COLUMNS),
-            (None, report.OUTPUT_COLUMNS),
-        )
-        for title, columns in tables:
-            t = Table(title=title, title_justify="left")
+        # the group's line above its tables, whole: a table's title wraps at the table's width
+        parts.append(Text(report.title(doc, group), style="italic"))
+        for columns in (report.COLUMNS, report.DETAIL_COLUMNS, report.OUTPUT_COLUMNS):
+            t = Table()
             for name, _ in columns:
                 t.add_column(name, justify="left" if name == "config" else "right", no_wrap=name == "config")
             for r in doc["results"]:

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+from spectui import spec_types
 from spectui.config.paths import open_private
 from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
@@ -32,7 +33,7 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
             *o.flags, dest=name, type=o.type, choices=o.choices or None, metavar=metavar, help=help_
         )
     groups["speculation"].add_argument(
-        "--spec-default", action="store_true", help="ngram-mod with its defaults (as llama.cpp)"
+        "--spec-default", action="store_true", help=f"{spec_types.DEFAULT} with its defaults (as llama.cpp)"
     )
     v = p.add_argument_group("diagnostics")
     v.add_argument("--verbose", action="store_true", help="show llama.cpp's own log on stderr")
@@ -45,7 +46,7 @@ def overrides_from(args: argparse.Namespace) -> dict:
     if "system" in given:  # text for the model, unlike the other strings (names and paths)
         given["system"] = from_argv(given["system"], "--system")
     if getattr(args, "spec_default", False):
-        given["spec_type"] = "ngram-mod"
+        given["spec_type"] = spec_types.DEFAULT
     return given
 
 

@@ -9,6 +9,7 @@ llama.cpp's memory projection allocates nothing.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from dataclasses import replace
@@ -28,6 +29,7 @@ from spectui.plan.concurrency import parse_levels
 from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import Plan, render
 from spectui.spec_config import NGRAM_TYPES
+from spectui.spec_types import BASELINE, DRAFT_SIMPLE
 
 
 def add_parser(sub) -> None:
@@ -87,7 +89,7 @@ def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     from spectui.engine.session import Session
     from spectui.launch.session import open_session
 
-    types = (model_type, "none") if model_type else ("none",)
+    types = (model_type, BASELINE) if model_type else (BASELINE,)
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
     warn_build(phases.console)
     with interrupt.held(), loading_line(phases.console) as loading:
@@ -127,6 +129,15 @@ def _width() -> int | None:
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
+def _pair_flags(preset: str | None, overrides: dict) -> str:
+    """The flags that load the measured pair in the chat: the preset and the models given."""
+    flags = [f"--preset {shlex.quote(preset)}"] if preset and preset != "default" else []
+    flags += [
+        f"{flag} {shlex.quote(overrides[k])}" for k, flag in (("model", "-m"), ("model_draft", "-md")) if k in overrides
+    ]
+    return " ".join(flags)
+
+
 def main(args) -> int:
     from spectui.launch.session import checked_models
     from spectui.llama import draft_fit
@@ -135,7 +146,7 @@ def main(args) -> int:
 
     overrides = overrides_from(args)
     if "model_draft" in overrides and "spec_type" not in overrides:
-        overrides["spec_type"] = "draft-simple"  # plan covers every type; this one keeps the draft
+        overrides["spec_type"] = DRAFT_SIMPLE  # plan covers every type; this one keeps the draft
     setup = resolve(args.preset, overrides)
     if setup.server:
         raise UserError("spectui plan measures models on this machine; give -m (and -md), not --server")
@@ -203,7 +214,7 @@ def main(args) -> int:
         else:
             ngram[t] = acceptance.replay_ngram(t, setup.spec, cal.streams)
             sources[t] = "replayed over the calibration's answers"
-    plan = Plan(c, depth, model_type, positions, ngram, sources)
+    plan = Plan(c, depth, model_type, positions, ngram, sources, _pair_flags(args.preset, overrides))
     phases.done("predictions", None)
     conc = None
     if levels:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from spectui import spec_types
 from spectui.config import presets
 from spectui.config.assembly import Report
 from spectui.config.embedded import CATALOG, resolve_model, user_path
@@ -34,21 +35,21 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     notes = []
     if "model" in overrides and "model_draft" not in overrides and values.get("model_draft"):
         values["model_draft"] = None
-        if "spec_type" not in overrides and "draft-simple" in values.get("spec_type", ""):
-            values["spec_type"] = "ngram-mod"
-            notes.append("no draft model given (-md): speculating with ngram-mod")
+        if "spec_type" not in overrides and spec_types.DRAFT_SIMPLE in values.get("spec_type", ""):
+            values["spec_type"] = spec_types.DEFAULT
+            notes.append(f"no draft model given (-md): speculating with {spec_types.DEFAULT}")
     values |= overrides
     draft = overrides.get("model_draft")
     if (
         draft
         and "spec_type" not in overrides
-        and "draft-simple" in values.get("spec_type", "")
+        and spec_types.DRAFT_SIMPLE in values.get("spec_type", "")
         and user_path(draft).is_file()
     ):
         # as llama.cpp does without --spec-type: a hidden-state draft says what it drafts with
         kind = draft_fit.read_header(user_path(draft)).draft_type
-        if kind != "draft-simple":
-            values["spec_type"] = values["spec_type"].replace("draft-simple", kind)
+        if kind != spec_types.DRAFT_SIMPLE:
+            values["spec_type"] = values["spec_type"].replace(spec_types.DRAFT_SIMPLE, kind)
             notes.append(f"{Path(draft).name} is a {kind} draft: speculating with {kind}")
     if values.get("server"):
         notes += [
@@ -84,7 +85,7 @@ def with_models(setup: Setup, target: str, draft: str | None, report: Report | N
     kept = [t for t in types if t in allowed]
     notes: tuple[str, ...] = ()
     if not kept:
-        kept = [draft_header.draft_type if draft_header else "ngram-mod"]
+        kept = [draft_header.draft_type if draft_header else spec_types.DEFAULT]
         notes = (f"{','.join(types)} needs another draft: speculating with {kept[0]}",)
     return replace(setup, model=target, model_draft=draft, spec=setup.spec.with_types(kept), notes=notes)
 

@@ -7,15 +7,22 @@ takes what one call needs as arguments and returns a DraftResult. Per-type stati
 keeps them in the dispatcher.
 
 A new draft type: subclass Drafter (NgramDrafter for one bound by its own sizes) in its own
-module, then add it to registry.TYPES.
+module, with build() where it needs more than no arguments, then add its record to
+spec_types.TYPES.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from spectui.llama.context import Context
+    from spectui.llama.sampling import SamplingParams
+    from spectui.spec_config import SpecConfig
 
 
 def as_token_list(tokens: Sequence[int]) -> list[int]:
@@ -24,6 +31,24 @@ def as_token_list(tokens: Sequence[int]) -> list[int]:
         return tokens
     tolist = getattr(tokens, "tolist", None)  # numpy arrays: plain ints, not numpy scalars
     return tolist() if tolist is not None else list(tokens)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a drafter may be built from: the settings, the draft model's context, and for
+    the hidden-state types the target's context and its MTP context."""
+
+    spec: SpecConfig
+    sampling: SamplingParams
+    draft_ctx: Context | None
+    target_ctx: Context | None = None
+    mtp_ctx: Context | None = None
+
+
+def given(ctx: Context | None) -> Context:
+    """A context a type needs: the session builds only the types its contexts allow."""
+    assert ctx is not None
+    return ctx
 
 
 @dataclass
@@ -46,9 +71,14 @@ class DraftResult:
 class Drafter:
     """One speculation type. The defaults fit a drafter without a model of its own."""
 
-    spec_type: str = ""
+    spec_type: str = ""  # its name, set by the registry from the spec-type table
     # A follower's state is for the text's first `covered` tokens (see process()).
     covered: int = 0
+
+    @classmethod
+    def build(cls, needs: Needs) -> Drafter:
+        """A new drafter from what the session has (the registry calls it)."""
+        return cls()
 
     def begin(self, prompt: Sequence[int]) -> None:
         """A new context (a turn's prompt, without the last sampled token)."""

@@ -31,7 +31,6 @@ def block_settings(model) -> tuple[int, bool, bool]:
 
 
 class DFlash(HiddenStateDrafter):
-    spec_type = "draft-dflash"
     is_dspark = False
 
     def __init__(self, target: Context, draft: Context, spec: SpecConfig):
@@ -92,5 +91,4 @@ class DFlash(HiddenStateDrafter):
 
 
 class DSpark(DFlash):
-    spec_type = "draft-dspark"
     is_dspark = True

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import Drafter, DraftResult
+from spectui.drafters.base import Drafter, DraftResult, Needs, given
 from spectui.llama.context import Context, ContextFull
 from spectui.llama.sampling import SamplingParams, dist, draft_dist, sample
 from spectui.spec_config import SpecConfig
@@ -27,7 +27,9 @@ SYNC_APART = 8
 
 
 class DraftModel(Drafter):
-    spec_type = "draft-simple"
+    @classmethod
+    def build(cls, needs: Needs) -> DraftModel:
+        return cls(given(needs.draft_ctx), needs.sampling, needs.spec)
 
     def __init__(self, ctx: Context, sampling: SamplingParams, spec: SpecConfig = SpecConfig()):
         self.ctx = ctx

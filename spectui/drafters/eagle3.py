@@ -21,8 +21,6 @@ from spectui.spec_config import SpecConfig
 
 
 class Eagle3(HiddenStateDrafter):
-    spec_type = "draft-eagle3"
-
     def __init__(self, target: Context, draft: Context, spec: SpecConfig):
         super().__init__(target, draft, spec)
         self.layer_ids = llama_ext.target_layer_ids(draft.model.ptr)

@@ -18,7 +18,7 @@ from typing import Literal, overload
 
 import numpy as np
 
-from spectui.drafters.base import Drafter, DraftResult
+from spectui.drafters.base import Drafter, DraftResult, Needs, given
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
 from spectui.llama.sampling import LLAMA_DRAFT_SAMPLER, dist_of_candidates, draft_dist
@@ -27,6 +27,10 @@ from spectui.spec_config import SpecConfig
 
 class HiddenStateDrafter(Drafter):
     """A drafter that follows the target: process() every target batch, accept() every round."""
+
+    @classmethod
+    def build(cls, needs: Needs) -> HiddenStateDrafter:
+        return cls(given(needs.target_ctx), given(needs.draft_ctx), needs.spec)
 
     def __init__(self, target: Context, draft: Context, spec: SpecConfig):
         llama_ext.require()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import DraftResult
+from spectui.drafters.base import DraftResult, Needs, given
 from spectui.drafters.hidden import HiddenStateDrafter
 from spectui.llama import llama_ext
 from spectui.llama.context import Context
@@ -23,7 +23,9 @@ from spectui.spec_config import SpecConfig
 
 
 class Mtp(HiddenStateDrafter):
-    spec_type = "draft-mtp"
+    @classmethod
+    def build(cls, needs: Needs) -> Mtp:
+        return cls(given(needs.target_ctx), given(needs.mtp_ctx), needs.spec)
 
     def __init__(self, target: Context, draft: Context, spec: SpecConfig):
         super().__init__(target, draft, spec)

@@ -35,8 +35,6 @@ MIN_PERCENT = (66, 50, 50, 50)
 
 
 class NgramCache(NgramDrafter):
-    spec_type = "ngram-cache"
-
     def __init__(self) -> None:
         self._counts: dict[tuple[int, ...], dict[int, int]] = {}  # n-gram -> {next token: count}
         self._seen: list[int] = []  # the tokens counted so far, in order

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, Needs, NgramDrafter, as_token_list
 
 LCG_FACTOR = 2654435761
 KEY_MAP_SIZE = 1 << 18  # COMMON_NGRAM_HASH_MAP_SIZE
@@ -247,8 +247,12 @@ class NgramMapK(_NgramMap):
     min_hits is accepted for symmetry with the settings but, as in llama.cpp, unused here.
     """
 
-    spec_type = "ngram-map-k"
     key_only = True
+
+    @classmethod
+    def build(cls, needs: Needs) -> NgramMapK:
+        s = needs.spec
+        return cls(s.ngram_map_k_size_n, s.ngram_map_k_size_m, s.ngram_map_k_min_hits)
 
 
 class NgramMapK4V(_NgramMap):
@@ -258,5 +262,9 @@ class NgramMapK4V(_NgramMap):
     after the match position, which can be a less frequent m-gram; this drafts the winner.
     """
 
-    spec_type = "ngram-map-k4v"
     key_only = False
+
+    @classmethod
+    def build(cls, needs: Needs) -> NgramMapK4V:
+        s = needs.spec
+        return cls(s.ngram_map_k4v_size_n, s.ngram_map_k4v_size_m, s.ngram_map_k4v_min_hits)

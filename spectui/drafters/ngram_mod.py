@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, Needs, NgramDrafter, as_token_list
 
 HASH_FACTOR = 6364136223846793005
 MASK64 = (1 << 64) - 1
@@ -40,7 +40,9 @@ def ngram_hash(tokens: Sequence[int]) -> int:
 
 
 class NgramMod(NgramDrafter):
-    spec_type = "ngram-mod"
+    @classmethod
+    def build(cls, needs: Needs) -> NgramMod:
+        return cls(needs.spec.ngram_mod_n_match, needs.spec.ngram_mod_n_min, needs.spec.ngram_mod_n_max)
 
     def __init__(self, n_match: int = 24, n_min: int = 48, n_max: int = 64, table_size: int = TABLE_SIZE):
         if n_match < 1 or table_size < 1:

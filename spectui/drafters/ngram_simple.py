@@ -13,7 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
-from spectui.drafters.base import DraftResult, NgramDrafter, as_token_list
+from spectui.drafters.base import DraftResult, Needs, NgramDrafter, as_token_list
 
 _WIDTH = array("i").itemsize  # bytes per token
 
@@ -54,7 +54,9 @@ class _TokenBytes:
 
 
 class NgramSimple(NgramDrafter):
-    spec_type = "ngram-simple"
+    @classmethod
+    def build(cls, needs: Needs) -> NgramSimple:
+        return cls(needs.spec.ngram_simple_size_n, needs.spec.ngram_simple_size_m)
 
     def __init__(self, size_n: int = 12, size_m: int = 48):
         if size_n < 1 or size_m < 1:

@@ -12,14 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 
+from spectui import spec_types
 from spectui.engine.events import Event, StopReason, TurnStart
 from spectui.engine.noise import WITHIN, Judgement, band, judge, spread
 from spectui.engine.overlay import MARKS
 from spectui.engine.stats import TurnSummary, first_divergence, rounds_of, speedup, summarize
 
 NAMES = ("A", "B")
-BASELINE = "none"  # the spec type every speedup is measured against
+BASELINE = spec_types.BASELINE  # the spec type every speedup is measured against
 BEFORE_CHARS = 20  # at most this much common text is quoted before the first difference
+CHARACTER_TOKENS = 4  # a UTF-8 character spans at most 4 byte tokens
 CLEAN_ENDS = (StopReason.EOS, StopReason.N_PREDICT)
 
 
@@ -141,7 +143,15 @@ def _divergence(a: Sequence[Event], b: Sequence[Event]) -> Divergence | None:
         tail = common[-BEFORE_CHARS:]
         start = next((j + 1 for j, ch in enumerate(tail[:-1]) if ch.isspace()), 0)
         before = "…" + tail[start:]
-    return Divergence(i, before, *(p[i] if i < len(p) else None for p in (pieces_a, pieces_b)))
+    return Divergence(i, before, *(_character(p, i) for p in (pieces_a, pieces_b)))
+
+
+def _character(pieces: Sequence[str], i: int) -> str | None:
+    """The text from token i on to its first whole character: a token that is part of one
+    (an emoji's first bytes) has no text, and "A wrote '', B wrote ''" would show no difference."""
+    if i >= len(pieces):
+        return None
+    return next((p for j in range(i, min(i + CHARACTER_TOKENS, len(pieces))) if (p := "".join(pieces[i : j + 1]))), "")
 
 
 def _drafted_nothing(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSummary]) -> tuple[str, ...]:

@@ -30,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-NGRAM = "ngram-simple"
+from spectui.spec_types import AUTO_NGRAM
+
+NGRAM = AUTO_NGRAM
 DRAFT = "draft model"  # a role: the session's draft model, head or MTP layer (Session.model_type)
 PRIOR_SLOPE = 0.35  # verify cost per extra batch token, relative to T(1), before any measurement
 PROBE_START = 24  # rounds a source may stay off before a short probe
@@ -237,8 +239,8 @@ class Controller:
         """`draft_behind` counts the tokens the draft cache would have to catch up on;
         `tokens_left` is how many the answer may still take (None: unknown, then taken to
         be as many as the `tokens_done` so far, at least PROBE_START)."""
-        if n_max <= 0 and ngram_len <= 0:
-            return Decision(None, 0, 1.0, "no room to draft")
+        if n_max <= 0 and ngram_len <= 0:  # "no room" only where a draft model is held back by the room left
+            return Decision(None, 0, 1.0, "no room to draft" if has_draft else "no n-gram match")
         # n-gram estimates stay current for free (see observe); the draft model needs probes.
         src = self.sources[DRAFT]
         step = self._draft_step() if has_draft and n_max > 0 else None

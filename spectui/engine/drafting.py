@@ -22,7 +22,7 @@ from spectui.errors import UserError
 from spectui.llama import sampling as smp
 from spectui.llama.context import LazyRows
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import HIDDEN_STATE_TYPES, SpecConfig
+from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES, SpecConfig
 
 
 @dataclass
@@ -128,7 +128,7 @@ class Drafters:
         """Begin the types in use on the prompt. auto begins only the n-gram drafter: the draft
         model catches up when (and if) auto uses it, so TTFT stays that of `none`."""
         self._begun.clear()
-        for spec_type in (auto.NGRAM,) if spec.types == ("auto",) else spec.drafting:
+        for spec_type in (auto.NGRAM,) if spec.types == (AUTO,) else spec.drafting:
             self._ready(spec_type, spec, prompt)
 
     def kept(self, n_keep: int) -> int:
@@ -150,7 +150,7 @@ class Drafters:
         """Ask the configured types in priority order; the first non-empty draft wins.
         `limit`: the most tokens the context and the answer leave room for; `left`: tokens
         the answer may still take (None: no limit); `done`: emitted so far."""
-        if spec.types == ("auto",):
+        if spec.types == (AUTO,):
             return self._auto_draft(spec, seq, limit, left, done, inspect)
         dr = RoundDraft()
         for spec_type in spec.drafting:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 
 from spectui.engine.server_wire import ServerInfo
 from spectui.errors import UserError
+from spectui.spec_types import DRAFT_SIMPLE
 
 METRICS_BYTES = 256 * 1024  # the server's /metrics is about 3 KB; one line per draft position
 MAX_POSITIONS = 1024  # draft positions: llama.cpp caps --spec-draft-n-max far below
@@ -195,7 +196,7 @@ FIRST_ANSWERS = 2  # answers without a single draft before a speculating server 
 ANSWER_TOKENS = 16  # an answer that counts among them: long enough for a drafter to have tried
 NOT_SPECULATING = "{url} is not speculating ({why}): {cause}"
 NEEDS_SPEC_TYPE = (
-    "llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type draft-simple (llama.cpp #25345)"
+    f"llama.cpp needs --spec-type as well as -md, e.g. -md DRAFT.gguf --spec-type {DRAFT_SIMPLE} (llama.cpp #25345)"
 )
 NO_SLOT_SPEC = "its speculation failed to start; the server's log at startup says why"
 NOTHING_DRAFTED = (

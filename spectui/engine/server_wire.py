@@ -24,7 +24,7 @@ from spectui.bounded import MIB, loads_json
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import SpecConfig, parse_types
+from spectui.spec_config import NGRAM_TYPES, SpecConfig, parse_types
 
 KEY_ENV = "LLAMA_API_KEY"
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
@@ -161,7 +161,7 @@ class Rounds:
         self.cancel = cancel
         self.t0 = t0
         self.spec = session.spec
-        self.source = Source.NGRAM if self.spec.label.startswith("ngram") else Source.DRAFT
+        self.source = Source.NGRAM if self.spec.types[0] in NGRAM_TYPES else Source.DRAFT
         self.counters = (0, 0)  # draft_n, draft_n_accepted so far
         self.current: dict | None = None  # the round being streamed
         self.index = 0

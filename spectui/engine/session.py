@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spectui import spec_types
 from spectui.drafters import registry
 from spectui.engine import auto, heap, resources
 from spectui.engine.chat_window import ChatWindow
@@ -35,7 +36,7 @@ from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads, usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import SpecConfig, available_types
+from spectui.spec_config import MTP_TYPES, NGRAM_TYPES, SpecConfig, available_types
 
 
 @dataclass
@@ -67,12 +68,12 @@ class Session:
         draft_header = draft_fit.read_header(draft.path) if draft is not None else None
         draft_fit.check(target_header, draft_header, spec.types)
         self.draft_type = draft_header.draft_type if draft_header else None
-        hidden_draft = self.draft_type not in (None, "draft-simple")
+        hidden_draft = self.draft_type not in (None, spec_types.DRAFT_SIMPLE)
         missing = llama_ext.missing()  # an older llama-cpp-python: the other types still run
-        if missing and (hidden_draft or "draft-mtp" in spec.types):
+        if missing and (hidden_draft or any(t in MTP_TYPES for t in spec.types)):
             raise UserError(missing)
         mtp = target_header.has_nextn and target_header.n_nextn <= 1 and not missing
-        if self.draft_type == "draft-simple":
+        if self.draft_type == spec_types.DRAFT_SIMPLE:
             assert draft is not None  # a draft type is read from the draft file
             check_compatible(target, draft)
         self.target = target
@@ -91,7 +92,7 @@ class Session:
         self._cancel = threading.Event()
         self._window = ChatWindow()
         # The drafter auto may use besides n-grams: the draft file's type, else the target's MTP.
-        self.model_type = self.draft_type or ("draft-mtp" if mtp else None)
+        self.model_type = self.draft_type or (MTP_TYPES[0] if mtp else None)
         self._auto = auto.Controller(draft.n_params / target.n_params if draft else None)
         # Keep a copy of each verify batch's logits in last_logits (tests, debugging): greedy
         # then takes the reference path (probs and verify_match) instead of reading argmaxes
@@ -153,7 +154,7 @@ class Session:
             pending, self._next_sampling = self._next_sampling, None
         if pending is not None and pending != self.sampling:
             self.sampling = pending
-            self._drafting.built.pop("draft-simple", None)
+            self._drafting.built.pop(spec_types.DRAFT_SIMPLE, None)
 
     def status(self) -> SessionStatus:
         with self._lock:
@@ -358,7 +359,7 @@ class Session:
         turn, up to an end of generation or the answer's length; returns the stop reason that
         gives (None: go on). Sets dr.rejected and the text it would have added."""
         accepted = dr.tokens[: dr.n_acc]
-        draft_src = Source.NGRAM if dr.spec_type and dr.spec_type.startswith("ngram") else Source.DRAFT
+        draft_src = Source.NGRAM if dr.spec_type in NGRAM_TYPES else Source.DRAFT
         stop = None
         for i, tok in enumerate(accepted):
             if self._ends(tok, limits):

@@ -11,6 +11,7 @@ from spectui.config.embedded import resolve_model
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.llama import draft_fit
+from spectui.spec_types import DRAFT_SIMPLE
 
 
 def checked_models(
@@ -28,12 +29,7 @@ def checked_models(
     draft_path = resolve_model(setup.model_draft, report) if setup.model_draft else None
     draft_header = draft_fit.read_header(draft_path) if draft_path else None
     draft_fit.check(draft_fit.read_header(target_path), draft_header, types or setup.spec.types)
-    if (
-        vocabularies
-        and draft_path is not None
-        and draft_header is not None
-        and draft_header.draft_type == "draft-simple"
-    ):
+    if vocabularies and draft_path is not None and draft_header is not None and draft_header.draft_type == DRAFT_SIMPLE:
         vocabs = [Model(p, vocab_only=True) for p in (target_path, draft_path)]
         try:
             check_compatible(*vocabs)

@@ -15,10 +15,11 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from spectui import spec_types
 from spectui.errors import UserError
 from spectui.llama.gguf import check_gguf_file
+from spectui.spec_config import DRAFT_FILE_TYPES, MTP_TYPES
 
-HIDDEN_DRAFT_TYPES = {"eagle3": "draft-eagle3", "dflash": "draft-dflash"}
 VOCAB_MAX_SIZE_DIFFERENCE = 128  # llama.cpp's SPEC_VOCAB_MAX_SIZE_DIFFERENCE
 
 
@@ -42,10 +43,10 @@ class Header:
 
     @property
     def draft_type(self) -> str:
-        """The spec type this file drafts with, as a draft model."""
-        if self.arch == "dflash" and "markov_w1.weight" in self.tensors:
-            return "draft-dspark"
-        return HIDDEN_DRAFT_TYPES.get(self.arch, "draft-simple")
+        """The spec type this file drafts with, as a draft model: the head whose architecture
+        (and tensor, the most specific first) it has, else a plain draft model."""
+        heads = [t for t in spec_types.TYPES if t.head_arch == self.arch and t.head_tensor in self.tensors | {""}]
+        return max(heads, key=lambda t: bool(t.head_tensor)).name if heads else spec_types.DRAFT_SIMPLE
 
     @property
     def has_nextn(self) -> bool:
@@ -157,7 +158,7 @@ def vocabulary_misfit(target: Header, draft: Header) -> str | None:
     """Why a plain draft cannot share the target's vocabulary, from the headers alone: the
     first of llama.cpp's rules a header shows (tokenizer kind, vocabulary size); the
     token-by-token rules run when the vocabularies load. None where the headers agree."""
-    if draft.draft_type != "draft-simple" or not (target.n_vocab and draft.n_vocab):
+    if draft.draft_type != spec_types.DRAFT_SIMPLE or not (target.n_vocab and draft.n_vocab):
         return None
     if target.tokenizer != draft.tokenizer:
         return f"its tokenizer is {draft.tokenizer}, the target's {target.tokenizer}"
@@ -169,31 +170,31 @@ def vocabulary_misfit(target: Header, draft: Header) -> str | None:
 
 def check(target: Header, draft: Header | None, types: tuple[str, ...]) -> None:
     """Refuse a draft that cannot serve `types` with this target, in one line."""
-    wanted_hidden = [t for t in types if t in ("draft-eagle3", "draft-dflash", "draft-dspark")]
-    if "draft-mtp" in types and not target.has_nextn:
-        raise UserError(f"--spec-type draft-mtp needs a target with NextN (MTP) layers; {target.path.name} has none")
-    if "draft-mtp" in types and target.n_nextn > 1:
+    mtp = [t for t in types if t in MTP_TYPES]
+    if mtp and not target.has_nextn:
+        raise UserError(f"--spec-type {mtp[0]} needs a target with NextN (MTP) layers; {target.path.name} has none")
+    if mtp and target.n_nextn > 1:
         raise UserError(
-            f"{target.path.name} chains {target.n_nextn} NextN heads, which spectui's draft-mtp "
+            f"{target.path.name} chains {target.n_nextn} NextN heads, which spectui's {mtp[0]} "
             "does not run yet (one head only)"
         )
+    needing = [t for t in types if t in DRAFT_FILE_TYPES]
     if draft is None:
-        needing = wanted_hidden + (["draft-simple"] if "draft-simple" in types else [])
         if needing:
             raise UserError(f"--spec-type {needing[0]} needs a draft model: pass it with -md/--model-draft")
         return
     kind = draft.draft_type
-    for t in wanted_hidden + (["draft-simple"] if "draft-simple" in types else []):
+    for t in needing:
         if t != kind:
             raise UserError(f"{draft.path.name} is a {kind} draft, not a {t} one: use --spec-type {kind}")
-    if kind == "draft-simple":
+    if kind == spec_types.DRAFT_SIMPLE:
         return
     if not draft.target_layers:
         raise UserError(f"{draft.path.name} lists no target layers ({draft.arch}.target_layers)")
-    if kind == "draft-eagle3" and len(draft.target_layers) != 3:
+    if kind == spec_types.DRAFT_EAGLE3 and len(draft.target_layers) != 3:
         raise UserError(f"{draft.path.name} reads {len(draft.target_layers)} target layers; EAGLE-3 reads 3")
     n_layer = target.n_layer - target.n_nextn
-    top = n_layer if kind == "draft-eagle3" else n_layer - 1
+    top = n_layer if kind == spec_types.DRAFT_EAGLE3 else n_layer - 1
     bad = [i for i in draft.target_layers if not 0 <= i <= top]
     if bad:
         raise UserError(f"{draft.path.name} reads target layer {bad[0]}, but {target.path.name} has {n_layer} layers")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import llama_cpp
 
+from spectui import spec_types
 from spectui.errors import UserError
 from spectui.llama import draft_fit, runtime
 from spectui.llama.context_params import ContextParams, check_params, llama_params
@@ -252,7 +253,7 @@ def project(
         target_fp = t.footprint()
         if draft is None:
             return target_fp, None
-        hidden = draft_fit.read_header(draft).draft_type != "draft-simple"
+        hidden = draft_fit.read_header(draft).draft_type != spec_types.DRAFT_SIMPLE
         with _NoAlloc(draft, n_gpu_layers_draft, draft_params, other=t.ctx if hidden else None) as d:
             return target_fp, d.footprint()
 

@@ -19,6 +19,7 @@ from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.stats import per_position_acceptance, rounds_of, timing
 from spectui.plan.predict import N_MAX, Drafting
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
+from spectui.spec_types import BASELINE
 from spectui.store.chat_types import AnswerConfig
 
 CALIBRATION_TOKENS = 48  # per starter prompt
@@ -90,7 +91,7 @@ def calibrate(
 
     limits = GenerationLimits(n_predict=CALIBRATION_TOKENS, ignore_eos=True)
     drafting = (
-        spec.replace(types=(model_type,), draft_n_max=max(N_MAX)) if model_type else spec.replace(types=("none",))
+        spec.replace(types=(model_type,), draft_n_max=max(N_MAX)) if model_type else spec.replace(types=(BASELINE,))
     )
 
     def answer(prompt: str, with_spec: SpecConfig) -> list:
@@ -116,7 +117,7 @@ def calibrate(
         mean = statistics.fmean(took)
         done(f"calibration: starter prompt {i}/{len(prompts)} with {label}", mean * (len(prompts) - i + 1 / 3), rounds)
     status("calibrating: the overhead of a round without a draft")
-    none_events = answer(prompts[0], spec.replace(types=("none",)))
+    none_events = answer(prompts[0], spec.replace(types=(BASELINE,)))
     done("calibration: the first starter prompt with none", 0.0, rounds_of(none_events))
     positions = tuple(per_position_acceptance(rounds))[: max(N_MAX)] if model_type else ()
     drafted = [r.n_drafted for r in rounds if r.n_drafted]

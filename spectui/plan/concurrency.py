@@ -31,6 +31,7 @@ from spectui.errors import UserError
 from spectui.plan.curve import Curve, Point, cache_path, fitted
 from spectui.plan.decodes import DEPTHS
 from spectui.plan.predict import N_MAX, Drafting, Prediction, round_overhead
+from spectui.spec_types import BASELINE
 
 FORMAT = "spectui-plan-concurrency/1"
 MAX_LEVEL = 64  # slots; the measurement decodes max level x (longest draft + 1) tokens at once
@@ -119,7 +120,7 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        if self.spec_type == "none":
+        if self.spec_type == BASELINE:
             return "the baseline"
         be = self.break_even
         if be is None:
@@ -181,7 +182,7 @@ def predict_levels(
             tuple(levels),
         )
 
-    rows = [row("none", None, NONE)]
+    rows = [row(BASELINE, None, NONE)]
     rows += [row(p.spec_type, p.n_max, p.drafting) for p in predictions if p.alpha is not None and p.drafting.share]
     return tuple(rows)
 

@@ -8,7 +8,8 @@ import textwrap
 
 from spectui.plan.concurrency import Concurrency, Row
 from spectui.plan.memory import size_text
-from spectui.plan.report import MARKS, PLOT_H, PLOT_W
+from spectui.plan.report import PLOT_H, PLOT_W, mark
+from spectui.spec_types import BASELINE
 
 NONE_MARK = "n"
 WIDTH = 80  # the tables and the picture are laid out for 80 columns
@@ -19,7 +20,7 @@ def _label(r: Row) -> tuple[str, str]:
 
 
 def _mark(r: Row) -> str:
-    return NONE_MARK if r.spec_type == "none" else str(r.n_max) if r.n_max is not None else MARKS.get(r.spec_type, "?")
+    return NONE_MARK if r.spec_type == BASELINE else str(r.n_max) if r.n_max is not None else mark(r.spec_type)
 
 
 def _short_verdict(r: Row) -> str:

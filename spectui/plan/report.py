@@ -9,6 +9,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui import spec_types
+from spectui.plan.cached import noise
 from spectui.plan.curve import Curve
 from spectui.plan.predict import (
     DEPTH,
@@ -24,7 +26,7 @@ from spectui.plan.predict import (
 
 PLOT_W, PLOT_H = 61, 13
 # an n-gram type's mark in the picture (a draft model's lines are marked by their n-max)
-MARKS = {"ngram-simple": "s", "ngram-map-k": "k", "ngram-map-k4v": "v", "ngram-mod": "m", "ngram-cache": "c"}
+MARKS = {t.name: t.mark for t in spec_types.TYPES if t.mark}
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Plan:
     positions: tuple[float, ...]
     ngram: dict[str, Drafting]
     sources: dict[str, str]
+    pair_flags: str = ""  # the flags that load this pair in the chat ("--preset fast"), for "Next:"
 
     @property
     def rows(self) -> list[Prediction]:
@@ -101,10 +104,12 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
         )
     if curve.loop_scale != 1.0:
         out.append(f"decodes timed apart, scaled by {curve.loop_scale:.2f} to the generation loop's own single step")
-    out.append(
-        f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft, "
-        f"{1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
+    with_model = (
+        f", {1000 * curve.overhead_spec:.1f} ms with a draft model's draft of {curve.overhead_length:.1f} tokens"
+        if curve.draft  # a pair without a draft model measured no draft model's overhead
+        else ""
     )
+    out.append(f"overhead per round outside llama.cpp: {1000 * curve.overhead_none:.1f} ms without a draft{with_model}")
     return out
 
 
@@ -151,11 +156,17 @@ def conclusion(plan: Plan) -> list[str]:
     best = max(priced, key=lambda p: p.speedup or 0.0, default=None)
     if best is not None and best.pays:
         flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
-        return [
-            f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x "
-            f"the speed of none at the measured α {best.alpha:.2f}: it pays.",
-            f"Next: spectui {flags} (with this plan's model flags); the chat's panel shows whether it pays as you go.",
-        ]
+        run = f"spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}"
+        said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
+        said += f" the speed of none at the measured α {best.alpha:.2f}"
+        spread = noise(plan.curve, best.drafting)
+        if (best.speedup or 0.0) <= 1 + spread:  # as the welcome card reads the same cache (chat/outlook.side)
+            return [
+                f"{said}, within the timing noise ({spread:.0%}): no measurable difference from none.",
+                f"Next: `spectui plan --remeasure` on a quiet machine, or try {run}; the chat's panel shows "
+                "whether it pays as you go.",
+            ]
+        return [f"{said}: it pays.", f"Next: {run}; the chat's panel shows whether it pays as you go."]
     found = (
         f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x"
         if best is not None
@@ -167,9 +178,14 @@ def conclusion(plan: Plan) -> list[str]:
     ]
 
 
+def mark(label: str) -> str:
+    """A line's mark in the picture: its type's (the table's), else its label's first character."""
+    return MARKS.get(label, label[:1])
+
+
 def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[str]:
-    """Speedup (rows) against α from 0 to 1 (columns): each line by its mark (MARKS, else its
-    label's first character), the break-even speedup 1 as a row of dashes."""
+    """Speedup (rows) against α from 0 to 1 (columns): each line by its mark(), the break-even
+    speedup 1 as a row of dashes."""
     if not lines:
         return ["(nothing to draw: no type drafts)"]
     width = len(next(iter(lines.values())))
@@ -183,7 +199,7 @@ def picture_lines(lines: dict[str, list[float]], height: int = PLOT_H) -> list[s
     grid[row(1.0)] = ["-"] * width
     for label, ys in lines.items():
         for x, y in enumerate(ys):
-            grid[row(y)][x] = MARKS.get(label, label[:1])
+            grid[row(y)][x] = mark(label)
     out = []
     for r in range(height):
         y = bottom + (height - 1 - r) / (height - 1) * (top - bottom)
@@ -217,7 +233,7 @@ def render(plan: Plan, memory: Sequence[str], width: int | None = None) -> list[
     if plan.model_type:
         legend = f"{plan.model_type}, marked by n-max 1..8"
     else:
-        legend = ", ".join(f"{MARKS[t]} {t}" for t in plan.lines())
+        legend = ", ".join(f"{mark(t)} {t}" for t in plan.lines())
     out = ["Cost curve (this machine)", *curve_lines(plan.curve, plan.depth), "", *memory, ""]
     out += [f"Predictions at depth {plan.depth} (α: accepted / drafted)", *table_lines(plan)]
     out += [f"  {line}" for line in LEGEND]

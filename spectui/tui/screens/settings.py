@@ -110,16 +110,15 @@ class SettingsScreen(ModalScreen[dict | None]):
     #fields {
         grid-size: 3;
         grid-columns: 15 16 1fr;
-        grid-rows: 1;
+        grid-rows: auto;
         grid-gutter: 0 1;
         height: auto;
         margin: 1 0;
     }
     #fields .about {
         color: $text-muted;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
         width: 1fr;
+        height: auto;
     }
     #fields .about.-unused {
         color: $warning;
@@ -172,7 +171,6 @@ class SettingsScreen(ModalScreen[dict | None]):
                     else:
                         yield Input(shown(f, value), id=f.name, compact=True, disabled=unused is not None)
                     about = Label(unused or f.about, classes="about -unused" if unused else "about")
-                    about.tooltip = unused  # the whole line, where a narrow form cuts it
                     yield about
             yield Label(BY_NAME["system"].label.capitalize() + " (" + BY_NAME["system"].about + ")", classes="heading")
             yield TextArea(shown(BY_NAME["system"], self.current.system), id="system", soft_wrap=True, compact=True)
