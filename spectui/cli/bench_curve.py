@@ -9,6 +9,7 @@ into the result, never into plan's cache: plan's document also holds a calibrati
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -135,8 +136,17 @@ def costs(
         return None, f"the context (-c {session.ctx.n_ctx}) is too small to time decodes at {deepest} tokens"
     draft_ctx = session.draft_ctx if any(c.spec.needs_draft_model for c in priceable) else None
     status("timing this machine's decodes for the verdict")
+    said = [time.monotonic()]
+
+    def progress(what: str, left: float) -> None:
+        """A line every 20 s at most, so a log shows a minutes-long timing is alive."""
+        if time.monotonic() - said[0] >= 20:
+            said[0] = time.monotonic()
+            status(f"timing this machine's decodes: {what} done, about {left:.0f} s left")
+
     try:
-        timed = decodes.measure_decodes(session.ctx, draft_ctx, _filler(session, m.runs, system), longest, n_max)
+        filler = _filler(session, m.runs, system)
+        timed = decodes.measure_decodes(session.ctx, draft_ctx, filler, longest, n_max, progress)
     except KeyboardInterrupt:
         return None, "the timing of this machine's decodes was interrupted"
     except Exception as e:  # noqa: BLE001 - the measured runs matter more than the citation
