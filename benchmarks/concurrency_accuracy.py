@@ -10,10 +10,13 @@ configuration:
   default  Qwen2.5-Coder 1.5B with the 0.5B draft: draft-simple at --spec-draft-n-max 3
 For each configuration `spectui bench --server NONE,SPEC --concurrency LEVELS --json` measures
 (bursts of c requests, temperature 0, exactly -n tokens each), and `spectui plan --concurrency
-LEVELS --json -t 2` predicts, for the same model files, threads and slots. Prints predicted
-against measured aggregate tok/s per configuration and level, the errors, their median and
-maximum, and the acceptance each side used (the plan's from its calibration, the server's
-from the bench): an error with equal acceptance is the cost model's. Asserts nothing.
+LEVELS --json -t 2` times this machine's decodes of c sequences for the same model files,
+threads and slots. Compared: the generation tok/s summed over the busy slots (each request's
+own tok/s, first token to last: what the plan models; the end-to-end aggregate also holds the
+prompts' processing, and is printed beside it), predicted from the plan's timings at the
+acceptance the server's own counters measured (drafts per round, their length, accepted
+tokens), so an error is the cost model's, not a difference of prompts; the plan's own
+prediction at its calibration's acceptance is printed beside it. Asserts nothing.
 
 `--quick`: SmolLM2 and ngram-simple only, levels 1,2, one repeat, one prompt per group, 32
 tokens: a smoke run of the whole path (its figures mean nothing).
@@ -32,6 +35,9 @@ from pathlib import Path
 
 from spectui.config.resolve import resolve
 from spectui.launch.session import checked_models
+from spectui.plan.concurrency import NONE, Level, aggregate
+from spectui.plan.curve import Curve
+from spectui.plan.predict import Drafting
 from tests.test_server import Server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,21 +92,36 @@ def plan_row(plan: dict, spec_type: str) -> dict | None:
     return None
 
 
-def plan_alpha(plan: dict, spec_type: str) -> float | None:
-    return next(
-        (r["alpha"] for r in plan["table"] if r["spec_type"] == spec_type and r["n_max"] in (None, N_MAX)), None
-    )
+def levels_of(plan: dict) -> dict[int, Level]:
+    """The plan's timed T(c, b) per level, with its overheads (`--json`'s concurrency.timings)."""
+    return {int(c): Level(int(c), Curve.from_dict(d)) for c, d in plan["concurrency"]["timings"].items()}
 
 
-def compare(pair: str, spec_type: str, plan: dict, bench: dict) -> list[dict]:
+def server_drafting(r: dict, model: bool) -> Drafting | None:
+    """How the server drafted over a level, from its own counters: rounds = tokens - accepted
+    (a round emits its accepted tokens and one more), drafting rounds = its drafts."""
+    c = r.get("server_counters")
+    tokens = sum(b["n_tokens"] for b in r["repeats"])
+    if not c or not c["drafts"] or tokens <= c["accepted"]:
+        return None
+    rounds = tokens - c["accepted"]
+    return Drafting(c["drafts"] / rounds, c["drafted"] / c["drafts"], c["accepted"] / c["drafts"], model)
+
+
+def compare(pair: str, spec_type: str, plan: dict, bench: dict, depth: int, with_none: bool) -> list[dict]:
+    """Per level: the plan's aggregate generation tok/s at the acceptance the server measured
+    (the cost model alone) against the server's, and the plan's own at its calibration's."""
     levels = plan["concurrency"]["levels"]
+    timed = levels_of(plan)
     out = []
-    for label, row in (("none", plan_row(plan, "none")), (spec_type, plan_row(plan, spec_type))):
+    for label in (["none"] if with_none else []) + [spec_type]:
+        row = plan_row(plan, label)
         for r in bench["results"]:
-            if r["server"] != label or r["level"] not in levels or row is None:
+            if r["server"] != label or r["level"] not in levels:
                 continue
-            predicted = row["tok_per_s"][levels.index(r["level"])]
-            measured = r["agg_tok_per_s"]
+            d = NONE if label == "none" else server_drafting(r, spec_type.startswith("draft"))
+            predicted = aggregate(timed[r["level"]], timed[1], d, depth) if d is not None else None
+            measured = r["gen_tok_per_s"]
             out.append(
                 {
                     "pair": pair,
@@ -108,28 +129,38 @@ def compare(pair: str, spec_type: str, plan: dict, bench: dict) -> list[dict]:
                     "level": r["level"],
                     "predicted": predicted,
                     "measured": measured,
-                    "error": (predicted - measured) / measured if measured else None,
-                    "noise": r.get("agg_tok_per_s_spread"),
+                    "error": (predicted - measured) / measured if predicted is not None and measured else None,
+                    "noise": r.get("gen_tok_per_s_spread"),
+                    "end_to_end": r["agg_tok_per_s"],
+                    "plan_own": row["tok_per_s"][levels.index(r["level"])] if row else None,
                     "alpha_plan": plan_alpha(plan, label) if label != "none" else None,
-                    "alpha_server": r.get("acceptance_rate"),
-                    "break_even_plan": row.get("break_even_concurrency"),
+                    "alpha_server": d.alpha if d is not None and label != "none" else None,
+                    "break_even_plan": row.get("break_even_concurrency") if row else None,
                 }
             )
     return out
 
 
+def plan_alpha(plan: dict, spec_type: str) -> float | None:
+    return next(
+        (r["alpha"] for r in plan["table"] if r["spec_type"] == spec_type and r["n_max"] in (None, N_MAX)), None
+    )
+
+
 def report(rows: list[dict]) -> None:
+    print("generation tok/s summed over the busy slots: predicted at the server's acceptance, against measured")
     head = f"{'pair':<8}{'config':<14}{'c':>3}{'predicted':>11}{'measured':>10}{'error':>10}{'noise':>7}"
-    print(head + f"{'α plan':>8}{'α srv':>7}")
+    print(head + f"{'α srv':>7}{'plan own':>10}{'α plan':>8}{'end-to-end':>12}")
 
     def num(x, fmt):
         return "-" if x is None else format(x, fmt)
 
     for r in rows:
         print(
-            f"{r['pair']:<8}{r['config']:<14}{r['level']:>3}{r['predicted']:>11.1f}{num(r['measured'], '.1f'):>10}"
-            f"{num(r['error'], '+.1%'):>10}{num(r['noise'], '.0%'):>7}{num(r['alpha_plan'], '.2f'):>8}"
-            f"{num(r['alpha_server'], '.2f'):>7}"
+            f"{r['pair']:<8}{r['config']:<14}{r['level']:>3}{num(r['predicted'], '.1f'):>11}"
+            f"{num(r['measured'], '.1f'):>10}{num(r['error'], '+.1%'):>10}{num(r['noise'], '.0%'):>7}"
+            f"{num(r['alpha_server'], '.2f'):>7}{num(r['plan_own'], '.1f'):>10}{num(r['alpha_plan'], '.2f'):>8}"
+            f"{num(r['end_to_end'], '.1f'):>12}"
         )
     errors = [abs(r["error"]) for r in rows if r["error"] is not None]
     if errors:
@@ -168,7 +199,7 @@ def main() -> None:
                         bench = measure(f"{none.url},{spec.url}", args.levels, args, out)
                     finally:
                         spec.stop()
-                    rows += compare(pair, spec_type, plan, bench)
+                    rows += compare(pair, spec_type, plan, bench, args.depth, with_none=spec_type == configs[0][0])
             finally:
                 none.stop()
     report(rows)

@@ -232,8 +232,9 @@ def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypa
     monkeypatch.setattr(bench_curve.plan_curve, "identity", lambda setup, target, draft: {"draft": draft})
     monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: ({"curve": CURVE.as_dict()}, None))
 
-    def measure(target_ctx, draft_ctx, filler, longest, n_max):
+    def measure(target_ctx, draft_ctx, filler, longest, n_max, progress):
         timed.append((draft_ctx, filler[:3], longest, n_max))
+        progress("target depth 64", 30.0)  # within 20 s of the first line: not said
         return replace(CURVE, overhead_none=0.0, overhead_spec=0.0)
 
     monkeypatch.setattr(bench_curve.decodes, "measure_decodes", measure)

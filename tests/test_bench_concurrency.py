@@ -111,6 +111,7 @@ def test_rows_hold_aggregate_and_per_request_numbers_with_their_spread():
     assert spec2["agg_tok_per_s"] == pytest.approx(15.2)
     assert spec2["agg_tok_per_s_spread"] == pytest.approx(0.6 / 15.2)
     assert spec2["req_tok_per_s_p50"] == pytest.approx(7.6)  # each of 2 requests made half
+    assert spec2["gen_tok_per_s"] == pytest.approx(15.2)  # their own rates summed (no prompt time here)
     assert spec2["ttft_p50_s"] == pytest.approx(0.15) and spec2["ttft_p95_s"] == pytest.approx(0.195)
     assert spec2["drafted_per_request"] == 12 and spec2["acceptance_rate"] == pytest.approx(0.75)
     assert rows[0]["drafted_per_request"] == 0 and rows[0]["acceptance_rate"] is None

@@ -58,7 +58,9 @@ DRAFT_COLUMNS = KEY_COLUMNS + (
     ("server acc./drafted", _server_drafts),
     ("busy slots", _busy),
 )
-COLUMNS = SPEED_COLUMNS + DRAFT_COLUMNS[2:] + (("server acc. per position", _per_pos),)
+GENERATION = ("gen. tok/s", lambda r: figure(r["gen_tok_per_s"], ".1f") + _noise(r, "gen_tok_per_s"))
+COLUMNS = SPEED_COLUMNS[:3] + (GENERATION,) + SPEED_COLUMNS[3:] + DRAFT_COLUMNS[2:]
+COLUMNS += (("server acc. per position", _per_pos),)
 
 
 def protocol_line(doc: dict) -> str:

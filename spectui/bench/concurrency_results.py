@@ -3,6 +3,9 @@ its verdict: up to which concurrency speculation pays on this server, and the br
 
 Per burst (one level, one server, one pass): aggregate tok/s is the tokens of all its
 requests over its wall time (the first request sent to the last chunk received);
+generation tok/s is the sum of its requests' own tok/s (each from its first token to its
+last, as llama.cpp's predicted_per_second): the server's decoding rate while they generate
+together, without the prompts' processing that the aggregate includes;
 per-request tok/s, TTFT p50/p95 are over its requests, ITL p50/p95 over all their tokens
 (engine.stats' definition); drafted and accepted are per request (the server's
 timings.draft_n and draft_n_accepted). Per level and server: the median over the passes of
@@ -27,12 +30,14 @@ from spectui.words import plural
 SCHEMA = "spectui-bench-concurrency/1"
 STATISTICS = (
     "per burst (one level, one server, one pass): aggregate tok/s = tokens of all requests / wall "
-    "time; per-request tok/s, TTFT p50/p95 over its requests; ITL p50/p95 over their tokens; "
+    "time; generation tok/s = sum of the requests' own tok/s (first token to last); per-request "
+    "tok/s, TTFT p50/p95 over its requests; ITL p50/p95 over their tokens; "
     "per level and server: median over the passes, spread = (max - min) / median"
 )
 # Per-burst numbers reduced to a median and a spread over the passes.
 METRICS = (
     "agg_tok_per_s",
+    "gen_tok_per_s",
     "req_tok_per_s_p50",
     "req_tok_per_s_p95",
     "ttft_p50_s",
@@ -48,7 +53,8 @@ def burst_stats(b: Burst) -> dict:
     reqs = b.requests
     tokens = sum(r.n_generated for r in reqs)
     drafted, accepted = sum(r.n_drafted for r in reqs), sum(r.n_accepted for r in reqs)
-    speed = p50_p95([r.tok_per_s for r in reqs if r.tok_per_s is not None])
+    speeds = [r.tok_per_s for r in reqs if r.tok_per_s is not None]
+    speed = p50_p95(speeds)
     ttft = p50_p95([r.ttft_s for r in reqs if r.ttft_s is not None])
     itl = p50_p95([x for r in reqs for x in r.itl])
     wall = b.wall_s
@@ -57,6 +63,7 @@ def burst_stats(b: Burst) -> dict:
         "wall_s": wall,
         "n_tokens": tokens,
         "agg_tok_per_s": tokens / wall if wall > 0 else None,
+        "gen_tok_per_s": sum(speeds) if len(speeds) == len(reqs) else None,
         "req_tok_per_s_p50": speed[0],
         "req_tok_per_s_p95": speed[1],
         "ttft_p50_s": ttft[0],

@@ -22,7 +22,7 @@ from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
 from spectui.spec_types import BASELINE
 from spectui.store.chat_types import AnswerConfig
 
-CALIBRATION_TOKENS = 48  # per starter prompt
+CALIBRATION_TOKENS = 40  # per starter prompt: 3 x 40 drafted-for tokens, a third of the first run
 MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance
 
 
