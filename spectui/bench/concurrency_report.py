@@ -59,8 +59,8 @@ DRAFT_COLUMNS = KEY_COLUMNS + (
     ("busy slots", _busy),
 )
 GENERATION = ("gen. tok/s", lambda r: figure(r["gen_tok_per_s"], ".1f") + _noise(r, "gen_tok_per_s"))
-COLUMNS = SPEED_COLUMNS[:3] + (GENERATION,) + SPEED_COLUMNS[3:] + DRAFT_COLUMNS[2:]
-COLUMNS += (("server acc. per position", _per_pos),)
+PER_POSITION = ("server acc. per position", _per_pos)
+COLUMNS = SPEED_COLUMNS[:3] + (GENERATION,) + SPEED_COLUMNS[3:] + DRAFT_COLUMNS[2:] + (PER_POSITION,)
 
 
 def protocol_line(doc: dict) -> str:
