@@ -2,7 +2,7 @@
 
     python benchmarks/memory_projection.py [-c 4096,16384] [-m TARGET -md DRAFT]
 
-For each -c, in a fresh process: `spectui.plan.memory.project` (no_alloc, nothing loaded),
+For each -c, in a fresh process: `spectui.plan.memory_projection.project` (no_alloc, nothing loaded),
 then the pair loaded as the chat loads it (mmap, -ngl as given) with its two contexts, and
 llama.cpp's breakdown of those real buffers, part by part; last, the process's RSS growth
 once a full batch has been decoded in each context (the pages touched: weights, KV cache,
@@ -29,7 +29,7 @@ from spectui.engine.resources import process_rss
 from spectui.llama import memory_fit
 from spectui.llama.context import Context
 from spectui.llama.model import Model
-from spectui.plan import memory
+from spectui.plan import memory_projection
 
 MIB = 2**20
 
@@ -37,7 +37,7 @@ MIB = 2**20
 def one(target: Path, draft: Path, n_ctx: int, ngl: int) -> dict:
     """Projection, real breakdown and RSS growth at one -c (run in its own process)."""
     t0 = time.perf_counter()
-    proj = memory.project(target, draft, n_ctx=n_ctx, n_gpu_layers=ngl, n_gpu_layers_draft=ngl)
+    proj = memory_projection.project(target, draft, n_ctx=n_ctx, n_gpu_layers=ngl, n_gpu_layers_draft=ngl)
     seconds = time.perf_counter() - t0
     setup = Setup(ctx_size=n_ctx)
     rss0 = process_rss()

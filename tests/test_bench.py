@@ -20,7 +20,7 @@ import pytest
 from rich.console import Console
 
 from spectui.bench import compare, prompts, report, results, verdict
-from spectui.bench.memory import MemorySample
+from spectui.bench.peak_memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command
@@ -180,14 +180,14 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
 
 def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
     """The GPU branches, on hand-made NVML answers (this machine has no GPU)."""
-    from spectui.bench import memory
+    from spectui.bench import peak_memory
     from spectui.engine import resources
 
     gpu = resources.GpuMemory(0, "H200", used=130 * 2**30, total=140 * 2**30, process_used=None)
     monkeypatch.setattr(resources, "gpu_memory", lambda: [gpu])
-    assert memory.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
+    assert peak_memory.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
     monkeypatch.setattr(resources, "gpu_memory", lambda: [dataclasses.replace(gpu, process_used=5)])
-    assert memory.sample_memory().source == "gpu-process"
+    assert peak_memory.sample_memory().source == "gpu-process"
     env = {
         "gpus": [{"name": "H200", "driver_version": "1"}],
         "llama_cpp": {"gpu_offload": True},

@@ -13,7 +13,7 @@ import pytest
 
 from spectui.bench import report, results
 from spectui.bench.citation import BENCH, PLAN_CACHE, cite
-from spectui.bench.memory import MemorySample
+from spectui.bench.peak_memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command

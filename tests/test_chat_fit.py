@@ -23,8 +23,8 @@ from spectui.config.assembly import TextReport
 from spectui.config.settings import Settings
 from spectui.errors import UserError
 from spectui.launch import session as launch_session
-from spectui.plan import memory
-from spectui.plan.memory import Device, MemoryProjection, Part
+from spectui.plan import memory_projection
+from spectui.plan.memory_projection import Device, MemoryProjection, Part
 from spectui.store import chat_types
 from spectui.tui.app import SpecApp
 from tests.cli_helpers import Loaded, refused, run_cli
@@ -43,7 +43,7 @@ def projected(free_mib: int, draft: Path | None = D) -> MemoryProjection:
     device = Device("CPU", "", Part(1060 * MIB, 224 * MIB, 300 * MIB), part, free_mib * MIB, "MemAvailable")
     proj = MemoryProjection(T, draft, 8192, -1, -1, {"-ctkd": "f16", "-ctvd": "f16"}, (device,), [])
     if not proj.fits:
-        proj.suggestions.extend(memory.suggest(proj, (28, 24)))
+        proj.suggestions.extend(memory_projection.suggest(proj, (28, 24)))
     return proj
 
 
@@ -139,10 +139,10 @@ def test_the_chat_start_refuses_a_pair_that_does_not_fit_in_one_line(monkeypatch
     started = []
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     monkeypatch.setattr(launch_session, "checked_models", lambda *a, **kw: (T, D))
-    monkeypatch.setattr(memory, "for_setup", lambda *a: (projected(2340), None))
+    monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (projected(2340), None))
     err = refused("chat", "--preset", "smollm2", match="target.gguf + draft.gguf at -c 8192: does not fit: needs 2.32")
     assert "what would fit: -c 7168" in err
-    monkeypatch.setattr(memory, "for_setup", lambda *a: (projected(8000), None))
+    monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (projected(8000), None))
 
     def run(app):
         started.append(app.fit_checked)
@@ -156,11 +156,11 @@ def test_the_chat_start_refuses_a_pair_that_does_not_fit_in_one_line(monkeypatch
 @pytest.mark.model
 def test_smollm2_is_refused_where_its_projection_exceeds_free_memory(setup, monkeypatch):
     """llama.cpp's real projection of the SmolLM2 pair, against 64 MiB free and then this machine's."""
-    monkeypatch.setattr(memory, "_mem_available", lambda: 64 * MIB)
+    monkeypatch.setattr(memory_projection, "_mem_available", lambda: 64 * MIB)
     with pytest.raises(UserError, match=r"At -c 4096: does not fit: needs \d+ MiB, 64 MiB free RAM\nWhat would fit:"):
-        load(setup, memory.for_setup, monkeypatch)
+        load(setup, memory_projection.for_setup, monkeypatch)
     monkeypatch.undo()
-    said, opened = load(setup, memory.for_setup, monkeypatch)
+    said, opened = load(setup, memory_projection.for_setup, monkeypatch)
     assert said[0] == "checking memory" and said[1].startswith("memory fits: ") and len(opened) == 1
 
 

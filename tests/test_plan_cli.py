@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spectui.cli import plan as plan_command
-from spectui.plan import curve, memory
+from spectui.plan import curve, memory_projection
 from tests.cli_helpers import run_cli
 
 RECORDED = Path(__file__).parent / "data" / "plan_smollm2.json"
@@ -25,7 +25,7 @@ class Measured(Exception):
 @pytest.fixture
 def cached(tmp_path, monkeypatch):
     """The recorded SmolLM2 curve in the cache, as this machine's, and no memory projection: no model loads."""
-    monkeypatch.setattr(memory, "for_setup", lambda setup, target, draft: (None, "not projected here"))
+    monkeypatch.setattr(memory_projection, "for_setup", lambda setup, target, draft: (None, "not projected here"))
     doc = json.loads(RECORDED.read_text())
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(curve, "identity", lambda setup, target, draft: doc["key"])
@@ -197,7 +197,7 @@ def test_a_pair_that_does_not_fit_says_what_would_and_is_not_measured(tmp_path, 
             return ["needs 9.00 GiB of 2.00 GiB free: does not fit", "would fit: -c 1024"]
 
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(memory, "for_setup", lambda setup, target, draft: (Projection(), None))
+    monkeypatch.setattr(memory_projection, "for_setup", lambda setup, target, draft: (Projection(), None))
     ran = run_cli("plan", "--preset", "fast")
     assert ran.returncode == 1 and "would fit: -c 1024" in ran.stdout, ran
 

@@ -513,13 +513,13 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
 
 def test_chat_command_resumes_the_latest_chat(monkeypatch):
     from spectui.cli import chat as chat_command
-    from spectui.plan import memory
+    from spectui.plan import memory_projection
 
     chat = fixed_chat()
     started = []
     monkeypatch.setattr(SpecApp, "run", lambda self: started.append(self))
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
-    monkeypatch.setattr(memory, "for_setup", lambda *a: (None, "not projected here"))  # a no_alloc load
+    monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (None, "not projected here"))  # a no_alloc load
     assert chat_command.main(chat_args("--resume")) == 0
     assert started[0].controller.chat.id == chat.id and started[0].controller.setup.preset == "smollm2"
 

@@ -443,9 +443,9 @@ def saved_with_setup(**setup_values) -> chat_types.Chat:
 
 def test_resume_restores_the_chats_models_and_settings(monkeypatch, capsys):
     from spectui.cli import chat as chat_command
-    from spectui.plan import memory
+    from spectui.plan import memory_projection
 
-    monkeypatch.setattr(memory, "for_setup", lambda *a: (None, "not projected here"))  # a no_alloc load
+    monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (None, "not projected here"))  # a no_alloc load
 
     saved_with_setup(spec_type="ngram-mod", spec_draft_n_max=6, system="Be terse.", temp=0.9)
     started = []

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from spectui import spec_types
-from spectui.bench.memory import MemorySample, sample_memory
+from spectui.bench.peak_memory import MemorySample, sample_memory
 from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages

@@ -55,8 +55,8 @@ class ChatController:
             session=session,
             environment=environment or {},
         )
-        self.records = Persistence(self.state)
-        self.talk = Conversation(self.state, self.records)
+        self.persistence = Persistence(self.state)
+        self.conversation = Conversation(self.state, self.persistence)
         self.switcher = SetupSwitcher(self.state)
 
     # --- what the screens read (and the app sets) -------------------------------------
@@ -91,23 +91,23 @@ class ChatController:
 
     @property
     def turn(self) -> LiveTurn | None:
-        return self.talk.turn
+        return self.conversation.turn
 
     @property
     def queued(self) -> list[str]:
-        return self.talk.queued
+        return self.conversation.queued
 
     @property
     def editing(self) -> chat_types.Message | None:
-        return self.talk.editing
+        return self.conversation.editing
 
     @property
     def answered(self) -> list[LiveTurn]:
-        return self.talk.answered
+        return self.conversation.answered
 
     @property
     def traced(self) -> list[TraceTurn]:
-        return self.records.traced
+        return self.persistence.traced
 
     @property
     def inspect(self) -> bool:
@@ -147,7 +147,7 @@ class ChatController:
         return self.state.idle(doing)
 
     def panel_state(self) -> PanelState:
-        return self.talk.panel_state()
+        return self.conversation.panel_state()
 
     def outlook(self) -> Outlook | None:
         """The welcome card's word on speed here, for the configuration in force."""
@@ -157,74 +157,74 @@ class ChatController:
     # --- the conversation ------------------------------------------------------------
 
     def submit(self, text: str) -> bool:
-        return self.talk.submit(text)
+        return self.conversation.submit(text)
 
     def send_queued(self) -> None:
-        self.talk.send_queued()
+        self.conversation.send_queued()
 
     def edit_previous(self) -> None:
-        self.talk.edit_previous()
+        self.conversation.edit_previous()
 
     def edit(self, message: chat_types.Message) -> None:
-        self.talk.edit(message)
+        self.conversation.edit(message)
 
     def cancel_edit(self) -> None:
-        self.talk.cancel_edit()
+        self.conversation.cancel_edit()
 
     def editable(self) -> list[tuple[str, chat_types.Message, str]]:
-        return self.talk.editable()
+        return self.conversation.editable()
 
     def regenerate(self) -> None:
-        self.talk.regenerate()
+        self.conversation.regenerate()
 
     def add_events(self, events: list[Event]) -> None:
-        self.talk.add_events(events)
+        self.conversation.add_events(events)
 
     def turn_failed(self, error: str) -> None:
-        self.talk.turn_failed(error)
+        self.conversation.turn_failed(error)
 
     def stop(self) -> bool:
-        return self.talk.stop()
+        return self.conversation.stop()
 
     def stop_or_cancel_edit(self) -> None:
-        self.talk.stop_or_cancel_edit()
+        self.conversation.stop_or_cancel_edit()
 
     def last_answer(self) -> str | None:
-        return self.talk.last_answer()
+        return self.conversation.last_answer()
 
     def last_rounds(self) -> tuple[list[Round], str] | None:
-        return self.talk.last_rounds()
+        return self.conversation.last_rounds()
 
     def new_chat(self) -> None:
-        self.talk.new_chat()
+        self.conversation.new_chat()
 
     # --- chats: saving, opening, exporting, traces -----------------------------------
 
     def save(self) -> None:
-        self.records.save(self.talk.turn)
+        self.persistence.save(self.conversation.turn)
 
     def keep_unsaved(self) -> Path | None:
-        return self.records.keep_unsaved()
+        return self.persistence.keep_unsaved()
 
     def say_damage(self) -> None:
-        self.records.say_damage()
+        self.persistence.say_damage()
 
     def export_markdown(self) -> None:
-        self.records.export_markdown()
+        self.persistence.export_markdown()
 
     def save_trace(self) -> None:
-        self.records.save_trace()
+        self.persistence.save_trace()
 
     def trace_header(self, recorded_by: str) -> dict:
-        return self.records.trace_header(recorded_by)
+        return self.persistence.trace_header(recorded_by)
 
     def open_chat(self, chat_id: str) -> None:
         """Open a saved chat (its last messages) on the models and settings it ran with."""
-        if not self.idle("open another chat") or (chat := self.records.open(chat_id)) is None:
+        if not self.idle("open another chat") or (chat := self.persistence.open(chat_id)) is None:
             return
-        self.talk.show(chat)
+        self.conversation.show(chat)
         self.state.notify(f"Opened “{chat.title or chat.id}”", timeout=3)
-        self.records.say_damage()
+        self.persistence.say_damage()
         self.switcher.restore(chat)
 
     def chats_changed(self, renamed: dict[str, str], deleted: set[str], open_id: str | None = None) -> None:
@@ -234,29 +234,29 @@ class ChatController:
             self.chat.title = renamed[self.chat.id]  # so its next save keeps the name
         if self.chat.id in deleted:
             self.stop()  # an answer to a deleted chat has nowhere to go
-            self.talk.show(chat_types.new_chat(self.setup.preset))
+            self.conversation.show(chat_types.new_chat(self.setup.preset))
         if open_id is not None:
             self.open_chat(open_id)
 
     # --- the store, for the screens (they reach it only here) ---------------------------
 
     def list_chats(self) -> tuple[list[Summary], list[tuple[Path, str]]]:
-        return self.records.list_chats()
+        return self.persistence.list_chats()
 
     def search_chats(self, query: str) -> list[Summary]:
-        return self.records.search(query)
+        return self.persistence.search(query)
 
     def rename_chat(self, chat_id: str, title: str) -> Summary:
-        return self.records.rename_chat(chat_id, title)
+        return self.persistence.rename_chat(chat_id, title)
 
     def delete_chat(self, chat_id: str) -> None:
-        self.records.delete_chat(chat_id)
+        self.persistence.delete_chat(chat_id)
 
     def earlier_than(self, chat: chat_types.Chat, message: chat_types.Message, n: int) -> list[chat_types.Message]:
-        return self.records.earlier_than(chat, message, n)
+        return self.persistence.earlier_than(chat, message, n)
 
     def store_path(self) -> Path:
-        return self.records.store_path()
+        return self.persistence.store_path()
 
     # --- the setup: speculation, loading, presets, settings ----------------------------
 
@@ -286,7 +286,7 @@ class ChatController:
 
     def session_loaded(self, session: ChatSession, setup: Setup, environment: dict) -> None:
         self.switcher.session_loaded(session, setup, environment)
-        self.talk.send_queued()
+        self.conversation.send_queued()
 
     def measure(self) -> None:
         self.switcher.measure()
@@ -298,11 +298,11 @@ class ChatController:
 
     def measured(self, error: str | None) -> None:
         self.switcher.measured(error)
-        self.talk.send_queued()  # what waited for the plan
+        self.conversation.send_queued()  # what waited for the plan
 
     def session_failed(self, error: str) -> None:
         self.switcher.session_failed(error)
-        self.talk.send_queued()  # a switch failed: the loaded pair takes what waited
+        self.conversation.send_queued()  # a switch failed: the loaded pair takes what waited
 
     def close(self) -> None:
         self.switcher.close()

@@ -31,9 +31,9 @@ STOPPING = StatusLine("stopping")
 
 
 class Conversation:
-    def __init__(self, state: ChatState, records: Persistence):
+    def __init__(self, state: ChatState, persistence: Persistence):
         self.state = state
-        self.records = records
+        self.persistence = persistence
         self.turn: LiveTurn | None = None  # the answer streaming now, or the last one
         self.queued: list[str] = []  # messages typed while the chat was busy, oldest first
         self.editing: chat_types.Message | None = None  # the sent message the box holds for resending
@@ -47,7 +47,8 @@ class Conversation:
         if self.editing is not None:  # the edit belonged to the chat that goes
             self.cancel_edit()
         self.state.chat = chat
-        self.turn, self.answered, self.records.traced = None, [], []
+        self.turn, self.answered = None, []
+        self.persistence.forget_traces()
         self.state.emit(ChatShown(chat))
         self.state.emit(PanelChanged())
 
@@ -153,11 +154,11 @@ class Conversation:
     def _start_turn(self, session: ChatSession) -> None:
         s = self.state
         self.turn = LiveTurn(session.spec, s.setup.sampling())
-        said = self.records.earlier_texts() + [(m.role, m.content) for m in s.chat.messages]
+        said = self.persistence.earlier_texts() + [(m.role, m.content) for m in s.chat.messages]
         prompt = chat_messages(said, s.setup.system)
         s.chat.messages.append(self.turn.message)
         s.emit(AnswerStarted(self.turn))
-        self.records.start_answer(self.turn)
+        self.persistence.start_answer(self.turn)
         s.changes = []
         s.job = TurnJob(session, prompt, GenerationLimits(n_predict=s.setup.n_predict))
         s.emit(GENERATING)
@@ -184,7 +185,7 @@ class Conversation:
             s.job = None
             self._finish_turn(turn)
             return
-        self.records.save_answer()
+        self.persistence.save_answer()
 
     def _say_cut(self, start: TurnStart) -> None:
         """Once a long chat outgrows the context, and each time its cut moves on."""
@@ -208,14 +209,14 @@ class Conversation:
             s.chat.cut(s.chat.messages.index(turn.message))
             removed = True
         s.emit(AnswerEnded(removed=removed))
-        self.records.save(self.turn)
+        self.persistence.save(self.turn)
         s.emit(StatusLine())
         self.send_queued()
 
     def _finish_turn(self, turn: LiveTurn) -> None:
         s = self.state
         s.emit(AnswerEnded(removed=False))
-        self.records.save(self.turn)
+        self.persistence.save(self.turn)
         end = turn.end
         if end is not None and end.error:
             s.notify(end.error, title=f"Answer ended: {end.stop_reason.value}", severity="error", timeout=10)
@@ -226,7 +227,7 @@ class Conversation:
                     self._said.add(note)
                     s.notify(note, title="llama-server", severity="warning", timeout=15)
         self.answered.append(turn)
-        self.records.record(turn)
+        self.persistence.record(turn)
         s.emit(PanelChanged())
         s.emit(StatusLine())
         self.send_queued()

@@ -1,4 +1,4 @@
-"""Will a pair fit, said before it loads: llama.cpp's projection (spectui.plan.memory) of a
+"""Will a pair fit, said before it loads: llama.cpp's projection (spectui.plan.memory_projection) of a
 pair the chat is about to load, and of each draft the picker offers for a target."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 from spectui.config.embedded import CATALOG, is_installed, model_path, user_path
 from spectui.config.setup import Setup
 from spectui.errors import UserError
-from spectui.plan import memory
-from spectui.plan.memory import MemoryProjection
+from spectui.plan import memory_projection
+from spectui.plan.memory_projection import MemoryProjection
 
 # what a projection depends on besides the files: a pair loaded with the same ones fits as before
 SETTINGS = (
@@ -57,7 +57,7 @@ def check(
     target: Path,
     draft: Path | None,
     status: Callable[[str], object],
-    project: Project = memory.for_setup,
+    project: Project = memory_projection.for_setup,
 ) -> None:
     """Refuse a pair that does not fit (a UserError: the shortfall and what would fit) before
     any weight is read; say on the loading line that one does. Where this platform cannot
@@ -83,7 +83,7 @@ class PickerFit:
     """What the picker says of each pair, memoised per files and memory settings, so the
     picker opens at once the second time."""
 
-    def __init__(self, project: Project = memory.for_setup):
+    def __init__(self, project: Project = memory_projection.for_setup):
         self.project = project
         self._said: dict[tuple, str | None] = {}
 

@@ -14,7 +14,7 @@ from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.launch.environment import collect
 from spectui.launch.session import open_session
-from spectui.plan import memory
+from spectui.plan import memory_projection
 
 
 def load_session(
@@ -23,7 +23,7 @@ def load_session(
     status: Callable[[str], object],
     report: Report,
     fitted: Setup | None = None,
-    project: fit.Project = memory.for_setup,
+    project: fit.Project = memory_projection.for_setup,
 ) -> tuple[ChatSession, Setup, dict]:
     """(session, the setup it runs, its environment); raises UserError on a bad pair or one
     that does not fit. `report`: where an embedded model's assembly shows its progress;

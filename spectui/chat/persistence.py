@@ -115,6 +115,10 @@ class Persistence:
             return
         self.state.notify(str(path), title="Exported to Markdown", timeout=8)
 
+    def forget_traces(self) -> None:
+        """Another chat is shown: this one's traced turns go with it."""
+        self.traced = []
+
     def record(self, turn: LiveTurn) -> None:
         """Keep the finished turn for the chat's trace, and append it to the chat's trace
         file when every chat is recorded."""

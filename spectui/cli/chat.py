@@ -38,7 +38,7 @@ def main(args) -> int:
     from spectui.config.setup import kept_across_presets
     from spectui.launch.session import checked_models
     from spectui.llama.runtime import configure_logging
-    from spectui.plan import memory
+    from spectui.plan import memory_projection
     from spectui.store import chat_store
     from spectui.tui.app import SpecApp
 
@@ -71,7 +71,7 @@ def main(args) -> int:
         # a missing, non-GGUF or cut file, or a pair that does not fit: exit 2 before the app
         # opens; its loading worker compares the vocabularies (open_session), which takes llama.cpp
         target, draft = checked_models(setup, ConsoleReport(err), vocabularies=False)
-        projection, _ = memory.for_setup(setup, target, draft)
+        projection, _ = memory_projection.for_setup(setup, target, draft)
         if projection is not None and not projection.fits:
             raise UserError(fit.refusal(projection, one_line=True))
         projected = projection is not None

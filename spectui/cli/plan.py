@@ -24,7 +24,7 @@ from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-from spectui.plan import acceptance, concurrency_report, curve, decodes, memory
+from spectui.plan import acceptance, concurrency_report, curve, decodes, memory_projection
 from spectui.plan.concurrency import parse_levels
 from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import Plan, render
@@ -177,7 +177,7 @@ def main(args) -> int:
     if doc is None:
         curve.check_writable()
     phases.done("cache", None)
-    projection, no_projection = memory.for_setup(setup, target, draft)
+    projection, no_projection = memory_projection.for_setup(setup, target, draft)
     phases.done("memory", None)
     if projection is not None and not projection.fits:  # measuring would fail to load: say what would fit
         for line in projection.render_lines(80):

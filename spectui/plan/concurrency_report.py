@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from spectui.plan.concurrency import Concurrency, Row
-from spectui.plan.memory import size_text
+from spectui.plan.memory_projection import size_text
 from spectui.plan.report import PLOT_H, PLOT_W, mark
 from spectui.spec_types import BASELINE
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from spectui.errors import UserError
-from spectui.plan import memory
-from spectui.plan.memory import Device, MemoryProjection, Part
+from spectui.plan import memory_projection
+from spectui.plan.memory_projection import Device, MemoryProjection, Part
 from tests.conftest import SMOL, model_file
 
 GEMMA = "gemma-3-270m-q4_k_m"
@@ -35,7 +35,7 @@ def recorded(devices: tuple[Device, ...], draft: Path | None = D, ctkd: str = "f
         suggestions=[],
     )
     if not proj.fits:
-        proj.suggestions.extend(memory.suggest(proj, (28, 24)))
+        proj.suggestions.extend(memory_projection.suggest(proj, (28, 24)))
     return proj
 
 
@@ -113,7 +113,7 @@ def test_another_platform_gets_one_line(monkeypatch, tmp_path):
 
     monkeypatch.setattr(platform, "machine", lambda: "arm64")
     with pytest.raises(UserError, match="x86-64 Linux only"):
-        memory.project(tmp_path / "none.gguf", None, n_ctx=4096, n_gpu_layers=0, n_gpu_layers_draft=0)
+        memory_projection.project(tmp_path / "none.gguf", None, n_ctx=4096, n_gpu_layers=0, n_gpu_layers_draft=0)
     assert memory_fit.unsupported() is not None
 
 
@@ -133,7 +133,7 @@ def test_the_projection_is_what_a_real_load_allocates(name, n_ctx):
     from spectui.llama.model import Model
 
     path = model_file(name)
-    proj = memory.project(path, path, n_ctx=n_ctx, n_gpu_layers=0, n_gpu_layers_draft=0)
+    proj = memory_projection.project(path, path, n_ctx=n_ctx, n_gpu_layers=0, n_gpu_layers_draft=0)
     (projected,) = proj.devices
     model = Model(path, n_gpu_layers=0)
     ctx = Context(model, ContextParams(n_ctx=n_ctx))
@@ -161,7 +161,7 @@ def test_the_projection_is_what_a_real_load_allocates(name, n_ctx):
 def test_bad_input_is_one_line_before_anything_loads(smol_path, tmp_path):
     def refused(target, draft=None, n_ctx=4096) -> str:
         with pytest.raises(UserError) as e:
-            memory.project(target, draft, n_ctx=n_ctx, n_gpu_layers=0, n_gpu_layers_draft=0)
+            memory_projection.project(target, draft, n_ctx=n_ctx, n_gpu_layers=0, n_gpu_layers_draft=0)
         assert "\n" not in str(e.value)
         return str(e.value)
 
