@@ -15,7 +15,6 @@ panel may call it every round.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -181,7 +180,3 @@ def auto_costs(curve: Curve, depth: int = DEPTH) -> tuple[dict[int, float], floa
 def alphas(n: int) -> list[float]:
     """n acceptance rates evenly from 0 to 1."""
     return [i / (n - 1) for i in range(n)]
-
-
-def relative_error(predicted: float, measured: float) -> float:
-    return abs(predicted - measured) / measured if measured > 0 else math.inf
