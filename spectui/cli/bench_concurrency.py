@@ -50,7 +50,7 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
     firsts = []
     for url in urls:
         err.print(f"connecting to {url}", style="dim", highlight=False, soft_wrap=True)
-        s = ServerSession(url, setup.sampling(), n_max=setup.spec.draft_n_max)
+        s = ServerSession(url, setup.sampling(), n_max=setup.spec.draft_n_max, watch=False)
         concurrency.check_slots(levels, s.url, s.info.n_slots)
         if s.counters() is None:  # said once: the table's server columns stay empty
             err.print(f"note: {s.counters_note}", style="dim", highlight=False, soft_wrap=True)
@@ -71,7 +71,10 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
             s.spec.label,
             s.url,
             [s]
-            + [ServerSession(s.url, setup.sampling(), n_max=setup.spec.draft_n_max) for _ in range(max(levels) - 1)],
+            + [
+                ServerSession(s.url, setup.sampling(), n_max=setup.spec.draft_n_max, watch=False)
+                for _ in range(max(levels) - 1)
+            ],
         )
         for s in firsts
     ]

@@ -79,7 +79,17 @@ class ServerSession:
 
     inspect = False  # no verdicts: the server answers no per-position probabilities
 
-    def __init__(self, url: str, sampling: SamplingParams = SamplingParams(), key: str | None = None, n_max: int = 3):
+    def __init__(
+        self,
+        url: str,
+        sampling: SamplingParams = SamplingParams(),
+        key: str | None = None,
+        n_max: int = 3,
+        watch: bool = True,
+    ):
+        """`watch`: read the server's counters after each answer (the panel's); False where the
+        caller reads them itself, as the concurrency bench around a burst, so that no client's
+        /metrics lands between the other clients' decodes."""
         parsed = server_url(url)
         self.url = f"{parsed.scheme}://{parsed.netloc}{parsed.path.rstrip('/')}"
         self.host = parsed.hostname or ""
@@ -89,6 +99,7 @@ class ServerSession:
         self._cancel = threading.Event()
         self._cold = False
         self._n_past = 0
+        self._watching = watch
         self.counters_note = ""  # why counters() gives None: said once, by whoever shows counters
         self.info = self._connect()
         self._spec = SpecConfig(types=self.info.spec_types, draft_n_max=n_max)
@@ -297,7 +308,8 @@ class ServerSession:
         finally:
             response.close()
         self._n_past = rounds.n_past
-        self.watch.answered(len(rounds.emitted), rounds.counters[0], self._counters_or_none())
+        if self._watching:
+            self.watch.answered(len(rounds.emitted), rounds.counters[0], self._counters_or_none())
 
 
 class ServerPool:
