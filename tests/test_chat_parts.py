@@ -133,7 +133,7 @@ def test_a_round_in_words_says_its_rejected_draft_and_note_whole_where_its_cells
 
     from spectui.chat.rounds import REJECTED_CHARS, cells, detail
     from spectui.engine.events import Round
-    from tests.test_tui_snapshots import recorded
+    from tests.tui.test_tui_snapshots import recorded
 
     long = "word\n" * 10
     drafted, plain = (
@@ -157,7 +157,7 @@ def test_a_count_of_one_reads_in_the_singular_wherever_the_chat_shows_it():
     from spectui.tui.screens.chats import when
     from spectui.tui.widgets.message import meta_line
     from spectui.words import plural
-    from tests.test_tui_snapshots import recorded
+    from tests.tui.test_tui_snapshots import recorded
 
     assert (plural(1, "token"), plural(2, "token"), plural(0, "match", "matches")) == (
         "1 token",
@@ -193,7 +193,7 @@ def test_n_max_keys_on_a_type_that_ignores_n_max_say_so(setup):
 
 @pytest.mark.model
 def test_a_build_that_may_crash_is_said_when_the_pair_loads(setup, session, monkeypatch):
-    """Before the first decode, as the CLI's warning (tests/test_build_warning.py)."""
+    """Before the first decode, as the CLI's warning (tests/unit/test_build_warning.py)."""
     from spectui.chat import switcher as switcher_module
 
     monkeypatch.setattr(switcher_module, "crash_risk", lambda: "may crash; the cure")
