@@ -90,7 +90,7 @@ def option(default, *flags: str, help: str, **record) -> Any:
 
 
 @functools.cache
-def described(cls: type) -> tuple[Option, ...]:
+def described(cls: Any) -> tuple[Option, ...]:
     """The records of `cls`'s fields, in order, with their name, type and default filled in."""
     return tuple(_filled(f) for f in fields(cls) if "option" in f.metadata)
 
@@ -103,7 +103,7 @@ def _filled(f: Field) -> Option:
     )
 
 
-def check_fields(obj, skip: tuple[str, ...] = ()) -> None:
+def check_fields(obj: Any, skip: tuple[str, ...] = ()) -> None:
     """Every described field of `obj` against its record, but the `skip` ones (checked by hand)."""
     for o in described(type(obj)):
         if o.name not in skip:

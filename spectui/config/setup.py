@@ -218,7 +218,7 @@ SPEC_FIELDS = {_spec_key(o): o.name for o in described(SpecConfig)}
 
 def _options() -> dict[str, Option]:
     """Setup's records in order, the speculation's SpecConfig records in its place, under their names."""
-    out = {}
+    out: dict[str, Option] = {}
     for f in fields(Setup):
         if f.name == "spec":
             out |= {_spec_key(o): replace(o, name=_spec_key(o)) for o in described(SpecConfig)}
