@@ -105,6 +105,6 @@ def _filled(f: Field) -> Option:
 
 def check_fields(obj: Any, skip: tuple[str, ...] = ()) -> None:
     """Every described field of `obj` against its record, but the `skip` ones (checked by hand)."""
-    for o in described(type(obj)):
+    for o in described(obj.__class__):
         if o.name not in skip:
             o.check(getattr(obj, o.name))

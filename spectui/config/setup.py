@@ -190,6 +190,10 @@ class Setup:
         own = {k: v for k, v in values.items() if k not in SPEC_FIELDS}
         return replace(self, **own, **changes, spec=self.spec.replace(**spec) if spec else self.spec)
 
+    def per_answer(self) -> dict:
+        """The sampling each answer keeps, by option name (what a bench's record says it ran with)."""
+        return {o.name: getattr(self, o.name) for o in PER_ANSWER}
+
     def sampling(self) -> SamplingParams:
         """What the samplers and a llama-server are given: the fields of SamplingParams."""
         params = SamplingParams(**{f.name: getattr(self, f.name) for f in fields(SamplingParams)})
@@ -229,6 +233,8 @@ def _options() -> dict[str, Option]:
 
 # option name -> its record, for every setting a flag or a preset may set
 OPTIONS = _options()
+# the sampling each answer keeps (a field of AnswerConfig and a stored column each), and a bench records
+PER_ANSWER = tuple(o for o in OPTIONS.values() if o.per_answer)
 
 
 def check_value(name: str, value, where: str):

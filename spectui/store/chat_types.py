@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, dataclass_transform
 
 from spectui.config.paths import write_atomic
-from spectui.config.setup import OPTIONS
+from spectui.config.setup import PER_ANSWER
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, config_label, uses_n_max
 
@@ -25,15 +25,11 @@ ROLES = ("system", "user", "assistant")
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 
-# The sampling each answer keeps: a field of AnswerConfig per option whose record says
-# per_answer, and a column of the stored answers, which a migration adds (store/migrations.py).
-PER_ANSWER = tuple(o for o in OPTIONS.values() if o.per_answer)
-
-
 @dataclass_transform(frozen_default=True)
 def _with_per_answer(cls):
     """`cls` as a frozen dataclass with a field per PER_ANSWER option (None: not known) before
-    its last field."""
+    its last field: the sampling each answer keeps, a column of the stored answers each, which
+    a migration adds (store/migrations.py)."""
     *head, last = cls.__annotations__.items()
     sampling = {o.name: f"{o.type.__name__} | None" for o in PER_ANSWER}
     cls.__annotations__ = dict(head) | sampling | dict([last])
