@@ -98,9 +98,7 @@ def described(cls: Any) -> tuple[Option, ...]:
 def _filled(f: Field) -> Option:
     annotation = str(f.type)  # annotations are strings (from __future__ import annotations)
     kind = annotation.removesuffix(" | None")
-    return replace(
-        f.metadata["option"], name=f.name, type=_TYPES[kind], optional=kind != annotation, default=f.default
-    )
+    return replace(f.metadata["option"], name=f.name, type=_TYPES[kind], optional=kind != annotation, default=f.default)
 
 
 def check_fields(obj: Any, skip: tuple[str, ...] = ()) -> None:

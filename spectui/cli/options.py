@@ -23,7 +23,9 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
     """--preset, every Setup option by group, --spec-default and the diagnostics; `helps`:
     a command's own help for an option whose default it sets itself."""
     groups = {name: p.add_argument_group(name) for name in GROUPS}
-    groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
+    groups["models"].add_argument(
+        "--preset", help="a preset name (spectui presets list) or a .toml file; without it, the one named default"
+    )
     for name, o in OPTIONS.items():
         help_ = (helps or {}).get(name, o.help_line)
         metavar = None

@@ -102,7 +102,7 @@ class Setup:
         "-ctvd",
         "--cache-type-v-draft",
         choices=tuple(KV_CACHE_TYPES),
-        help="draft KV cache type for V (default {default}; needs -fa on if quantized)",
+        help="draft KV cache type for V, needs -fa on if quantized",
         label="draft V cache",
         owned=True,
     )
@@ -114,7 +114,7 @@ class Setup:
         form=NUMBER, hint="the most tokens an answer may have; -1: no limit",
     )  # fmt: skip
     temp: float = _sampling(
-        LLAMA.temp, "--temp", help="temperature (default {default}; 0 = greedy)", label="temperature",
+        LLAMA.temp, "--temp", help="temperature, 0 = greedy", label="temperature",
         lo=0, rule="0 (greedy) or more", form=NUMBER, hint="0 is greedy: the target's most likely token",
         per_answer=True,
     )  # fmt: skip

@@ -53,7 +53,9 @@ class AnswerConfig:
     @classmethod
     def of(cls, spec: SpecConfig, sampling: SamplingParams | None = None) -> AnswerConfig:
         """An answer's configuration as it starts; its sampling where the caller knows it."""
-        s: dict[str, Any] = {o.name: getattr(sampling, o.name, None) for o in PER_ANSWER} if sampling is not None else {}
+        s: dict[str, Any] = (
+            {o.name: getattr(sampling, o.name, None) for o in PER_ANSWER} if sampling is not None else {}
+        )
         return cls(spec.types, spec.draft_n_max, spec.verify, **s)
 
     def switched(self, types: tuple[str, ...], n_max: int) -> AnswerConfig:
