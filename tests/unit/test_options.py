@@ -52,7 +52,7 @@ CHECKS = textwrap.dedent(
     shown = io.StringIO()
     with contextlib.redirect_stdout(shown), contextlib.suppress(SystemExit):
         build_parser().parse_args(["chat", "--help"])
-    assert "--typical-p" in shown.getvalue() and "locally typical sampling (default 1.0)" in shown.getvalue(), "the flag"
+    assert "--typical-p TYPICAL_P  locally typical sampling (default 1.0)" in shown.getvalue(), "the flag"
 
     args = build_parser().parse_args(["run", "--typical-p", "2", "hi"])
     try:
@@ -113,6 +113,7 @@ def test_a_new_per_chat_setting_is_one_record_and_one_migration(tmp_path):
         "PYTHONPATH": str(tmp_path),
         "SPECTUI_DATA_DIR": str(tmp_path / "data"),
         "SPECTUI_CONFIG_DIR": str(tmp_path / "config"),
+        "COLUMNS": "200",  # --help's lines unwrapped
     }
     done = subprocess.run(
         [sys.executable, "-c", CHECKS, str(tmp_path), str(SCHEMA_1)],
