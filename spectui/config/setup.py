@@ -21,7 +21,7 @@ FLASH_ATTN = ("on", "off", "auto")
 INT_MAX = 2**31 - 1  # llama.cpp's int32 fields
 SEED_MAX = 2**32 - 1
 GROUPS = ("models", "speculation", "sampling")
-LLAMA = SamplingParams()  # llama.cpp's sampling defaults, written once (llama/sampling.py)
+_LLAMA = SamplingParams()  # llama.cpp's sampling defaults, written once (llama/sampling.py)
 
 
 def _model(default, *flags, **record):
@@ -114,24 +114,24 @@ class Setup:
         form=NUMBER, hint="the most tokens an answer may have; -1: no limit",
     )  # fmt: skip
     temp: float = _sampling(
-        LLAMA.temp, "--temp", help="temperature, 0 = greedy", label="temperature",
+        _LLAMA.temp, "--temp", help="temperature, 0 = greedy", label="temperature",
         lo=0, rule="0 (greedy) or more", form=NUMBER, hint="0 is greedy: the target's most likely token",
         per_answer=True,
     )  # fmt: skip
     top_k: int = _sampling(
-        LLAMA.top_k, "--top-k", help="top-k", label="top-k", lo=0, hi=INT_MAX, rule="0 (off) or more",
+        _LLAMA.top_k, "--top-k", help="top-k", label="top-k", lo=0, hi=INT_MAX, rule="0 (off) or more",
         form=NUMBER, hint="keep the k most likely tokens; 0 turns it off", per_answer=True,
     )  # fmt: skip
     top_p: float = _sampling(
-        LLAMA.top_p, "--top-p", help="top-p", label="top-p", lo=0, hi=1, rule="between 0 and 1",
+        _LLAMA.top_p, "--top-p", help="top-p", label="top-p", lo=0, hi=1, rule="between 0 and 1",
         form=NUMBER, hint="keep the smallest set this likely; 1 turns it off", per_answer=True,
     )  # fmt: skip
     min_p: float = _sampling(
-        LLAMA.min_p, "--min-p", help="min-p", label="min-p", lo=0, hi=1, rule="between 0 and 1",
+        _LLAMA.min_p, "--min-p", help="min-p", label="min-p", lo=0, hi=1, rule="between 0 and 1",
         form=NUMBER, hint="drop tokens below this share of the top one; 0: off", per_answer=True,
     )  # fmt: skip
     seed: int | None = _sampling(
-        LLAMA.seed, "--seed", help="random seed (reproducible runs; -1: random)", label="seed",
+        _LLAMA.seed, "--seed", help="random seed (reproducible runs; -1: random)", label="seed",
         lo=-1, hi=SEED_MAX, rule=f"0 to {SEED_MAX}, or -1 for a random one", unset="random",
         form=NUMBER, hint="the same seed and text give the same answer; -1: random", form_unset="-1",
         per_answer=True,
@@ -150,7 +150,7 @@ class Setup:
         if self.ctx_size == 0:
             raise UserError(
                 f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
-                f"tokens, at least {MIN_CTX} (default 4096)"
+                f"tokens, at least {MIN_CTX} (default {OPTIONS['ctx_size'].default})"
             )
         check_fields(self)
         if self.n_predict == 0:
