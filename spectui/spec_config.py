@@ -1,17 +1,18 @@
 """Speculation settings: llama.cpp's spec-type names, defaults and priority order.
 
 The type names, what each needs and their priority are spec_types.py's table; this module
-derives the lists the layers use from it, and owns each setting's default, flag and help.
+derives the lists the layers use from it, and owns each setting's record (spectui/options.py).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from spectui import spec_types as st
 from spectui.errors import UserError
+from spectui.options import CHOICE, NUMBER, check_fields, option
 
 # derived from the table (spec_types.py), read once here: every other module takes them from here
 NGRAM_TYPES = st.of_family(st.NGRAM)
@@ -30,19 +31,6 @@ VERIFY_MODES = ("match", "rejection")
 DRAFT_SAMPLING = ("greedy", "probabilistic")
 N_MAX_LIMIT = 64
 NGRAM_LIMIT = 1024  # an n-gram size or draft length; llama.cpp's defaults are at most 64
-NGRAM_FIELDS = (
-    "ngram_simple_size_n",
-    "ngram_simple_size_m",
-    "ngram_map_k_size_n",
-    "ngram_map_k_size_m",
-    "ngram_map_k_min_hits",
-    "ngram_map_k4v_size_n",
-    "ngram_map_k4v_size_m",
-    "ngram_map_k4v_min_hits",
-    "ngram_mod_n_match",
-    "ngram_mod_n_min",
-    "ngram_mod_n_max",
-)
 
 
 def available_types(draft_type: str | None, mtp: bool = False) -> tuple[str, ...]:
@@ -97,90 +85,99 @@ def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(t for t in PRIORITY if t in names)
 
 
-def _flag(default, flag: str, help: str, choices: tuple[str, ...] = ()):
-    """A SpecConfig field and its command-line flag: config/setup.py makes the flag, and the key
-    of a preset or a saved chat (the flag's name with underscores), from this."""
-    return field(default=default, metadata={"flag": flag, "help": help, "choices": choices})
+def _spec(default, flag: str, help: str, **record):
+    """A SpecConfig field and its record: a preset chooses every speculation setting."""
+    return option(default, flag, help=help, group="speculation", owned=True, **record)
+
+
+def _ngram(default, flag: str, help: str):
+    """An n-gram type's size, llama.cpp's name and default."""
+    return _spec(default, flag, help, lo=1, hi=NGRAM_LIMIT, rule=f"at least 1 and at most {NGRAM_LIMIT}")
 
 
 @dataclass(frozen=True)
 class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
 
-    types: tuple[str, ...] = _flag(
+    types: tuple[str, ...] = _spec(
         (st.BASELINE,),
         "--spec-type",
         f"{', '.join(ALL_TYPES)}, comma-separated to combine; {AUTO} chooses per round and goes alone",
+        label="spec type",
     )
     # --spec-draft-*: the draft-* types (a draft model or head). As in llama.cpp, the n-gram
     # types are not bound by n-max: each drafts up to its own size below (ngram-cache: 8).
-    draft_n_max: int = _flag(
+    draft_n_max: int = _spec(
         3,
         "--spec-draft-n-max",
         "max draft length of the draft-* types and of auto's draft model; n-gram drafts (auto's too) "
         "use the n-gram sizes, as in llama.cpp",
+        lo=0,
+        hi=N_MAX_LIMIT,
+        rule=f"between 0 and {N_MAX_LIMIT}",
+        form=NUMBER,
+        hint="the most tokens a draft model drafts per round",
     )
-    draft_n_min: int = _flag(0, "--spec-draft-n-min", "min draft-model draft length")
-    draft_p_min: float = _flag(0.0, "--spec-draft-p-min", "min draft-model token probability")
-    draft_sampling: str = _flag("greedy", "--spec-draft-sampling", "draft token choice", DRAFT_SAMPLING)
-    verify: str = _flag(
+    draft_n_min: int = _spec(
+        0,
+        "--spec-draft-n-min",
+        "min draft-model draft length",
+        lo=0,
+        hi=N_MAX_LIMIT,
+        rule=f">= 0 and at most {N_MAX_LIMIT}",
+        form=NUMBER,
+        hint="a shorter draft is dropped",
+    )
+    draft_p_min: float = _spec(
+        0.0,
+        "--spec-draft-p-min",
+        "min draft-model token probability",
+        lo=0.0,
+        hi=1.0,
+        rule="between 0 and 1",
+        form=NUMBER,
+        hint="the draft stops at a token it is less sure of",
+    )
+    draft_sampling: str = _spec(
+        "greedy", "--spec-draft-sampling", "draft token choice", label="draft sampling", choices=DRAFT_SAMPLING
+    )
+    verify: str = _spec(
         "match",
         "--spec-verify",
         "at temperature > 0: llama.cpp's sample-and-match, or exact rejection sampling",
-        VERIFY_MODES,
+        label="verify",
+        choices=VERIFY_MODES,
+        form=CHOICE,
+        hint="at temperature > 0: sample-and-match, or rejection sampling",
     )
     # --spec-ngram-*, llama.cpp's names and defaults
-    ngram_simple_size_n: int = _flag(12, "--spec-ngram-simple-size-n", "ngram-simple lookup n-gram")
-    ngram_simple_size_m: int = _flag(48, "--spec-ngram-simple-size-m", "ngram-simple max draft")
-    ngram_map_k_size_n: int = _flag(12, "--spec-ngram-map-k-size-n", "ngram-map-k lookup n-gram")
-    ngram_map_k_size_m: int = _flag(48, "--spec-ngram-map-k-size-m", "ngram-map-k max draft")
-    ngram_map_k_min_hits: int = _flag(1, "--spec-ngram-map-k-min-hits", "ngram-map-k min hits")
-    ngram_map_k4v_size_n: int = _flag(12, "--spec-ngram-map-k4v-size-n", "ngram-map-k4v lookup n-gram")
-    ngram_map_k4v_size_m: int = _flag(48, "--spec-ngram-map-k4v-size-m", "ngram-map-k4v max draft")
-    ngram_map_k4v_min_hits: int = _flag(1, "--spec-ngram-map-k4v-min-hits", "ngram-map-k4v min hits")
-    ngram_mod_n_match: int = _flag(24, "--spec-ngram-mod-n-match", "ngram-mod lookup length")
-    ngram_mod_n_min: int = _flag(48, "--spec-ngram-mod-n-min", "ngram-mod min draft")
-    ngram_mod_n_max: int = _flag(64, "--spec-ngram-mod-n-max", "ngram-mod max draft")
+    ngram_simple_size_n: int = _ngram(12, "--spec-ngram-simple-size-n", "ngram-simple lookup n-gram")
+    ngram_simple_size_m: int = _ngram(48, "--spec-ngram-simple-size-m", "ngram-simple max draft")
+    ngram_map_k_size_n: int = _ngram(12, "--spec-ngram-map-k-size-n", "ngram-map-k lookup n-gram")
+    ngram_map_k_size_m: int = _ngram(48, "--spec-ngram-map-k-size-m", "ngram-map-k max draft")
+    ngram_map_k_min_hits: int = _ngram(1, "--spec-ngram-map-k-min-hits", "ngram-map-k min hits")
+    ngram_map_k4v_size_n: int = _ngram(12, "--spec-ngram-map-k4v-size-n", "ngram-map-k4v lookup n-gram")
+    ngram_map_k4v_size_m: int = _ngram(48, "--spec-ngram-map-k4v-size-m", "ngram-map-k4v max draft")
+    ngram_map_k4v_min_hits: int = _ngram(1, "--spec-ngram-map-k4v-min-hits", "ngram-map-k4v min hits")
+    ngram_mod_n_match: int = _ngram(24, "--spec-ngram-mod-n-match", "ngram-mod lookup length")
+    ngram_mod_n_min: int = _ngram(48, "--spec-ngram-mod-n-min", "ngram-mod min draft")
+    ngram_mod_n_max: int = _ngram(64, "--spec-ngram-mod-n-max", "ngram-mod max draft")
 
     def __post_init__(self):
-        """Every value, from a flag, a preset, a saved chat or a trace, is checked here."""
+        """Every value, from a flag, a preset, a saved chat or a trace, is checked here: each
+        against its record, then the rules between them."""
         if not isinstance(self.types, tuple) or not self.types or not all(t in ALL_TYPES for t in self.types):
             raise UserError(f"unknown --spec-type {self.types!r}; choose from: {', '.join(ALL_TYPES)}")
-        for f in fields(self):
-            value, want = getattr(self, f.name), f.type
-            if want in ("int", "float") and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise UserError(f"{f.metadata['flag']} must be a number, got {value!r}")
-            if want == "int" and not isinstance(value, int):
-                raise UserError(f"{f.metadata['flag']} must be a whole number, got {value!r}")
-            if want == "str" and not isinstance(value, str):
-                raise UserError(f"{f.metadata['flag']} must be text, got {value!r}")
-        if not 0 <= self.draft_n_max <= N_MAX_LIMIT:
-            raise UserError(f"--spec-draft-n-max must be between 0 and {N_MAX_LIMIT}, got {self.draft_n_max}")
-        if not 0 <= self.draft_n_min <= N_MAX_LIMIT:
-            raise UserError(f"--spec-draft-n-min must be >= 0 and at most {N_MAX_LIMIT}, got {self.draft_n_min}")
+        check_fields(self, skip=("types",))
         if self.draft_n_min > self.draft_n_max:  # llama.cpp drops a draft shorter than n-min: none would be kept
             raise UserError(
                 f"--spec-draft-n-min ({self.draft_n_min}) must not exceed --spec-draft-n-max ({self.draft_n_max}): "
                 "no draft could be that long"
             )
-        if not 0.0 <= self.draft_p_min <= 1.0:
-            raise UserError(f"--spec-draft-p-min must be between 0 and 1, got {self.draft_p_min}")
-        if self.verify not in VERIFY_MODES:
-            raise UserError(f"--spec-verify must be one of {', '.join(VERIFY_MODES)}, got '{self.verify}'")
-        for name in NGRAM_FIELDS:
-            if not 1 <= getattr(self, name) <= NGRAM_LIMIT:
-                raise UserError(
-                    f"--spec-{name.replace('_', '-')} must be at least 1 and at most {NGRAM_LIMIT}, "
-                    f"got {getattr(self, name)}"
-                )
         if self.ngram_mod_n_min > self.ngram_mod_n_max:
             raise UserError(
                 f"--spec-ngram-mod-n-min ({self.ngram_mod_n_min}) must not exceed "
                 f"--spec-ngram-mod-n-max ({self.ngram_mod_n_max})"
-            )
-        if self.draft_sampling not in DRAFT_SAMPLING:
-            raise UserError(
-                f"--spec-draft-sampling must be one of {', '.join(DRAFT_SAMPLING)}, got '{self.draft_sampling}'"
             )
 
     @functools.cached_property

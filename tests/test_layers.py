@@ -28,14 +28,16 @@ LAYERS = (
     ("llama",),
 )
 RANK = {layer: rank for rank, layers in enumerate(LAYERS) for layer in layers}
-# errors, bounded (the capped readers), spec_types (the table of spec types), spec_config
-# (SpecConfig, the speculation's domain type) and words (how counts read): every layer's;
+# errors, bounded (the capped readers), spec_types (the table of spec types), options (the
+# record each setting is declared with), spec_config (SpecConfig, the speculation's domain
+# type) and words (how counts read): every layer's;
 # __main__ runs cli
 UNLAYERED = (
     "spectui",
     "spectui.errors",
     "spectui.bounded",
     "spectui.spec_types",
+    "spectui.options",
     "spectui.spec_config",
     "spectui.words",
     "spectui.__main__",

@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -34,6 +35,11 @@ from spectui.spec_config import parse_types
 from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
+OWN_DEFAULTS: dict[str, Any] = {
+    "n_predict": DEFAULT_N,
+    "temp": 0.0,
+    "seed": 0,
+}  # a bench's, where a chat's differ (the help says why)
 DEFAULT_N_MAX = "3,5,8"
 MAX_REPEAT = 1000  # passes; more is a typo, not a plan (each pass runs every prompt)
 
@@ -238,8 +244,8 @@ def main(args) -> int:
     setup = replace(
         setup,
         n_predict=n,
-        temp=args.temp if args.temp is not None else 0.0,
-        seed=args.seed if args.seed is not None else 0,
+        temp=args.temp if args.temp is not None else OWN_DEFAULTS["temp"],
+        seed=args.seed if args.seed is not None else OWN_DEFAULTS["seed"],
     )
     if args.concurrency is not None:
         return bench_concurrency.main(args, setup, chosen, _lang(args))
@@ -305,11 +311,7 @@ def main(args) -> int:
         "ignore_eos": proto.ignore_eos,
         "repeat": proto.repeat,
         "warmup": proto.warmup,
-        "temp": setup.temp,
-        "top_k": setup.top_k,
-        "top_p": setup.top_p,
-        "min_p": setup.min_p,
-        "seed": setup.seed,
+        **setup.per_answer(),
         "verify": setup.spec.verify,
         "system": setup.system,
         "prompts": args.prompts or "shipped",

@@ -153,11 +153,7 @@ def main(args, setup, prompts: list, lang: str) -> int:
 
         m = concurrency.measure(targets, prompts, proto, on_burst)
     record = {
-        "temp": setup.temp,
-        "top_k": setup.top_k,
-        "top_p": setup.top_p,
-        "min_p": setup.min_p,
-        "seed": setup.seed,
+        **setup.per_answer(),
         "prompts": args.prompts or "shipped",
         "lang": lang,
         "category": args.category,

@@ -23,9 +23,11 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
     """--preset, every Setup option by group, --spec-default and the diagnostics; `helps`:
     a command's own help for an option whose default it sets itself."""
     groups = {name: p.add_argument_group(name) for name in GROUPS}
-    groups["models"].add_argument("--preset", help="a preset name (spectui presets list) or a .toml file")
+    groups["models"].add_argument(
+        "--preset", help="a preset name (spectui presets list) or a .toml file; without it, the one named default"
+    )
     for name, o in OPTIONS.items():
-        help_ = (helps or {}).get(name, o.help)
+        help_ = (helps or {}).get(name, o.help_line)
         metavar = None
         if len(",".join(o.choices)) > LONG_CHOICES:  # listed in the help: the flag's line then fits 80 columns
             metavar, help_ = "TYPE", f"{help_}; one of {', '.join(o.choices)}"
@@ -43,8 +45,9 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
 def overrides_from(args: argparse.Namespace) -> dict:
     """The options given on the command line (--spec-default as the spec type it means)."""
     given = {k: v for k, v in vars(args).items() if k in OPTIONS and v is not None}
-    if "system" in given:  # text for the model, unlike the other strings (names and paths)
-        given["system"] = from_argv(given["system"], "--system")
+    for name in given:
+        if OPTIONS[name].prose:  # text for the model, unlike the other strings (names and paths)
+            given[name] = from_argv(given[name], OPTIONS[name].flag)
     if getattr(args, "spec_default", False):
         given["spec_type"] = spec_types.DEFAULT
     return given

@@ -12,7 +12,7 @@ import json
 import shlex
 import shutil
 import sys
-from dataclasses import replace
+from dataclasses import astuple, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -62,7 +62,7 @@ def _calibration_key(setup) -> dict:
         "prompts": [st.prompt for st in STARTERS],
         "system": setup.system,
         "tokens": acceptance.CALIBRATION_TOKENS,
-        "sampling": [s.temp, s.top_k, s.top_p, s.min_p, s.seed],
+        "sampling": list(astuple(s)),
         "draft": [setup.spec.verify, setup.spec.draft_sampling, setup.spec.draft_p_min, setup.spec.draft_n_min],
     }
 

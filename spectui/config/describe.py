@@ -9,31 +9,6 @@ from spectui.config.model_choice import model_name
 from spectui.config.setup import OPTIONS, SPEC_FIELDS
 from spectui.spec_config import SpecConfig
 
-LABELS = {
-    "server": "server",
-    "model": "target model",
-    "model_draft": "draft model",
-    "n_gpu_layers": "target GPU layers",
-    "n_gpu_layers_draft": "draft GPU layers",
-    "ctx_size": "context size",
-    "batch_size": "batch size",
-    "threads": "threads",
-    "flash_attn": "flash attention",
-    "backend_sampling": "backend sampling",
-    "cache_type_k_draft": "draft K cache",
-    "cache_type_v_draft": "draft V cache",
-    "spec_type": "spec type",
-    "spec_draft_sampling": "draft sampling",
-    "spec_verify": "verify",
-    "n_predict": "n-predict",
-    "temp": "temperature",
-    "top_k": "top-k",
-    "top_p": "top-p",
-    "min_p": "min-p",
-    "seed": "seed",
-    "system": "system prompt",
-}
-UNSET = {"seed": "random", "threads": "auto"}  # what None means, where it is not "none"
 NAMED = ("model", "model_draft")  # a new model is named alone: two titles make too long a line
 SHOWN_CHARS = 24  # a system prompt's characters quoted
 
@@ -41,18 +16,18 @@ SHOWN_CHARS = 24  # a system prompt's characters quoted
 def label(name: str) -> str:
     """An option's name in words; a speculation size by its type and llama.cpp's own word
     for it ("--spec-ngram-mod-n-match": "ngram-mod n-match", "--spec-draft-n-max": "draft n-max")."""
-    if name in LABELS:
-        return LABELS[name]
+    if OPTIONS[name].label:
+        return OPTIONS[name].label
     words = OPTIONS[name].flags[-1].removeprefix("--spec-").split("-")
     return " ".join(filter(None, ("-".join(words[:-2]), "-".join(words[-2:]))))
 
 
 def value_words(name: str, value) -> str:
     if value is None:
-        return UNSET.get(name, "none")
+        return OPTIONS[name].unset or "none"
     if name in NAMED:
         return model_name(value)
-    if name == "system":
+    if OPTIONS[name].prose:
         return "“" + (value if len(value) <= SHOWN_CHARS else value[: SHOWN_CHARS - 1] + "…") + "”"
     return str(value)
 

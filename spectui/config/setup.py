@@ -1,40 +1,35 @@
 """The typed Setup: models, context, speculation and sampling, as flags and presets name them.
 
-Each field's metadata holds its command-line flags and help, and the speculation's are the
-SpecConfig fields' own; OPTIONS lists them all, flat, under the names presets and saved chats
-use as keys (cli/options.py builds the parser from it, presets.py checks keys against it).
+Each field is declared with its option record (spectui/options.py), and the speculation's are
+the SpecConfig fields' own; OPTIONS lists them all, flat, under the names presets and saved
+chats use as keys: the parser, the chat's words, the settings form, the README's flags table
+and the stored answers are read from it.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields, replace
 
 from spectui.errors import UserError
 from spectui.llama.context_params import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
+from spectui.options import NUMBER, TEXT, Option, check_fields, described, option
 from spectui.spec_config import SpecConfig, parse_types
 
 FLASH_ATTN = ("on", "off", "auto")
 INT_MAX = 2**31 - 1  # llama.cpp's int32 fields
+SEED_MAX = 2**32 - 1
 GROUPS = ("models", "speculation", "sampling")
+_LLAMA = SamplingParams()  # llama.cpp's sampling defaults, written once (llama/sampling.py)
 
 
-def _opt(default, *flags: str, help: str, group: str, choices: tuple = (), owned: bool = False):
-    """A Setup field: `owned` ones (the models and the speculation) are what a preset chooses,
-    so switching presets replaces them even when they were given on the command line."""
-    return field(
-        default=default, metadata={"flags": flags, "help": help, "group": group, "choices": choices, "owned": owned}
-    )
+def _model(default, *flags, **record):
+    return option(default, *flags, group="models", **record)
 
 
-def _model(default, *flags, **kw):
-    return _opt(default, *flags, group="models", **kw)
-
-
-def _sampling(default, *flags, **kw):
-    return _opt(default, *flags, group="sampling", **kw)
+def _sampling(default, *flags, **record):
+    return option(default, *flags, group="sampling", **record)
 
 
 @dataclass(frozen=True)
@@ -48,34 +43,58 @@ class Setup:
         help="watch a running llama-server (URL; several, comma-separated, "
         "to switch between their configurations) instead of loading models; its API key "
         "from LLAMA_API_KEY",
+        label="server",
         owned=True,
     )
-    model: str | None = _model(None, "-m", "--model", help="target GGUF file or embedded model name", owned=True)
+    model: str | None = _model(
+        None, "-m", "--model", help="target GGUF file or embedded model name", label="target model", owned=True
+    )
     model_draft: str | None = _model(
-        None, "-md", "--model-draft", help="draft GGUF file or embedded model name (same tokenizer)", owned=True
+        None,
+        "-md",
+        "--model-draft",
+        help="draft GGUF file or embedded model name (same tokenizer)",
+        label="draft model",
+        owned=True,
     )
-    n_gpu_layers: int = _model(-1, "-ngl", "--n-gpu-layers", help="target layers on the GPU (-1: all)", owned=True)
+    n_gpu_layers: int = _model(
+        -1, "-ngl", "--n-gpu-layers", help="target layers on the GPU ({default}: all)", label="target GPU layers",
+        lo=-1, hi=INT_MAX, rule="-1 (all) or a number of layers", owned=True,
+    )  # fmt: skip
     n_gpu_layers_draft: int = _model(
-        -1, "-ngld", "--n-gpu-layers-draft", help="draft layers on the GPU (-1: all)", owned=True
+        -1, "-ngld", "--n-gpu-layers-draft", help="draft layers on the GPU ({default}: all)", label="draft GPU layers",
+        lo=-1, hi=INT_MAX, rule="-1 (all) or a number of layers", owned=True,
+    )  # fmt: skip
+    ctx_size: int = _model(
+        4096, "-c", "--ctx-size", help="context size in tokens", label="context size",
+        lo=MIN_CTX, hi=INT_MAX, rule=f"at least {MIN_CTX} tokens, llama.cpp's smallest context",
+    )  # fmt: skip
+    batch_size: int = _model(
+        512, "-b", "--batch-size", help="logical batch size", label="batch size", lo=1, hi=INT_MAX, rule="at least 1"
     )
-    ctx_size: int = _model(4096, "-c", "--ctx-size", help="context size in tokens (default 4096)")
-    batch_size: int = _model(512, "-b", "--batch-size", help="logical batch size (default 512)")
-    threads: int | None = _model(None, "-t", "--threads", help="CPU threads (default: the physical cores)")
-    flash_attn: str = _model("auto", "-fa", "--flash-attn", help="flash attention (default auto)", choices=FLASH_ATTN)
+    # its bounds are checked by hand: the CPUs this process may use
+    threads: int | None = _model(
+        None, "-t", "--threads", help="CPU threads (default: the physical cores)", label="threads", unset="auto"
+    )
+    flash_attn: str = _model(
+        "auto", "-fa", "--flash-attn", help="flash attention", label="flash attention", choices=FLASH_ATTN
+    )
     backend_sampling: str = _model(
         "auto",
         "-bs",
         "--backend-sampling",
         choices=BACKEND_SAMPLING,
         help="greedy's argmax or sampling's top-k in llama.cpp's graph, so no "
-        "logits row is copied out (default auto: where the output layer is on a GPU)",
+        "logits row is copied out (default {default}: where the output layer is on a GPU)",
+        label="backend sampling",
     )
     cache_type_k_draft: str = _model(
         "f16",
         "-ctkd",
         "--cache-type-k-draft",
         choices=tuple(KV_CACHE_TYPES),
-        help="draft KV cache type for K (default f16)",
+        help="draft KV cache type for K",
+        label="draft K cache",
         owned=True,
     )
     cache_type_v_draft: str = _model(
@@ -83,52 +102,59 @@ class Setup:
         "-ctvd",
         "--cache-type-v-draft",
         choices=tuple(KV_CACHE_TYPES),
-        help="draft KV cache type for V (needs -fa on if quantized)",
+        help="draft KV cache type for V, needs -fa on if quantized",
+        label="draft V cache",
         owned=True,
     )
-    # the speculation: its options are SpecConfig's fields (OPTIONS), so a preset owns them
-    spec: SpecConfig = field(default=SpecConfig(), metadata={"group": "speculation", "owned": True})
-    n_predict: int = _sampling(-1, "-n", "--n-predict", help="max tokens per answer (-1: no limit)")
-    temp: float = _sampling(0.8, "--temp", help="temperature (default 0.8; 0 = greedy)")
-    top_k: int = _sampling(40, "--top-k", help="top-k (default 40)")
-    top_p: float = _sampling(0.95, "--top-p", help="top-p (default 0.95)")
-    min_p: float = _sampling(0.05, "--min-p", help="min-p (default 0.05)")
-    seed: int | None = _sampling(None, "--seed", help="random seed (reproducible runs; -1: random)")
-    system: str | None = _sampling(None, "--system", help="system prompt")
-    preset: str = field(default="default", metadata={})  # the preset it was resolved from
-    notes: tuple[str, ...] = field(default=(), metadata={})  # what resolve changed, to tell the user
+    # the speculation: its options are SpecConfig's records, flat in OPTIONS
+    spec: SpecConfig = field(default=SpecConfig())
+    n_predict: int = _sampling(
+        -1, "-n", "--n-predict", help="max tokens per answer ({default}: no limit)", label="n-predict",
+        lo=-1, hi=INT_MAX, rule="at least 1, or -1 for no limit",
+        form=NUMBER, hint="the most tokens an answer may have; -1: no limit",
+    )  # fmt: skip
+    temp: float = _sampling(
+        _LLAMA.temp, "--temp", help="temperature, 0 = greedy", label="temperature",
+        lo=0, rule="0 (greedy) or more", form=NUMBER, hint="0 is greedy: the target's most likely token",
+        per_answer=True,
+    )  # fmt: skip
+    top_k: int = _sampling(
+        _LLAMA.top_k, "--top-k", help="top-k", label="top-k", lo=0, hi=INT_MAX, rule="0 (off) or more",
+        form=NUMBER, hint="keep the k most likely tokens; 0 turns it off", per_answer=True,
+    )  # fmt: skip
+    top_p: float = _sampling(
+        _LLAMA.top_p, "--top-p", help="top-p", label="top-p", lo=0, hi=1, rule="between 0 and 1",
+        form=NUMBER, hint="keep the smallest set this likely; 1 turns it off", per_answer=True,
+    )  # fmt: skip
+    min_p: float = _sampling(
+        _LLAMA.min_p, "--min-p", help="min-p", label="min-p", lo=0, hi=1, rule="between 0 and 1",
+        form=NUMBER, hint="drop tokens below this share of the top one; 0: off", per_answer=True,
+    )  # fmt: skip
+    seed: int | None = _sampling(
+        _LLAMA.seed, "--seed", help="random seed (reproducible runs; -1: random)", label="seed",
+        lo=-1, hi=SEED_MAX, rule=f"0 to {SEED_MAX}, or -1 for a random one", unset="random",
+        form=NUMBER, hint="the same seed and text give the same answer; -1: random", form_unset="-1",
+        per_answer=True,
+    )  # fmt: skip
+    system: str | None = _sampling(
+        None, "--system", help="system prompt", label="system prompt",
+        form=TEXT, hint="sent before the chat with every answer", prose=True,
+    )  # fmt: skip
+    preset: str = "default"  # the preset it was resolved from
+    notes: tuple[str, ...] = ()  # what resolve changed, to tell the user
 
     def __post_init__(self):
         """Every value is checked here, whether a flag, a preset or a saved chat gave it, so a
-        bad one is one line before any model loads (llama.cpp aborts on some, hangs on others)."""
-        for name in ("temp", "top_p", "min_p"):
-            if not math.isfinite(getattr(self, name)):
-                raise UserError(f"--{name.replace('_', '-')} must be a finite number, got {getattr(self, name)}")
-        if self.temp < 0:
-            raise UserError(f"--temp must be 0 (greedy) or more, got {self.temp}")
-        for name in ("top_p", "min_p"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise UserError(f"--{name.replace('_', '-')} must be between 0 and 1, got {getattr(self, name)}")
-        if not 0 <= self.top_k <= INT_MAX:
-            raise UserError(f"--top-k must be 0 (off) or more, got {self.top_k}")
-        if self.n_predict == 0 or not -1 <= self.n_predict <= INT_MAX:
-            raise UserError(f"-n/--n-predict must be at least 1, or -1 for no limit; got {self.n_predict}")
-        if self.seed is not None and not -1 <= self.seed < 2**32:
-            raise UserError(f"--seed must be 0 to {2**32 - 1}, or -1 for a random one; got {self.seed}")
-        for flag, n in (("-ngl", self.n_gpu_layers), ("-ngld", self.n_gpu_layers_draft)):
-            if not -1 <= n <= INT_MAX:
-                raise UserError(f"{flag} must be -1 (all) or a number of layers, got {n}")
+        bad one is one line before any model loads (llama.cpp aborts on some, hangs on others):
+        each against its record (options.py), then the rules no record can say."""
         if self.ctx_size == 0:
             raise UserError(
                 f"-c 0 (in llama.cpp: the model's training size) is not supported; give a size in "
-                f"tokens, at least {MIN_CTX} (default 4096)"
+                f"tokens, at least {MIN_CTX} (default {OPTIONS['ctx_size'].default})"
             )
-        if not MIN_CTX <= self.ctx_size <= INT_MAX:
-            raise UserError(
-                f"-c/--ctx-size must be at least {MIN_CTX} tokens, llama.cpp's smallest context; got {self.ctx_size}"
-            )
-        if not 1 <= self.batch_size <= INT_MAX:
-            raise UserError(f"-b/--batch-size must be at least 1, got {self.batch_size}")
+        check_fields(self)
+        if self.n_predict == 0:
+            raise OPTIONS["n_predict"].refused(0)
         if self.threads is not None and self.threads < 1:
             raise UserError(
                 f"-t/--threads must be at least 1, got {self.threads}; leave it out to use the physical cores"
@@ -164,9 +190,14 @@ class Setup:
         own = {k: v for k, v in values.items() if k not in SPEC_FIELDS}
         return replace(self, **own, **changes, spec=self.spec.replace(**spec) if spec else self.spec)
 
+    def per_answer(self) -> dict:
+        """The sampling each answer keeps, by option name (what a bench's record says it ran with)."""
+        return {o.name: getattr(self, o.name) for o in PER_ANSWER}
+
     def sampling(self) -> SamplingParams:
-        seed = None if self.seed == -1 else self.seed  # -1: random, as in llama.cpp
-        return SamplingParams(temp=self.temp, top_k=self.top_k, top_p=self.top_p, min_p=self.min_p, seed=seed)
+        """What the samplers and a llama-server are given: the fields of SamplingParams."""
+        params = SamplingParams(**{f.name: getattr(self, f.name) for f in fields(SamplingParams)})
+        return replace(params, seed=None) if self.seed == -1 else params  # -1: random, as in llama.cpp
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
         return ContextParams(
@@ -180,66 +211,30 @@ class Setup:
         )
 
 
-@dataclass(frozen=True)
-class Option:
-    """One setting as a command-line flag and as a key of a preset or a saved chat."""
-
-    name: str  # the key, and the flag's dest
-    flags: tuple[str, ...]
-    help: str
-    group: str  # one of GROUPS
-    type: type  # int, float or str
-    choices: tuple[str, ...] = ()
-    owned: bool = False  # a preset chooses it (see _opt)
-
-
-# The annotations' types; the spec types' tuple is one comma-separated string in a flag or a preset.
-_TYPES = {"int": int, "float": float, "str": str, "tuple[str, ...]": str}
-
-
-def _spec_key(f) -> str:
-    """A SpecConfig field's option name: its flag's, with underscores ("--spec-type": spec_type)."""
-    return f.metadata["flag"].removeprefix("--").replace("-", "_")
+def _spec_key(o: Option) -> str:
+    """A speculation option's name: its flag's, with underscores ("--spec-type": spec_type)."""
+    return o.flags[0].removeprefix("--").replace("-", "_")
 
 
 # a speculation option's name -> its SpecConfig field ("spec_type" -> "types")
-SPEC_FIELDS = {_spec_key(f): f.name for f in fields(SpecConfig)}
+SPEC_FIELDS = {_spec_key(o): o.name for o in described(SpecConfig)}
 
 
 def _options() -> dict[str, Option]:
-    """Setup's option fields in order, the speculation's SpecConfig fields in its place."""
-    out = {}
+    """Setup's records in order, the speculation's SpecConfig records in its place, under their names."""
+    out: dict[str, Option] = {}
     for f in fields(Setup):
         if f.name == "spec":
-            for s in fields(SpecConfig):
-                meta, name = s.metadata, _spec_key(s)
-                assert isinstance(s.type, str)  # annotations are strings (from __future__ import annotations)
-                default = ",".join(s.default) if isinstance(s.default, tuple) else s.default
-                out[name] = Option(
-                    name,
-                    (meta["flag"],),
-                    f"{meta['help']} (default {default})",
-                    f.metadata["group"],
-                    _TYPES[s.type],
-                    meta["choices"],
-                    f.metadata["owned"],
-                )
-        elif "flags" in f.metadata:
-            meta = f.metadata
-            out[f.name] = Option(
-                f.name,
-                meta["flags"],
-                meta["help"],
-                meta["group"],
-                _TYPES[f.type.split(" | ")[0]],
-                meta["choices"],
-                meta["owned"],
-            )
+            out |= {_spec_key(o): replace(o, name=_spec_key(o)) for o in described(SpecConfig)}
+        elif (o := next((o for o in described(Setup) if o.name == f.name), None)) is not None:
+            out[o.name] = o
     return out
 
 
-# option name -> Option, for every setting a flag or a preset may set
+# option name -> its record, for every setting a flag or a preset may set
 OPTIONS = _options()
+# the sampling each answer keeps (a field of AnswerConfig and a stored column each), and a bench records
+PER_ANSWER = tuple(o for o in OPTIONS.values() if o.per_answer)
 
 
 def check_value(name: str, value, where: str):

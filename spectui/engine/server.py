@@ -20,7 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from spectui.bounded import TEXT_BYTES, loads_json, read_stream
 from spectui.engine import resources
@@ -282,14 +282,10 @@ class ServerSession:
             "timings_per_token": True,
             "n_predict": limits.n_predict,
             "ignore_eos": limits.ignore_eos,
-            "temperature": s.temp,
-            "top_k": s.top_k,
-            "top_p": s.top_p,
-            "min_p": s.min_p,
             "cache_prompt": not self._cold,
         }
-        if s.seed is not None and s.seed >= 0:
-            body["seed"] = s.seed
+        # the sampling by llama-server's names; an unset one (seed None: random) is the server's default
+        body |= {f.metadata["wire"]: v for f in fields(s) if (v := getattr(s, f.name)) is not None}
         return body
 
     def generate(

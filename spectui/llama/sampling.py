@@ -22,7 +22,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.random  # noqa: F401  numpy loads it on first use: at startup here, not in a turn's first round
@@ -30,14 +30,16 @@ import numpy.random  # noqa: F401  numpy loads it on first use: at startup here,
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """llama.cpp's sampling settings and defaults. temp <= 0 is greedy; top_k <= 0, top_p >= 1
-    and min_p <= 0 switch the respective filter off; seed None draws a fresh random seed."""
+    """llama.cpp's sampling settings and defaults (Setup's sampling options take theirs from
+    here). temp <= 0 is greedy; top_k <= 0, top_p >= 1 and min_p <= 0 switch the respective
+    filter off; seed None draws a fresh random seed. Each field's `wire`: its name in a
+    llama-server request (engine/server.py sends them all)."""
 
-    temp: float = 0.8
-    top_k: int = 40
-    top_p: float = 0.95
-    min_p: float = 0.05
-    seed: int | None = None
+    temp: float = field(default=0.8, metadata={"wire": "temperature"})
+    top_k: int = field(default=40, metadata={"wire": "top_k"})
+    top_p: float = field(default=0.95, metadata={"wire": "top_p"})
+    min_p: float = field(default=0.05, metadata={"wire": "min_p"})
+    seed: int | None = field(default=None, metadata={"wire": "seed"})
 
     @property
     def greedy(self) -> bool:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any, dataclass_transform
 
 from spectui.config.paths import write_atomic
+from spectui.config.setup import PER_ANSWER
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, config_label, uses_n_max
 
@@ -23,27 +25,37 @@ ROLES = ("system", "user", "assistant")
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 
-@dataclass(frozen=True)
+@dataclass_transform(frozen_default=True)
+def _with_per_answer(cls):
+    """`cls` as a frozen dataclass with a field per PER_ANSWER option (None: not known) before
+    its last field: the sampling each answer keeps, a column of the stored answers each, which
+    a migration adds (store/migrations.py)."""
+    *head, last = cls.__annotations__.items()
+    sampling = {o.name: f"{o.type.__name__} | None" for o in PER_ANSWER}
+    cls.__annotations__ = dict(head) | sampling | dict([last])
+    for name in sampling:
+        setattr(cls, name, None)
+    return dataclass(frozen=True)(cls)
+
+
+@_with_per_answer
 class AnswerConfig:
     """What an answer was generated with, as data: the plan selects answers by it, and its
     label is made from it where it is shown. None: not known (an answer stored before these
-    were kept has its spec types and n-max only)."""
+    were kept has its spec types and n-max only). The sampling's fields come from PER_ANSWER."""
 
     spec_types: tuple[str, ...]  # llama.cpp's --spec-type, in priority order
     draft_n_max: int | None = None
     verify: str | None = None  # --spec-verify
-    temp: float | None = None
-    top_k: int | None = None
-    top_p: float | None = None
-    min_p: float | None = None
-    seed: int | None = None
     # The speculation switched during the answer: (spec types, n-max) in force from then on.
     spec_changes: tuple[tuple[tuple[str, ...], int | None], ...] = ()
 
     @classmethod
     def of(cls, spec: SpecConfig, sampling: SamplingParams | None = None) -> AnswerConfig:
         """An answer's configuration as it starts; its sampling where the caller knows it."""
-        s = asdict(sampling) if sampling is not None else {}
+        s: dict[str, Any] = (
+            {o.name: getattr(sampling, o.name, None) for o in PER_ANSWER} if sampling is not None else {}
+        )
         return cls(spec.types, spec.draft_n_max, spec.verify, **s)
 
     def switched(self, types: tuple[str, ...], n_max: int) -> AnswerConfig:
@@ -71,11 +83,15 @@ class AnswerConfig:
             raise ValueError(f"spec changes must be [types, n-max] pairs, got {changes!r}")
         known = {f.name: d.get(f.name) for f in fields(cls) if f.name not in ("spec_types", "spec_changes")}
         for name, value in known.items():
-            want = (str,) if name == "verify" else (int,) if name in ("draft_n_max", "top_k", "seed") else (int, float)
+            kind = KINDS[name]
+            want = (int, float) if kind is float else (kind,)
             if value is not None and (isinstance(value, bool) or not isinstance(value, want)):
                 raise ValueError(f"{name} must be a {want[-1].__name__}, got {value!r}")
         steps = tuple((_types(t), _n_max(n)) for t, n in changes)
         return cls(types, **known, spec_changes=steps)
+
+
+KINDS = {"draft_n_max": int, "verify": str} | {o.name: o.type for o in PER_ANSWER}  # each field's values
 
 
 def _plain(value):

@@ -113,7 +113,8 @@ def _label_columns(config: AnswerConfig | None) -> tuple:
     return json.dumps(d["spec_types"]), d["draft_n_max"], json.dumps(d["spec_changes"])
 
 
-# In order; never reorder, rename or edit one that has shipped: add a new one at the end.
+# In order; never reorder, rename or edit one that has shipped: add a new one at the end (an
+# option whose record says per_answer is a column of the answers: its migration adds it).
 MIGRATIONS: list[Migration] = [chats_and_messages, answer_configuration]
 _BEFORE_THE_LIST = 1  # the user_version of databases written before migrations were recorded
 

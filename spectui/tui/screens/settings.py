@@ -20,13 +20,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from spectui.config import describe
-from spectui.config.setup import Setup
+from spectui.config.setup import OPTIONS, Setup
 from spectui.errors import UserError
-from spectui.spec_config import VERIFY_MODES
+from spectui.options import CHOICE, TEXT
 
 
 @dataclass(frozen=True)
 class Field:
+    """A field of the form, from its option's record (spectui/options.py)."""
+
     name: str  # the Setup option
     kind: type  # int, float or str
     about: str
@@ -39,31 +41,22 @@ class Field:
         return describe.label(self.name)
 
 
-FIELDS = (
-    Field("temp", float, "0 is greedy: the target's most likely token"),
-    Field("top_k", int, "keep the k most likely tokens; 0 turns it off"),
-    Field("top_p", float, "keep the smallest set this likely; 1 turns it off"),
-    Field("min_p", float, "drop tokens below this share of the top one; 0: off"),
-    Field("seed", int, "the same seed and text give the same answer; -1: random", blank=True, unset="-1"),
-    Field("n_predict", int, "the most tokens an answer may have; -1: no limit"),
-    Field("spec_draft_n_max", int, "the most tokens a draft model drafts per round"),
-    Field("spec_draft_n_min", int, "a shorter draft is dropped"),
-    Field("spec_draft_p_min", float, "the draft stops at a token it is less sure of"),
-    Field(
-        "spec_verify",
-        str,
-        "at temperature > 0: sample-and-match, or rejection sampling",
-        choices=VERIFY_MODES,
-    ),
-    Field("system", str, "sent before the chat with every answer", blank=True),
+# every option with a kind of form field: the sampling an answer keeps, the rest of the sampling
+# (the answer limit), the speculation, and the free text last (under the grid)
+FIELDS = tuple(
+    Field(o.name, o.type, o.hint, o.optional, o.choices if o.form == CHOICE else (), o.form_unset)
+    for o in sorted(
+        (o for o in OPTIONS.values() if o.form), key=lambda o: (o.form == TEXT, o.group != "sampling", not o.per_answer)
+    )
 )
 BY_NAME = {f.name: f for f in FIELDS}
+TEXT_FIELD = FIELDS[-1].name  # the system prompt
 
 
 def parse(field: Field, text: str):
     """The typed value of a field's text (its bounds are Setup's: `checked`), or a UserError
     that says what it must be."""
-    text = text.strip() if field.name != "system" else text
+    text = text.strip() if field.name != TEXT_FIELD else text
     if field.blank and not text.strip():
         return None
     if field.kind is str:
@@ -172,8 +165,9 @@ class SettingsScreen(ModalScreen[dict | None]):
                         yield Input(shown(f, value), id=f.name, compact=True, disabled=unused is not None)
                     about = Label(unused or f.about, classes="about -unused" if unused else "about")
                     yield about
-            yield Label(BY_NAME["system"].label.capitalize() + " (" + BY_NAME["system"].about + ")", classes="heading")
-            yield TextArea(shown(BY_NAME["system"], self.current.system), id="system", soft_wrap=True, compact=True)
+            text = BY_NAME[TEXT_FIELD]
+            yield Label(text.label.capitalize() + " (" + text.about + ")", classes="heading")
+            yield TextArea(shown(text, self.current.value(text.name)), id=text.name, soft_wrap=True, compact=True)
             yield Static(id="error")
             with Horizontal(id="buttons"):
                 yield Button("Apply (ctrl+s)", variant="primary", id="apply", compact=True)

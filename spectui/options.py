@@ -1,0 +1,108 @@
+"""Options described once: each setting's record sits on the dataclass field that holds it
+(Setup's in config/setup.py, SpecConfig's in spec_config.py), and the flags, the help, the
+chat's words, the settings form, the checks, the llama-server request and the stored answers
+are all read from it. A new setting is one field line; where an answer keeps it, one migration.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import Field, dataclass, field, fields, replace
+from typing import Any
+
+from spectui.errors import UserError
+
+# the settings form's kinds of field (Option.form)
+NUMBER, CHOICE, TEXT = "number", "choice", "text"
+# a field's annotation as the type of its value; the spec types' tuple is one "a,b" string in a flag
+_TYPES = {"int": int, "float": float, "str": str, "tuple[str, ...]": str}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting. The first group is written in its field's record; the last (name, type,
+    optional, default) is read from the field itself (described())."""
+
+    flags: tuple[str, ...]
+    help: str  # one line; "{default}" marks where the default goes, else "(default X)" is added
+    group: str = ""  # the --help section: models, speculation or sampling
+    label: str = ""  # the chat's words for it; "" for a speculation size (its flag's words: describe.label)
+    choices: tuple[str, ...] = ()
+    lo: float | None = None  # the bounds, and the rule they make in words ("0 (greedy) or more")
+    hi: float | None = None
+    rule: str = ""
+    unset: str = ""  # what None means in words ("random"), where it is not "none"
+    form: str | None = None  # NUMBER, CHOICE or TEXT: the settings form edits it; None: not in the form
+    hint: str = ""  # the form's line beside it
+    form_unset: str = ""  # how the form writes None, as the flag does (the seed's -1)
+    wire: str = ""  # its field in a llama-server request, where it is sent
+    per_answer: bool = False  # each answer keeps it (a column of the stored answers: store/migrations.py)
+    owned: bool = False  # a preset chooses it: switching presets replaces it even when a flag gave it
+    prose: bool = False  # free text for the model (the system prompt), not a name or a path
+    name: str = ""
+    type: type = str
+    optional: bool = False  # None is a value (unset)
+    default: Any = None
+
+    @property
+    def flag(self) -> str:
+        """How a message names it: "-n/--n-predict", "--temp"."""
+        return "/".join(self.flags)
+
+    @property
+    def shown_default(self) -> str:
+        return ",".join(self.default) if isinstance(self.default, tuple) else str(self.default)
+
+    @property
+    def help_line(self) -> str:
+        """The --help line: the help with its default, which is never written by hand."""
+        if "{default}" in self.help:
+            return self.help.replace("{default}", self.shown_default)
+        return self.help if self.default is None else f"{self.help} (default {self.shown_default})"
+
+    def refused(self, value) -> UserError:
+        """The error for a value outside its bounds."""
+        return UserError(f"{self.flag} must be {self.rule}, got {value}")
+
+    def check(self, value) -> None:
+        """A value against its record (kind, finite, bounds, choices), or a UserError naming the flag."""
+        if value is None and self.optional:
+            return
+        if self.type in (int, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UserError(f"{self.flag} must be a number, got {value!r}")
+            if self.type is int and not isinstance(value, int):
+                raise UserError(f"{self.flag} must be a whole number, got {value!r}")
+            if not math.isfinite(value):
+                raise UserError(f"{self.flag} must be a finite number, got {value}")
+            if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+                raise self.refused(value)
+        elif not isinstance(value, self.type):
+            raise UserError(f"{self.flag} must be text, got {value!r}")
+        if self.choices and value not in self.choices:
+            raise UserError(f"{self.flag} must be one of {', '.join(self.choices)}, got '{value}'")
+
+
+def option(default, *flags: str, help: str, **record) -> Any:
+    """A dataclass field described by its Option record (`record`: Option's other fields)."""
+    return field(default=default, metadata={"option": Option(flags, help, **record)})
+
+
+@functools.cache
+def described(cls: Any) -> tuple[Option, ...]:
+    """The records of `cls`'s fields, in order, with their name, type and default filled in."""
+    return tuple(_filled(f) for f in fields(cls) if "option" in f.metadata)
+
+
+def _filled(f: Field) -> Option:
+    annotation = str(f.type)  # annotations are strings (from __future__ import annotations)
+    kind = annotation.removesuffix(" | None")
+    return replace(f.metadata["option"], name=f.name, type=_TYPES[kind], optional=kind != annotation, default=f.default)
+
+
+def check_fields(obj: Any, skip: tuple[str, ...] = ()) -> None:
+    """Every described field of `obj` against its record, but the `skip` ones (checked by hand)."""
+    for o in described(obj.__class__):
+        if o.name not in skip:
+            o.check(getattr(obj, o.name))
