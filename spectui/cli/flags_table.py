@@ -10,7 +10,7 @@ import re
 
 from spectui.cli.bench import OWN_DEFAULTS
 from spectui.cli.options import LONG_CHOICES, add_setup_flags
-from spectui.config import describe
+from spectui.config import describe, presets
 from spectui.config.setup import OPTIONS
 
 # options that share a row, as a reader compares them; every other flag has a row of its own
@@ -36,7 +36,9 @@ def _cells(action: argparse.Action) -> tuple[str, str, str]:
     if action.choices and len(",".join(map(str, action.choices))) <= LONG_CHOICES:
         flag = f"`{action.option_strings[0]} {'|'.join(map(str, action.choices))}`"
     o = OPTIONS.get(action.dest)
-    if o is None:  # --preset, --spec-default and the diagnostics
+    if action.dest == "preset":
+        return flag, "`default`", action.help or ""
+    if o is None:  # --spec-default and the diagnostics
         return flag, "" if action.default in (None, False) else str(action.default), action.help or ""
     found = _AROUND_DEFAULT.search(o.help)
     if found:
@@ -45,7 +47,17 @@ def _cells(action: argparse.Action) -> tuple[str, str, str]:
         default = describe.value_words(o.name, o.default) if o.default is None else o.shown_default
     if o.name in OWN_DEFAULTS:
         default += f" (the bench: {OWN_DEFAULTS[o.name]:g})"
+    chosen = _default_preset().get(o.name)
+    if o.owned and o.default is None and chosen is not None:
+        default = "the preset's"  # a model: the default preset names the embedded pair
+    elif o.owned and chosen is not None and str(chosen) != o.shown_default:
+        default += f" (the default preset: {chosen})"
     return flag, default, _AROUND_DEFAULT.sub("", o.help)
+
+
+def _default_preset() -> dict:
+    """What the shipped default preset sets: a preset's choice is the default a user meets."""
+    return presets.load("default").values
 
 
 def markdown() -> str:
