@@ -65,6 +65,7 @@ def run(cfg: Config, repeat: int, pattern, slower: float = 1.0, n_past: int = 10
                 "greedy",
                 n_past,
                 t_llama=verify + draft,
+                configured=cfg.spec.label,  # a bench's rounds say the types in force, as the session's do
             )  # fmt: skip
         )
     events.append(TurnEnd(t, StopReason.N_PREDICT, "", len(emitted), tokens=tuple(emitted)))
@@ -229,8 +230,8 @@ class FakeSession:
 
 def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypatch):
     timed, said = [], []
-    monkeypatch.setattr(bench_curve.plan_curve, "identity", lambda setup, target, draft: {"draft": draft})
-    monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: ({"curve": CURVE.as_dict()}, None))
+    monkeypatch.setattr(bench_curve.identity, "key", lambda setup, target, draft: {"draft": draft})
+    monkeypatch.setattr(bench_curve.cache, "load_cached", lambda key: ({"curve": CURVE.as_dict()}, None))
 
     def measure(target_ctx, draft_ctx, filler, longest, n_max, progress):
         timed.append((draft_ctx, filler[:3], longest, n_max))
@@ -241,7 +242,7 @@ def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypa
     setup, m = SimpleNamespace(), Measurement(runs())
     c, why = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], m, None, said.append)
     assert (c.source, c.curve, why, timed, said) == (PLAN_CACHE, CURVE, None, [], [])
-    monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: (None, None))
+    monkeypatch.setattr(bench_curve.cache, "load_cached", lambda key: (None, None))
     c, why = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], m, None, said.append)
     assert c.source == BENCH and (c.curve.overhead_none, c.curve.overhead_spec) == (0, 0)
     assert timed == [("draft ctx", [1, 2, 3], 0, 8)] and said == ["timing this machine's decodes for the verdict"]
