@@ -121,6 +121,16 @@ def test_the_prediction_reads_the_recorded_rounds_at_their_mean_depth():
     assert (p["overhead_none_s"], p["overhead_spec_s"]) == (0.003, 0.003)  # the cached curve's own
 
 
+def test_the_panel_and_the_bench_read_a_run_alike():
+    from spectui.chat.panel import plan_reading
+
+    rs = [run(DRAFT, 0, PATTERN * 5), run(DRAFT, 1, PATTERN * 5, n_past=300)]
+    p = predicted(Costs(CURVE, PLAN_CACHE), DRAFT, rs, [])
+    reading = plan_reading(CURVE, DRAFT.spec, [rd for r in rs for rd in r.rounds], p["depth"])
+    assert reading is not None and reading.speedup == p["predicted_speedup"]
+    assert reading.break_even == p["break_even_alpha"] and reading.word  # 40 drafts: a side
+
+
 def test_a_curve_timed_by_the_bench_takes_each_configuration_s_overhead_from_its_runs():
     rs = runs()
     p = predicted(Costs(CURVE, BENCH), DRAFT, rs[1::2], rs[::2])
