@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 from dataclasses import replace
@@ -45,9 +46,13 @@ from spectui.config.resolve import resolve
 from spectui.engine.events import TurnEnd
 from spectui.launch.session import checked_models, open_session
 from spectui.llama import draft_fit
-from spectui.plan import acceptance, curve, decodes
-from spectui.plan.observed import drafting_of
-from spectui.plan.predict import relative_error, tok_per_s, tok_per_s_none
+from spectui.plan import acceptance, cache, curve, decodes, identity
+from spectui.plan.observed import read_run
+from spectui.plan.predict import tok_per_s, tok_per_s_none
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    return abs(predicted - measured) / measured if measured > 0 else math.inf
 
 
 def measured_tok_per_s(runs: list[protocol.Run]) -> float | None:
@@ -63,12 +68,12 @@ def plan_document(setup, remeasure: bool, phases: Phases) -> dict:
     """spectui plan's document for this pair and machine: cached, else (or `remeasure`)
     measured and cached."""
     target, draft = checked_models(setup)
-    key = curve.identity(setup, target, draft)
-    doc = None if remeasure else curve.load_cached(key, plan_command.check_calibration)[0]
+    key = identity.key(setup, target, draft)
+    doc = None if remeasure else cache.load_cached(key, plan_command.check_calibration)[0]
     if doc is None:
         model_type = draft_fit.read_header(draft).draft_type if draft else None
         doc = plan_command._measure(setup, model_type, phases)
-        curve.store(key, doc)
+        cache.store(key, doc)
     return doc
 
 
@@ -152,12 +157,12 @@ def one_pair(preset: str, args, phases: Phases) -> list[dict]:
         if cfg.is_baseline:
             predicted, what_if = tok_per_s_none(c, depth), None
         else:
-            predicted = tok_per_s(c, drafting_of(rounds, cfg.n_max is not None, cfg.n_max), depth)
+            predicted = tok_per_s(c, read_run(rounds, cfg.spec).drafting, depth)
             what_if = None
             if cfg.n_max is not None and cfg.n_max < largest:
                 big = [rd for r in runs.get(f"draft-simple n={largest}", []) for rd in r.rounds]
                 if big:
-                    from_largest = drafting_of(big, True, cfg.n_max)
+                    from_largest = read_run(big, cfg.spec).drafting
                     what_if = tok_per_s(c, from_largest, depth)
         rows.append(
             {

@@ -12,10 +12,11 @@ from spectui.engine.events import Event, Round
 from spectui.engine.server_metrics import ServerWide
 from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
+from spectui.plan.build import build_plan
 from spectui.plan.curve import Curve
-from spectui.plan.observed import drafting_of
-from spectui.plan.predict import DEPTH, Drafting, predict, speedup
-from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, SpecConfig, unpriced
+from spectui.plan.observed import read_run
+from spectui.plan.predict import DEPTH, speedup
+from spectui.spec_config import AUTO, SpecConfig, unpriced
 from spectui.words import plural
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
@@ -81,29 +82,23 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     spec_type = spec.drafting[0]
     if spec_type == AUTO:
         return PlanReading(None, None, "", "break-even: not for auto")
-    model = spec_type in DRAFT_FILE_TYPES
     if unpriced(spec_type, bool(curve.draft)):
         return PlanReading(None, None, "", "break-even: this type not timed")
-    n_max = spec.draft_n_max if model else None
-    mine = [r for r in rounds if r.configured == spec.label and (n_max is None or r.n_max >= n_max)]
-    drafts = sum(1 for r in mine if r.n_drafted)
-    depth = DEPTH if n_past is None else n_past
-    if not drafts:
-        if not model:
+    run, depth = read_run(rounds, spec), DEPTH if n_past is None else n_past
+    p = build_plan(curve, spec, depth, run=run).row(spec_type, run.n_max)
+    assert p is not None  # a plan of the run's one type
+    if not run.drafts:
+        if run.n_max is None:
             return PlanReading(None, None, NO_DRAFTS)
-        shape = Drafting(1.0, float(spec.draft_n_max), 0.0, True)
-        be = predict(curve, spec_type, shape, n_max, False, depth).break_even
-        return PlanReading(be, None, NEVER if be is None else NO_DRAFTS)
-    d = drafting_of(mine, model, n_max)
-    p = predict(curve, spec_type, d, n_max, depth=depth)
-    be = p.break_even
-    if be is None or be == 0.0 or drafts < MIN_DRAFTS:
+        return PlanReading(p.break_even, None, NEVER if p.break_even is None else NO_DRAFTS)
+    d, be = p.drafting, p.break_even
+    if be is None or be == 0.0 or run.drafts < MIN_DRAFTS:
         return PlanReading(be, p.speedup, NEVER if be is None else ANY if be == 0.0 else FEW)
     # The side is the predicted speedup's, unless the acceptance's own error could carry it
     # across 1; a draft's positions are not independent (its first rejection ends it): the
     # error counts drafts, not tokens.
     alpha = d.accepted / d.length
-    error = NEAR_SE * math.sqrt(alpha * (1 - alpha) / drafts) * d.length
+    error = NEAR_SE * math.sqrt(alpha * (1 - alpha) / run.drafts) * d.length
     shifted = (replace(d, accepted=min(max(d.accepted + e, 0.0), d.length)) for e in (-error, error))
     lo, hi = (speedup(curve, x, depth) for x in shifted)
     return PlanReading(be, p.speedup, {noise.PAYS: PAYS, noise.LOSES: LOSES}.get(noise.decide(lo, hi), NEAR))

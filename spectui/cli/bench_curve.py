@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 from spectui.bench.citation import BENCH, PLAN_CACHE
 from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.engine.interface import chat_messages
-from spectui.plan import curve as plan_curve
-from spectui.plan import decodes
+from spectui.plan import cache, decodes, identity
+from spectui.plan.build import build_plan
 from spectui.plan.curve import Curve
-from spectui.plan.observed import drafting_of
-from spectui.plan.predict import predict, tok_per_s_none
-from spectui.spec_config import AUTO, DRAFT_FILE_TYPES, NGRAM_TYPES
+from spectui.plan.observed import read_run
+from spectui.plan.predict import tok_per_s_none
+from spectui.spec_config import AUTO, NGRAM_TYPES
 from spectui.spec_config import unpriced as spec_unpriced
 
 
@@ -60,11 +60,10 @@ def predicted(costs: Costs, cfg: Config, runs: Sequence[Run], base: Sequence[Run
     the runs' mean context depth and their recorded drafting; or the `reason` there is none."""
     if why := unpriced(cfg, bool(costs.curve.draft)):
         return {"reason": why}
-    spec_type = cfg.spec.types[0]
-    rounds = [rd for r in runs for rd in r.rounds]
-    d = drafting_of(rounds, model=spec_type in DRAFT_FILE_TYPES, n_max=cfg.n_max)
-    if not d.share:
+    run = read_run([rd for r in runs for rd in r.rounds], cfg.spec)
+    if not run.drafts or run.depth is None:
         return {"reason": "nothing was drafted"}
+    d, depth = run.drafting, run.depth
     c = costs.curve
     if costs.source == BENCH:
         over_none, over_spec = _overhead(base), _overhead(runs)
@@ -72,8 +71,8 @@ def predicted(costs: Costs, cfg: Config, runs: Sequence[Run], base: Sequence[Run
             return {"reason": "no overhead per round was measured"}
         # this configuration's own overhead, at the drafting it ran (predict scales it per draft step)
         c = replace(c, overhead_none=over_none, overhead_spec=over_spec, overhead_length=d.share * d.length)
-    depth = round(statistics.fmean(rd.n_past for rd in rounds))
-    p = predict(c, spec_type, d, cfg.n_max, depth=depth)
+    p = build_plan(c, cfg.spec, depth, run=run).row(run.spec_type, run.n_max)
+    assert p is not None  # a plan of the run's one type
     return {
         "curve_source": costs.source,
         "predicted_speedup": p.speedup,
@@ -121,8 +120,8 @@ def costs(
         reasons = dict.fromkeys(why for c in configs if not c.is_baseline and (why := unpriced(c, True)))
         return None, "; ".join(reasons) or "no speculative configuration"
     draft = session.draft if session.draft_ctx is not None else None
-    key = plan_curve.identity(setup, session.target.path, draft.path if draft else None)
-    doc, _ = plan_curve.load_cached(key)  # a stale or foreign file is plan's to replace
+    key = identity.key(setup, session.target.path, draft.path if draft else None)
+    doc, _ = cache.load_cached(key)  # a stale or foreign file is plan's to replace
     if doc is not None:
         return Costs(Curve.from_dict(doc["curve"]), PLAN_CACHE), None
     if m.partial:

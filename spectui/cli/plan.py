@@ -24,11 +24,12 @@ from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-from spectui.plan import acceptance, concurrency_report, curve, decodes, memory_projection
+from spectui.plan import acceptance, cache, concurrency_report, decodes, identity, memory_projection
+from spectui.plan.build import build_plan
 from spectui.plan.concurrency import parse_levels
+from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH, N_MAX
-from spectui.plan.report import Plan, render
-from spectui.spec_config import NGRAM_TYPES
+from spectui.plan.report import render
 from spectui.spec_types import BASELINE, DRAFT_SIMPLE
 
 
@@ -167,15 +168,15 @@ def main(args) -> int:
     target, draft = checked_models(setup, ConsoleReport(err), vocabularies=False)
     _check_context(setup, target)
     model_type = draft_fit.read_header(draft).draft_type if draft else None
-    key = curve.identity(setup, target, draft)
-    doc, why = (None, None) if args.remeasure else curve.load_cached(key, check_calibration)
+    key = identity.key(setup, target, draft)
+    doc, why = (None, None) if args.remeasure else cache.load_cached(key, check_calibration)
     if why:
         status(f"note: {why}")
     if doc is not None and doc.get("calibration_key") != _calibration_key(setup):
         doc = None
         status("note: the cached calibration used other prompts or sampling: measuring again")
     if doc is None:
-        curve.check_writable()
+        cache.check_writable()
     phases.done("cache", None)
     projection, no_projection = memory_projection.for_setup(setup, target, draft)
     phases.done("memory", None)
@@ -186,9 +187,9 @@ def main(args) -> int:
     if doc is None:
         doc = _measure(setup, model_type, phases)
         doc["phases"] = phases.as_dict()
-        path = curve.store(key, doc)
+        path = cache.store(key, doc)
         phases.done("store", f"measured and cached in {path}")
-    c = curve.Curve.from_dict(doc["curve"])
+    c = Curve.from_dict(doc["curve"])
     if unsteady := c.unsteady():
         status(
             f"note: the machine's speed varied while timing ({unsteady}): the predictions are that uncertain; "
@@ -197,24 +198,8 @@ def main(args) -> int:
     cal = acceptance.Calibration.from_dict(doc["calibration"])
 
     saved = acceptance.saved(answers.answer_stats(), setup.model or "", setup.model_draft)
-    sources: dict[str, str] = {}
-    positions = cal.positions
-    if model_type:
-        if model_type in saved:
-            positions = saved[model_type].positions
-            sources[model_type] = f"your saved answers ({saved[model_type].answers}, {saved[model_type].drafts} drafts)"
-        else:
-            sources[model_type] = f"calibration on the starter prompts ({cal.n_rounds} rounds at n-max 8)"
-    ngram = {}
-    for t in NGRAM_TYPES:
-        found = saved[t].drafting if t in saved else None
-        if found is not None:
-            ngram[t] = found
-            sources[t] = f"your saved answers ({saved[t].answers}, {saved[t].drafts} drafts)"
-        else:
-            ngram[t] = acceptance.replay_ngram(t, setup.spec, cal.streams)
-            sources[t] = "replayed over the calibration's answers"
-    plan = Plan(c, depth, model_type, positions, ngram, sources, _pair_flags(args.preset, overrides))
+    flags = _pair_flags(args.preset, overrides)
+    plan = build_plan(c, setup.spec, depth, model_type=model_type, saved=saved, calibration=cal, pair_flags=flags)
     phases.done("predictions", None)
     conc = None
     if levels:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from spectui.plan import acceptance, concurrency, curve
+from spectui.plan import acceptance, cache, concurrency
 from spectui.plan.report import Plan
 
 
@@ -32,7 +32,7 @@ def run(
     if why:
         status(f"note: {why}")
     if timed is None:
-        curve.check_writable()
+        cache.check_writable()
         t0 = time.perf_counter()
         timed = concurrency.measure(setup, *models, timed_levels, sizes, filler, status)
         path = concurrency.store(ckey, timed)

@@ -160,11 +160,11 @@ def main(args) -> int:
             warn_build(err)
         session = open_session(setup, report=ConsoleReport(err))
     session.inspect = args.inspect
+    from spectui.engine.auto import auto_costs
     from spectui.engine.session import Session
-    from spectui.plan import curve
-    from spectui.plan.predict import auto_costs
+    from spectui.plan.cached import cached_for
 
-    if isinstance(session, Session) and (costs := curve.cached_for(setup, session.status())[0]) is not None:
+    if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
         session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 

@@ -26,9 +26,10 @@ every no-draft round measures: their ratios, which decide, stay as last measured
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 from spectui.spec_types import AUTO_NGRAM
 
@@ -42,6 +43,7 @@ PROBE_BUDGET = 0.02  # probes may cost at most this share of the time generated 
 WINDOW = 64  # acceptance observations kept per source and position
 EMA = 0.2  # weight of a new timing: reacts to load changes within a few rounds
 MIN_GAIN = 1.05  # speculate only for an expected gain of 5% or more: estimates are noisy
+DEPTH = 256  # a chat's typical context depth, where no depth is given (the plan's too)
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,32 @@ class _Source:
         self.estimates(n_tried)
         for i in range(min(n_tried, n_accepted + 1)):
             self.obs[i].append(1 if i < n_accepted else 0)
+
+
+class _Timed(Protocol):
+    @property
+    def b(self) -> int: ...
+
+
+class TimedCosts(Protocol):
+    """A cost curve as auto reads it (spectui plan's Curve): decode seconds by batch size and depth."""
+
+    @property
+    def target(self) -> Mapping[int, Sequence[_Timed]]: ...
+
+    @property
+    def draft(self) -> Mapping[int, Sequence[_Timed]]: ...
+
+    def t(self, b: float, depth: float) -> float: ...
+
+    def t_draft(self, b: float, depth: float) -> float: ...
+
+
+def auto_costs(curve: TimedCosts, depth: int = DEPTH) -> tuple[dict[int, float], float | None]:
+    """What auto may start from (Controller.seed): the target's decode seconds by timed batch
+    size, and the draft model's step (None without one)."""
+    sizes = sorted({p.b for pts in curve.target.values() for p in pts})
+    return {b: curve.t(b, depth) for b in sizes}, (curve.t_draft(1, depth) if curve.draft else None)
 
 
 def _ema(old: float | None, new: float) -> float:

@@ -4,14 +4,36 @@ calibration on the starter prompts, and from them one configuration's predicted 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from spectui.engine.interface import SessionStatus
-from spectui.plan.acceptance import Calibration, replay_ngram
-from spectui.plan.curve import Curve, cached_doc
-from spectui.plan.predict import DEPTH, Drafting, model_drafting, predict
+from spectui.plan import identity
+from spectui.plan.acceptance import Calibration
+from spectui.plan.build import build_plan
+from spectui.plan.cache import load_cached
+from spectui.plan.curve import Curve
+from spectui.plan.predict import DEPTH, noise
 from spectui.spec_config import DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig, config_label
+
+
+def cached_doc(setup, status: SessionStatus) -> tuple[dict | None, bool]:
+    """The document `spectui plan` cached for this loaded pair (its curve and calibration), and
+    whether the pair is a local one that a plan could measure. A few file stats and a small JSON
+    read; never a measurement. A corrupt or foreign file is none: `spectui plan` says why and
+    measures again."""
+    files = [Path(p) for p in (status.target_path, status.draft_path) if p]
+    if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
+        return None, False
+    doc, _ = load_cached(identity.key(setup, files[0], files[1] if len(files) > 1 else None))
+    return doc, True
+
+
+def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
+    """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
+    that a plan could measure (cached_doc)."""
+    doc, plannable = cached_doc(setup, status)
+    return (Curve.from_dict(doc["curve"]) if doc else None), plannable
 
 
 def for_pair(setup, status: SessionStatus) -> tuple[Curve | None, Calibration | None, bool]:
@@ -38,33 +60,21 @@ class Expected:
     noise: float
 
 
-def noise(curve: Curve, d: Drafting) -> float:
-    """The largest spread of the timings a prediction rests on: the single step, the verify
-    batches around its drafts' length, and the draft model's steps where one runs."""
-    sizes = {1, math.floor(d.length) + 1, math.ceil(d.length) + 1}
-    points = [p for pts in curve.target.values() for p in pts if p.b in sizes]
-    if d.model:
-        points += [p for pts in curve.draft.values() for p in pts]
-    return max(p.spread for p in points)
-
-
 def expected(
     curve: Curve, calibration: Calibration, spec_type: str, spec: SpecConfig, depth: int = DEPTH
 ) -> Expected | str:
     """`spec_type` (at `spec`'s sizes and n-max) predicted as `spectui plan` predicts it from
     the calibration: an n-gram type replayed over its answers, a draft model at its measured
     acceptance per position; or why there is no prediction."""
-    if spec_type in NGRAM_TYPES:
-        d, n_max = replay_ngram(spec_type, spec, calibration.streams), None
-        if not d.share:
-            return "it drafted nothing on the starter prompts"
-    elif spec_type in DRAFT_FILE_TYPES and curve.draft and calibration.positions:
-        n_max = spec.draft_n_max
-        if not 1 <= n_max <= len(calibration.positions):
-            return f"the plan measured n-max 1 to {len(calibration.positions)}"
-        d = model_drafting(calibration.positions, n_max)
-    else:
+    model = spec_type in DRAFT_FILE_TYPES and bool(curve.draft) and bool(calibration.positions)
+    if not model and spec_type not in NGRAM_TYPES:
         return "the plan does not time this type"
-    p = predict(curve, spec_type, d, n_max, depth=depth)
-    assert p.speedup is not None  # measured: a drafting with its acceptance
-    return Expected(config_label(spec_type, spec.draft_n_max), p.speedup, noise(curve, d))
+    plan = build_plan(
+        curve, spec, depth, model_type=spec_type if model else None, calibration=calibration,
+        ngram=() if model else (spec_type,),
+    )  # fmt: skip
+    p = plan.row(spec_type, spec.draft_n_max if model else None)
+    if p is None or p.speedup is None:
+        measured = f"the plan measured n-max 1 to {len(calibration.positions)}"
+        return measured if model else "it drafted nothing on the starter prompts"
+    return Expected(config_label(spec_type, spec.draft_n_max), p.speedup, noise(curve, p.drafting))

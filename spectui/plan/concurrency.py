@@ -28,7 +28,8 @@ from pathlib import Path
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.errors import UserError
-from spectui.plan.curve import Curve, Point, cache_path, fitted
+from spectui.plan.cache import cache_path
+from spectui.plan.curve import Curve, Point, fitted
 from spectui.plan.decodes import DEPTHS
 from spectui.plan.predict import N_MAX, Drafting, Prediction, round_overhead
 from spectui.spec_types import BASELINE

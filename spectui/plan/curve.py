@@ -1,33 +1,21 @@
 """This machine's costs, measured in seconds: the target's decode of a batch of b tokens at a
-few context depths, the draft model's step, the round's overhead; and their cache.
+few context depths, the draft model's step, the round's overhead.
 
 A point keeps the median of its repeats and their spread ((max - min) / median); the curve
 kept at each depth is the non-decreasing fit through the medians (plan/fit.py), each point's
-residual kept beside it. Measuring is plan/decodes.py's.
-
-The cache holds one file per identity: the model files (path, size, mtime), llama.cpp's
-build, the device, threads and offload. A curve measured under another identity is measured
-again, never trusted; a file that cannot be read is replaced.
+residual kept beside it. Measuring is plan/decodes.py's; what a curve holds for is
+plan/identity.py's, and its file plan/cache.py's.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import platform
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
-from spectui.engine.interface import SessionStatus
 from spectui.engine.noise import spread
-from spectui.errors import UserError
 from spectui.plan.fit import monotone, residuals
 
-FORMAT = "spectui-plan/1"
 NOISY = 0.2  # a typical size's repeats further apart than this: the machine's speed varied
 DRIFT = 0.15  # t(1) re-timed after every other size moved more than this: the machine's speed changed
 
@@ -173,116 +161,3 @@ class Curve:
             return {d: tuple(replace(p, median=p.median * factor) for p in pts) for d, pts in curves.items()}
 
         return replace(self, target=times(self.target), draft=times(self.draft), loop_scale=self.loop_scale * factor)
-
-
-# --- the cache ---------------------------------------------------------------------------
-
-
-def file_identity(path: Path) -> dict:
-    st = path.stat()
-    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-
-
-def device() -> str:
-    """The CPU's model and count, and the GPUs llama.cpp may offload to."""
-    from spectui.engine.resources import gpu_info
-    from spectui.llama.runtime import usable_cores
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    gpus = ", ".join(f"{g['name']} {g['memory_total']}" for g in gpu_info()) or "no GPU"
-    return f"{cpu} x{usable_cores()}; {gpus}"
-
-
-def identity(setup, target: Path, draft: Path | None) -> dict:
-    """What a curve holds for: the files, the build, the device, threads and offload."""
-    from spectui.llama import build
-    from spectui.llama.runtime import default_threads
-
-    lib = build.library()
-    return {
-        "target": file_identity(target),
-        "draft": file_identity(draft) if draft else None,
-        "llama_cpp": build.info()["version"],
-        "libllama": file_identity(lib) if lib.is_file() else str(lib),
-        "device": device(),
-        "threads": setup.threads or default_threads(),
-        "n_gpu_layers": setup.n_gpu_layers,
-        "n_gpu_layers_draft": setup.n_gpu_layers_draft if draft else None,
-        "flash_attn": setup.flash_attn,
-        "cache_types_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft] if draft else None,
-    }
-
-
-def cache_dir() -> Path:
-    from spectui.config.paths import plan_dir
-
-    return plan_dir()
-
-
-def cache_path(key: dict) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    return cache_dir() / f"{digest}.json"
-
-
-def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
-    """The curve `spectui plan` cached for this loaded pair, and whether the pair is a local one
-    that a plan could measure (cached_doc)."""
-    doc, plannable = cached_doc(setup, status)
-    return (Curve.from_dict(doc["curve"]) if doc else None), plannable
-
-
-def cached_doc(setup, status: SessionStatus) -> tuple[dict | None, bool]:
-    """The document `spectui plan` cached for this loaded pair (its curve and calibration), and
-    whether the pair is a local one that a plan could measure. A few file stats and a small JSON
-    read; never a measurement. A corrupt or foreign file is none: `spectui plan` says why and
-    measures again."""
-    files = [Path(p) for p in (status.target_path, status.draft_path) if p]
-    if setup.server or not all(f.is_file() for f in files):  # a server's models, a test's fake
-        return None, False
-    doc, _ = load_cached(identity(setup, files[0], files[1] if len(files) > 1 else None))
-    return doc, True
-
-
-def check_writable() -> Path:
-    """The cache folder, created and writable, before any measurement: else one line."""
-    folder = cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot write the plan cache {folder}: {e.strerror or e}; set SPECTUI_CACHE_DIR") from e
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UserError(f"cannot write the plan cache {folder}: permission denied; set SPECTUI_CACHE_DIR")
-    return folder
-
-
-def load_cached(key: dict, also: Callable[[dict], object] = lambda doc: None) -> tuple[dict | None, str | None]:
-    """The cached document for `key`, or None and why not (None: nothing cached). `also` reads the
-    document's other sections: what it raises makes the file corrupt, as a bad curve does."""
-    path = cache_path(key)
-    if not path.is_file():
-        return None, None
-    try:
-        doc = loads_json(read_bytes(path, "a cached curve", CONFIG_BYTES).decode("utf-8"))
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            return None, f"{path} is not a {FORMAT} curve: measuring again"
-        if doc.get("key") != key:
-            return None, f"{path} was measured for another model file, build or device: measuring again"
-        Curve.from_dict(doc["curve"])
-        also(doc)
-    except UserError as e:
-        return None, f"{e}: measuring again"
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as e:
-        return None, f"{path} is corrupt ({type(e).__name__}: {e}): measuring again"
-    return doc, None
-
-
-def store(key: dict, doc: dict) -> Path:
-    """Write the document atomically: a reader sees the old file or the new one."""
-    from spectui.config.paths import write_atomic
-
-    return write_atomic(cache_path(key), json.dumps({"format": FORMAT, "key": key, **doc}, indent=1))

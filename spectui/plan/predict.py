@@ -15,13 +15,15 @@ panel may call it every round.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui.engine.auto import DEPTH
+from spectui.engine.auto import auto_costs as auto_costs  # chat/switcher.py's import, until it takes the engine's
 from spectui.plan.curve import Curve
 
 N_MAX = tuple(range(1, 9))  # the n-max values a plan covers for a draft-model type
-DEPTH = 256  # a chat's typical context depth, where no depth is given
 
 
 @dataclass(frozen=True)
@@ -170,11 +172,14 @@ def speedup_line(curve: Curve, d: Drafting, rates: Sequence[float], depth: int =
     return [speedup(curve, d.at_rate(r), depth) for r in rates]
 
 
-def auto_costs(curve: Curve, depth: int = DEPTH) -> tuple[dict[int, float], float | None]:
-    """What auto may start from: the target's decode seconds by measured batch size, and the
-    draft model's step (None without one)."""
-    sizes = sorted({p.b for pts in curve.target.values() for p in pts})
-    return {b: curve.t(b, depth) for b in sizes}, (curve.t_draft(1, depth) if curve.draft else None)
+def noise(curve: Curve, d: Drafting) -> float:
+    """The largest spread of the timings a prediction rests on: the single step, the verify
+    batches around its drafts' length, and the draft model's steps where one runs."""
+    sizes = {1, math.floor(d.length) + 1, math.ceil(d.length) + 1}
+    points = [p for pts in curve.target.values() for p in pts if p.b in sizes]
+    if d.model:
+        points += [p for pts in curve.draft.values() for p in pts]
+    return max(p.spread for p in points)
 
 
 def alphas(n: int) -> list[float]:

@@ -6,11 +6,10 @@ The text is wrapped at whole words to a terminal's width, never cut; in a file l
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from spectui import spec_types
-from spectui.plan.cached import noise
 from spectui.plan.curve import Curve
 from spectui.plan.predict import (
     DEPTH,
@@ -19,6 +18,7 @@ from spectui.plan.predict import (
     Prediction,
     alphas,
     model_drafting,
+    noise,
     predict,
     speedup_line,
     tok_per_s_none,
@@ -32,8 +32,9 @@ MARKS = {t.name: t.mark for t in spec_types.TYPES if t.mark}
 @dataclass(frozen=True)
 class Plan:
     """Every prediction for a pair on this machine: the draft model's type at each n-max (its
-    acceptance per position `positions`, empty where unknown) and each n-gram type; `sources`:
-    where each type's acceptance came from."""
+    acceptance per position `positions`, empty where unknown; or `at`: its drafting read at
+    some n-max, None where nothing drafted) and each n-gram type; `sources`: where each type's
+    acceptance came from."""
 
     curve: Curve
     depth: int
@@ -42,18 +43,28 @@ class Plan:
     ngram: dict[str, Drafting]
     sources: dict[str, str]
     pair_flags: str = ""  # the flags that load this pair in the chat ("--preset fast"), for "Next:"
+    at: Mapping[int, Drafting | None] | None = None  # None: each n-max of N_MAX from `positions`
+
+    def model_rows(self) -> Mapping[int, Drafting | None]:
+        """The draft model's drafting by n-max; None: no acceptance known (break-even alone)."""
+        if self.at is not None:
+            return self.at
+        return {k: model_drafting(self.positions, k) if len(self.positions) >= k else None for k in N_MAX}
 
     @property
     def rows(self) -> list[Prediction]:
         out = []
         if self.model_type:
-            for k in N_MAX:
-                known = len(self.positions) >= k
-                d = model_drafting(self.positions, k) if known else Drafting(1.0, float(k), 0.0, True)
-                out.append(predict(self.curve, self.model_type, d, k, measured=known, depth=self.depth))
+            for k, d in self.model_rows().items():
+                shape = d or Drafting(1.0, float(k), 0.0, True)
+                out.append(predict(self.curve, self.model_type, shape, k, measured=d is not None, depth=self.depth))
         for t, d in self.ngram.items():
             out.append(predict(self.curve, t, d, None, measured=d.share > 0, depth=self.depth))
         return out
+
+    def row(self, spec_type: str, n_max: int | None) -> Prediction | None:
+        """The prediction for `spec_type` at `n_max` (None: an n-gram type), where the plan has one."""
+        return next((p for p in self.rows if (p.spec_type, p.n_max) == (spec_type, n_max)), None)
 
     def lines(self) -> dict[str, list[float]]:
         """The picture's lines: speedup at each α, per n-max of the draft model (else per

@@ -13,7 +13,7 @@ import pytest
 from spectui.chat import outlook as ol
 from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config.resolve import resolve
-from spectui.plan import cached
+from spectui.plan import cached, predict
 from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve, Point
 from spectui.spec_config import SpecConfig
@@ -112,8 +112,8 @@ def test_the_noise_is_the_spread_of_the_decodes_the_prediction_prices():
     curve = Curve({64: pts}, {}, 0.0, 0.0)
     from spectui.plan.predict import Drafting
 
-    assert cached.noise(curve, Drafting(0.5, 3.0, 1.0, False)) == 0.1  # b = 1 and b = 4
-    assert cached.noise(curve, Drafting(0.5, 1.0, 1.0, False)) == 0.3  # b = 2
+    assert predict.noise(curve, Drafting(0.5, 3.0, 1.0, False)) == 0.1  # b = 1 and b = 4
+    assert predict.noise(curve, Drafting(0.5, 1.0, 1.0, False)) == 0.3  # b = 2
 
 
 # --- the card ------------------------------------------------------------------------------

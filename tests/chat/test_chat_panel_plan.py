@@ -1,4 +1,4 @@
-"""The panel's break-even rows (chat/panel.plan_reading, plan/curve.cached_for; the widget's rows and
+"""The panel's break-even rows (chat/panel.plan_reading, plan/cached.cached_for; the widget's rows and
 strip): constructed curves and rounds, no model; one Pilot run on a FakeSession."""
 
 from __future__ import annotations
@@ -8,12 +8,13 @@ import pytest
 from spectui.chat import panel
 from spectui.chat.panel import PanelState, plan_reading
 from spectui.config.setup import Setup
+from spectui.engine.auto import auto_costs
 from spectui.engine.events import PromptDone, Round, TurnStart
 from spectui.engine.interface import SessionStatus
-from spectui.plan import curve as plan_curve
+from spectui.plan import cache, cached, identity
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of
-from spectui.plan.predict import Drafting, auto_costs, break_even, predict
+from spectui.plan.predict import Drafting, break_even, predict
 from spectui.spec_config import SpecConfig
 from spectui.tui.widgets.stats_panel import render, status_strip
 from tests.tui_helpers import SHORT, answered, send, sync
@@ -142,16 +143,16 @@ def test_the_chat_reads_the_curve_plan_cached_and_never_a_foreign_or_corrupt_one
     target = tmp_path / "t.gguf"
     target.write_bytes(b"GGUF")
     setup = Setup()
-    assert plan_curve.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
-    assert plan_curve.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
-    assert plan_curve.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
-    key = plan_curve.identity(setup, target, None)
-    plan_curve.store(key, {"curve": CURVE.as_dict()})
-    assert plan_curve.cached_for(setup, status(str(target))) == (CURVE, True)
-    plan_curve.cache_path(key).write_text("{not json")
-    assert plan_curve.cached_for(setup, status(str(target))) == (None, True)
-    plan_curve.store({**key, "threads": 99}, {"curve": CURVE.as_dict()})  # another identity's file
-    assert plan_curve.cached_for(setup, status(str(target))) == (None, True)
+    assert cached.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
+    assert cached.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
+    assert cached.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
+    key = identity.key(setup, target, None)
+    cache.store(key, {"curve": CURVE.as_dict()})
+    assert cached.cached_for(setup, status(str(target))) == (CURVE, True)
+    cache.cache_path(key).write_text("{not json")
+    assert cached.cached_for(setup, status(str(target))) == (None, True)
+    cache.store({**key, "threads": 99}, {"curve": CURVE.as_dict()})  # another identity's file
+    assert cached.cached_for(setup, status(str(target))) == (None, True)
 
 
 def test_the_panel_shows_break_even_and_the_prediction_in_its_width():

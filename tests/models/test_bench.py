@@ -31,7 +31,7 @@ from spectui.config.resolve import resolve
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
 from spectui.launch.session import checked_models
-from spectui.plan import curve
+from spectui.plan import cache, identity
 from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from tests.cli_helpers import run_cli
@@ -461,10 +461,10 @@ def cache_tiny_curve() -> Path:
     TINY loads it: the verdict cites it without timing decodes (tests/unit/test_bench_citation.py
     times with fakes)."""
     setup = resolve("smollm2", {"threads": 1})
-    key = curve.identity(setup, *checked_models(setup))
+    key = identity.key(setup, *checked_models(setup))
     recorded = json.loads(RECORDED_CURVE.read_text(encoding="utf-8"))["curve"]
     recorded["draft"] = {d: pts[:2] for d, pts in recorded["target"].items()}  # the draft is the same file
-    return curve.store(key, {"curve": recorded})
+    return cache.store(key, {"curve": recorded})
 
 
 @pytest.fixture(scope="module")

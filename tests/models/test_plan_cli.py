@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spectui.cli import plan as plan_command
-from spectui.plan import curve, memory_projection
+from spectui.plan import cache, identity, memory_projection
 from tests.cli_helpers import run_cli
 
 RECORDED = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
@@ -28,8 +28,8 @@ def cached(tmp_path, monkeypatch):
     monkeypatch.setattr(memory_projection, "for_setup", lambda setup, target, draft: (None, "not projected here"))
     doc = json.loads(RECORDED.read_text())
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(curve, "identity", lambda setup, target, draft: doc["key"])
-    path = curve.cache_path(doc["key"])
+    monkeypatch.setattr(identity, "key", lambda setup, target, draft: doc["key"])
+    path = cache.cache_path(doc["key"])
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(doc))
     return path
@@ -100,7 +100,7 @@ def test_a_configuration_that_pays_is_named_with_the_flags_to_run_it(cached, unm
 @pytest.mark.model
 def test_the_plan_shows_llama_cpps_memory_projection_of_the_pair(cached, unmeasured, monkeypatch):
     monkeypatch.undo()  # the real projection: a no_alloc load of SmolLM2, nothing allocated
-    monkeypatch.setattr(curve, "identity", lambda setup, target, draft: json.loads(RECORDED.read_text())["key"])
+    monkeypatch.setattr(identity, "key", lambda setup, target, draft: json.loads(RECORDED.read_text())["key"])
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(cached.parent.parent))
     monkeypatch.setattr(plan_command, "_measure", lambda *args: pytest.fail("measured despite the cache"))
     ran = run_cli("plan", "--preset", "fast", "-c", "2048")

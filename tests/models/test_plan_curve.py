@@ -16,7 +16,8 @@ from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import per_type, rounds_of
 from spectui.errors import UserError
-from spectui.plan import acceptance, curve, decodes
+from spectui.plan import acceptance, decodes
+from spectui.plan import cache as plan_cache
 from spectui.plan.predict import Drafting
 from spectui.store import answers, chat_store
 from spectui.store.chat_types import AnswerConfig, Message, new_chat
@@ -40,16 +41,16 @@ def test_a_stored_curve_reads_back_for_its_identity_only(cache):
     doc = recorded()
     key = doc.pop("key")
     doc.pop("format")
-    assert curve.load_cached(key) == (None, None)
-    path = curve.store(key, doc)
+    assert plan_cache.load_cached(key) == (None, None)
+    path = plan_cache.store(key, doc)
     assert path.parent == cache and [p.name for p in cache.iterdir()] == [path.name]  # no temp file left
-    found, why = curve.load_cached(key)
+    found, why = plan_cache.load_cached(key)
     assert why is None and found is not None and found["curve"] == doc["curve"]
     other = {**key, "llama_cpp": "another build"}
-    assert curve.load_cached(other) == (None, None)  # another build: its own file, none yet
+    assert plan_cache.load_cached(other) == (None, None)  # another build: its own file, none yet
     # a file copied from another device under this identity's name: measured again, never trusted
-    os.replace(path, curve.cache_path(other))
-    found, why = curve.load_cached(other)
+    os.replace(path, plan_cache.cache_path(other))
+    found, why = plan_cache.load_cached(other)
     assert found is None and "another model file, build or device: measuring again" in why
 
 
@@ -65,8 +66,8 @@ def test_a_stored_curve_reads_back_for_its_identity_only(cache):
 def test_a_corrupt_or_foreign_cached_curve_is_one_line_and_measured_again(cache, text, says):
     key = recorded()["key"]
     cache.mkdir(parents=True)
-    curve.cache_path(key).write_text(text, encoding="latin-1")
-    found, why = curve.load_cached(key)
+    plan_cache.cache_path(key).write_text(text, encoding="latin-1")
+    found, why = plan_cache.load_cached(key)
     assert found is None and says in why and "\n" not in why and why.endswith("measuring again")
 
 
@@ -74,8 +75,8 @@ def test_a_cached_curve_with_a_broken_point_is_measured_again(cache):
     doc = recorded()
     doc["curve"]["target"]["64"][0][1] = -1
     cache.mkdir(parents=True)
-    curve.cache_path(doc["key"]).write_text(json.dumps(doc))
-    found, why = curve.load_cached(doc["key"])
+    plan_cache.cache_path(doc["key"]).write_text(json.dumps(doc))
+    found, why = plan_cache.load_cached(doc["key"])
     assert found is None and "corrupt" in why
 
 
@@ -84,14 +85,14 @@ def test_an_unwritable_cache_is_one_line_before_any_measurement(tmp_path, monkey
     blocker.write_text("")
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(blocker))
     with pytest.raises(UserError, match=r"cannot write the plan cache .*file/plan"):
-        curve.check_writable()
+        plan_cache.check_writable()
     if os.geteuid() != 0:  # root writes anywhere
         ro = tmp_path / "ro"
         (ro / "plan").mkdir(parents=True)
         (ro / "plan").chmod(0o500)
         monkeypatch.setenv("SPECTUI_CACHE_DIR", str(ro))
         with pytest.raises(UserError, match="permission denied"):
-            curve.check_writable()
+            plan_cache.check_writable()
 
 
 def test_a_failed_store_leaves_nothing_half_written(cache, monkeypatch):
@@ -104,7 +105,7 @@ def test_a_failed_store_leaves_nothing_half_written(cache, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", full)
     with pytest.raises(UserError, match="No space left on device"):
-        curve.store(key, doc)
+        plan_cache.store(key, doc)
     assert list(cache.iterdir()) == []
 
 

@@ -65,6 +65,7 @@ def run(cfg: Config, repeat: int, pattern, slower: float = 1.0, n_past: int = 10
                 "greedy",
                 n_past,
                 t_llama=verify + draft,
+                configured=cfg.spec.label,  # a bench's rounds say the types in force, as the session's do
             )  # fmt: skip
         )
     events.append(TurnEnd(t, StopReason.N_PREDICT, "", len(emitted), tokens=tuple(emitted)))
@@ -118,6 +119,16 @@ def test_the_prediction_reads_the_recorded_rounds_at_their_mean_depth():
     assert p["break_even_alpha"] == pytest.approx(break_even(cached.curve, d, depth))
     assert p["measured_alpha"] == pytest.approx(0.5) and p["curve_source"] == "plan cache"
     assert (p["overhead_none_s"], p["overhead_spec_s"]) == (0.003, 0.003)  # the cached curve's own
+
+
+def test_the_panel_and_the_bench_read_a_run_alike():
+    from spectui.chat.panel import plan_reading
+
+    rs = [run(DRAFT, 0, PATTERN * 5), run(DRAFT, 1, PATTERN * 5, n_past=300)]
+    p = predicted(Costs(CURVE, PLAN_CACHE), DRAFT, rs, [])
+    reading = plan_reading(CURVE, DRAFT.spec, [rd for r in rs for rd in r.rounds], p["depth"])
+    assert reading is not None and reading.speedup == p["predicted_speedup"]
+    assert reading.break_even == p["break_even_alpha"] and reading.word  # 40 drafts: a side
 
 
 def test_a_curve_timed_by_the_bench_takes_each_configuration_s_overhead_from_its_runs():
@@ -229,8 +240,8 @@ class FakeSession:
 
 def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypatch):
     timed, said = [], []
-    monkeypatch.setattr(bench_curve.plan_curve, "identity", lambda setup, target, draft: {"draft": draft})
-    monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: ({"curve": CURVE.as_dict()}, None))
+    monkeypatch.setattr(bench_curve.identity, "key", lambda setup, target, draft: {"draft": draft})
+    monkeypatch.setattr(bench_curve.cache, "load_cached", lambda key: ({"curve": CURVE.as_dict()}, None))
 
     def measure(target_ctx, draft_ctx, filler, longest, n_max, progress):
         timed.append((draft_ctx, filler[:3], longest, n_max))
@@ -241,7 +252,7 @@ def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypa
     setup, m = SimpleNamespace(), Measurement(runs())
     c, why = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], m, None, said.append)
     assert (c.source, c.curve, why, timed, said) == (PLAN_CACHE, CURVE, None, [], [])
-    monkeypatch.setattr(bench_curve.plan_curve, "load_cached", lambda key: (None, None))
+    monkeypatch.setattr(bench_curve.cache, "load_cached", lambda key: (None, None))
     c, why = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], m, None, said.append)
     assert c.source == BENCH and (c.curve.overhead_none, c.curve.overhead_spec) == (0, 0)
     assert timed == [("draft ctx", [1, 2, 3], 0, 8)] and said == ["timing this machine's decodes for the verdict"]

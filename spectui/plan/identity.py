@@ -1,0 +1,48 @@
+"""What a cached curve holds for, its cache key: the model files (path, size, mtime), llama.cpp's
+build, the device, threads and offload. A curve measured under another identity is measured
+again, never trusted (plan/cache.py)."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+
+def file_identity(path: Path) -> dict:
+    st = path.stat()
+    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def device() -> str:
+    """The CPU's model and count, and the GPUs llama.cpp may offload to."""
+    from spectui.engine.resources import gpu_info
+    from spectui.llama.runtime import usable_cores
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    gpus = ", ".join(f"{g['name']} {g['memory_total']}" for g in gpu_info()) or "no GPU"
+    return f"{cpu} x{usable_cores()}; {gpus}"
+
+
+def key(setup, target: Path, draft: Path | None) -> dict:
+    """What a curve holds for: the files, the build, the device, threads and offload."""
+    from spectui.llama import build
+    from spectui.llama.runtime import default_threads
+
+    lib = build.library()
+    return {
+        "target": file_identity(target),
+        "draft": file_identity(draft) if draft else None,
+        "llama_cpp": build.info()["version"],
+        "libllama": file_identity(lib) if lib.is_file() else str(lib),
+        "device": device(),
+        "threads": setup.threads or default_threads(),
+        "n_gpu_layers": setup.n_gpu_layers,
+        "n_gpu_layers_draft": setup.n_gpu_layers_draft if draft else None,
+        "flash_attn": setup.flash_attn,
+        "cache_types_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft] if draft else None,
+    }
