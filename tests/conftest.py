@@ -14,6 +14,7 @@ after each test). The Pilot helpers (`send`,
 from __future__ import annotations
 
 import gc
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -26,6 +27,7 @@ from spectui.config import embedded
 from tests import model_guard, textual_private
 
 SMOL = "smollm2-135m-instruct-q4_1"
+RECORDED_CURVE = Path(__file__).parent / "data" / "plan_smollm2.json"  # a SmolLM2 curve `spectui plan` measured
 # `pytest -m "not model"`: one worker more than the cores, as the Pilot tests and the child
 # processes leave a core idle while they wait (pytest_cmdline_main below)
 FAST_WORKERS = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
@@ -125,6 +127,39 @@ def slow_fake(setup):
     from tests.fake_session import FakeSession
 
     return FakeSession(spec=setup.spec, round_s=0.1)
+
+
+# --- `spectui plan` without a model: the recorded SmolLM2 curve ------------------------
+
+
+class Measured(Exception):
+    """The command got past its checks to where it would load the models and measure."""
+
+
+@pytest.fixture
+def cached(tmp_path, monkeypatch):
+    """The recorded SmolLM2 curve in the cache, as this machine's, and no memory projection: no model loads."""
+    from spectui.plan import cache, identity, memory_projection
+
+    monkeypatch.setattr(memory_projection, "for_setup", lambda setup, target, draft: (None, "not projected here"))
+    doc = json.loads(RECORDED_CURVE.read_text())
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(identity, "key", lambda setup, target, draft: doc["key"])
+    path = cache.cache_path(doc["key"])
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.fixture
+def unmeasured(monkeypatch):
+    """`spectui plan` stops with Measured where it would load the models."""
+    from spectui.cli import plan as plan_command
+
+    def measure(*args):
+        raise Measured
+
+    monkeypatch.setattr(plan_command, "_measure", measure)
 
 
 # --- the run: the guard of the `model` marker (tests/model_guard.py), the Pilot modules' speed

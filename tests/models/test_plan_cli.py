@@ -6,41 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from spectui.cli import plan as plan_command
-from spectui.plan import cache, identity, memory_projection
+from spectui.plan import identity, memory_projection
 from tests.cli_helpers import run_cli
+from tests.conftest import RECORDED_CURVE as RECORDED
+from tests.conftest import Measured
 
-RECORDED = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
 pytestmark = pytest.mark.usefixtures("dirs")
-
-
-class Measured(Exception):
-    """The command got past its checks to where it would load the models and measure."""
-
-
-@pytest.fixture
-def cached(tmp_path, monkeypatch):
-    """The recorded SmolLM2 curve in the cache, as this machine's, and no memory projection: no model loads."""
-    monkeypatch.setattr(memory_projection, "for_setup", lambda setup, target, draft: (None, "not projected here"))
-    doc = json.loads(RECORDED.read_text())
-    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(identity, "key", lambda setup, target, draft: doc["key"])
-    path = cache.cache_path(doc["key"])
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(doc))
-    return path
-
-
-@pytest.fixture
-def unmeasured(monkeypatch):
-    def measure(*args):
-        raise Measured
-
-    monkeypatch.setattr(plan_command, "_measure", measure)
 
 
 def one_line_error(ran, *says: str) -> None:

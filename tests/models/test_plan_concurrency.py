@@ -14,7 +14,7 @@ from spectui.plan.concurrency import NONE, Level, aggregate, predict_levels
 from spectui.plan.curve import Curve, Point
 from spectui.plan.predict import Drafting, Prediction
 from tests.cli_helpers import run_cli
-from tests.models.test_plan_cli import Measured, cached, unmeasured  # noqa: F401  (fixtures)
+from tests.conftest import Measured
 
 SIZES = tuple(range(1, 30))
 pytestmark = pytest.mark.usefixtures("dirs")

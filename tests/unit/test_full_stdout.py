@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from spectui.cli.main import build_parser, main
-from tests.models.test_plan_cli import cached  # noqa: F401  (plan prints from the recorded curve: no model)
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "tests" / "data" / "smollm2_turn.jsonl"
