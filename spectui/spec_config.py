@@ -47,14 +47,32 @@ def uses_n_max(types) -> bool:
     return any(t in DRAFT_FILE_TYPES or t in HIDDEN_STATE_TYPES or t == AUTO for t in types)
 
 
-def unpriced(spec_type: str, draft_step: bool) -> str | None:
-    """Why the plan's curve cannot price `spec_type` alone (`draft_step`: the curve timed a draft
-    file's step); None where it can."""
-    t = st.get(spec_type)
+@dataclass(frozen=True)
+class Unpriced:
+    """Why the plan's curve cannot price a configuration: in a sentence (the bench, the plan)
+    and in the panel's few words."""
+
+    reason: str
+    short: str
+
+
+def unpriced(types: tuple[str, ...], draft_step: bool) -> Unpriced | None:
+    """Why the plan's curve cannot price these spec types (`draft_step`: the curve timed a draft
+    file's step); None where it can: one type, timed. The one answer the bench, the plan's
+    rows and the panel give."""
+    drafting = tuple(t for t in types if t != st.BASELINE)
+    if AUTO in drafting:
+        return Unpriced("auto changes its drafter round by round; a curve prices one type", "not for auto")
+    if len(drafting) > 1:
+        return Unpriced("several types at once; a curve prices one type", "one type at a time")
+    if not drafting:
+        return Unpriced("none drafts nothing: it is the baseline", "the baseline")
+    t = st.get(drafting[0])
     if not t.priced:
-        return "the curve does not time " + ("the target's MTP layer" if t.mtp else f"{spec_type}'s drafting")
+        what = "the target's MTP layer" if t.mtp else f"{t.name}'s drafting"
+        return Unpriced(f"the curve does not time {what}", "this type not timed")
     if t.draft_file and not draft_step:
-        return f"no measured step of {spec_type}'s draft"
+        return Unpriced(f"no measured step of {t.name}'s draft", "this type not timed")
     return None
 
 

@@ -16,7 +16,7 @@ from spectui.plan.build import build_plan
 from spectui.plan.curve import Curve
 from spectui.plan.observed import read_run
 from spectui.plan.predict import DEPTH, speedup
-from spectui.spec_config import AUTO, SpecConfig, unpriced
+from spectui.spec_config import SpecConfig, unpriced
 from spectui.words import plural
 
 # Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
@@ -46,7 +46,7 @@ class PanelState:
     def plan(self) -> PlanReading | None:
         """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""
         if self.curve is None:  # the hint only where a curve would price it (plan_reading), and as the card's f6
-            priced = len(self.spec.drafting) == 1 and self.spec.drafting[0] != AUTO
+            priced = unpriced(self.spec.types, draft_step=True) is None
             return PlanReading(None, None, "", "press f6 to measure break-even") if self.plannable and priced else None
         return plan_reading(self.curve, self.spec, rounds_of(self.events), self.n_past)
 
@@ -77,13 +77,9 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     tokens every round); an n-gram type's needs its measured share and length of drafts."""
     if not spec.drafting:
         return None  # `none`: the baseline
-    if len(spec.drafting) > 1:
-        return PlanReading(None, None, "", "break-even: one type at a time")
+    if why := unpriced(spec.types, bool(curve.draft)):
+        return PlanReading(None, None, "", f"break-even: {why.short}")
     spec_type = spec.drafting[0]
-    if spec_type == AUTO:
-        return PlanReading(None, None, "", "break-even: not for auto")
-    if unpriced(spec_type, bool(curve.draft)):
-        return PlanReading(None, None, "", "break-even: this type not timed")
     run, depth = read_run(rounds, spec), DEPTH if n_past is None else n_past
     p = build_plan(curve, spec, depth, run=run).row(spec_type, run.n_max)
     assert p is not None  # a plan of the run's one type

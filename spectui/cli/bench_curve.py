@@ -21,7 +21,7 @@ from spectui.plan.build import build_plan
 from spectui.plan.curve import Curve
 from spectui.plan.observed import read_run
 from spectui.plan.predict import tok_per_s_none
-from spectui.spec_config import AUTO, NGRAM_TYPES
+from spectui.spec_config import NGRAM_TYPES
 from spectui.spec_config import unpriced as spec_unpriced
 
 
@@ -40,12 +40,8 @@ class Costs:
 def unpriced(cfg: Config, draft_step: bool) -> str | None:
     """Why a curve (with a draft model's step or not) cannot price this configuration; None
     where it can."""
-    types = cfg.spec.types
-    if AUTO in types:
-        return "auto changes its drafter round by round; a curve prices one type"
-    if len(types) > 1:
-        return "several types at once; a curve prices one type"
-    return spec_unpriced(types[0], draft_step)
+    why = spec_unpriced(cfg.spec.types, draft_step)
+    return why.reason if why else None
 
 
 def _overhead(runs: Sequence[Run]) -> float | None:

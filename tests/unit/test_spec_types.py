@@ -88,10 +88,13 @@ def test_any_other_draft_file_is_a_plain_draft_model():
 
 
 def test_what_the_plan_can_price():
-    assert unpriced("ngram-mod", False) is None
-    assert unpriced("draft-simple", True) is None and unpriced("draft-eagle3", True) is None
-    assert unpriced("draft-simple", False) == "no measured step of draft-simple's draft"
-    assert unpriced("draft-mtp", True)  # the curve does not time the target's NextN layer
+    assert unpriced(("ngram-mod",), False) is None
+    assert unpriced(("draft-simple",), True) is None and unpriced(("draft-eagle3",), True) is None
+    why = unpriced(("draft-simple",), False)
+    assert why and why.reason == "no measured step of draft-simple's draft"
+    why = unpriced(("draft-mtp",), True)  # the curve does not time the target's NextN layer
+    assert why and "MTP" in why.reason and why.short == "this type not timed"
+    assert unpriced(("none",), True) and unpriced(("auto",), True) and unpriced(("ngram-mod", "draft-simple"), True)
     assert set(DRAFT_FILE_TYPES) == {"draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark"}
 
 
