@@ -14,8 +14,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from spectui.chat.library import SHOWN
 from spectui.chat.outlook import LOSES, NEAR, PAYS, UNKNOWN, Outlook, watch
-from spectui.chat.persistence import SHOWN
 from spectui.chat.starters import STARTERS, Starter
 from spectui.store.chat_types import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
