@@ -38,7 +38,7 @@ from spectui.launch.session import checked_models
 from spectui.plan.concurrency import NONE, Level, aggregate
 from spectui.plan.curve import Curve
 from spectui.plan.predict import Drafting
-from tests.test_server import Server
+from tests.server.llama_server import Server, built
 
 REPO = Path(__file__).resolve().parent.parent
 SLOTS, THREADS, N_MAX = 4, 2, 3
@@ -49,14 +49,14 @@ PAIRS = {
 
 
 def server_binary() -> str:
-    ran = subprocess.run(["bash", str(REPO / "tests/server/build.sh"), "--cached"], capture_output=True, text=True)
-    if ran.returncode != 0:
+    path = built()
+    if path is None:
         sys.exit("llama-server is not built: run tests/server/build.sh first")
-    return ran.stdout.strip().splitlines()[-1]
+    return path
 
 
 def server(binary: str, model: Path, ctx: int, *args: str) -> Server:
-    """tests/test_server.py's llama-server (it stops with stop()), at the slots compared: the
+    """tests/server/llama_server.py's llama-server (it stops with stop()), at the slots compared: the
     flags given last win over its own -c and -np."""
     return Server(binary, model, "-c", str(ctx), "-np", str(SLOTS), "-t", str(THREADS), *args)
 

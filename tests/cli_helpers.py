@@ -1,5 +1,5 @@
 """`spectui ARGV` run in this process: the same `main` a user's command reaches, without the
-half second each child process spends importing (tests/test_run_command.py keeps the real
+half second each child process spends importing (tests/models/test_run_command.py keeps the real
 processes, where the process itself is what is tested)."""
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def pytest_configure(config):
     # Textual makes garbage fast: at Python's default thresholds full collections ran often and
     # each outlasted a slow_fake round (a test acting between two rounds could miss its moment;
     # docs/performance.md has the figures). Nothing asserted depends on when garbage goes
-    # (test_engine.py's heap test controls the collector itself).
+    # (models/test_engine.py's heap test controls the collector itself).
     gc.set_threshold(10_000, 10, 10)
     # The user's measured cost curves (spectui plan) change what the chat shows and where auto
     # starts: tests see only the curves they measure or write themselves.

@@ -7,7 +7,7 @@ one round every `round_s` seconds so that a test can act mid-answer; a configura
 change shows in the rounds after it, as the engine's would.
 
 The recording (tests/data/smollm2_turn.jsonl) is a trace of a real SmolLM2 turn, read
-with spectui's own trace reader; test_fake_session.py checks it still matches the engine.
+with spectui's own trace reader; models/test_fake_session.py checks it still matches the engine.
 Re-record with: python -m tests.fake_session
 """
 

@@ -10,7 +10,7 @@ worker) is kept in `violations` as well: tests/tui_helpers.until fails on it at 
 and conftest.py fails the test after it.
 
 Not caught: a model loaded by a child process (`python -m spectui run ...`, the
-llama-server of tests/test_server.py); those tests are marked by hand.
+llama-server of tests/server/test_server.py); those tests are marked by hand.
 """
 
 from __future__ import annotations

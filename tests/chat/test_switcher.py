@@ -170,7 +170,7 @@ def test_settings_the_setup_refuses_are_said_and_change_nothing(setup):
 
 @pytest.mark.model
 def test_a_build_that_may_crash_is_said_when_the_pair_loads(setup, session, monkeypatch):
-    """Before the first decode, as the CLI's warning (tests/test_build_warning.py)."""
+    """Before the first decode, as the CLI's warning (tests/unit/test_build_warning.py)."""
     from spectui.chat import switcher as switcher_module
 
     monkeypatch.setattr(switcher_module, "crash_risk", lambda: "may crash; the cure")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build llama-server from the llama.cpp that llama-cpp-python vendors, outside the
-# repository, for tests/test_server.py; cached, so later runs cost nothing.
+# repository, for tests/server/test_server.py; cached, so later runs cost nothing.
 #
 # usage: tests/server/build.sh [--cached]
 #

@@ -11,10 +11,9 @@ from spectui.tui.app import SpecApp
 from spectui.tui.screens.chats import ChatsScreen
 from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
+from tests.conftest import SMOL
 from tests.textual_private import notices
 from tests.tui_helpers import SHORT, answered, burst, chat_args, fixed_chat, resolved, send, sync, until
-
-SMOL = "smollm2-135m-instruct-q4_1"
 
 
 @sync

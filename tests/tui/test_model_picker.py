@@ -14,10 +14,9 @@ from spectui.config.embedded import model_path
 from spectui.config.recent import recent_models
 from spectui.tui.app import SpecApp
 from spectui.tui.screens.name import NameScreen
+from tests.conftest import SMOL
 from tests.textual_private import notices
 from tests.tui_helpers import SHORT, answered, palette_offers, send, sync, until
-
-SMOL = "smollm2-135m-instruct-q4_1"
 
 
 @sync

@@ -1,0 +1,110 @@
+"""The cost curve kept is non-decreasing in b (spectui/plan/fit.py, curve.fitted), which sizes are
+timed and when a size has been timed enough (plan/decodes.py), and the phase lines a log gets
+(cli/phases.py): all without a model."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.console import Console
+
+from spectui.cli.phases import Phases
+from spectui.plan import curve, decodes
+from spectui.plan.fit import monotone, residuals
+
+RECORDED = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
+times = st.lists(st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=1, max_size=40)
+
+
+@given(times)
+def test_the_fit_is_non_decreasing_and_keeps_the_mean_of_what_it_pools(values):
+    fit = monotone(values)
+    assert len(fit) == len(values)
+    assert all(a <= b * (1 + 1e-12) for a, b in zip(fit, fit[1:], strict=False))
+    assert sum(fit) == pytest.approx(sum(values))  # least squares under an order: each pool's mean
+
+
+@given(times)
+def test_a_curve_already_non_decreasing_is_kept_as_measured(values):
+    ordered = sorted(values)
+    assert monotone(ordered) == ordered
+    assert residuals(ordered, monotone(ordered)) == [0.0] * len(ordered)
+
+
+@given(times)
+def test_the_fitted_points_keep_their_residuals_and_fit_to_themselves(values):
+    points = [curve.Point(b, v, 0.01) for b, v in enumerate(values, start=1)]
+    fitted = curve.fitted(points)
+    assert [p.measured for p in fitted] == pytest.approx(values)  # the measurement is recoverable
+    again = curve.fitted(fitted)
+    assert [p.median for p in again] == pytest.approx([p.median for p in fitted])
+    assert [p.residual for p in again] == pytest.approx([p.residual for p in fitted], abs=1e-9)
+
+
+def test_a_jagged_curve_is_pooled_where_it_dips():
+    """The trial's curve: t(4) measured below t(3) (1.69 against 1.95 of t(1)): both become their mean."""
+    fit = monotone([1.0, 1.5, 1.95, 1.69, 2.4])
+    assert fit == pytest.approx([1.0, 1.5, 1.82, 1.82, 2.4])
+    assert residuals([1.95, 1.69], fit[2:4]) == pytest.approx([0.13 / 1.82, -0.13 / 1.82])
+
+
+def test_an_older_cached_curve_reads_back_fitted():
+    """Three numbers a point (measured medians): t(14) below t(13) at depth 64 in the recording."""
+    doc = json.loads(RECORDED.read_text())
+    c = curve.Curve.from_dict(doc["curve"])
+    for pts in c.target.values():
+        assert all(a.median <= b.median for a, b in zip(pts, pts[1:], strict=False))
+    by_b = {p.b: p for p in c.target[64]}
+    assert by_b[13].median == by_b[14].median and by_b[13].residual > 0 > by_b[14].residual
+    again = curve.Curve.from_dict(json.loads(json.dumps(c.as_dict())))  # four numbers a point
+    for d, pts in c.target.items():  # the fit and its residuals round-trip
+        assert [p.median for p in again.target[d]] == pytest.approx([p.median for p in pts])
+        assert [p.residual for p in again.target[d]] == pytest.approx([p.residual for p in pts], abs=1e-9)
+
+
+def test_only_the_sizes_the_predictions_read_are_timed():
+    assert decodes.batch_sizes(64, 8) == (*range(1, 10), 17, 33, 65)  # n-max 1..8, knots, ngram-mod's 64 + 1
+    assert decodes.batch_sizes(8, 8) == tuple(range(1, 10))
+    assert decodes.batch_sizes(20, 3) == (1, 2, 3, 4, 17, 21)
+
+
+@pytest.mark.parametrize(
+    "samples, enough",
+    [
+        ([0.010], False),  # one repeat is never enough
+        ([0.010, 0.0104], True),  # two within 5%
+        ([0.010, 0.013], False),
+        ([0.010, 0.013, 0.0101], True),  # one hiccup excused once there are three
+        ([0.010, 0.013, 0.016], False),
+    ],
+)
+def test_a_size_is_timed_until_its_repeats_agree(samples, enough):
+    assert decodes.settled(samples) is enough
+
+
+def test_the_time_left_falls_as_passes_are_timed():
+    left = decodes.Left(decodes.batch_sizes(64), draft=True)
+    before = left.units()
+    left.passed(0, 50.0, 2.0, [9, 17])
+    assert 0 < left.units() < before and left.seconds() == pytest.approx(left.units() * 2.0 / 50.0)
+    assert decodes.prior_seconds(0.04, decodes.batch_sizes(64), True) == pytest.approx(0.04 * before)
+
+
+def test_in_a_log_each_phase_is_one_whole_line_with_the_time_elapsed_and_left():
+    out = io.StringIO()
+    phases = Phases(Console(file=out, width=40, force_terminal=False))
+    with phases.live():
+        phases.step("calibrating: starter prompt 1/3")
+        phases.done("calibration", "calibration: starter prompt 1/3 with draft-simple n-max 8", 45.0)
+        phases.done("curve", None)  # counted, not told
+        phases.done("curve", "target depth 64, pass 1 (12 sizes)", 200.0)
+    lines = out.getvalue().splitlines()
+    assert "\r" not in out.getvalue() and len(lines) == 2  # whole lines, wider than the console, no bar
+    assert lines[0].startswith("calibration: starter prompt 1/3 with draft-simple n-max 8: ")
+    assert "elapsed 0 s, about 45 s left" in lines[0] and "about 3.3 min left" in lines[1]
+    assert set(phases.as_dict()) == {"calibration", "curve", "total"}
