@@ -16,18 +16,23 @@ from tests.textual_private import notices
 from tests.tui_helpers import SHORT, answered, burst, chat_args, fixed_chat, resolved, send, sync, until
 
 
+async def rename_in_picker(pilot, app: SpecApp, name: str) -> None:
+    """ctrl+l, then r on the chat highlighted (the open one first), the new name and enter."""
+    await pilot.press("ctrl+l")
+    await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+    await pilot.press("r")
+    await until(pilot, lambda: isinstance(app.screen, NameScreen))
+    app.screen.query_one(Input).value = name
+    await pilot.press("enter")
+
+
 @sync
 async def test_rename_and_delete_chats_in_the_picker(fake, setup):
     other = fixed_chat()
     current = fixed_chat()
     app = SpecApp(setup, session=fake, chat=chat_store.load_chat(current.id))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("ctrl+l")
-        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
-        await pilot.press("r")
-        await until(pilot, lambda: isinstance(app.screen, NameScreen))
-        app.screen.query_one(Input).value = "Renamed"
-        await pilot.press("enter")
+        await rename_in_picker(pilot, app, "Renamed")
         await pilot.pause()
         assert chat_store.load_chat(current.id).title == "Renamed"  # the open chat is highlighted first
         assert chat_store.load_chat(other.id).title != "Renamed"
@@ -102,12 +107,8 @@ async def test_renaming_the_open_chat_survives_its_next_save(fake, setup):
     chat = fixed_chat()
     app = SpecApp(setup, session=fake, chat=chat_store.load_chat(chat.id))
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("ctrl+l")
-        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
-        await pilot.press("r")
-        await until(pilot, lambda: isinstance(app.screen, NameScreen))
-        app.screen.query_one(Input).value = "My name"
-        await pilot.press("enter", "escape")
+        await rename_in_picker(pilot, app, "My name")
+        await pilot.press("escape")
         await pilot.pause()
         await send(pilot, app, SHORT)
         await answered(pilot, app)
