@@ -12,7 +12,6 @@ from spectui.chat.turn import LiveTurn
 from spectui.chat.updates import Notice, PanelChanged, Severity, Update
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession, SessionStatus
-from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve
 from spectui.store import chat_types
 
@@ -28,7 +27,6 @@ class ChatState:
     measuring: bool = False  # `spectui plan` runs (f6): messages queue, so no turn skews its timings
     comparing: bool = False  # the A/B view runs the session: the chat and its configuration wait
     curve: Curve | None = None  # `spectui plan`'s cost curve for the loaded pair, where cached
-    calibration: Calibration | None = None  # its calibration on the starter prompts (the welcome card's prediction)
     plannable: bool = False  # the loaded pair is a local one: `spectui plan` can measure it
     memory: str = ""  # the last memory reading, shown in the panel and kept in traces
     live: LiveTurn | None = None  # the answer whose worker runs: a configuration change is told to it

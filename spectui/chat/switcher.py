@@ -20,6 +20,7 @@ from spectui.engine.session import Session
 from spectui.errors import UserError
 from spectui.llama.build import crash_risk
 from spectui.plan import cached
+from spectui.plan.acceptance import Calibration
 from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_types
@@ -32,6 +33,7 @@ class SetupSwitcher:
         self._inspect_chosen = False  # shift+f7 was pressed: the person's choice stays from then on
         self.plan_run: planning.PlanRun | None = None  # f6's `spectui plan`, while it runs
         self._owns_session = False  # only sessions the chat loaded are closed by it
+        self.calibration: Calibration | None = None  # the plan's, on the starter prompts: the welcome card's
 
     # --- the speculation -----------------------------------------------------------
 
@@ -101,7 +103,7 @@ class SetupSwitcher:
     def outlook(self) -> Outlook | None:
         """The welcome card's word on speed here, for the configuration in force."""
         s = self.state
-        return outlook(s.setup.spec, s.curve, s.calibration, s.plannable, plan_command(s.setup))
+        return outlook(s.setup.spec, s.curve, self.calibration, s.plannable, plan_command(s.setup))
 
     # --- loading and switching the models ------------------------------------------
 
@@ -146,7 +148,7 @@ class SetupSwitcher:
     def _read_plan(self, setup: Setup, session: ChatSession) -> None:
         """What `spectui plan` cached for the loaded pair (a small file: no worker needed)."""
         s = self.state
-        s.curve, s.calibration, s.plannable = cached.for_pair(setup, session.status())
+        s.curve, self.calibration, s.plannable = cached.for_pair(setup, session.status())
         if s.curve is not None and isinstance(session, Session):
             session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
 
@@ -158,7 +160,7 @@ class SetupSwitcher:
         if not s.plannable:
             s.notify("The plan measures models loaded on this machine, not a server's.", severity="warning")
             return
-        if s.curve is not None and s.calibration is not None:
+        if s.curve is not None and self.calibration is not None:
             s.notify("This pair is measured here already; `spectui plan --remeasure` measures again.", timeout=6)
             return
         s.measuring = True

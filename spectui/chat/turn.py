@@ -2,7 +2,7 @@
 configuration made while it streamed (its trace merges them with its rounds).
 
 Kept free of widgets so the bookkeeping (segments, answer text, stop marking, stats) can
-be tested without a screen, and so the controller can save the partial message at any moment.
+be tested without a screen, and so Persistence can save the partial message at any moment.
 """
 
 from __future__ import annotations

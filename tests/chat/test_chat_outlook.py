@@ -126,7 +126,7 @@ async def test_the_welcome_card_shows_the_prediction_and_follows_the_spec_type(f
 
     app = SpecApp(setup, session=fake)
     state = app.controller.state
-    state.curve, state.calibration, state.plannable = STEEP, CAL, True  # as a cached plan loads them
+    state.curve, app.controller.switcher.calibration, state.plannable = STEEP, CAL, True  # as a cached plan loads them
     state.setup = replace(state.setup, spec=FAST.with_types("ngram-simple"))
     fake.configure(state.setup.spec)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -101,7 +101,7 @@ class Transcript(VerticalScroll):
     outlook: Outlook | None = None  # what the welcome card says of speed here
 
     def __init__(self, earlier: Callable[[Chat, Message, int], list[Message]], id: str) -> None:
-        """`earlier`: up to n messages before one, as the controller reads them from the store."""
+        """`earlier`: up to n messages before one, as the chat library reads them from the store."""
         super().__init__(id=id)
         self.earlier = earlier
 
