@@ -86,8 +86,14 @@ async def run_ab(pilot, screen: ABScreen, prompt: str) -> None:
     assert screen.running or screen.panes[0].turn is not None  # started (a short run may be over already)
 
 
+def rounds_so_far(app: SpecApp) -> int:
+    """The rounds of the answer streaming now (or of the last one); 0 before the first."""
+    turn = app.controller.conversation.turn
+    return len(turn.rounds) if turn is not None else 0
+
+
 async def answered(pilot, app: SpecApp) -> None:
-    await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
+    await until(pilot, lambda: app.controller.conversation.turn is not None and not app.controller.state.generating)
 
 
 def fixed_chat() -> chat_types.Chat:

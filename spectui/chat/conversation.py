@@ -41,20 +41,16 @@ class Conversation:
         self.answered: list[LiveTurn] = []  # this chat's answers since it was opened: their rounds, for the inspector
         self._cut: tuple[str, int] = ("", 0)  # (chat, messages its prompt leaves out): said when it grows
         self._said: set[str] = set()  # a llama-server's notes (not speculating, no --metrics): each said once
+        self._job: TurnJob | None = None  # the streaming answer's worker job (`stop` ends it)
 
     def show(self, chat: chat_types.Chat) -> None:
-        """Another chat replaces this one: its edit, answers and trace go with it."""
+        """Another chat replaces this one: its edit and answers go with it."""
         if self.editing is not None:  # the edit belonged to the chat that goes
             self.cancel_edit()
         self.state.chat = chat
         self.turn, self.answered = None, []
-        self.persistence.forget_traces()
         self.state.emit(ChatShown(chat))
         self.state.emit(PanelChanged())
-
-    def new_chat(self) -> None:
-        if self.state.idle("start a new chat"):
-            self.show(chat_types.new_chat(self.state.setup.preset))
 
     # --- sending, and what is typed ahead -----------------------------------------
 
@@ -159,10 +155,9 @@ class Conversation:
         s.chat.messages.append(self.turn.message)
         s.emit(AnswerStarted(self.turn))
         self.persistence.start_answer(self.turn)
-        s.changes = []
-        s.job = TurnJob(session, prompt, GenerationLimits(n_predict=s.setup.n_predict))
+        s.live, self._job = self.turn, TurnJob(session, prompt, GenerationLimits(n_predict=s.setup.n_predict))
         s.emit(GENERATING)
-        s.emit(Generate(s.job))
+        s.emit(Generate(self._job))
 
     def add_events(self, events: list[Event]) -> None:
         """A batch of the streaming answer's events, from its worker."""
@@ -170,7 +165,7 @@ class Conversation:
         turn = self.turn
         if turn is None:  # its chat was closed (deleted) while it ran: it only has to end
             if any(isinstance(e, TurnEnd) for e in events):
-                s.job = None
+                self._ended()
                 s.emit(StatusLine())
                 self.send_queued()
             return
@@ -182,7 +177,7 @@ class Conversation:
                 self._say_cut(event)
         s.emit(AnswerUpdated(started=isinstance(events[0], TurnStart)))
         if not turn.running:
-            s.job = None
+            self._ended()
             self._finish_turn(turn)
             return
         self.persistence.save_answer()
@@ -203,7 +198,8 @@ class Conversation:
         """The engine raised before the turn's end: keep what it said, if anything."""
         s = self.state
         s.notify(error, title="Generation failed", severity="error", timeout=10)
-        turn, self.turn, s.job = self.turn, None, None
+        turn, self.turn = self.turn, None
+        self._ended()
         removed = False
         if turn is not None and not turn.message.content and turn.message in s.chat.messages:
             s.chat.cut(s.chat.messages.index(turn.message))
@@ -232,9 +228,13 @@ class Conversation:
         s.emit(StatusLine())
         self.send_queued()
 
+    def _ended(self) -> None:
+        """The answer's worker ended (or failed): the session is free."""
+        self.state.live, self._job = None, None
+
     def stop(self) -> bool:
         """Ask a streaming answer to end after this round; False when none streams."""
-        if (job := self.state.job) is not None:
+        if (job := self._job) is not None:
             job.stop.set()
             job.session.cancel()
             return True

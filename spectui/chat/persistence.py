@@ -1,28 +1,31 @@
-"""Keeping the chat: its saves (the streaming answer's too), the files kept when saving failed,
-the chats opened and exported, and its traces. The screens reach the store through the
-controller's calls here, so what the store refuses is said in one place."""
+"""Keeping the chat shown: its saves (the streaming answer's too), the files kept when saving
+failed, the chat opened and exported, and its traces (each finished turn with the changes of
+configuration it logged). What the store refuses here is said here, as a notice."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from spectui.chat.library import SHOWN
 from spectui.chat.state import ChatState
 from spectui.chat.turn import LiveTurn
 from spectui.config import paths
+from spectui.config.settings import Settings
 from spectui.errors import UserError
 from spectui.store import chat_import, chat_store, chat_types
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace, TraceTurn, append_turn
 from spectui.words import plural
 
-SHOWN = chat_store.SHOWN  # messages read when a chat opens, and at a time as the reader scrolls up
-Summary = chat_store.Summary  # a saved chat as the chats screen lists it
-
 
 class Persistence:
-    def __init__(self, state: ChatState):
+    def __init__(self, state: ChatState, settings: Settings):
+        """`settings`: the app's, read at each answer's end (`record_traces`)."""
         self.state = state
+        self.settings = settings
         self.traced: list[TraceTurn] = []  # this chat's turns answered since it was opened
+        self.unsaved = False  # the last save failed: quitting keeps the chat in a file the next start imports
+        self.quitting = False  # the app is ending: a save that fails then is not tried again
         self._answer_failed = False  # the streaming answer could not be stored: said once per answer
 
     def save(self, turn: LiveTurn | None = None) -> None:
@@ -30,7 +33,7 @@ class Persistence:
         it ends. A failure is said, and `unsaved` stays set until a save succeeds. Once quitting,
         a failed save is not retried (a locked database would make each attempt wait)."""
         s = self.state
-        if s.quitting and s.unsaved:
+        if self.quitting and self.unsaved:
             return
         if turn is not None:
             turn.sync_stats()
@@ -41,10 +44,10 @@ class Persistence:
         try:
             chat_store.save_chat(s.chat)
         except UserError as e:
-            s.unsaved = True
+            self.unsaved = True
             s.notify(str(e), title="Chat not saved", severity="error")
         else:
-            s.unsaved = False
+            self.unsaved = False
 
     def start_answer(self, turn: LiveTurn) -> None:
         """An answer starts: saved at once (as stopped), its failures said anew."""
@@ -54,12 +57,12 @@ class Persistence:
     def save_answer(self) -> None:
         """The streaming answer so far; a failure is said once per answer."""
         s = self.state
-        if s.quitting and s.unsaved:  # a locked database would hold the quit at each update
+        if self.quitting and self.unsaved:  # a locked database would hold the quit at each update
             return
         try:
             chat_store.save_answer(s.chat)
         except UserError as e:
-            s.unsaved = True
+            self.unsaved = True
             if not self._answer_failed:
                 self._answer_failed = True
                 s.notify(f"{e}\nIt is saved when it ends.", title="Answer not saved yet", severity="warning")
@@ -68,7 +71,7 @@ class Persistence:
         """At quit, when the last save failed: the chat in the first folder of `unsaved_dirs`
         that takes it, as JSON for the next start to import and as Markdown to read; the
         Markdown's path (the JSON's when only it was written), None when neither could be."""
-        if not self.state.unsaved:
+        if not self.unsaved:
             return None
         for folder in paths.unsaved_dirs():
             try:
@@ -120,13 +123,13 @@ class Persistence:
         self.traced = []
 
     def record(self, turn: LiveTurn) -> None:
-        """Keep the finished turn for the chat's trace, and append it to the chat's trace
-        file when every chat is recorded."""
+        """Keep the finished turn, with the configuration changes it logged, for the chat's
+        trace, and append it to the chat's trace file when every chat is recorded."""
         s = self.state
         prompt = s.chat.messages[-2].content if len(s.chat.messages) > 1 else ""
-        traced = TraceTurn(prompt, list(turn.events), s.changes, memory=s.memory)
+        traced = TraceTurn(prompt, list(turn.events), list(turn.changes), memory=s.memory)
         self.traced.append(traced)
-        if s.settings.record_traces:
+        if self.settings.record_traces:
             try:
                 append_turn(paths.traces_dir() / f"{s.chat.id}.jsonl", self.trace_header("spectui chat"), traced)
             except UserError as e:
@@ -152,31 +155,3 @@ class Persistence:
     def trace_header(self, recorded_by: str) -> dict:
         """A trace's first line: the models and machine, and the settings in force now."""
         return trace_format.header(recorded_by, self.state.environment, self.state.setup.values())
-
-    # --- the store, as the screens read it (its errors are theirs to show) ------------
-
-    @staticmethod
-    def list_chats() -> tuple[list[Summary], list[tuple[Path, str]]]:
-        return chat_store.list_chats()
-
-    @staticmethod
-    def search(query: str) -> list[Summary]:
-        return chat_store.search(query)
-
-    @staticmethod
-    def rename_chat(chat_id: str, title: str) -> Summary:
-        return chat_store.rename_chat(chat_id, title)
-
-    @staticmethod
-    def delete_chat(chat_id: str) -> None:
-        chat_store.delete_chat(chat_id)
-
-    @staticmethod
-    def earlier_than(chat: chat_types.Chat, message: chat_types.Message, n: int) -> list[chat_types.Message]:
-        """Up to `n` of the chat's messages just before `message` (read from the store when
-        the loaded ones run out)."""
-        return chat_store.earlier_than(chat, message, n)
-
-    @staticmethod
-    def store_path() -> Path:
-        return chat_store.db_path()

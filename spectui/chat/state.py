@@ -1,43 +1,35 @@
-"""What the chat's parts share: the session and setup in force, the chat shown, what runs now,
-and the one channel to the screen; with the checks each part makes before it acts, and the
-A/B view's lock on the session (one flag that every other part must respect)."""
+"""What the chat's parts share: the session and setup in force, the chat shown, the answer
+streaming now, what the plan knows of the loaded pair, and the one channel to the screen;
+with the checks each part makes before it acts, and the A/B view's lock on the session (one
+flag that every other part must respect). What one part alone reads lives on that part."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from spectui.chat.streaming import TurnJob
+from spectui.chat.turn import LiveTurn
 from spectui.chat.updates import Notice, PanelChanged, Severity, Update
-from spectui.config.settings import Settings
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession, SessionStatus
-from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve
 from spectui.store import chat_types
-from spectui.trace.format import ConfigChange
 
 
 @dataclass(eq=False)
 class ChatState:
     setup: Setup
-    settings: Settings  # the app's settings (read for `record_traces`)
     emit: Callable[[Update], object]
     chat: chat_types.Chat
     session: ChatSession | None = None
     environment: dict = field(default_factory=dict)  # what traces record of the session's models and machine
-    owns_session: bool = False  # only sessions the chat loaded are closed by it
     loading: bool = False  # a load runs: messages queue until it ends
     measuring: bool = False  # `spectui plan` runs (f6): messages queue, so no turn skews its timings
     comparing: bool = False  # the A/B view runs the session: the chat and its configuration wait
     curve: Curve | None = None  # `spectui plan`'s cost curve for the loaded pair, where cached
-    calibration: Calibration | None = None  # its calibration on the starter prompts (the welcome card's prediction)
     plannable: bool = False  # the loaded pair is a local one: `spectui plan` can measure it
     memory: str = ""  # the last memory reading, shown in the panel and kept in traces
-    job: TurnJob | None = None  # the streaming answer's worker job
-    changes: list[ConfigChange] = field(default_factory=list)  # configuration changes while the answer streams
-    unsaved: bool = False  # the last save failed: quitting keeps the chat in a file the next start imports
-    quitting: bool = False  # the app is ending: a save that fails then is not tried again
+    live: LiveTurn | None = None  # the answer whose worker runs: a configuration change is told to it
 
     def notify(
         self, text: str, title: str = "", severity: Severity = "information", timeout: float | None = None
@@ -57,7 +49,7 @@ class ChatState:
     def generating(self) -> bool:
         """A turn's worker runs: from the turn's start to its end or failure, even when its chat
         was closed meanwhile (a second turn on the session must wait for it)."""
-        return self.job is not None
+        return self.live is not None
 
     def idle(self, doing: str) -> bool:
         """Nothing runs that `doing` must wait for; else say what, and False."""

@@ -1,12 +1,13 @@
-"""The setup in force and its changes: the speculation (even mid-answer), inspect, settings,
-presets, and loading or switching the models (the loaded pair stays until the new one works)."""
+"""The setup in force and its changes: the speculation (even mid-answer: the live turn is told,
+for its trace), inspect, settings, presets, loading or switching the models (the loaded pair
+stays until the new one works), and f6's measuring with what the plan then predicts."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from spectui.chat import planning
+from spectui.chat.outlook import Outlook, outlook, plan_command
 from spectui.chat.state import ChatState
 from spectui.chat.updates import ConfigShown, Load, Measure, StatusLine, SwitchFailed
 from spectui.config import describe, presets
@@ -19,10 +20,10 @@ from spectui.engine.session import Session
 from spectui.errors import UserError
 from spectui.llama.build import crash_risk
 from spectui.plan import cached
+from spectui.plan.acceptance import Calibration
 from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_types
-from spectui.trace.format import ConfigChange
 
 
 class SetupSwitcher:
@@ -31,6 +32,8 @@ class SetupSwitcher:
         self.inspect = False  # record what the verifier saw (the inspector's data); chosen when a pair loads
         self._inspect_chosen = False  # shift+f7 was pressed: the person's choice stays from then on
         self.plan_run: planning.PlanRun | None = None  # f6's `spectui plan`, while it runs
+        self._owns_session = False  # only sessions the chat loaded are closed by it
+        self.calibration: Calibration | None = None  # the plan's, on the starter prompts: the welcome card's
 
     # --- the speculation -----------------------------------------------------------
 
@@ -93,9 +96,14 @@ class SetupSwitcher:
 
     def _config_changed(self) -> None:
         s = self.state
-        if s.generating:
-            s.changes.append(ConfigChange(time.perf_counter(), s.setup.spec.as_dict()))
+        if s.live is not None:
+            s.live.reconfigured(s.setup.spec)
         s.emit(ConfigShown())
+
+    def outlook(self) -> Outlook | None:
+        """The welcome card's word on speed here, for the configuration in force."""
+        s = self.state
+        return outlook(s.setup.spec, s.curve, self.calibration, s.plannable, plan_command(s.setup))
 
     # --- loading and switching the models ------------------------------------------
 
@@ -118,7 +126,7 @@ class SetupSwitcher:
         self.close()  # the old pair, now that the new one works
         # the session's spec wins: a server fixes its own speculation
         s.session, s.setup = session, replace(setup, spec=session.spec)
-        s.environment, s.owns_session = environment, True
+        s.environment, self._owns_session = environment, True
         self._read_plan(setup, session)
         if not self._inspect_chosen:  # on where its cost is measured, llama.cpp on the CPU (docs/inspect.md)
             self.inspect = not environment.get("llama_cpp", {}).get("gpu_offload", False)
@@ -140,7 +148,7 @@ class SetupSwitcher:
     def _read_plan(self, setup: Setup, session: ChatSession) -> None:
         """What `spectui plan` cached for the loaded pair (a small file: no worker needed)."""
         s = self.state
-        s.curve, s.calibration, s.plannable = cached.for_pair(setup, session.status())
+        s.curve, self.calibration, s.plannable = cached.for_pair(setup, session.status())
         if s.curve is not None and isinstance(session, Session):
             session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
 
@@ -152,7 +160,7 @@ class SetupSwitcher:
         if not s.plannable:
             s.notify("The plan measures models loaded on this machine, not a server's.", severity="warning")
             return
-        if s.curve is not None and s.calibration is not None:
+        if s.curve is not None and self.calibration is not None:
             s.notify("This pair is measured here already; `spectui plan --remeasure` measures again.", timeout=6)
             return
         s.measuring = True
@@ -172,6 +180,11 @@ class SetupSwitcher:
         s.notify("The welcome card and the panel now predict from this machine's costs.", title="Measured", timeout=6)
         s.emit(ConfigShown())
 
+    def stop_measuring(self) -> None:
+        """The chat ends: f6's plan, if it runs, ends with it."""
+        if self.plan_run is not None:
+            self.plan_run.stop()
+
     def session_failed(self, error: str) -> None:
         s = self.state
         s.loading = False
@@ -185,7 +198,7 @@ class SetupSwitcher:
 
     def close(self) -> None:
         """Free a session the chat loaded (a test's own session stays open)."""
-        if self.state.session is not None and self.state.owns_session:
+        if self.state.session is not None and self._owns_session:
             self.state.session.close()
         self.state.session = None
 

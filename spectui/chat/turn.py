@@ -1,12 +1,14 @@
-"""One answer as it streams: the events, and the history message they build.
+"""One answer as it streams: the events, the history message they build, and the changes of
+configuration made while it streamed (its trace merges them with its rounds).
 
 Kept free of widgets so the bookkeeping (segments, answer text, stop marking, stats) can
-be tested without a screen, and so the controller can save the partial message at any moment.
+be tested without a screen, and so Persistence can save the partial message at any moment.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass
 
 from spectui.engine.events import Event, Round, StopReason, TurnEnd
@@ -18,6 +20,7 @@ from spectui.engine.verdicts import summary_dict
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
 from spectui.store.chat_types import AnswerConfig, Message
+from spectui.trace.format import ConfigChange
 
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
@@ -33,6 +36,11 @@ class LiveTurn:
         self.events: list[Event] = []
         self.message = Message(role="assistant", content="", stopped=True, config=AnswerConfig.of(spec, sampling))
         self.end: TurnEnd | None = None
+        self.changes: list[ConfigChange] = []  # the speculation switched while it streamed
+
+    def reconfigured(self, spec: SpecConfig) -> None:
+        """The chat now speculates as `spec`: from the next round, so the trace says when."""
+        self.changes.append(ConfigChange(time.perf_counter(), spec.as_dict()))
 
     @property
     def running(self) -> bool:

@@ -1,6 +1,6 @@
-"""What the chat controller tells its screen: each update names one thing to show.
+"""What the chat's parts tell its screen: each update names one thing to show.
 
-The controller emits them in order on the UI's thread; the screen renders them in that
+The parts emit them in order on the UI's thread; the screen renders them in that
 order (mounting a widget may wait, so it queues them). Tests collect them in a list.
 """
 

@@ -1,6 +1,6 @@
-"""The app: owns the chat controller (spectui/chat/), runs its blocking work (loading a
-pair) in workers, holds themes and settings, and pushes the screens (chat, A/B, help,
-settings). The controller's updates go to the chat screen; its notices become toasts.
+"""The app: owns the chat controller (spectui/chat/) and hands each screen the chat's part it
+needs, runs the blocking work (loading a pair) in workers, holds themes and settings, and pushes
+the screens (chat, A/B, help, settings). The parts' updates go to the chat screen; notices, toasts.
 
 The app accepts an open session (tests load a model once per module) or a Setup to load.
 """
@@ -71,9 +71,9 @@ class SpecApp(ThemedApp):
         self.apply_themes()
         self.set_interval(2.0, self._measure_memory)
         self._measure_memory()
-        if self.controller.session is None:
-            self.controller.load(self.controller.setup, checked=self.fit_checked)
-        self.controller.say_damage()
+        if self.controller.state.session is None:
+            self.controller.switcher.load(self.controller.state.setup, checked=self.fit_checked)
+        self.controller.persistence.say_damage()
         try:  # a closed terminal, a kill or an interrupt ends the chat as ctrl+c twice does: saved, terminal restored
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 asyncio.get_running_loop().add_signal_handler(sig, self.call_next, self.action_quit)
@@ -84,7 +84,7 @@ class SpecApp(ThemedApp):
         return self.chat_screen
 
     def _show(self, update: Update) -> None:
-        """Where each of the controller's updates goes."""
+        """Where each of the parts' updates goes."""
         if isinstance(update, Notice):
             self.notify(
                 update.text,
@@ -93,7 +93,7 @@ class SpecApp(ThemedApp):
                 timeout=update.timeout,
             )
         elif isinstance(update, SwitchFailed):
-            models = header(self.controller)[1]
+            models = header(self.controller.state)[1]
             self.notify(
                 f"{update.error}\nStill on {models}.", title="Models not switched", severity="error", timeout=15
             )
@@ -129,10 +129,10 @@ class SpecApp(ThemedApp):
         self.controller.measured(msg.error)
 
     def action_measure(self) -> None:
-        self.controller.measure()
+        self.controller.switcher.measure()
 
     def on_session_loading(self, msg: SessionLoading) -> None:
-        self.controller.loading_status(msg.status)
+        self.controller.switcher.loading_status(msg.status)
 
     def on_session_failed(self, msg: SessionFailed) -> None:
         self.controller.session_failed(msg.error)
@@ -143,11 +143,11 @@ class SpecApp(ThemedApp):
     # --- screens ------------------------------------------------------------------
 
     def action_compare(self) -> None:
-        chat = self.controller
-        if (session := chat.start_compare()) is not None:
+        state, persistence = self.controller.state, self.controller.persistence
+        if (session := state.start_compare()) is not None:
             self.push_screen(
-                ABScreen(session, chat.setup, self.settings.show_rejected, chat.trace_header("A/B")),
-                lambda _: chat.end_compare(),
+                ABScreen(session, state.setup, self.settings.show_rejected, persistence.trace_header("A/B")),
+                lambda _: state.end_compare(),
             )
 
     def action_help(self) -> None:
@@ -169,35 +169,33 @@ class SpecApp(ThemedApp):
     # --- presets ------------------------------------------------------------------
 
     def action_switch_preset(self) -> None:
-        entries = [(p.name, partial(self.controller.load_preset, p.name), p.about) for p in presets.listed()]
+        entries = [(p.name, partial(self.controller.switcher.load_preset, p.name), p.about) for p in presets.listed()]
         self.search_commands(entries, placeholder="Switch to preset…")
 
     def action_save_preset(self) -> None:
-        if self.controller.need_session():
+        if self.controller.state.need_session():
             self.push_screen(
                 NameScreen("Save the current configuration as a user preset named:", placeholder="e.g. my-ngram"),
-                lambda name: self.controller.save_preset(name) if name else None,
+                lambda name: self.controller.switcher.save_preset(name) if name else None,
             )
 
     # --- settings and models ---------------------------------------------------------
 
     def action_settings(self, focus: str | None = None) -> None:
         """Open any time but during a load or the A/B view (which runs the session itself)."""
-        chat = self.controller
+        state = self.controller.state
         busy = (
             "The A/B view is open: close it (esc) first."
-            if chat.comparing
-            else ("The models are loading: change settings when they are ready." if chat.loading else "")
+            if state.comparing
+            else ("The models are loading: change settings when they are ready." if state.loading else "")
         )
         if busy:
             self.notify(busy, severity="warning")
-        elif chat.need_session():
-            self.push_screen(
-                SettingsScreen(chat.setup, focus), lambda values: chat.apply_settings(values) if values else None
-            )
+        elif state.need_session():
+            self.push_screen(SettingsScreen(self.controller.switcher, focus))
 
     def action_switch_models(self) -> None:
-        if self.controller.idle("switch models"):
+        if self.controller.state.idle("switch models"):
             self.search_commands(
                 self._model_entries(self._pick_draft), placeholder="Target model (the one that answers)…"
             )
@@ -231,11 +229,12 @@ class SpecApp(ThemedApp):
         """The drafts for `target`, each said to fit or not: projected in a worker the first
         time, at once from then on (for the same memory settings)."""
         drafts = [None, *(v for _, v, _ in _choices() if draft_misfit(target, v) is None)]
-        if self.picker_fit.known(self.controller.setup, target, drafts):
+        setup = self.controller.state.setup
+        if self.picker_fit.known(setup, target, drafts):
             self._show_drafts(target, drafts)
         else:
             self.notify("checking memory…", timeout=2)
-            self._fit_drafts(self.controller.setup, target, drafts)
+            self._fit_drafts(setup, target, drafts)
 
     @work(thread=True, exclusive=True, group="fit", exit_on_error=False)
     def _fit_drafts(self, setup: Setup, target: str, drafts: list[str | None]) -> None:
@@ -244,11 +243,11 @@ class SpecApp(ThemedApp):
         self.call_from_thread(self._show_drafts, target, drafts)
 
     def _show_drafts(self, target: str, drafts: list[str | None]) -> None:
-        setup = self.controller.setup
+        setup = self.controller.state.setup
         fits = {d: self.picker_fit.said(setup, target, d) for d in drafts}  # known by now: no projection here
         self.call_later(
             self.search_commands,
-            self._model_entries(partial(self.controller.switch_models, target), target, fits),
+            self._model_entries(partial(self.controller.switcher.switch_models, target), target, fits),
             placeholder=f"Draft model for {model_name(target)}…",
         )
 
@@ -256,37 +255,37 @@ class SpecApp(ThemedApp):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
     def _measure_memory(self) -> None:
-        session = self.controller.session
+        session = self.controller.state.session
         self.post_message(MemoryMeasured(session.memory_text() if session is not None else memory_text()))
 
     def on_memory_measured(self, msg: MemoryMeasured) -> None:
-        self.controller.memory = msg.text
-        if not self.controller.generating:  # while an answer streams, its next panel redraw shows it
+        self.controller.state.memory = msg.text
+        if not self.controller.state.generating:  # while an answer streams, its next panel redraw shows it
             self.chat_screen.refresh_panel()
 
     def on_unmount(self) -> None:
         self.controller.save()  # however the app ends, what was shown is on disk
-        self.controller.stop_measuring()
+        self.controller.switcher.stop_measuring()
 
     def run_reporting(self) -> int:
         """As the app's, and when the chat could not be saved, keep it in a Markdown file and
         exit 1 with a line saying where (the terminal is the user's again by then)."""
         code = super().run_reporting()
-        if not self.controller.unsaved:
+        if not self.controller.persistence.unsaved:
             return code
-        kept = self.controller.keep_unsaved()
+        kept = self.controller.persistence.keep_unsaved()
         where = f"kept in {kept}; the next start adds them to the chat" if kept else "and could not be written anywhere"
         Console(stderr=True, soft_wrap=True).print(
-            f"error: the chat could not be saved to {self.controller.store_path()}; its messages are {where}",
+            f"error: the chat could not be saved to {self.controller.library.store_path()}; its messages are {where}",
             highlight=False,
         )
         return code or 1
 
     async def action_quit(self) -> None:
         """Stop a running answer first, so the worker ends and the partial answer is saved."""
-        self.controller.stop()
+        self.controller.conversation.stop()
         self.controller.save()
-        self.controller.quitting = True  # the save at unmount is not retried if this one failed
+        self.controller.persistence.quitting = True  # the save at unmount is not retried if this one failed
         self.exit()
 
 

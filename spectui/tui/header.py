@@ -3,7 +3,7 @@ the chat is doing, styled with the theme's variables."""
 
 from __future__ import annotations
 
-from spectui.chat.controller import ChatController
+from spectui.chat.state import ChatState
 from spectui.chat.updates import StatusLine
 from spectui.config.model_choice import model_name
 from spectui.words import plural
@@ -16,13 +16,13 @@ def pair_line(target: str, draft: str | None) -> str:
     return f"{target} (no draft model)" if draft is None else f"{target} ⇠ draft {draft}"
 
 
-def header(controller: ChatController, narrow: bool = False) -> tuple[str, str]:
+def header(state: ChatState, narrow: bool = False) -> tuple[str, str]:
     """(the configuration, the models), or the app's name and what keeps it from a session;
     `narrow`: the models only, in the first place (a status strip shows the configuration).
     Where they do not fit, the header's ellipsis cuts them: a name keeps one form."""
-    status = controller.status()
+    status = state.status()
     if status is None:
-        return "spectui", "loading…" if controller.loading else "no model loaded"
+        return "spectui", "loading…" if state.loading else "no model loaded"
     spec = status.spec
     n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
     config = f"{spec.label} · {n_max}verify {status.verify}"

@@ -1,7 +1,7 @@
 """Messages that workers and screens post up to the app or to their screen.
 
 Workers run in threads and never touch widgets: they post these, and the handlers (on
-the app's thread) hand them to the chat controller, or to the A/B run, which own the state.
+the app's thread) hand them to the chat's parts, or to the A/B run, which own the state.
 """
 
 from __future__ import annotations

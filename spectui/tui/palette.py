@@ -10,7 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
 from spectui.chat.controller import ChatController
-from spectui.chat.persistence import Persistence
+from spectui.chat.library import ChatLibrary
 from spectui.config import presets
 from spectui.tui.commands import COMMANDS, key_display
 from spectui.tui.screens.chats import when
@@ -32,7 +32,7 @@ class SpecCommands(Provider):
 
     async def startup(self) -> None:
         chat = cast(ChatApp, self.app)
-        self._chats = chat_entries(chat.controller.open_chat, chat.show_problem, chat.controller.list_chats)
+        self._chats = chat_entries(chat.controller.open_chat, chat.show_problem, chat.controller.library)
         self._presets = presets.listed()  # read once per opening, not per keystroke
 
     def _entries(self, with_chats: bool):
@@ -41,10 +41,11 @@ class SpecCommands(Provider):
             keys = f"  ({key_display(c.keys)})" if c.keys else ""
             where = chat.chat_screen if c.chat else app
             yield c.title, partial(app.run_action, c.action, where), c.help + keys
-        for t in chat.controller.available_types():
+        switcher = chat.controller.switcher
+        for t in switcher.available_types():
             yield (
                 f"Spec type: {t}",
-                partial(chat.controller.set_spec_type, t),
+                partial(switcher.set_spec_type, t),
                 "Speculate with this type from the next round",
             )
         for f in FIELDS:
@@ -54,7 +55,7 @@ class SpecCommands(Provider):
                 f"{f.about} (f10 shows them all)",
             )
         for p in self._presets:
-            yield f"Preset: {p.name}", partial(chat.controller.load_preset, p.name), p.about
+            yield f"Preset: {p.name}", partial(switcher.load_preset, p.name), p.about
         if with_chats:
             for title, callback, help_text in self._chats:
                 yield f"Chat: {title}", callback, help_text
@@ -71,11 +72,10 @@ class SpecCommands(Provider):
                 yield Hit(score, matcher.highlight(title), callback, help=help_text)
 
 
-def chat_entries(open_chat, show_problem, listed=Persistence.list_chats) -> list[tuple[str, object, str]]:
+def chat_entries(open_chat, show_problem, library: ChatLibrary | None = None) -> list[tuple[str, object, str]]:
     """The saved chats for the "Open a saved chat" picker, newest first, then each file
-    that cannot be read, by name: choosing it shows why (`show_problem(message)`).
-    `listed`: the store's listing, as the controller reads it."""
-    chats, problems = listed()
+    that cannot be read, by name: choosing it shows why (`show_problem(message)`)."""
+    chats, problems = (library or ChatLibrary()).list_chats()
     return [(chat.title or chat.id, partial(open_chat, chat.id), when(chat)) for chat in chats] + [
         (f"unreadable: {path.name}", partial(show_problem, why), "cannot be read; choose it to see why")
         for path, why in problems

@@ -20,7 +20,6 @@ from spectui.chat.switcher import SetupSwitcher
 from spectui.chat.updates import Load, SwitchFailed
 from spectui.cli import chat as chat_command
 from spectui.config.assembly import TextReport
-from spectui.config.settings import Settings
 from spectui.errors import UserError
 from spectui.launch import session as launch_session
 from spectui.plan import memory_projection
@@ -98,7 +97,7 @@ def test_the_loaded_pair_at_the_same_settings_is_not_projected_again(setup, monk
 
 def test_the_switcher_names_the_setup_known_to_fit_and_a_refusal_keeps_the_pair(setup):
     updates: list = []
-    state = ChatState(setup, Settings(record_traces=False), updates.append, chat_types.new_chat("x"), None)
+    state = ChatState(setup, updates.append, chat_types.new_chat("x"), None)
     switcher = SetupSwitcher(state)
     switcher.load(setup)
     assert updates[-1] == Load(setup, None, None)  # nothing loaded: projected

@@ -126,7 +126,7 @@ async def test_the_welcome_card_shows_the_prediction_and_follows_the_spec_type(f
 
     app = SpecApp(setup, session=fake)
     state = app.controller.state
-    state.curve, state.calibration, state.plannable = STEEP, CAL, True  # as a cached plan loads them
+    state.curve, app.controller.switcher.calibration, state.plannable = STEEP, CAL, True  # as a cached plan loads them
     state.setup = replace(state.setup, spec=FAST.with_types("ngram-simple"))
     fake.configure(state.setup.spec)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -134,15 +134,15 @@ async def test_the_welcome_card_shows_the_prediction_and_follows_the_spec_type(f
         line = app.query_one("#welcome-outlook").visual.plain
         assert "ngram-simple is predicted at ×0." in line and "it loses; try auto" in line
         assert "drafts show, a speedup does not" in app.query_one("#starter-1").visual.plain
-        app.controller.set_spec_type("auto")  # the card follows the configuration in force
+        app.controller.switcher.set_spec_type("auto")  # the card follows the configuration in force
         await pilot.pause()
         assert app.query_one("#welcome-outlook").visual.plain.startswith("auto drafts only where")
         state.curve = None  # no plan cached: the card offers the command, promises nothing
-        app.controller.set_spec_type("ngram-simple")
+        app.controller.switcher.set_spec_type("ngram-simple")
         await pilot.pause()
         line = app.query_one("#welcome-outlook").visual.plain
         assert line.startswith("speedup unknown on this machine: press f6")
-        app.controller.set_spec_type("none")
+        app.controller.switcher.set_spec_type("none")
         await pilot.pause()
         assert not app.query_one("#welcome-outlook").display
 
@@ -212,12 +212,12 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
         assert ran[0][3:6] == ("plan", "--preset", setup.preset) and state.measuring
         assert "measuring this machine" in app.chat_screen.query_one("#status").visual.plain
         await send(pilot, app, "Hello")  # waits: a turn beside the plan would skew its timings
-        assert app.controller.queued == ["Hello"] and not app.controller.chat.messages
+        assert app.controller.conversation.queued == ["Hello"] and not app.controller.state.chat.messages
         monkeypatch.setattr(cached, "for_pair", lambda setup, status: (STEEP, CAL, True))  # what the plan cached
         release.set()
         await until(pilot, lambda: not state.measuring)
         assert state.curve is STEEP and any(n.title == "Measured" for n in notices(app))
         await answered(pilot, app)  # then the message goes
-        assert [m.content for m in app.controller.chat.messages if m.role == "user"] == ["Hello"]
+        assert [m.content for m in app.controller.state.chat.messages if m.role == "user"] == ["Hello"]
         await pilot.press("f6")  # measured already: says how to measure again, runs nothing
         assert len(ran) == 1 and any("--remeasure" in n.message for n in notices(app))

@@ -184,7 +184,7 @@ async def test_the_chat_panel_and_strip_show_break_even_with_a_cached_curve(fake
         await answered(pilot, app)
         await pilot.pause()
         text = app.query_one("#stats").visual.plain
-        be = plan_reading(CURVE, setup.spec, app.controller.turn.rounds, 0).shown[0]
+        be = plan_reading(CURVE, setup.spec, app.controller.conversation.turn.rounds, 0).shown[0]
         assert f"break-even    {be:>4}" in text and "predicted     ×" in text
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
@@ -217,7 +217,6 @@ def test_auto_starts_from_the_curves_costs_at_every_size_it_measured():
 def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
     from spectui.chat import switcher
     from spectui.chat.state import ChatState
-    from spectui.config.settings import Settings
     from spectui.store import chat_types
     from tests.fake_session import FakeSession
 
@@ -225,6 +224,6 @@ def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
     monkeypatch.setattr(switcher.cached, "for_pair", lambda setup, status: (CURVE, None, True))
     monkeypatch.setattr(switcher, "Session", FakeSession)  # the fake stands for a local Session
     monkeypatch.setattr(FakeSession, "seed_auto", lambda self, *costs: seeded.append(costs), raising=False)
-    state = ChatState(setup, Settings(record_traces=False), lambda update: None, chat_types.new_chat("x"), None)
+    state = ChatState(setup, lambda update: None, chat_types.new_chat("x"), None)
     switcher.SetupSwitcher(state).session_loaded(FakeSession(spec=setup.spec), setup, {})
     assert state.curve is CURVE and seeded == [auto_costs(CURVE)]

@@ -17,8 +17,8 @@ from spectui.engine.events import Round, TurnEnd
 from spectui.engine.overlay import REJECTED
 from spectui.engine.verdicts import Verdict
 from spectui.spec_config import SpecConfig
+from tests.chat.fake_screen import make
 from tests.fake_session import FakeSession, load_trace
-from tests.test_controller import make
 from tests.tui.test_tui_snapshots import ANSWER_ROUNDS, recorded
 from tests.unit.test_verdicts import INSPECTED
 
@@ -242,17 +242,17 @@ def test_an_answer_without_verdicts_says_so():
 
 def test_inspect_is_on_where_llama_cpp_runs_on_the_cpu_and_a_toggle_stays(setup):
     controller, screen = make(setup)
-    assert not controller.inspect  # nothing loaded yet
+    assert not controller.switcher.inspect  # nothing loaded yet
     controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": False}})
-    assert controller.inspect and controller.session.inspect  # its cost there is measured: on
+    assert controller.switcher.inspect and controller.state.session.inspect  # its cost there is measured: on
     controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": True}})
-    assert not controller.session.inspect  # a GPU build: not measured, off until asked
-    controller.toggle_inspect()
-    assert controller.inspect and controller.session.inspect
+    assert not controller.state.session.inspect  # a GPU build: not measured, off until asked
+    controller.switcher.toggle_inspect()
+    assert controller.switcher.inspect and controller.state.session.inspect
     assert "Inspect on" in screen.of(Notice)[-1].text
     controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": True}})
-    assert controller.session.inspect  # the person's choice outlasts a switch of models
-    controller.toggle_inspect()
-    assert not controller.session.inspect and screen.of(Notice)[-1].text == "Inspect off"
+    assert controller.state.session.inspect  # the person's choice outlasts a switch of models
+    controller.switcher.toggle_inspect()
+    assert not controller.state.session.inspect and screen.of(Notice)[-1].text == "Inspect off"
     controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": False}})
-    assert not controller.session.inspect
+    assert not controller.state.session.inspect

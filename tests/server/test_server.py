@@ -259,10 +259,10 @@ def test_chat_and_ab_view_on_the_server(drafting, tmp_path, monkeypatch):
         async with app.run_test(size=(120, 40)) as pilot:
             await send(pilot, app, PROMPT)
             await answered(pilot, app)
-            message = app.controller.chat.messages[-1]
-            assert message.content == app.controller.turn.end.text != ""
+            message = app.controller.state.chat.messages[-1]
+            assert message.content == app.controller.conversation.turn.end.text != ""
             assert "draft" in {kind for _, kind in message.segments}
-            assert "Server, all slots" in render(app.controller.panel_state()).plain
+            assert "Server, all slots" in render(app.controller.conversation.panel_state()).plain
             assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft on the server"
             await pilot.press("ctrl+up")  # n-max: fixed by the server
             assert any("fixes its speculation" in n.message for n in notices(app))

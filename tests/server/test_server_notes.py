@@ -10,8 +10,8 @@ import pytest
 from spectui.chat.updates import Notice
 from spectui.engine.server_metrics import NO_METRICS, ServerWide, not_speculating
 from spectui.spec_config import SpecConfig
+from tests.chat.fake_screen import make
 from tests.fake_session import FakeSession
-from tests.test_controller import make
 
 pytestmark = pytest.mark.usefixtures("dirs")  # own data and config dirs (conftest.py)
 URL = "http://127.0.0.1:8080"
@@ -31,10 +31,10 @@ class IdleServer(FakeSession):
 def test_the_chat_says_each_server_note_once_and_why_ctrl_t_does_nothing(setup):
     controller, screen = make(setup, IdleServer(spec=SpecConfig()))
     for text in ("first", "second"):
-        controller.submit(text)
+        controller.conversation.submit(text)
         screen.run(controller)
     said = [n.text for n in screen.of(Notice)]
     assert said.count(IDLE) == 1 and said.count(NO_METRICS.format(url=URL)) == 1
-    controller.cycle_spec_type(1)
-    assert screen.of(Notice)[-1].text == IDLE and controller.setup.spec.label == "none"
-    assert controller.panel_state().server is not None
+    controller.switcher.cycle_spec_type(1)
+    assert screen.of(Notice)[-1].text == IDLE and controller.state.setup.spec.label == "none"
+    assert controller.conversation.panel_state().server is not None

@@ -53,7 +53,7 @@ async def test_a_20000_message_chat_opens_at_its_end_and_loads_earlier_ones_on_s
         transcript.scroll_home(animate=False)  # reaching the top loads the next page
         await until(pilot, lambda: len(mounted(app)) == 2 * SHOWN)
         assert mounted(app)[0].message.content == f"question {N // 2 - SHOWN}"
-        assert app.controller.chat.earlier == N - 2 * SHOWN
+        assert app.controller.state.chat.earlier == N - 2 * SHOWN
         await until(pilot, lambda: transcript.scroll_y > 0)  # the reader's place is kept: the page is above it
         transcript.scroll_home(animate=False)
         await until(pilot, lambda: len(mounted(app)) == 3 * SHOWN)
@@ -76,12 +76,12 @@ async def test_a_long_session_keeps_at_most_mounted_widgets(fake, setup):
         assert len(mounted(app)) == MOUNTED
         assert mounted(app)[-2].message.content == f"q{MOUNTED // 2 + 4}"
         assert app.query_one(Transcript).query("#earlier")
-        assert len(app.controller.chat.messages) == MOUNTED + 10  # every message kept, and stored
+        assert len(app.controller.state.chat.messages) == MOUNTED + 10  # every message kept, and stored
         kept = orphaned_styles_with_lines()
         # Textual's lru_cache keeps unmounted widgets' caches: the 20 messages unmounted hold no lines
         # (a notice elsewhere in the app may)
         assert len(kept) <= 2, kept
-    assert len(chat_store.load_chat(app.controller.chat.id).messages) == MOUNTED + 10
+    assert len(chat_store.load_chat(app.controller.state.chat.id).messages) == MOUNTED + 10
 
 
 def test_opening_reads_only_the_rows_it_shows(dirs):

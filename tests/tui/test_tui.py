@@ -52,6 +52,7 @@ from tests.tui_helpers import (
     fixed_chat,
     palette_offers,
     resolved,
+    rounds_so_far,
     run_ab,
     send,
     sync,
@@ -71,7 +72,7 @@ async def test_answer_streams_colour_coded(fresh, setup):
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        message = app.controller.chat.messages[-1]
+        message = app.controller.state.chat.messages[-1]
         kinds = {kind for _, kind in message.segments}
         assert "draft" in kinds
         assert "".join(t for t, k in message.segments if k != REJECTED) == message.content != ""
@@ -80,7 +81,7 @@ async def test_answer_streams_colour_coded(fresh, setup):
         assert "$spec-draft" in styles
         draft_colour = app.theme_variables["spec-draft"].lower()
         assert draft_colour in app.export_screenshot().lower()
-        saved = chat_store.load_chat(app.controller.chat.id)
+        saved = chat_store.load_chat(app.controller.state.chat.id)
         assert saved.messages[-1].content == message.content and not saved.messages[-1].stopped
         assert saved.messages[-1].stats["n_generated"] > 0
 
@@ -91,9 +92,12 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
     app = SpecApp(resolved(chat_args("-n", "160")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
-        assert app.controller.generating, "the answer ended before the switch; use a longer prompt"
-        seen = len(app.controller.turn.rounds)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 2,
+        )
+        assert app.controller.state.generating, "the answer ended before the switch; use a longer prompt"
+        seen = len(app.controller.conversation.turn.rounds)
         # Both in the same tick (keys are tested below): draft-simple -> ngram-cache, n-max 3 -> 4.
         await app.run_action("spec_type(-1)", app.chat_screen)
         await app.run_action("n_max(1)", app.chat_screen)
@@ -101,12 +105,12 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
         await pilot.pause()  # the screen renders the controller's updates after the key's handler
         assert app.chat_screen.title.startswith("ngram-cache · verify")
         await answered(pilot, app)
-        rounds = app.controller.turn.rounds
+        rounds = app.controller.conversation.turn.rounds
         changes = config_changes(rounds)
         assert changes and changes[0] >= seen - 1
         assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
         assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1] :])
-        assert "→ ngram-cache" in app.controller.chat.messages[-1].config_label
+        assert "→ ngram-cache" in app.controller.state.chat.messages[-1].config_label
 
 
 @sync
@@ -114,20 +118,23 @@ async def test_escape_stops_and_the_next_message_works(slow_fake):
     app = SpecApp(resolved(chat_args("-n", "1000")), session=slow_fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 2,
+        )
         await pilot.press("escape")
         await answered(pilot, app)
-        stopped = app.controller.chat.messages[-1]
-        assert app.controller.turn.end.stop_reason == StopReason.CANCELLED
+        stopped = app.controller.state.chat.messages[-1]
+        assert app.controller.conversation.turn.end.stop_reason == StopReason.CANCELLED
         assert stopped.stopped and stopped.stats["stop_reason"] == "cancelled"
-        assert chat_store.load_chat(app.controller.chat.id).messages[-1].stopped
+        assert chat_store.load_chat(app.controller.state.chat.id).messages[-1].stopped
         assert "stopped" in app.query(AssistantMessage).last()._meta.visual.plain
 
         slow_fake.round_s = 0.005  # stopped mid-answer; the next answer need not be slow
         await send(pilot, app, "Say hi.")
         await answered(pilot, app)
-        assert len(app.controller.chat.messages) == 4
-        assert app.controller.chat.messages[-1].content and not app.controller.chat.messages[-1].stopped
+        assert len(app.controller.state.chat.messages) == 4
+        assert app.controller.state.chat.messages[-1].content and not app.controller.state.chat.messages[-1].stopped
 
 
 @sync
@@ -137,7 +144,10 @@ async def test_a_memory_reading_mid_answer_waits_for_the_answers_own_panel_redra
     app = SpecApp(setup, session=slow_fake)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 2,
+        )
         app.post_message(MemoryMeasured("GPU: none (CPU)\nRSS 7 MiB"))
         await pilot.pause()
         assert "RSS 7 MiB" not in app.chat_screen.query_one(StatsPanel).state.memory
@@ -162,14 +172,17 @@ async def test_the_panel_takes_its_live_layout_before_the_first_round(slow_fake,
 
         def recording():
             refresh_panel()
-            turn = app.controller.turn
+            turn = app.controller.conversation.turn
             started = turn is not None and any(isinstance(e, TurnStart) for e in turn.events)
             redraws.append((started, len(turn.rounds) if turn else 0))
 
         screen.refresh_panel = recording
         screen.refresh_panel()
         await send(pilot, app, SHORT)
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 3)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 3,
+        )
         assert (True, 0) in redraws, redraws
 
 
@@ -186,7 +199,7 @@ async def test_a_late_memory_reading_or_status_while_the_app_closes_is_ignored(f
         app.post_message(MemoryMeasured("GPU: none (CPU)\nRSS 9 MiB"))
         app.post_message(SessionLoading("loading"))
         await pilot.pause()
-        assert app.controller.memory.endswith("RSS 9 MiB")  # taken in, with nothing left to show it on
+        assert app.controller.state.memory.endswith("RSS 9 MiB")  # taken in, with nothing left to show it on
         assert app.return_code is None  # no error ended the app (run_test would raise it on leaving)
 
 
@@ -196,21 +209,21 @@ async def test_regenerate_export_and_new_chat(fake, setup, dirs):
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        first_id = app.controller.chat.id
+        first_id = app.controller.state.chat.id
 
         await pilot.press("ctrl+r")
         await answered(pilot, app)
-        assert [m.role for m in app.controller.chat.messages] == ["user", "assistant"]
-        assert len(app.query(AssistantMessage)) == 1 and app.controller.chat.messages[-1].content
+        assert [m.role for m in app.controller.state.chat.messages] == ["user", "assistant"]
+        assert len(app.query(AssistantMessage)) == 1 and app.controller.state.chat.messages[-1].content
 
         await pilot.press("ctrl+s")
         exported = dirs / f"spectui-chat-{first_id}.md"
         assert exported.exists()
-        assert app.controller.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
+        assert app.controller.state.chat.messages[-1].content.strip().splitlines()[0] in exported.read_text()
 
         await pilot.press("ctrl+n")
         await pilot.pause()
-        assert app.controller.chat.id != first_id and not app.controller.chat.messages
+        assert app.controller.state.chat.id != first_id and not app.controller.state.chat.messages
         assert not app.query(AssistantMessage) and app.query("#welcome")
         assert first_id in [c.id for c in chat_store.list_chats()[0]]
 
@@ -266,12 +279,15 @@ def test_a_failing_caller_stops_the_answer_on_the_llama_thread(slow_fake):
 async def test_speedup_against_a_none_baseline(fresh, setup):
     app = SpecApp(setup, session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.controller.set_spec_type("none")
+        app.controller.switcher.set_spec_type("none")
         await send(pilot, app, SHORT)
         await answered(pilot, app)
-        assert app.controller.panel_state().baseline.tok_s == app.controller.chat.messages[-1].stats["tok_per_s"]
+        assert (
+            app.controller.conversation.panel_state().baseline.tok_s
+            == app.controller.state.chat.messages[-1].stats["tok_per_s"]
+        )
         assert "baseline turn" in app.query_one("#stats").visual.plain
-        app.controller.set_spec_type("draft-simple")
+        app.controller.switcher.set_spec_type("draft-simple")
         await send(pilot, app, "And one that multiplies them.")
         await answered(pilot, app)
         assert "1 none answer: noise unknown" in app.query_one("#stats").visual.plain
@@ -315,11 +331,11 @@ async def test_chat_list_reopens_a_saved_chat(fake, setup):
     chat = fixed_chat()
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert not app.controller.chat.messages
+        assert not app.controller.state.chat.messages
         await pilot.press("ctrl+l")
         await pilot.pause()
         await pilot.press("enter")
-        await until(pilot, lambda: app.controller.chat.id == chat.id)
+        await until(pilot, lambda: app.controller.state.chat.id == chat.id)
         await until(pilot, lambda: len(app.query(AssistantMessage)) == 1)
 
 
@@ -342,7 +358,7 @@ async def test_n_max_stays_between_1_and_64(fake, setup):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*["ctrl+down"] * 5)
         assert fake.spec.draft_n_max == 1
-        app.controller.configure(fake.spec.replace(draft_n_max=63))
+        app.controller.switcher.configure(fake.spec.replace(draft_n_max=63))
         await pilot.press("ctrl+up", "ctrl+up")
         assert fake.spec.draft_n_max == 64
 
@@ -385,8 +401,10 @@ async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic,
             await pilot.press("ctrl+t")
         await send(pilot, app, "the quick brown fox jumps over the lazy dog. the quick brown fox")
         await answered(pilot, app)
-        assert "draft-eagle3" in {r.spec_type for r in app.controller.turn.rounds} <= {"draft-eagle3", None}
-        assert "draft" in {kind for _, kind in app.controller.chat.messages[-1].segments}
+        assert (
+            "draft-eagle3" in {r.spec_type for r in app.controller.conversation.turn.rounds} <= {"draft-eagle3", None}
+        )
+        assert "draft" in {kind for _, kind in app.controller.state.chat.messages[-1].segments}
     session.close()
 
 
@@ -407,14 +425,14 @@ async def test_help_screen_lists_every_command(fake, setup):
 
 
 def test_help_says_where_inspect_starts_on_as_the_chat_does(setup):
-    from tests.test_controller import make
+    from tests.chat.fake_screen import make
 
     help_text = next(c.help for c in COMMANDS if c.action == "toggle_inspect")
     assert "off by default" not in help_text
     for gpu, claim in ((False, "on by default where llama.cpp runs on the CPU"), (True, "off with a GPU build")):
         controller, _ = make(setup, None)
         controller.session_loaded(FakeSession(spec=setup.spec), setup, {"llama_cpp": {"gpu_offload": gpu}})
-        assert claim in help_text and controller.inspect == claim.startswith("on")
+        assert claim in help_text and controller.switcher.inspect == claim.startswith("on")
 
 
 @sync
@@ -429,10 +447,10 @@ async def test_newline_key_enter_sends_and_markdown_streams(fake, setup):
         assert box.text.endswith("numbers.\nUse type hints.")
         await pilot.press("enter")
         await answered(pilot, app)
-        assert app.controller.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
+        assert app.controller.state.chat.messages[0].content.endswith("numbers.\nUse type hints.") and box.text == ""
         await pilot.pause()
         markdown = app.query_one(AssistantMessage).query_one(Markdown)
-        assert markdown.display and markdown.source == app.controller.chat.messages[-1].content
+        assert markdown.display and markdown.source == app.controller.state.chat.messages[-1].content
 
 
 @sync
@@ -475,10 +493,10 @@ async def test_save_preset_from_the_app(fake, setup):
 async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
     app = SpecApp(setup)
     async with app.run_test(size=(120, 40)) as pilot:
-        assert app.controller.session is None
-        await until(pilot, lambda: app.controller.session is not None, timeout=120)
+        assert app.controller.state.session is None
+        await until(pilot, lambda: app.controller.state.session is not None, timeout=120)
         await until(pilot, lambda: app.chat_screen.title.startswith("draft-simple · n-max 3"))  # drawn after
-        app.controller.session.close()
+        app.controller.state.session.close()
 
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a model")
@@ -488,7 +506,7 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
         await until(pilot, lambda: app.chat_screen.sub_title == "no model loaded")
         assert "GGUF" in app.query_one("#status").visual.plain
         await send(pilot, app, "hello")  # refused politely, nothing crashes
-        assert not app.controller.chat.messages
+        assert not app.controller.state.chat.messages
 
 
 @sync
@@ -496,19 +514,23 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
 async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh, setup):
     app = SpecApp(resolved(chat_args("-n", "7", "--spec-type", "ngram-mod")), session=fresh)
     async with app.run_test(size=(120, 40)) as pilot:
-        app.controller.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
+        app.controller.switcher.load_preset("no-such-preset")  # resolved first: an error leaves the session alone
         await pilot.pause()
-        assert app.controller.session is fresh
+        assert app.controller.state.session is fresh
         assert any("no-such-preset" in n.message for n in notices(app))
-        app.controller.load_preset("smollm2")
+        app.controller.switcher.load_preset("smollm2")
         await until(
-            pilot, lambda: app.controller.session is not None and app.controller.session is not fresh, timeout=120
+            pilot,
+            lambda: app.controller.state.session is not None and app.controller.state.session is not fresh,
+            timeout=120,
         )
-        assert app.controller.setup.n_predict == 7 and app.controller.setup.temp == 0  # kept from the command line
-        assert app.controller.session.spec.label == "draft-simple"  # the preset's, not the flag's
+        assert (
+            app.controller.state.setup.n_predict == 7 and app.controller.state.setup.temp == 0
+        )  # kept from the command line
+        assert app.controller.state.session.spec.label == "draft-simple"  # the preset's, not the flag's
         assert any(n.message.startswith("Preset smollm2: ") for n in notices(app))
         assert app.chat_screen.title.startswith("draft-simple")
-        app.controller.close()
+        app.controller.switcher.close()
 
 
 def test_chat_command_resumes_the_latest_chat(monkeypatch):
@@ -521,7 +543,7 @@ def test_chat_command_resumes_the_latest_chat(monkeypatch):
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (None, "not projected here"))  # a no_alloc load
     assert chat_command.main(chat_args("--resume")) == 0
-    assert started[0].controller.chat.id == chat.id and started[0].controller.setup.preset == "smollm2"
+    assert started[0].controller.state.chat.id == chat.id and started[0].controller.state.setup.preset == "smollm2"
 
 
 # --- pure helpers -----------------------------------------------------------------------

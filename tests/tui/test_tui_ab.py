@@ -26,7 +26,7 @@ from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession
 from tests.textual_private import notices
 from tests.tui.test_tui_snapshots import recorded
-from tests.tui_helpers import LONG, SHORT, chat_args, resolved, run_ab, send, sync, until
+from tests.tui_helpers import LONG, SHORT, chat_args, resolved, rounds_so_far, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -93,12 +93,15 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
     app = SpecApp(resolved(chat_args("-n", "1000")), session=slow_fake)
     async with app.run_test(size=(140, 44)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 1)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 1,
+        )
         await pilot.press("f2")  # the chat is answering: refused
         assert not isinstance(app.screen, ABScreen)
         assert any("Stop the answer first" in n.message for n in notices(app))
         await pilot.press("escape")
-        await until(pilot, lambda: not app.controller.generating)
+        await until(pilot, lambda: not app.controller.state.generating)
 
         await pilot.press("f2")
         screen = app.screen
@@ -110,17 +113,20 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
 
         await run_ab(pilot, screen, LONG)
         await until(pilot, lambda: screen.panes[0].turn is not None and len(screen.panes[0].turn.rounds) >= 2)
-        before = (slow_fake.spec, len(app.controller.chat.messages))
+        before = (slow_fake.spec, len(app.controller.state.chat.messages))
         await pilot.press("ctrl+t", "ctrl+r")  # the chat's keys are not the A/B view's: no change, no answer
-        assert (slow_fake.spec, len(app.controller.chat.messages)) == before and not app.controller.generating
-        app.controller.set_spec_type("none")  # as the command palette would: refused
+        assert (
+            slow_fake.spec,
+            len(app.controller.state.chat.messages),
+        ) == before and not app.controller.state.generating
+        app.controller.switcher.set_spec_type("none")  # as the command palette would: refused
         await pilot.pause()
         assert any("A/B view uses the models" in n.message for n in notices(app)) and slow_fake.spec == before[0]
         await pilot.press("escape")  # stops A; B never starts
         await until(pilot, lambda: not screen.running)
         assert screen.panes[0].turn.end.stop_reason == StopReason.CANCELLED and screen.panes[1].turn is None
         assert screen.verdict is None and "No verdict: B" in screen.query_one("#ab-verdict").visual.plain
-        assert slow_fake.spec == app.controller.setup.spec  # restored
+        assert slow_fake.spec == app.controller.state.setup.spec  # restored
         await pilot.press("escape")
         assert not isinstance(app.screen, ABScreen)
 

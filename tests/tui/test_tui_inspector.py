@@ -84,7 +84,7 @@ async def test_f7_walks_the_last_answer_and_reads_each_token(setup):
         assert "emitted by the target instead of the rejected draft ' c'" in panel_text(app)
         meta = app.screen.query_one(AssistantMessage)._meta.visual.plain
         assert "89% accepted" in meta and "1 rejection: 1 near-tie, 0 confident draft errors" in meta
-        saved = chat_store.load_chat(app.controller.chat.id).messages[-1].stats["inspect"]
+        saved = chat_store.load_chat(app.controller.state.chat.id).messages[-1].stats["inspect"]
         assert saved == {"rejections": 1, "near_ties": 1, "confident_errors": 0, "median_rejected_p": 0.41}
         await pilot.press("escape")  # leaves the inspector; nothing stops
         assert not panel.is_open and not panel.display and highlighted(app) == ""
@@ -208,7 +208,7 @@ async def test_the_chat_the_replay_and_the_html_export_of_its_trace_read_the_sam
         await pilot.press("f7", "up")
         in_chat = panel_text(app)
         path = tmp_path / "chat.jsonl"
-        Trace(app.controller.trace_header("spectui chat"), app.controller.traced).write(path)
+        Trace(app.controller.persistence.trace_header("spectui chat"), app.controller.persistence.traced).write(path)
     replay = ReplayApp(trace_format.read(path), playing=False)
     async with replay.run_test(size=SIZE) as pilot:
         await pilot.press("end", "i", "up")
@@ -246,10 +246,10 @@ async def test_inspect_on_records_the_numbers_the_panel_reads(fresh, setup):
     try:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("shift+f7")
-            assert app.controller.inspect and fresh.inspect
+            assert app.controller.switcher.inspect and fresh.inspect
             await send(pilot, app, PROMPT)
             await answered(pilot, app)
-            rounds = app.controller.turn.rounds
+            rounds = app.controller.conversation.turn.rounds
             verdict = next(v for r in rounds for v in r.verdicts if v.accepted)
             await pilot.press("f7", "home")
             for _ in range(len(rounds) * 4):  # to the first judged token

@@ -27,7 +27,7 @@ from tests.conftest import SMOL
 from tests.fake_session import FakeSession, load_trace
 from tests.textual_private import notices
 from tests.tui.test_tui_snapshots import ANSWER_ROUNDS, recorded
-from tests.tui_helpers import chat_args, resolved, run_ab, send, sync, until
+from tests.tui_helpers import chat_args, resolved, rounds_so_far, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -241,15 +241,17 @@ async def test_f3_saves_the_chats_trace_and_it_replays(app_for, dirs):
         await pilot.press("f3")  # nothing yet
         for prompt in ("Add two numbers.", "Again, please."):
             await send(pilot, app, prompt)
-            await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
+            await until(
+                pilot, lambda: app.controller.conversation.turn is not None and not app.controller.state.generating
+            )
         await pilot.press("f3")
-        saved = dirs / f"spectui-trace-{app.controller.chat.id}.jsonl"
+        saved = dirs / f"spectui-trace-{app.controller.state.chat.id}.jsonl"
         await until(pilot, saved.exists, timeout=5)
     trace = trace_format.read(saved)
     assert [t.prompt for t in trace.turns] == ["Add two numbers.", "Again, please."]
     assert trace.header["recorded_by"] == "spectui chat" and trace.header["settings"]["n_predict"] == 48
     assert trace.header["environment"]["models"]["target"]["file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    assert [t.end.text for t in trace.turns] == [m.content for m in app.controller.chat.messages[1::2]]
+    assert [t.end.text for t in trace.turns] == [m.content for m in app.controller.state.chat.messages[1::2]]
 
 
 @sync
@@ -260,8 +262,10 @@ async def test_record_every_chat_appends_each_answer(app_for, dirs):
         assert app.settings.record_traces
         for prompt in ("One.", "Two."):
             await send(pilot, app, prompt)
-            await until(pilot, lambda: app.controller.turn is not None and not app.controller.generating)
-        chat_id = app.controller.chat.id
+            await until(
+                pilot, lambda: app.controller.conversation.turn is not None and not app.controller.state.generating
+            )
+        chat_id = app.controller.state.chat.id
     trace = trace_format.read(dirs / "data" / "traces" / f"{chat_id}.jsonl")
     assert [t.prompt for t in trace.turns] == ["One.", "Two."]
 
@@ -274,11 +278,14 @@ async def test_a_configuration_change_mid_answer_is_in_the_trace(dirs):
     )
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "Add two numbers.")
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 2,
+        )
         await pilot.press("ctrl+up")
-        await until(pilot, lambda: not app.controller.generating)
+        await until(pilot, lambda: not app.controller.state.generating)
         await pilot.press("f3")
-        saved = dirs / f"spectui-trace-{app.controller.chat.id}.jsonl"
+        saved = dirs / f"spectui-trace-{app.controller.state.chat.id}.jsonl"
         await until(pilot, saved.exists, timeout=5)
     [turn] = trace_format.read(saved).turns
     assert [c.config["draft_n_max"] for c in turn.changes] == [4]

@@ -22,7 +22,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.screens import chat as chat_screen
 from tests.fake_session import FakeSession
 from tests.textual_private import notices
-from tests.tui_helpers import LONG, answered, send, sync, until
+from tests.tui_helpers import LONG, answered, rounds_so_far, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
@@ -40,10 +40,13 @@ async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 2)
+        await until(
+            pilot,
+            lambda: rounds_so_far(app) >= 2,
+        )
         await pilot.press("ctrl+c")
         await answered(pilot, app)
-        assert app.controller.turn.end.stop_reason == StopReason.CANCELLED and app.return_code is None
+        assert app.controller.conversation.turn.end.stop_reason == StopReason.CANCELLED and app.return_code is None
         await pilot.pause(0.7)  # a while later, one press only warns
         await pilot.press("ctrl+c")
         await pilot.pause()
@@ -52,8 +55,8 @@ async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.return_code is not None
-    saved = chat_store.load_chat(app.controller.chat.id).messages
-    assert saved[-1].stopped and saved[-1].content == app.controller.chat.messages[-1].content != ""
+    saved = chat_store.load_chat(app.controller.state.chat.id).messages
+    assert saved[-1].stopped and saved[-1].content == app.controller.state.chat.messages[-1].content != ""
 
 
 @sync
@@ -76,14 +79,14 @@ async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
 KILLED = """
 import asyncio, json, sys
 from tests.tui.test_tui_safety import slow_app
-from tests.tui_helpers import send, until
+from tests.tui_helpers import rounds_so_far, send, until
 
 async def main():
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, "Count")
-        await until(pilot, lambda: app.controller.turn is not None and len(app.controller.turn.rounds) >= 6)
-        print(json.dumps([app.controller.chat.id, app.controller.turn.message.content]), flush=True)
+        await until(pilot, lambda: rounds_so_far(app) >= 6)
+        print(json.dumps([app.controller.state.chat.id, app.controller.conversation.turn.message.content]), flush=True)
         await asyncio.sleep(60)
 
 asyncio.run(main())
@@ -119,25 +122,25 @@ async def test_quitting_with_unsaved_turns_keeps_them_in_a_file_and_exits_1(dirs
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, "remember this")
         await answered(pilot, app)
-        assert not app.controller.unsaved
+        assert not app.controller.persistence.unsaved
         chat_store._db().execute("PRAGMA busy_timeout = 20")
         other = sqlite3.connect(chat_store.db_path())
         other.execute("BEGIN IMMEDIATE")  # holds the write lock
         await send(pilot, app, "and this too")
         await answered(pilot, app)
-        assert app.controller.unsaved
+        assert app.controller.persistence.unsaved
         assert any("Chat not saved" in n.title for n in notices(app))
     monkeypatch.setattr(SpecApp, "run", lambda self: None)
     assert app.run_reporting() == 1
-    kept = dirs / f"spectui-unsaved-{app.controller.chat.id}.md"
+    kept = dirs / f"spectui-unsaved-{app.controller.state.chat.id}.md"
     err = capsys.readouterr().err
     assert f"kept in {kept}" in " ".join(err.split()) and "could not be saved" in err
     assert "and this too" in kept.read_text(encoding="utf-8") and oct(kept.stat().st_mode)[-3:] == "600"
     other.rollback()
     other.close()
     app.controller.save()  # the lock gone, the next save stores everything
-    assert not app.controller.unsaved
-    assert [m.content for m in chat_store.load_chat(app.controller.chat.id).messages][-2] == "and this too"
+    assert not app.controller.persistence.unsaved
+    assert [m.content for m in chat_store.load_chat(app.controller.state.chat.id).messages][-2] == "and this too"
 
 
 @sync
@@ -155,10 +158,10 @@ async def test_quitting_while_the_database_stays_locked_waits_for_it_once(dirs, 
         other.execute("BEGIN IMMEDIATE")  # holds the write lock
         monkeypatch.setattr(chat_store, "save_chat", lambda chat: attempts.append(chat) or real(chat))
         await app.action_quit()
-    assert len(attempts) == 1 and app.controller.unsaved
+    assert len(attempts) == 1 and app.controller.persistence.unsaved
     monkeypatch.setattr(SpecApp, "run", lambda self: None)
     assert app.run_reporting() == 1
-    assert (dirs / f"spectui-unsaved-{app.controller.chat.id}.json").exists()
+    assert (dirs / f"spectui-unsaved-{app.controller.state.chat.id}.json").exists()
     assert "the next start adds them to the chat" in " ".join(capsys.readouterr().err.split())
     other.rollback()
     other.close()

@@ -24,16 +24,16 @@ import sys
 from tests.tui.test_tui_safety import slow_app
 
 app = slow_app()
-app.controller.session.round_s = 0.5  # the answer's rest takes 4 s: the signal must not wait for it
+app.controller.state.session.round_s = 0.5  # the answer's rest takes 4 s: the signal must not wait for it
 ready = sys.argv[1]
 
 def check():
-    turn = app.controller.turn
+    turn = app.controller.conversation.turn
     if turn is not None and len(turn.rounds) >= 4:
         with open(ready, "w") as f:
-            f.write(app.controller.chat.id)
+            f.write(app.controller.state.chat.id)
 
-app.call_later(app.controller.submit, "Count")
+app.call_later(app.controller.conversation.submit, "Count")
 app.call_later(app.set_interval, 0.05, check)
 sys.exit(app.run())
 """

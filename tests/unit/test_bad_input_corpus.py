@@ -257,7 +257,7 @@ def test_the_chat_refuses_a_bad_model_file_before_its_app_opens(dirs, monkeypatc
     ],
 )
 def test_another_gguf_file_typed_in_the_chat_s_picker_is_checked_as_it_is_entered(dirs, content, match):
-    """The picker's "Another GGUF file…" (tests/test_tui_chat.py): one plain line, before a draft is picked."""
+    """The picker's "Another GGUF file…" (tests/tui/test_model_picker.py): one plain line, before a draft is picked."""
     path = dirs / "passwd"
     if content == "dir":
         path.mkdir()

@@ -1,5 +1,5 @@
-"""The chat screen: transcript, input, stats panel. It renders what the chat controller (spectui/chat/controller.py)
-emits and forwards keys to it; each answer is generated in a thread worker whose events go back to the controller."""
+"""The chat screen: transcript, input, stats panel. It renders what the chat's parts (spectui/chat/) emit and
+forwards keys to the part that acts; each answer streams in a thread worker whose events go to the conversation."""
 
 from __future__ import annotations
 
@@ -49,9 +49,9 @@ class ChatScreen(InspectsChat):
     def __init__(self, controller: ChatController, settings: Settings):
         """`settings`: the app's view settings (overlay, rejected tokens, panel)."""
         super().__init__()
-        self.controller = controller
-        self.settings = settings
-        self._updates: deque[up.Update] = deque()  # emitted by the controller, rendered in order
+        self.controller, self.settings = controller, settings
+        self.conversation, self.switcher = controller.conversation, controller.switcher  # the parts the keys reach
+        self._updates: deque[up.Update] = deque()  # emitted by the parts, rendered in order
         self._draining = False
         self._answer: AssistantMessage | None = None
         self._last_panel = self._last_interrupt = 0.0
@@ -61,7 +61,7 @@ class ChatScreen(InspectsChat):
         yield Header(icon="◆")
         with Horizontal(id="body"):
             with Vertical(id="chat"):
-                yield Transcript(self.controller.earlier_than, id="transcript")
+                yield Transcript(self.controller.library.earlier_than, id="transcript")
                 yield Static(id="status")
                 yield StatusStrip(id="compact")
                 yield Outbox(id="outbox")
@@ -73,15 +73,15 @@ class ChatScreen(InspectsChat):
         self.refresh_panel()
         self.query_one("#status", Static).display = False
         transcript = self.query_one(Transcript)
-        transcript.outlook = self.controller.outlook()  # the card's word on speed here, before its first answer
-        await transcript.show(self.controller.chat, self.settings.show_overlay, self.settings.show_rejected)
+        transcript.outlook = self.switcher.outlook()  # the card's word on speed here, before its first answer
+        await transcript.show(self.controller.state.chat, self.settings.show_overlay, self.settings.show_rejected)
         self.query_one(ChatInput).focus()
-        self.query_one(ChatInput).starters = not self.controller.chat.messages
+        self.query_one(ChatInput).starters = not self.controller.state.chat.messages
         self._show_header()
         self._shown = True
         await self._drain()
 
-    # --- rendering the controller's updates -----------------------------------------
+    # --- rendering the parts' updates ----------------------------------------------
 
     def show(self, update: up.Update) -> None:
         """Queue an update; they render in order, each after the previous one's mounts."""
@@ -139,7 +139,7 @@ class ChatScreen(InspectsChat):
                 box.insert(text)
                 box.focus()
             case up.ConfigShown():
-                self.query_one(Transcript).show_outlook(self.controller.outlook())
+                self.query_one(Transcript).show_outlook(self.switcher.outlook())
                 self._show_header()
                 self.refresh_panel()
             case up.PanelChanged():
@@ -151,15 +151,15 @@ class ChatScreen(InspectsChat):
         stream_turn(job, lambda events: post(TurnEvents(events)), lambda error: post(TurnFailed(error)))
 
     def on_turn_events(self, msg: TurnEvents) -> None:
-        self.controller.add_events(msg.events)
+        self.conversation.add_events(msg.events)
 
     def on_turn_failed(self, msg: TurnFailed) -> None:
-        self.controller.turn_failed(msg.error)
+        self.conversation.turn_failed(msg.error)
 
     def _show_header(self) -> None:
         """The configuration and the models; narrow, the models only and a compact footer."""
         narrow = self.size.width < NARROW
-        self.title, self.sub_title = header(self.controller, narrow)
+        self.title, self.sub_title = header(self.controller.state, narrow)
         footer = self.query_one(Footer)
         if footer.compact != narrow:
             footer.compact = narrow
@@ -188,7 +188,7 @@ class ChatScreen(InspectsChat):
         except NoMatches:  # the app is closing: its widgets go before a late memory reading
             return
         self._last_panel = time.monotonic()
-        panel.state = strip.state = self.controller.panel_state()
+        panel.state = strip.state = self.conversation.panel_state()
 
     def on_screen_resume(self) -> None:
         if self._shown:
@@ -198,30 +198,30 @@ class ChatScreen(InspectsChat):
 
     async def on_chat_input_submitted(self, event: ChatInput.Submitted) -> None:
         """Send, or queue while the chat is busy; the text stays in the box when it cannot go."""
-        if self.controller.submit(event.text):
+        if self.conversation.submit(event.text):
             self.query_one(ChatInput).clear()
 
     def on_chat_input_edit_previous(self) -> None:
-        self.controller.edit_previous()
+        self.conversation.edit_previous()
 
     def on_chat_input_starter_chosen(self, event: ChatInput.StarterChosen) -> None:
-        self.controller.submit(BY_KEY[event.key].prompt)
+        self.conversation.submit(BY_KEY[event.key].prompt)
 
     def action_edit_message(self) -> None:
-        entries = [(label, partial(self.controller.edit, m), where) for label, m, where in self.controller.editable()]
+        entries = [(text, partial(self.conversation.edit, m), where) for text, m, where in self.conversation.editable()]
         if not entries:
             self.notify("No message to edit yet.", severity="warning")
             return
         self.app.search_commands(entries, placeholder="Edit and resend which message?")
 
     def action_spec_type(self, step: int) -> None:
-        self.controller.cycle_spec_type(step)
+        self.switcher.cycle_spec_type(step)
 
     def action_n_max(self, step: int) -> None:
-        self.controller.step_n_max(step)
+        self.switcher.step_n_max(step)
 
     def action_stop(self) -> None:
-        self.controller.stop_or_cancel_edit()
+        self.conversation.stop_or_cancel_edit()
 
     async def action_interrupt(self) -> None:
         """ctrl+c: copy a selection in the input, else stop the answer, else quit if the
@@ -230,8 +230,8 @@ class ChatScreen(InspectsChat):
         last, self._last_interrupt = self._last_interrupt, time.monotonic()
         if box.selected_text:
             box.action_copy()
-        elif self.controller.generating:
-            self.controller.stop_or_cancel_edit()
+        elif self.controller.state.generating:
+            self.conversation.stop_or_cancel_edit()
         elif self._last_interrupt - last < QUIT_WINDOW_S:
             await self.app.action_quit()
         else:
@@ -241,24 +241,24 @@ class ChatScreen(InspectsChat):
         self.controller.new_chat()
 
     def action_regenerate(self) -> None:
-        self.controller.regenerate()
+        self.conversation.regenerate()
 
     def action_chats(self) -> None:
-        self.app.push_screen(ChatsScreen(self.controller), self._chats_closed)
+        self.app.push_screen(ChatsScreen(self.controller.library, self.controller.state.chat.id), self._chats_closed)
 
     def _chats_closed(self, picked: Picked | None) -> None:
         if picked is not None:
             self.controller.chats_changed(picked.renamed, picked.deleted, picked.open)
 
     def action_export(self) -> None:
-        self.controller.export_markdown()
+        self.controller.persistence.export_markdown()
 
     def action_save_trace(self) -> None:
-        self.controller.save_trace()
+        self.controller.persistence.save_trace()
 
     def action_copy_answer(self, code: bool = False) -> None:
         """Copy the last answer's text (never rejected tokens), or its last code block."""
-        text = self.controller.last_answer()
+        text = self.conversation.last_answer()
         if text is None:
             return
         what = "its last code block" if code else "the last answer"
@@ -268,7 +268,7 @@ class ChatScreen(InspectsChat):
         self.notify(copy_and_say(text, what, self.app.copy_to_clipboard), timeout=6)
 
     def action_rounds(self) -> None:
-        if (last := self.controller.last_rounds()) is not None:
+        if (last := self.conversation.last_rounds()) is not None:
             self.app.push_screen(RoundsScreen(*last), self.inspect_round)
 
     # --- view settings ---------------------------------------------------------------

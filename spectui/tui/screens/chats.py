@@ -20,8 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from spectui.chat.controller import ChatController
-from spectui.chat.persistence import Summary
+from spectui.chat.library import ChatLibrary, Summary
 from spectui.errors import UserError
 from spectui.tui.screens.confirm import ConfirmScreen
 from spectui.tui.screens.name import NameScreen
@@ -91,10 +90,11 @@ class ChatsScreen(ModalScreen[Picked]):
         Binding("down", "to_list", show=False),  # from the search box (the list's own ↓ comes first)
     ]
 
-    def __init__(self, controller: ChatController):
+    def __init__(self, library: ChatLibrary, current: str):
+        """`current`: the open chat's id (marked, and highlighted first)."""
         super().__init__()
-        self.controller = controller  # the store's only way in
-        self.current = controller.chat.id
+        self.library = library
+        self.current = current
         self.picked = Picked()
         self._titles: dict[str, str] = {}
 
@@ -112,9 +112,7 @@ class ChatsScreen(ModalScreen[Picked]):
     def _fill(self, highlight: str | None = None) -> None:
         query = self.query_one(Input).value if self.query_one("#chats").has_class("-searching") else ""
         try:
-            chats, problems = (
-                (self.controller.search_chats(query), []) if query.strip() else self.controller.list_chats()
-            )
+            chats, problems = (self.library.search(query), []) if query.strip() else self.library.list_chats()
         except UserError as e:
             self.notify(str(e), severity="error")
             chats, problems = [], []
@@ -181,7 +179,7 @@ class ChatsScreen(ModalScreen[Picked]):
         if not name:
             return
         try:
-            chat = self.controller.rename_chat(chat_id, name)
+            chat = self.library.rename(chat_id, name)
         except UserError as e:
             self.notify(str(e), severity="error")
             return
@@ -200,7 +198,7 @@ class ChatsScreen(ModalScreen[Picked]):
         if not yes:
             return
         try:
-            self.controller.delete_chat(chat_id)
+            self.library.delete(chat_id)
         except UserError as e:
             self.notify(str(e), severity="error")
             return

@@ -81,8 +81,9 @@ class InspectsChat(InspectsAnswers):
     controller: ChatController  # the chat screen's
 
     def action_toggle_inspect(self) -> None:
-        self.controller.toggle_inspect()
+        self.controller.switcher.toggle_inspect()
 
     def rounds_by_message(self) -> dict[int, Sequence[Round]]:
-        turns = [*self.controller.answered, *([self.controller.turn] if self.controller.turn else [])]
+        conversation = self.controller.conversation
+        turns = [*conversation.answered, *([conversation.turn] if conversation.turn else [])]
         return {id(t.message): t.rounds for t in turns if t.rounds}

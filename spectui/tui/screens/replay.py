@@ -19,8 +19,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from spectui.chat.library import ChatLibrary
 from spectui.chat.panel import PanelState
-from spectui.chat.persistence import Persistence
 from spectui.chat.turn import Baseline, LiveTurn, baseline_tok_s
 from spectui.config.model_choice import recorded_name
 from spectui.engine.events import Event, Round, TurnStart
@@ -171,7 +171,7 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
         with Horizontal(id="body"):
             with Vertical(id="chat"):
                 yield Transcript(
-                    Persistence.earlier_than, id="transcript"
+                    ChatLibrary().earlier_than, id="transcript"
                 )  # reads only the loaded messages: a replay's chat is not stored
                 yield Static(id="status")
                 yield StatusStrip(id="compact")

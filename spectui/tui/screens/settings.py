@@ -2,8 +2,9 @@
 settings, on the loaded models. Speculation changes apply from the next round, the others
 from the next answer; f4 saves them all into a preset.
 
-The form dismisses with the changed values only (Setup option names), checked by Setup's and
-SpecConfig's own validation, so a bad value is one line under the form and nothing is applied.
+The form applies the changed values only (Setup option names) through the chat's switcher,
+checked by Setup's and SpecConfig's own validation: a bad value is one line under the form, and
+nothing is applied.
 A setting the spec type in force does not use (config/describe.unused) is greyed, and says so.
 """
 
@@ -19,6 +20,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
+from spectui.chat.switcher import SetupSwitcher
 from spectui.config import describe
 from spectui.config.setup import OPTIONS, Setup
 from spectui.errors import UserError
@@ -138,11 +140,12 @@ class SettingsScreen(ModalScreen[dict | None]):
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "cancel"), Binding("ctrl+s", "apply", "apply")]
 
-    def __init__(self, current: Setup, focus: str | None = None):
-        """`current`: the settings in force (the speculation as the session runs it);
-        `focus`: the field to start in (a palette command names one)."""
+    def __init__(self, switcher: SetupSwitcher, focus: str | None = None):
+        """`switcher`: the chat's, whose setup is in force (the speculation as the session runs
+        it) and which applies the changes; `focus`: the field to start in (a palette command names one)."""
         super().__init__()
-        self.current = current
+        self.switcher = switcher
+        self.current = switcher.state.setup
         self.start = focus
 
     def compose(self) -> ComposeResult:
@@ -191,7 +194,13 @@ class SettingsScreen(ModalScreen[dict | None]):
             self.query_one("#error", Static).update(str(e))
             return
         was = {k: shown(BY_NAME[k], self.current.value(k)) for k in values}  # a seed of -1 is the setup's none
-        self.dismiss({k: v for k, v in values.items() if shown(BY_NAME[k], v) != was[k]})
+        self._applied({k: v for k, v in values.items() if shown(BY_NAME[k], v) != was[k]})
+
+    def _applied(self, changed: dict) -> None:
+        """Close with the changed values, applied (none changed: nothing is applied or said)."""
+        if changed:
+            self.switcher.apply_settings(changed)
+        self.dismiss(changed)
 
     def on_input_submitted(self) -> None:
         self.action_apply()

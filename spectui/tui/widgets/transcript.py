@@ -14,8 +14,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from spectui.chat.library import SHOWN
 from spectui.chat.outlook import LOSES, NEAR, PAYS, UNKNOWN, Outlook, watch
-from spectui.chat.persistence import SHOWN
 from spectui.chat.starters import STARTERS, Starter
 from spectui.store.chat_types import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
@@ -101,7 +101,7 @@ class Transcript(VerticalScroll):
     outlook: Outlook | None = None  # what the welcome card says of speed here
 
     def __init__(self, earlier: Callable[[Chat, Message, int], list[Message]], id: str) -> None:
-        """`earlier`: up to n messages before one, as the controller reads them from the store."""
+        """`earlier`: up to n messages before one, as the chat library reads them from the store."""
         super().__init__(id=id)
         self.earlier = earlier
 
