@@ -38,7 +38,7 @@ def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
 
 class ABRun:
     """Opened when no answer streams; while it lives the session is its own (the chat
-    controller refuses to chat or reconfigure until the A/B view closes)."""
+    chat state (chat/state.py) refuses to chat or reconfigure until the A/B view closes)."""
 
     def __init__(self, session: ChatSession, system: str | None, limits: GenerationLimits, trace_header: dict):
         self.session = session

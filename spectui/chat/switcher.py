@@ -15,13 +15,13 @@ from spectui.config.embedded import CATALOG
 from spectui.config.recent import remember_models
 from spectui.config.resolve import resolve, restored
 from spectui.config.setup import OPTIONS, Setup, kept_across_presets
+from spectui.engine.auto import auto_costs
 from spectui.engine.interface import ChatSession
 from spectui.engine.session import Session
 from spectui.errors import UserError
 from spectui.llama.build import crash_risk
 from spectui.plan import cached
 from spectui.plan.acceptance import Calibration
-from spectui.plan.predict import auto_costs
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_types
 

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spectui.engine.auto import DEPTH
-from spectui.engine.auto import auto_costs as auto_costs  # chat/switcher.py's import, until it takes the engine's
 from spectui.plan.curve import Curve
 
 N_MAX = tuple(range(1, 9))  # the n-max values a plan covers for a draft-model type
