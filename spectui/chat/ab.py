@@ -37,8 +37,8 @@ def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
 
 
 class ABRun:
-    """Opened when no answer streams; while it lives the session is its own (the chat
-    chat state (chat/state.py) refuses to chat or reconfigure until the A/B view closes)."""
+    """Opened when no answer streams; while it lives the session is its own (the chat's state,
+    chat/state.py, refuses to chat or reconfigure until the A/B view closes)."""
 
     def __init__(self, session: ChatSession, system: str | None, limits: GenerationLimits, trace_header: dict):
         self.session = session
