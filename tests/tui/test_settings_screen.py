@@ -112,6 +112,22 @@ async def test_at_80_columns_every_settings_hint_is_whole(fake, setup):
 
 
 @sync
+async def test_at_24_lines_a_refused_value_scrolls_its_reason_into_view(fake, setup):
+    """The reason sits below the fields: on an 80x24 terminal ctrl+s said nothing visible."""
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f10")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        screen = app.screen
+        error = screen.query_one("#error")
+        assert not app.screen.region.contains_region(error.region), "fits without scrolling: the test says nothing"
+        await fill(pilot, screen, {"top_p": "2"})
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: "top-p must be between 0 and 1" in error.visual.plain)
+        await until(pilot, lambda: app.screen.region.contains_region(error.region))
+
+
+@sync
 async def test_the_settings_grey_what_an_ngram_type_does_not_use_and_take_seed_minus_1(setup):
     fake = FakeSession(spec=setup.spec.with_types("ngram-simple").replace(ngram_simple_size_n=3))
     app = SpecApp(replace(setup, seed=7), session=fake)

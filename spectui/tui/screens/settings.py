@@ -191,7 +191,9 @@ class SettingsScreen(ModalScreen[dict | None]):
         try:
             values = self.values()
         except UserError as e:
-            self.query_one("#error", Static).update(str(e))
+            error = self.query_one("#error", Static)
+            error.update(str(e))
+            self.call_after_refresh(error.scroll_visible)  # below the fields, off a 24-line screen
             return
         was = {k: shown(BY_NAME[k], self.current.value(k)) for k in values}  # a seed of -1 is the setup's none
         self._applied({k: v for k, v in values.items() if shown(BY_NAME[k], v) != was[k]})
