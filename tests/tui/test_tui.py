@@ -182,6 +182,8 @@ async def test_the_panel_takes_its_live_layout_before_the_first_round(setup):
         await send(pilot, app, SHORT)
         await until(pilot, lambda: rounds_so_far(app) >= 1)
         assert (True, 0) in redraws, redraws
+        await pilot.press("escape")  # the answer stops after this round, not 12 rounds on
+        await until(pilot, lambda: not app.controller.state.generating)
 
 
 @sync
