@@ -1,7 +1,9 @@
 """Options described once: each setting's record sits on the dataclass field that holds it
 (Setup's in config/setup.py, SpecConfig's in spec_config.py), and the flags, the help, the
-chat's words, the settings form, the checks, the llama-server request and the stored answers
-are all read from it. A new setting is one field line; where an answer keeps it, one migration.
+chat's words, the settings form, the checks and the stored answers are all read from it. A
+new setting is one field line; where an answer keeps it, one migration; a sampler setting is
+also implemented in llama/sampling.py's SamplingParams, whose fields the samplers and a
+llama-server request read.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ class Option:
     form: str | None = None  # NUMBER, CHOICE or TEXT: the settings form edits it; None: not in the form
     hint: str = ""  # the form's line beside it
     form_unset: str = ""  # how the form writes None, as the flag does (the seed's -1)
-    wire: str = ""  # its field in a llama-server request, where it is sent
     per_answer: bool = False  # each answer keeps it (a column of the stored answers: store/migrations.py)
     owned: bool = False  # a preset chooses it: switching presets replaces it even when a flag gave it
     prose: bool = False  # free text for the model (the system prompt), not a name or a path

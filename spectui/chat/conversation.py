@@ -149,7 +149,7 @@ class Conversation:
 
     def _start_turn(self, session: ChatSession) -> None:
         s = self.state
-        self.turn = LiveTurn(session.spec, s.setup.sampling())
+        self.turn = LiveTurn(session.spec, s.setup.per_answer())
         said = self.persistence.earlier_texts() + [(m.role, m.content) for m in s.chat.messages]
         prompt = chat_messages(said, s.setup.system)
         s.chat.messages.append(self.turn.message)

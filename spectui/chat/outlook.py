@@ -16,7 +16,7 @@ from spectui.errors import UserError
 from spectui.plan.acceptance import Calibration
 from spectui.plan.cached import Expected, expected
 from spectui.plan.curve import Curve
-from spectui.spec_config import AUTO, SpecConfig
+from spectui.spec_config import AUTO, SpecConfig, unpriced
 
 # Which side of `none` the prediction is on; the card styles each (UNKNOWN: nothing measured).
 PAYS, LOSES, NEAR, UNKNOWN = "pays", "loses", "near", "unknown"
@@ -67,8 +67,8 @@ def outlook(
             UNKNOWN,
             "whether they are faster here is not measured yet",
         )
-    if len(spec.drafting) > 1:
-        return Outlook(f"predicted speed: one type at a time (`{command}` lists each)", UNKNOWN)
+    if len(spec.drafting) > 1 and (why := unpriced(spec.types, draft_step=True)):
+        return Outlook(f"predicted speed: {why.short} (`{command}` lists each)", UNKNOWN)
     spec_type = spec.drafting[0]
     e = expected(curve, calibration, NGRAM if spec_type == AUTO else spec_type, spec)
     if isinstance(e, str):

@@ -17,7 +17,6 @@ from spectui.engine.overlay import add_segments
 from spectui.engine.overlay import segments as round_segments
 from spectui.engine.stats import summarize
 from spectui.engine.verdicts import summary_dict
-from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
 from spectui.store.chat_types import AnswerConfig, Message
 from spectui.trace.format import ConfigChange
@@ -32,7 +31,8 @@ class LiveTurn:
     saved partial answer that says so; a clean end (EOS, n-predict) clears the mark.
     """
 
-    def __init__(self, spec: SpecConfig, sampling: SamplingParams | None = None):
+    def __init__(self, spec: SpecConfig, sampling: dict | None = None):
+        """`sampling`: the per-answer values it runs with (Setup.per_answer()), where known."""
         self.events: list[Event] = []
         self.message = Message(role="assistant", content="", stopped=True, config=AnswerConfig.of(spec, sampling))
         self.end: TurnEnd | None = None

@@ -156,9 +156,9 @@ def add_parser(sub) -> None:
     add_setup_flags(
         p,
         {
-            "n_predict": f"tokens each run generates, exactly (default {DEFAULT_N})",
-            "temp": "temperature (default 0: greedy, so the outputs can be compared)",
-            "seed": "sampling seed (default 0, so a sampled run can be repeated)",
+            "n_predict": f"tokens each run generates, exactly (default {OWN_DEFAULTS['n_predict']})",
+            "temp": f"temperature (default {OWN_DEFAULTS['temp']:g}: greedy, so the outputs can be compared)",
+            "seed": f"sampling seed (default {OWN_DEFAULTS['seed']}, so a sampled run can be repeated)",
         },
     )
     p.set_defaults(func=main)

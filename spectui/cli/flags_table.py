@@ -28,6 +28,7 @@ ROWS = (
     ("verbose", "log_file"),
 )
 _AROUND_DEFAULT = re.compile(r"\s*\(([^()]*\{default\}[^()]*)\)")  # the help's "(default {default}; ...)"
+_SAID_DEFAULT = re.compile(r"\s*\(default: ([^()]*)\)")  # a default in words: "(default: the physical cores)"
 
 
 def _cells(action: argparse.Action) -> tuple[str, str, str]:
@@ -40,6 +41,8 @@ def _cells(action: argparse.Action) -> tuple[str, str, str]:
         return flag, "`default`", action.help or ""
     if o is None:  # --spec-default and the diagnostics
         return flag, "" if action.default in (None, False) else str(action.default), action.help or ""
+    if said := _SAID_DEFAULT.search(o.help):
+        return flag, said.group(1), _SAID_DEFAULT.sub("", o.help)
     found = _AROUND_DEFAULT.search(o.help)
     if found:
         default = found.group(1).replace("{default}", o.shown_default).removeprefix("default ")
@@ -57,7 +60,7 @@ def _cells(action: argparse.Action) -> tuple[str, str, str]:
 
 def _default_preset() -> dict:
     """What the shipped default preset sets: a preset's choice is the default a user meets."""
-    return presets.load("default").values
+    return presets.shipped("default").values
 
 
 def markdown() -> str:

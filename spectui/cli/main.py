@@ -25,7 +25,10 @@ class Parser(argparse.ArgumentParser):
     def _get_value(self, action, arg_string):
         """An empty value is an error, not the default: `--server ''` must not load a local
         model. The system prompt may be empty (none), and the prompt says so itself."""
-        if not arg_string.strip() and action.nargs != argparse.PARSER and action.dest not in ("system", "prompt"):
+        from spectui.config.setup import OPTIONS  # built with the parser already
+
+        prose = (o := OPTIONS.get(action.dest)) is not None and o.prose  # the system prompt
+        if not arg_string.strip() and action.nargs != argparse.PARSER and not prose and action.dest != "prompt":
             name = "/".join(action.option_strings) or action.metavar or action.dest
             self.error(f"argument {name}: an empty value; give one or leave it out")
         return super()._get_value(action, arg_string)

@@ -112,6 +112,11 @@ def listed() -> list[Listed]:
     return out
 
 
+def shipped(name: str) -> Preset:
+    """The preset spectui ships under `name`, whatever a user's own of that name says."""
+    return load_file(_shipped_files()[name], name, shipped=True, check_models=False)
+
+
 def load(name_or_path: str) -> Preset:
     if name_or_path.endswith(".toml") and (p := user_path(name_or_path)).exists():
         return load_file(p)

@@ -191,13 +191,19 @@ class Setup:
         return replace(self, **own, **changes, spec=self.spec.replace(**spec) if spec else self.spec)
 
     def per_answer(self) -> dict:
-        """The sampling each answer keeps, by option name (what a bench's record says it ran with)."""
-        return {o.name: getattr(self, o.name) for o in PER_ANSWER}
+        """The sampling each answer keeps (a stored answer, a bench's record), by option name,
+        as it runs: a value written as its record's none is None (the seed's -1: random, as in
+        llama.cpp)."""
+        values = {o.name: getattr(self, o.name) for o in PER_ANSWER}
+        return {
+            o.name: None if o.form_unset and str(values[o.name]) == o.form_unset else values[o.name] for o in PER_ANSWER
+        }
 
     def sampling(self) -> SamplingParams:
-        """What the samplers and a llama-server are given: the fields of SamplingParams."""
-        params = SamplingParams(**{f.name: getattr(self, f.name) for f in fields(SamplingParams)})
-        return replace(params, seed=None) if self.seed == -1 else params  # -1: random, as in llama.cpp
+        """What the samplers and a llama-server are given: the per-answer values SamplingParams
+        has a field for (a sampler setting is implemented there)."""
+        values = self.per_answer()
+        return SamplingParams(**{f.name: values[f.name] for f in fields(SamplingParams)})
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
         return ContextParams(

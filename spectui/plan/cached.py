@@ -14,7 +14,7 @@ from spectui.plan.build import build_plan
 from spectui.plan.cache import load_cached
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH, noise
-from spectui.spec_config import DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig, config_label
+from spectui.spec_config import DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig, config_label, unpriced
 
 
 def cached_doc(setup, status: SessionStatus) -> tuple[dict | None, bool]:
@@ -66,7 +66,9 @@ def expected(
     """`spec_type` (at `spec`'s sizes and n-max) predicted as `spectui plan` predicts it from
     the calibration: an n-gram type replayed over its answers, a draft model at its measured
     acceptance per position; or why there is no prediction."""
-    model = spec_type in DRAFT_FILE_TYPES and bool(curve.draft) and bool(calibration.positions)
+    if why := unpriced((spec_type,), bool(curve.draft)):
+        return why.reason
+    model = spec_type in DRAFT_FILE_TYPES and bool(calibration.positions)
     if not model and spec_type not in NGRAM_TYPES:
         return "the plan does not time this type"
     plan = build_plan(

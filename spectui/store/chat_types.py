@@ -17,7 +17,6 @@ from typing import Any, dataclass_transform
 
 from spectui.config.paths import write_atomic
 from spectui.config.setup import PER_ANSWER
-from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, config_label, uses_n_max
 
 TITLE_CHARS = 60
@@ -51,12 +50,10 @@ class AnswerConfig:
     spec_changes: tuple[tuple[tuple[str, ...], int | None], ...] = ()
 
     @classmethod
-    def of(cls, spec: SpecConfig, sampling: SamplingParams | None = None) -> AnswerConfig:
-        """An answer's configuration as it starts; its sampling where the caller knows it."""
-        s: dict[str, Any] = (
-            {o.name: getattr(sampling, o.name, None) for o in PER_ANSWER} if sampling is not None else {}
-        )
-        return cls(spec.types, spec.draft_n_max, spec.verify, **s)
+    def of(cls, spec: SpecConfig, sampling: dict[str, Any] | None = None) -> AnswerConfig:
+        """An answer's configuration as it starts; its sampling (Setup.per_answer()) where the
+        caller knows it."""
+        return cls(spec.types, spec.draft_n_max, spec.verify, **(sampling or {}))
 
     def switched(self, types: tuple[str, ...], n_max: int) -> AnswerConfig:
         """This one with the speculation a round ran with, appended when it changed."""

@@ -93,7 +93,9 @@ def test_nothing_to_say_for_none_or_a_server_and_a_reason_where_the_plan_cannot_
         and mod.line == "ngram-mod: no prediction on this machine (it drafted nothing on the starter prompts)"
     )
     model = ol.outlook(SpecConfig(types=("draft-simple",)), STEEP, CAL, True, FAST_PLAN)
-    assert model is not None and "the plan does not time this type" in model.line  # no draft model timed
+    assert model is not None and "(no measured step of draft-simple's draft)" in model.line  # no draft model timed
+    mtp = ol.outlook(SpecConfig(types=("draft-mtp",)), STEEP, CAL, True, FAST_PLAN)
+    assert mtp is not None and "the curve does not time the target's MTP layer" in mtp.line  # the table's priced=False
     both = ol.outlook(FAST.with_types("ngram-simple,ngram-mod"), STEEP, CAL, True, FAST_PLAN)
     assert both is not None and both.side == ol.UNKNOWN and "one type at a time" in both.line
 

@@ -67,8 +67,9 @@ CHECKS = textwrap.dedent(
     assert checked(Setup(), {"typical_p": "0.5"}) == {"typical_p": 0.5}, "the form checks it as Setup does"
 
     chat = new_chat()
-    chat.setup = Setup().with_values({"typical_p": 0.25}).values()
-    answer = AnswerConfig(("ngram-mod",), 3, "match", temp=0.0, typical_p=0.25)
+    setup = Setup().with_values({"typical_p": 0.25, "temp": 0.0})
+    chat.setup = setup.values()
+    answer = AnswerConfig.of(setup.spec, setup.per_answer())  # as the chat starts an answer
     chat.messages = [Message("user", "hi"), Message("assistant", "yo", stats={"n": 1}, config=answer)]
     chat_store.save_chat(chat)
     chat_store.close()
@@ -161,3 +162,10 @@ def test_every_form_field_is_an_option_the_form_can_edit():
             assert o.type in (int, float), o.name
         elif o.form:
             assert (o.form == "choice") == bool(o.choices) and (o.form == "text") == o.prose, o.name
+
+
+def test_a_seed_of_minus_1_runs_and_is_kept_as_random():
+    """-1 is how a flag writes "random": the sampler gets no seed and the answer keeps none."""
+    setup = Setup(seed=-1)
+    assert setup.per_answer()["seed"] is None and setup.sampling().seed is None
+    assert Setup(seed=7).per_answer()["seed"] == 7 == Setup(seed=7).sampling().seed
