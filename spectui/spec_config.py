@@ -134,7 +134,7 @@ class SpecConfig:
         hi=N_MAX_LIMIT,
         rule=f"between 0 and {N_MAX_LIMIT}",
         form=NUMBER,
-        hint="the most tokens a draft model drafts per round",
+        hint="the most tokens a draft model drafts per round; 0: none",
     )
     draft_n_min: int = _spec(
         0,

@@ -21,12 +21,14 @@ from spectui.chat.updates import (
     PanelChanged,
     StatusLine,
 )
-from spectui.engine.events import Event, Round, TurnEnd, TurnStart
+from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
 from spectui.store import chat_types
 from spectui.words import plural
 
 GENERATING = StatusLine("generating")
+# a prompt this long takes seconds before the first token (a reopened chat is read whole): said
+READ_SAID = 256
 STOPPING = StatusLine("stopping")
 
 
@@ -175,6 +177,10 @@ class Conversation:
             turn.add(event)
             if isinstance(event, TurnStart) and event.n_left_out:
                 self._say_cut(event)
+            if isinstance(event, TurnStart) and event.n_prompt_decoded >= READ_SAID:
+                s.emit(StatusLine("generating", f"reading {plural(event.n_prompt_decoded, 'token')} of the chat first"))
+            elif isinstance(event, PromptDone) and _read_long(turn):
+                s.emit(GENERATING)  # read: the tokens come now
         s.emit(AnswerUpdated(started=isinstance(events[0], TurnStart)))
         if not turn.running:
             self._ended()
@@ -295,3 +301,9 @@ class Conversation:
         if rounds:
             return rounds[-1].n_past
         return None if self.state.chat.messages else 0
+
+
+def _read_long(turn: LiveTurn) -> bool:
+    """The turn's prompt was long enough that its reading was said."""
+    start = turn.events[0] if turn.events else None
+    return isinstance(start, TurnStart) and start.n_prompt_decoded >= READ_SAID

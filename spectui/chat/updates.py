@@ -32,7 +32,7 @@ class StatusLine:
     """The line under the transcript: what the chat is doing ("" hides it); the screen styles it."""
 
     doing: Doing = ""
-    text: str = ""  # loading: what loads now; failed: why the models did not load
+    text: str = ""  # loading: what loads now; failed: why the models did not load; generating: a long read
     later: int = 0  # editing: the messages after the one edited, which a resend replaces
 
 

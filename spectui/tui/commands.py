@@ -87,7 +87,7 @@ COMMANDS = (
         "export",
         "export",
         "Export chat to Markdown",
-        "Write the transcript (never rejected tokens) to a Markdown file",
+        "Write the transcript (never rejected tokens) to a Markdown file in the folder spectui was started in",
     ),
     Command(
         "ctrl+l",

@@ -34,7 +34,7 @@ def status_spans(line: StatusLine) -> tuple[Span, ...]:
     """The status line's text in spans; none hides it."""
     match line.doing:
         case "generating":
-            return (("● ", "$success"), ("generating", ""), ("  esc stops", "$text-muted"))
+            return (("● ", "$success"), (line.text or "generating", ""), ("  esc stops", "$text-muted"))
         case "stopping":
             return (("stopping at the end of this round…", "$warning"),)
         case "editing":

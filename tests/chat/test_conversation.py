@@ -20,7 +20,7 @@ from spectui.chat.updates import (
     OutboxChanged,
     StatusLine,
 )
-from spectui.engine.events import Round, StopReason, TurnEnd, TurnStart
+from spectui.engine.events import PromptDone, Round, StopReason, TurnEnd, TurnStart
 from spectui.store import chat_store, chat_types
 from tests.chat.fake_screen import QUIET, answer_text, make, state_of
 from tests.fake_session import FakeSession, load_recording
@@ -195,3 +195,20 @@ def test_a_long_chats_cut_is_said_when_it_first_happens_and_when_it_moves(setup)
     said = [n.text for n in screen.of(Notice) if n.title == "Long chat"]
     assert len(said) == 2 and "first 6 messages" in said[0] and "first 10 messages" in said[1]
     assert "-c 256" in said[0]
+
+
+def test_a_long_prompts_reading_is_said_until_the_tokens_come(setup):
+    """A reopened chat is read whole before its first token (seconds on a CPU): the status
+    line says so instead of a bare "generating", and goes back once it is read."""
+    controller, screen = make(setup)
+    conversation = controller.conversation
+    conversation.submit("hi")
+    start = TurnStart(t=0.0, n_prompt=1200, n_prompt_decoded=1100, n_ctx=4096, config={})
+    conversation.add_events([start])
+    assert screen.updates[-2] == StatusLine("generating", "reading 1100 tokens of the chat first")
+    conversation.add_events([PromptDone(t=1.0, t_prompt=1.0)])
+    assert screen.of(StatusLine)[-1] == GENERATING
+    short = make(setup)
+    short[0].conversation.submit("hi")
+    short[0].conversation.add_events([replace(start, n_prompt_decoded=40), PromptDone(t=1.0, t_prompt=0.1)])
+    assert all(not line.text for line in short[1].of(StatusLine))  # a short prompt: nothing to say

@@ -146,6 +146,22 @@ async def test_ab_without_a_draft_model_falls_back_for_b(setup):
         assert "No draft model is loaded" not in app.screen.query_one("#ab-verdict").visual.plain
 
 
+@sync
+async def test_the_ab_view_takes_the_n_max_the_chat_and_its_flag_take(setup):
+    """0 (draft nothing) is a draft n-max the flag and f10 take: the A/B view took only 1 to 64."""
+    session = FakeSession(spec=SpecConfig(types=("draft-simple",), draft_n_max=0))
+    app = SpecApp(setup, session=session)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("f2")
+        b = app.screen.panes[1]
+        assert b.query_one(Input).value == "0"
+        base = SpecConfig(types=("draft-simple",))
+        spec = b.spec(base)
+        assert isinstance(spec, SpecConfig) and spec.draft_n_max == 0
+        b.query_one(Input).value = "65"
+        assert b.spec(base) == "B: draft n-max must be a whole number between 0 and 64, not '65'"
+
+
 def lines(word: str, n: int) -> list[tuple[list[str], str, str]]:
     """Rounds (accepted pieces, rejected text, the target's piece) of an answer of `n` lines."""
     return [([word, f" {i}"], "", "\n") for i in range(n)]

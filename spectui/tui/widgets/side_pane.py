@@ -13,10 +13,13 @@ from textual.validation import Integer
 from textual.widgets import Input, Label, Select, Static
 
 from spectui.chat.turn import LiveTurn
+from spectui.config.setup import OPTIONS
 from spectui.errors import UserError
-from spectui.spec_config import N_MAX_LIMIT, SpecConfig, uses_n_max
+from spectui.spec_config import SpecConfig, uses_n_max
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
+
+N_MAX = OPTIONS["spec_draft_n_max"]  # its bounds and their words: the flag's and the settings form's
 
 PANEL_EVERY_S = 1.0  # a streaming answer's numbers (the chat's panel, a side's) redraw this often
 # The A/B screens' size classes: below 100 columns the sides stack, below 30 rows they go compact.
@@ -193,7 +196,7 @@ class SidePane(Vertical):
             yield Input(
                 str(self.n_max),
                 type="integer",
-                validators=[Integer(1, N_MAX_LIMIT)],
+                validators=[Integer(N_MAX.lo, N_MAX.hi)],
                 id=f"nmax-{self.side_name.lower()}",
             )
         yield Scroller(classes="answers")
@@ -224,7 +227,7 @@ class SidePane(Vertical):
         box.tooltip = (
             f"{spec_type} does not use draft n-max"
             if box.disabled
-            else f"{self.side_name}'s draft n-max: its longest draft, 1 to {N_MAX_LIMIT}"
+            else f"{self.side_name}'s draft n-max: its longest draft, {N_MAX.rule}"
         )
 
     def spec(self, base: SpecConfig) -> SpecConfig | str:
@@ -235,7 +238,7 @@ class SidePane(Vertical):
         n_max = box.value.strip()
         checked = box.validate(n_max)
         if checked is not None and not checked.is_valid:
-            return f"{self.side_name}: draft n-max must be a whole number from 1 to {N_MAX_LIMIT}, not '{n_max}'"
+            return f"{self.side_name}: draft n-max must be a whole number {N_MAX.rule}, not '{n_max}'"
         try:  # below the chat's --spec-draft-n-min, say
             return base.with_types(self.query_one(Select).value).replace(draft_n_max=int(n_max))
         except UserError as e:
