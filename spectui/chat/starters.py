@@ -40,3 +40,4 @@ STARTERS = (
     ),
 )
 BY_KEY = {s.key: s for s in STARTERS}
+PROMPTS = [s.prompt for s in STARTERS]  # what `spectui plan` calibrates on, and its cache key names

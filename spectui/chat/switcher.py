@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from spectui.chat import planning
 from spectui.chat.outlook import Outlook, outlook, plan_command
+from spectui.chat.starters import PROMPTS
 from spectui.chat.state import ChatState
 from spectui.chat.updates import ConfigShown, Load, Measure, StatusLine, SwitchFailed
 from spectui.config import describe, presets
@@ -148,7 +149,7 @@ class SetupSwitcher:
     def _read_plan(self, setup: Setup, session: ChatSession) -> None:
         """What `spectui plan` cached for the loaded pair (a small file: no worker needed)."""
         s = self.state
-        s.curve, self.calibration, s.plannable = cached.for_pair(setup, session.status())
+        s.curve, self.calibration, s.plannable = cached.for_pair(setup, session.status(), PROMPTS)
         if s.curve is not None and isinstance(session, Session):
             session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
 

@@ -12,11 +12,12 @@ import json
 import shlex
 import shutil
 import sys
-from dataclasses import astuple, replace
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
+from spectui.chat.starters import PROMPTS
 from spectui.cli import interrupt
 from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.options import add_setup_flags, open_log, overrides_from
@@ -54,20 +55,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=main)
 
 
-def _calibration_key(setup) -> dict:
-    """What a calibration depends on besides the curve's identity: its prompts and sampling."""
-    from spectui.chat.starters import STARTERS
-
-    s = acceptance.sampling_for_calibration(setup.sampling())
-    return {
-        "prompts": [st.prompt for st in STARTERS],
-        "system": setup.system,
-        "tokens": acceptance.CALIBRATION_TOKENS,
-        "sampling": list(astuple(s)),
-        "draft": [setup.spec.verify, setup.spec.draft_sampling, setup.spec.draft_p_min, setup.spec.draft_n_min],
-    }
-
-
 def _check_context(setup, target: Path) -> None:
     """-c within the model's training context (its GGUF header), told before any work."""
     from spectui.llama import draft_fit
@@ -86,7 +73,6 @@ def check_calibration(doc: dict) -> None:
 
 def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     """Load the pair, calibrate, time its decodes: the cache's document."""
-    from spectui.chat.starters import STARTERS
     from spectui.engine.session import Session
     from spectui.launch.session import open_session
 
@@ -108,8 +94,7 @@ def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     try:
         session.set_sampling(acceptance.sampling_for_calibration(setup.sampling()))
         with phases.live():
-            prompts = [s.prompt for s in STARTERS]
-            cal = acceptance.calibrate(session, model_type, setup.spec, prompts, setup.system, phases.step, calibrated)
+            cal = acceptance.calibrate(session, model_type, setup.spec, PROMPTS, setup.system, phases.step, calibrated)
             filler = [t for p, a in cal.streams for t in p + a]
             phases.step("timing the decodes")
             timed = decodes.measure_decodes(
@@ -122,7 +107,11 @@ def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     )
     if cal.loop_step is not None:
         c = c.scaled_to_loop(*cal.loop_step)
-    return {"curve": c.as_dict(), "calibration": cal.as_dict(), "calibration_key": _calibration_key(setup)}
+    return {
+        "curve": c.as_dict(),
+        "calibration": cal.as_dict(),
+        "calibration_key": identity.calibration_key(setup, PROMPTS),
+    }
 
 
 def _width() -> int | None:
@@ -172,7 +161,7 @@ def main(args) -> int:
     doc, why = (None, None) if args.remeasure else cache.load_cached(key, check_calibration)
     if why:
         status(f"note: {why}")
-    if doc is not None and doc.get("calibration_key") != _calibration_key(setup):
+    if doc is not None and doc.get("calibration_key") != identity.calibration_key(setup, PROMPTS):
         doc = None
         status("note: the cached calibration used other prompts or sampling: measuring again")
     if doc is None:

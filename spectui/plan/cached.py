@@ -36,9 +36,10 @@ def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
     return (Curve.from_dict(doc["curve"]) if doc else None), plannable
 
 
-def for_pair(setup, status: SessionStatus) -> tuple[Curve | None, Calibration | None, bool]:
+def for_pair(setup, status: SessionStatus, prompts: list[str]) -> tuple[Curve | None, Calibration | None, bool]:
     """The cached curve and calibration for the loaded pair (None where not cached), and
-    whether the pair is a local one a plan could measure. A calibration that does not read
+    whether the pair is a local one a plan could measure. A calibration that does not read, or
+    answered other `prompts` or sampling than `setup`'s (`spectui plan` would measure it again),
     is none: the curve alone still prices the panel's rows."""
     doc, plannable = cached_doc(setup, status)
     if doc is None:
@@ -46,6 +47,8 @@ def for_pair(setup, status: SessionStatus) -> tuple[Curve | None, Calibration | 
     try:
         calibration: Calibration | None = Calibration.from_dict(doc["calibration"])
     except (KeyError, ValueError, TypeError, AttributeError):
+        calibration = None
+    if doc.get("calibration_key") != identity.calibration_key(setup, prompts):
         calibration = None
     return Curve.from_dict(doc["curve"]), calibration, plannable
 

@@ -46,3 +46,20 @@ def key(setup, target: Path, draft: Path | None) -> dict:
         "flash_attn": setup.flash_attn,
         "cache_types_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft] if draft else None,
     }
+
+
+def calibration_key(setup, prompts: list[str]) -> dict:
+    """What a calibration depends on besides the curve's identity: its prompts and sampling. One
+    that answered other prompts or sampled otherwise is measured again (`spectui plan`) and read
+    as none (the chat's card)."""
+    from dataclasses import astuple
+
+    from spectui.plan.acceptance import CALIBRATION_TOKENS, sampling_for_calibration
+
+    return {
+        "prompts": prompts,
+        "system": setup.system,
+        "tokens": CALIBRATION_TOKENS,
+        "sampling": list(astuple(sampling_for_calibration(setup.sampling()))),
+        "draft": [setup.spec.verify, setup.spec.draft_sampling, setup.spec.draft_p_min, setup.spec.draft_n_min],
+    }

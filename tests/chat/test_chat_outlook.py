@@ -215,7 +215,9 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
         assert "measuring this machine" in app.chat_screen.query_one("#status").visual.plain
         await send(pilot, app, "Hello")  # waits: a turn beside the plan would skew its timings
         assert app.controller.conversation.queued == ["Hello"] and not app.controller.state.chat.messages
-        monkeypatch.setattr(cached, "for_pair", lambda setup, status: (STEEP, CAL, True))  # what the plan cached
+        monkeypatch.setattr(
+            cached, "for_pair", lambda setup, status, prompts: (STEEP, CAL, True)
+        )  # what the plan cached
         release.set()
         await until(pilot, lambda: not state.measuring)
         assert state.curve is STEEP and any(n.title == "Measured" for n in notices(app))

@@ -221,9 +221,17 @@ def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
     from tests.fake_session import FakeSession
 
     seeded = []
-    monkeypatch.setattr(switcher.cached, "for_pair", lambda setup, status: (CURVE, None, True))
+    monkeypatch.setattr(switcher.cached, "for_pair", lambda setup, status, prompts: (CURVE, None, True))
     monkeypatch.setattr(switcher, "Session", FakeSession)  # the fake stands for a local Session
     monkeypatch.setattr(FakeSession, "seed_auto", lambda self, *costs: seeded.append(costs), raising=False)
     state = ChatState(setup, lambda update: None, chat_types.new_chat("x"), None)
     switcher.SetupSwitcher(state).session_loaded(FakeSession(spec=setup.spec), setup, {})
     assert state.curve is CURVE and seeded == [auto_costs(CURVE)]
+
+
+@pytest.mark.parametrize(("drafted", "said"), [(9, " #9: 100%"), (11, " #9-11: mean 100%")])
+def test_positions_past_the_bars_are_named_as_one_or_a_range(drafted, said):
+    """The panel named one position past its bars "#9-9: mean 100%", a range of one."""
+    spec = SpecConfig(types=("draft-simple",), draft_n_max=drafted)
+    text = render(PanelState(spec=spec, verify="greedy", events=[rnd(drafted, drafted, spec)])).plain
+    assert said in text.splitlines()

@@ -65,3 +65,23 @@ def test_a_runs_rounds_come_first_and_the_plan_is_of_its_one_type():
     ngram = SpecConfig(types=("ngram-mod",))
     mod = build_plan(CURVE, ngram, 64, run=read_run(rounds, ngram))
     assert mod.ngram == {"ngram-mod": drafting_of(rounds[4:], False)}
+
+
+def test_the_chat_reads_no_calibration_that_spectui_plan_would_measure_again(monkeypatch):
+    """The card priced from a calibration measured for other sampling, which `spectui plan`
+    called stale and measured again: both now read it by one key (plan/identity.py)."""
+    import json
+
+    from spectui.chat.starters import PROMPTS
+    from spectui.config.setup import Setup
+    from spectui.plan import cached
+    from tests.conftest import RECORDED_CURVE
+
+    doc = json.loads(RECORDED_CURVE.read_text())
+    monkeypatch.setattr(cached, "cached_doc", lambda setup, status: (doc, True))
+    as_measured = Setup().with_values({"temp": 0.8, "seed": 0})  # the recorded calibration's sampling
+    curve, calibration, plannable = cached.for_pair(as_measured, None, PROMPTS)
+    assert curve is not None and calibration is not None and plannable
+    for other in ({"temp": 0.2}, {"system": "Be brief."}):
+        curve, calibration, _ = cached.for_pair(as_measured.with_values(other), None, PROMPTS)
+        assert curve is not None and calibration is None, other  # the curve still prices the panel

@@ -81,9 +81,8 @@ def render(state: PanelState) -> Content:
             lines.append(Content.assemble((f" #{i + 1:<3}", MUTED), bar(0, w - 10), ("    -", MUTED)))
         if len(per_pos) > MAX_POSITIONS:
             rest = per_pos[MAX_POSITIONS:]
-            lines.append(
-                Content.styled(f" #{MAX_POSITIONS + 1}-{len(per_pos)}: mean {sum(rest) / len(rest):.0%}", MUTED)
-            )
+            which = f"#{MAX_POSITIONS + 1}" + (f"-{len(per_pos)}: mean" if len(rest) > 1 else ":")  # not "#9-9"
+            lines.append(Content.styled(f" {which} {sum(rest) / len(rest):.0%}", MUTED))
         lines += _speed(state, summary, events, rounds) + [Content("")]
     if state.server is not None:
         lines += server_lines(state.server, w, MAX_POSITIONS) + [Content("")]
