@@ -55,12 +55,18 @@ class Option:
     def shown_default(self) -> str:
         return ",".join(self.default) if isinstance(self.default, tuple) else str(self.default)
 
-    @property
-    def help_line(self) -> str:
-        """The --help line: the help with its default, which is never written by hand."""
+    def help_line(self, preset: Any = None) -> str:
+        """The --help line: the help with its default, which is never written by hand, and
+        `preset`, the default preset's value where it chooses another."""
         if "{default}" in self.help:
-            return self.help.replace("{default}", self.shown_default)
-        return self.help if self.default is None else f"{self.help} (default {self.shown_default})"
+            line = self.help.replace("{default}", self.shown_default)
+        else:
+            line = self.help if self.default is None else f"{self.help} (default {self.shown_default})"
+        if preset is None or str(preset) == self.shown_default:
+            return line
+        said = f"the default preset: {preset}"
+        merged = line.endswith(")") and line[line.rindex("(") :].startswith("(default ")
+        return f"{line[:-1]}; {said})" if merged else f"{line}; {said}"
 
     def refused(self, value) -> UserError:
         """The error for a value outside its bounds."""

@@ -50,17 +50,12 @@ def _cells(action: argparse.Action) -> tuple[str, str, str]:
         default = describe.value_words(o.name, o.default) if o.default is None else o.shown_default
     if o.name in OWN_DEFAULTS:
         default += f" (the bench: {OWN_DEFAULTS[o.name]:g})"
-    chosen = _default_preset().get(o.name)
+    chosen = presets.shipped_defaults().get(o.name)
     if o.owned and o.default is None and chosen is not None:
         default = "the preset's"  # a model: the default preset names the embedded pair
     elif o.owned and chosen is not None and str(chosen) != o.shown_default:
         default += f" (the default preset: {chosen})"
     return flag, default, _AROUND_DEFAULT.sub("", o.help)
-
-
-def _default_preset() -> dict:
-    """What the shipped default preset sets: a preset's choice is the default a user meets."""
-    return presets.shipped("default").values
 
 
 def markdown() -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from spectui import spec_types
+from spectui.config import presets
 from spectui.config.paths import open_private
 from spectui.config.setup import GROUPS, OPTIONS
 from spectui.config.text import from_argv
@@ -27,7 +28,7 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
         "--preset", help="a preset name (spectui presets list) or a .toml file; without it, the one named default"
     )
     for name, o in OPTIONS.items():
-        help_ = (helps or {}).get(name, o.help_line)
+        help_ = (helps or {}).get(name) or o.help_line(presets.shipped_defaults().get(name) if o.owned else None)
         metavar = None
         if len(",".join(o.choices)) > LONG_CHOICES:  # listed in the help: the flag's line then fits 80 columns
             metavar, help_ = "TYPE", f"{help_}; one of {', '.join(o.choices)}"

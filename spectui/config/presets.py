@@ -7,6 +7,7 @@ the line or key, and the fix, before anything starts.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,13 @@ def listed() -> list[Listed]:
 def shipped(name: str) -> Preset:
     """The preset spectui ships under `name`, whatever a user's own of that name says."""
     return load_file(_shipped_files()[name], name, shipped=True, check_models=False)
+
+
+@functools.cache
+def shipped_defaults() -> dict:
+    """What the shipped default preset sets: the defaults a user meets without --preset (the
+    help and the README's flags table say them)."""
+    return shipped("default").values
 
 
 def load(name_or_path: str) -> Preset:

@@ -169,3 +169,11 @@ def test_a_seed_of_minus_1_runs_and_is_kept_as_random():
     setup = Setup(seed=-1)
     assert setup.per_answer()["seed"] is None and setup.sampling().seed is None
     assert Setup(seed=7).per_answer()["seed"] == 7 == Setup(seed=7).sampling().seed
+
+
+def test_help_says_what_the_default_preset_chooses_where_it_differs():
+    """`run --help` said --spec-type's default is none; without --preset, draft-simple runs."""
+    spec_type, model, n_max = OPTIONS["spec_type"], OPTIONS["model"], OPTIONS["spec_draft_n_max"]
+    assert spec_type.help_line("draft-simple").endswith("(default none; the default preset: draft-simple)")
+    assert model.help_line("qwen").endswith("model name; the default preset: qwen")
+    assert n_max.help_line(3) == n_max.help_line() and n_max.help_line().endswith("(default 3)")
