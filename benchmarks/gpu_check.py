@@ -34,7 +34,7 @@ from pathlib import Path
 from native_speed import PROMPT, _llama_generate, _spectui
 
 from spectui.config.embedded import DEFAULT_DRAFT, DEFAULT_TARGET, resolve_model
-from spectui.engine.resources import gpu_memory
+from spectui.llama.devices import gpus
 
 REWRITE = (
     "Rename every variable called `total` to `sum_` in this function and show the whole function:\n"
@@ -51,7 +51,7 @@ def peak_gpu_while(fn: Callable[[], tuple]) -> tuple[tuple, int | None]:
 
     def sample() -> None:
         while not done.wait(0.05):
-            mem = gpu_memory()
+            mem = gpus()
             if mem:
                 peak.append(sum(g.used for g in mem))
 
@@ -113,7 +113,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     target, specs = synthetic(args.synthetic) if args.synthetic else default_pair()
-    print(f"GPU: {', '.join(g.name for g in gpu_memory() or []) or 'none found by NVML'}; target {Path(target).name}")
+    print(f"GPU: {', '.join(g.line() for g in gpus()) or 'none: a CPU-only llama.cpp'}; target {Path(target).name}")
     cases: dict[str, Callable[[], tuple]] = {}
     for name, (spec, prompt) in specs.items():
         for bs in ("on", "off") if name in ("none", "ngram-simple") else ("auto",):

@@ -1,16 +1,17 @@
-"""Memory in use while a benchmark runs: peak VRAM on a GPU, peak RSS without one."""
+"""Memory in use while a benchmark runs: peak device memory on a GPU, peak RSS without one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from spectui.engine import resources
+from spectui.llama import devices
 
 
 @dataclass(frozen=True)
 class MemorySample:
     """Memory in use now. `source` says what was measured: "gpu-process" (this process's
-    VRAM, all GPUs), "gpu-total" (all processes, when NVML cannot attribute), or "rss"."""
+    memory on all GPUs, NVML's), "gpu-total" (all processes, where NVML cannot attribute or is absent), or "rss"."""
 
     used: int
     source: str
@@ -18,7 +19,7 @@ class MemorySample:
 
 
 def sample_memory() -> MemorySample:
-    gpus = resources.gpu_memory()
+    gpus = devices.gpus()
     if not gpus:
         return MemorySample(resources.process_rss(), "rss", None)
     fraction = max(g.used / g.total for g in gpus if g.total)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spectui.errors import UserError
+from spectui.llama.devices import record_text
 from spectui.words import plural
 
 MIB = 2**20
@@ -87,7 +88,7 @@ def environment_line(env: dict) -> str:
         f"sha256 {m['sha256'][:12]} {m['sha256_source']})"
         for role, m in env["models"].items()
     )
-    gpus = ", ".join(f"{g['name']} (driver {g['driver_version']})" for g in env["gpus"]) or "no GPU"
+    gpus = ", ".join(record_text(g) for g in env["gpus"]) or "no GPU"
     build = env["llama_cpp"]
     return (
         f"{models}\nllama.cpp {build['version']} (libllama {build['libllama_sha256']}), "

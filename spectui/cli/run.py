@@ -33,6 +33,7 @@ from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
 from spectui.launch.session import open_session
+from spectui.llama import devices
 from spectui.words import plural
 
 HAND_OVER_S = 0.05  # rounds reach the printing thread at most 20 times a second
@@ -216,8 +217,12 @@ def main(args) -> int:
                         "ignore_eos": args.ignore_eos,
                         "ctx_size": setup.ctx_size,
                         "backend_sampling": setup.backend_sampling,
+                        "n_gpu_layers": setup.n_gpu_layers,
+                        "n_gpu_layers_draft": setup.n_gpu_layers_draft,
                     },
                     "stats": summary.as_dict(),
+                    # the devices llama.cpp offloads to here, with their memory; a server's are not visible
+                    "devices": None if setup.server else [d.record() for d in devices.gpus()],
                     **(inspected(events) if args.inspect else {}),
                 },
                 ensure_ascii=False,

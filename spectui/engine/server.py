@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from dataclasses import fields, replace
 
 from spectui.bounded import TEXT_BYTES, loads_json, read_stream
-from spectui.engine import resources
 from spectui.engine.events import Event
 from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.engine.server_metrics import (
@@ -48,6 +47,7 @@ from spectui.engine.server_wire import (
     server_url,
 )
 from spectui.errors import UserError
+from spectui.llama import devices
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
 
@@ -258,7 +258,7 @@ class ServerSession:
 
     def memory_text(self) -> str:
         if self.host in LOCAL_HOSTS:
-            return f"{resources.describe_gpu()}\n(the server's machine)"
+            return f"{devices.describe()}\n(the server's machine)"
         return "remote: the server's memory is not visible here"
 
     def cancel(self) -> None:

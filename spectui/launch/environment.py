@@ -15,9 +15,8 @@ from pathlib import Path
 
 from spectui import __version__
 from spectui.config.embedded import CATALOG
-from spectui.engine import resources
 from spectui.engine.server import ServerPool, ServerSession
-from spectui.llama import build
+from spectui.llama import build, devices
 from spectui.llama.runtime import default_threads, openmp_settings
 
 _BLOCK = 8 * 1024 * 1024
@@ -144,6 +143,6 @@ def collect(session, setup, hash_files: bool = True) -> dict:
             },
         },
         "cache_type_draft": [setup.cache_type_k_draft, setup.cache_type_v_draft],
-        "gpus": resources.gpu_info(),
+        "gpus": [d.record() for d in devices.gpus()],
         **_client(),
     }

@@ -260,6 +260,11 @@ class Context:
             raise ContextFull(f"{n0 + len(tokens)} > {self.n_ctx}")
         if take is not None and want and self._chain is not None:
             self._detach_chain()  # with a chain attached, llama.cpp copies out no logits
+        elif not want and self.sample_on_backend and self._chain is None:
+            # A chain attached after a decode that had neither outputs nor a chain makes llama.cpp's
+            # next sampled decode on a GPU device write out of bounds (an abort on Vulkan, docs/gpu.md):
+            # a decode without outputs keeps one attached, which costs nothing without outputs.
+            self._attach_chain(self._chain_top_k)
         want_set = set(want)
         kept: list[Any] = []
         b = self._batch

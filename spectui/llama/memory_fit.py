@@ -24,12 +24,11 @@ import llama_cpp
 
 from spectui import spec_types
 from spectui.errors import UserError
-from spectui.llama import draft_fit, runtime
+from spectui.llama import devices, draft_fit, runtime
 from spectui.llama.context_params import ContextParams, check_params, llama_params
 from spectui.llama.gguf import check_gguf_file
 
 _lib = llama_cpp.llama_cpp._lib
-_CPU = 0  # GGML_BACKEND_DEVICE_TYPE_CPU
 # libstdc++'s std::map on x86-64: 8 bytes of comparator, the header node (colour, parent =
 # root, leftmost, rightmost), the node count; a node is that base (32 bytes), then its value.
 _MAP_SIZE, _ROOT, _COUNT, _LEFT, _RIGHT, _VALUE = 48, 16, 40, 16, 24, 32
@@ -55,12 +54,6 @@ def _bind(name: str, argtypes: list, restype):
 _p = ctypes.c_void_p
 _buft_is_host = _bind("ggml_backend_buft_is_host", [_p], ctypes.c_bool)
 _buft_device = _bind("ggml_backend_buft_get_device", [_p], _p)
-_dev_name = _bind("ggml_backend_dev_name", [_p], ctypes.c_char_p)
-_dev_description = _bind("ggml_backend_dev_description", [_p], ctypes.c_char_p)
-_dev_memory = _bind(
-    "ggml_backend_dev_memory", [_p, ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)], None
-)
-_dev_by_type = _bind("ggml_backend_dev_by_type", [ctypes.c_int], _p)
 
 
 def unsupported() -> str | None:
@@ -114,12 +107,6 @@ class Footprint:
         return sum(d.bytes for d in self.devices)
 
 
-def _memory(dev) -> tuple[int, int]:
-    free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
-    _dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
-    return free.value, total.value
-
-
 def _entries(ctx_ptr) -> list[_Entry]:
     """llama_get_memory_breakdown(ctx): its std::map read, then its nodes freed."""
     fn = _bind("_Z26llama_get_memory_breakdownPK13llama_context", [_p, _p], _p)  # the map's address first (sret)
@@ -155,7 +142,7 @@ def breakdown(model_ptr, ctx_ptr, mapped: bool = False) -> tuple[DeviceBytes, ..
     n_dev = _bind("_Z21llama_model_n_devicesPK11llama_model", [_p], ctypes.c_int32)(ctypes.cast(model_ptr, _p))
     get_dev = _bind("_Z22llama_model_get_devicePK11llama_modeli", [_p, ctypes.c_int32], _p)
     devs = [get_dev(ctypes.cast(model_ptr, _p), i) for i in range(n_dev)]
-    cpu = _dev_by_type(_CPU)
+    cpu = devices.cpu_handle()
     sums = {dev: [0, 0, 0] for dev in [*devs, cpu]}
     for e in _entries(ctx_ptr):
         dev = cpu if _buft_is_host(e.buft) else _buft_device(e.buft)
@@ -166,11 +153,11 @@ def breakdown(model_ptr, ctx_ptr, mapped: bool = False) -> tuple[DeviceBytes, ..
                 sums[cpu][0] += e.model
     out = []
     for dev in [*devs, cpu]:
-        free, total = _memory(dev)
-        name = "CPU" if dev == cpu else (_dev_name(dev) or b"?").decode()
+        d = devices.of(dev)
         model, context, compute = sums[dev]
-        description = (_dev_description(dev) or b"").decode()
-        out.append(DeviceBytes(name, description, model, context, compute, free, total))
+        out.append(
+            DeviceBytes("CPU" if dev == cpu else d.name, d.description, model, context, compute, d.free, d.total)
+        )
     return tuple(out)
 
 

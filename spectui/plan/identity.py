@@ -15,7 +15,7 @@ def file_identity(path: Path) -> dict:
 
 def device() -> str:
     """The CPU's model and count, and the GPUs llama.cpp may offload to."""
-    from spectui.engine.resources import gpu_info
+    from spectui.llama import devices
     from spectui.llama.runtime import usable_cores
 
     cpu = platform.processor() or platform.machine()
@@ -24,8 +24,7 @@ def device() -> str:
             cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
     except OSError:
         pass
-    gpus = ", ".join(f"{g['name']} {g['memory_total']}" for g in gpu_info()) or "no GPU"
-    return f"{cpu} x{usable_cores()}; {gpus}"
+    return f"{cpu} x{usable_cores()}; {devices.summary()}"
 
 
 def key(setup, target: Path, draft: Path | None) -> dict:

@@ -1,8 +1,8 @@
 """Will the pair fit: llama.cpp's projection of target and draft per device, against free memory.
 
 The bytes are llama.cpp's own (spectui.llama.memory_fit: a `no_alloc` load, as
-`llama-fit-params` makes); free memory is NVML's for a GPU (llama.cpp's own where NVML does
-not name the same device) and MemAvailable for the CPU. Where the pair does not fit, the
+`llama-fit-params` makes); free memory is spectui.llama.devices' for a GPU (NVML's for an NVIDIA
+GPU, llama.cpp's own for any other) and MemAvailable for the CPU. Where the pair does not fit, the
 suggestions are the changes llama-fit-params makes (a smaller -c, fewer layers) and the ones
 a speculative pair adds (-ctkd q8_0, a smaller draft), each sized from the projection.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spectui.config.setup import Setup
-from spectui.engine.resources import gpu_memory
 from spectui.llama.context_params import MIN_CTX, ContextParams
+from spectui.llama.devices import gpus
 from spectui.llama.memory_fit import DeviceBytes, Footprint, unsupported
 from spectui.llama.memory_fit import project as llama_project
 
@@ -209,11 +209,11 @@ def _mem_available() -> int | None:
 
 def _free(fp: Footprint) -> dict[str, tuple[int | None, str]]:
     """Each device's free bytes and who says so."""
-    gpus = gpu_memory() or []
-    out = {}
-    for i, d in enumerate(x for x in fp.devices if not x.is_cpu):
-        nvml = gpus[i] if i < len(gpus) and gpus[i].name in d.description else None
-        out[d.name] = (nvml.total - nvml.used, "NVML") if nvml else (d.free or None, "llama.cpp")
+    now = {g.name: g for g in gpus()}
+    out: dict[str, tuple[int | None, str]] = {}
+    for d in fp.devices:
+        if not d.is_cpu and (g := now.get(d.name)) is not None:
+            out[d.name] = (g.free or None, "NVML" if g.driver else "llama.cpp")
     available = _mem_available()
     out["CPU"] = (available, "MemAvailable") if available is not None else (None, "llama.cpp")
     return out

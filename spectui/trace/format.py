@@ -23,6 +23,7 @@ from spectui.config.paths import open_private, private_dir, write_atomic
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
+from spectui.llama.devices import record_text
 from spectui.spec_config import SpecConfig, config_label, parse_types
 
 FORMAT = "spectui-trace"
@@ -108,7 +109,7 @@ def machine_line(head: dict) -> str:
     """Where a trace was recorded, in one line: "recorded on AMD EPYC, 2 cores, CPU only"."""
     env = head["environment"]
     gpus = env.get("gpus") or []
-    gpu = ", ".join(str(g.get("name", "GPU") if isinstance(g, dict) else g) for g in gpus) if gpus else "CPU only"
+    gpu = ", ".join(record_text(g) if isinstance(g, dict) else str(g) for g in gpus) if gpus else "CPU only"
     return f"recorded on {env.get('cpu', '?')}, {env.get('cpu_count', '?')} cores, {gpu}"
 
 
