@@ -15,7 +15,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
 from spectui.cli.chat import add_parser
-from spectui.cli.options import overrides_from
+from spectui.cli.setup_flags import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup
 from spectui.engine.overlay import REJECTED

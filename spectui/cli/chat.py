@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.cli.streams import has_terminal
 from spectui.errors import UserError
 

@@ -20,9 +20,9 @@ from rich.console import Console
 from spectui.chat.starters import PROMPTS
 from spectui.cli import interrupt
 from spectui.cli.loading import loading_line, warn_build
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
 from spectui.plan import acceptance, cache, concurrency_report, decodes, identity, memory_projection

@@ -19,9 +19,9 @@ from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.chat.inspector import rejection_kinds
 from spectui.cli import interrupt
 from spectui.cli.loading import warn_build
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
+from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.cli.streams import Unwritable, silence_stdout
 from spectui.config import text as user_text
 from spectui.config.paths import writable

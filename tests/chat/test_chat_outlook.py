@@ -155,7 +155,7 @@ async def test_the_welcome_card_shows_the_prediction_and_follows_the_spec_type(f
 def test_the_plans_command_line_resolves_to_the_setup_the_chat_runs():
     from spectui.chat.planning import plan_argv
     from spectui.cli.main import build_parser
-    from spectui.cli.options import overrides_from
+    from spectui.cli.setup_flags import overrides_from
 
     chat = resolve("fast", {"seed": -1, "threads": 1, "system": "Be brief.\nVery.", "temp": 0.0})
     argv = plan_argv(chat)
