@@ -13,7 +13,7 @@ from spectui.config.resolve import with_models
 from spectui.config.setup import Setup
 from spectui.engine.interface import ChatSession
 from spectui.launch.environment import collect
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 from spectui.plan import memory_projection
 
 

@@ -29,7 +29,7 @@ from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.server import server_wide
 from spectui.errors import UserError
 from spectui.launch.environment import collect
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 from spectui.llama.runtime import configure_logging
 from spectui.spec_config import parse_types
 from spectui.trace import format as trace_format

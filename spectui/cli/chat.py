@@ -36,7 +36,7 @@ def main(args) -> int:
     from spectui.config import paths
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
-    from spectui.launch.session import checked_models
+    from spectui.launch.opening import checked_models
     from spectui.llama.runtime import configure_logging
     from spectui.plan import memory_projection
     from spectui.store import chat_store

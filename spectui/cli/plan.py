@@ -74,7 +74,7 @@ def check_calibration(doc: dict) -> None:
 def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     """Load the pair, calibrate, time its decodes: the cache's document."""
     from spectui.engine.session import Session
-    from spectui.launch.session import open_session
+    from spectui.launch.opening import open_session
 
     types = (model_type, BASELINE) if model_type else (BASELINE,)
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
@@ -129,7 +129,7 @@ def _pair_flags(preset: str | None, overrides: dict) -> str:
 
 
 def main(args) -> int:
-    from spectui.launch.session import checked_models
+    from spectui.launch.opening import checked_models
     from spectui.llama import draft_fit
     from spectui.llama.runtime import configure_logging
     from spectui.store import answers

@@ -32,7 +32,7 @@ from spectui.engine.handover import Handover
 from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 from spectui.words import plural
 
 HAND_OVER_S = 0.05  # rounds reach the printing thread at most 20 times a second

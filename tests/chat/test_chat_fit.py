@@ -21,7 +21,7 @@ from spectui.chat.updates import Load, SwitchFailed
 from spectui.cli import chat as chat_command
 from spectui.config.assembly import TextReport
 from spectui.errors import UserError
-from spectui.launch import session as launch_session
+from spectui.launch import opening
 from spectui.plan import memory_projection
 from spectui.plan.memory_projection import Device, MemoryProjection, Part
 from spectui.store import chat_types
@@ -137,7 +137,7 @@ def test_the_picker_projects_each_pair_once_per_memory_settings(setup, tmp_path)
 def test_the_chat_start_refuses_a_pair_that_does_not_fit_in_one_line(monkeypatch):
     started = []
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
-    monkeypatch.setattr(launch_session, "checked_models", lambda *a, **kw: (T, D))
+    monkeypatch.setattr(opening, "checked_models", lambda *a, **kw: (T, D))
     monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (projected(2340), None))
     err = refused("chat", "--preset", "smollm2", match="target.gguf + draft.gguf at -c 8192: does not fit: needs 2.32")
     assert "what would fit: -c 7168" in err

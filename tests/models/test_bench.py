@@ -30,7 +30,7 @@ from spectui.cli.loading import loading_line
 from spectui.config.resolve import resolve
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
-from spectui.launch.session import checked_models
+from spectui.launch.opening import checked_models
 from spectui.plan import cache, identity
 from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format

@@ -38,13 +38,13 @@ from spectui.config.recent import recent_models, recent_path
 from spectui.config.resolve import resolve, restored
 from spectui.config.settings import Settings, load_settings
 from spectui.config.setup import OPTIONS
-from spectui.launch import session as launch_session
+from spectui.launch import opening
 from spectui.tui.themed import load_themes
 from tests.cli_helpers import Loaded, refused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "tests" / "data" / "smollm2_turn.jsonl"
-REAL = {"open_session": run_command.open_session, "checked_models": launch_session.checked_models}
+REAL = {"open_session": run_command.open_session, "checked_models": opening.checked_models}
 HAS_TERMINAL = chat_command.has_terminal
 
 
@@ -60,7 +60,7 @@ def user_dirs_loading_stubbed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(run_command, "open_session", loaded)
     monkeypatch.setattr(bench_command, "open_session", loaded)
-    monkeypatch.setattr(launch_session, "checked_models", loaded)
+    monkeypatch.setattr(opening, "checked_models", loaded)
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
     return tmp_path
 
@@ -233,7 +233,7 @@ def test_a_fifo_is_refused_at_once_not_waited_on(dirs, reader):
 @pytest.mark.parametrize("flag", ["-m", "-md"])
 def test_the_chat_refuses_a_bad_model_file_before_its_app_opens(dirs, monkeypatch, smol_path, flag, content, match):
     """As run does (README: bad files exit 2): the real checks, not Loaded."""
-    monkeypatch.setattr(launch_session, "checked_models", REAL["checked_models"])
+    monkeypatch.setattr(opening, "checked_models", REAL["checked_models"])
     monkeypatch.setattr("spectui.tui.app.SpecApp.run_reporting", lambda self: (_ for _ in ()).throw(Loaded))
     path = dirs / "m.gguf"
     if content == "dir":
@@ -281,7 +281,7 @@ GGUFS = {
 @pytest.mark.parametrize("command", ["run", "chat"])
 def test_a_crafted_gguf_header_is_one_line(dirs, monkeypatch, command, case):
     """The header is read before llama.cpp sees the file: huge counts, deep nesting."""
-    monkeypatch.setattr(launch_session, "checked_models", REAL["checked_models"])
+    monkeypatch.setattr(opening, "checked_models", REAL["checked_models"])
     monkeypatch.setattr(run_command, "open_session", REAL["open_session"])  # it checks the files first
     path = dirs / "crafted.gguf"
     path.write_bytes(GGUFS[case])
