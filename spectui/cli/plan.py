@@ -26,7 +26,7 @@ from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
 from spectui.plan import acceptance, cache, concurrency_report, decodes, identity, memory_projection
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.concurrency import parse_levels
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH, N_MAX

@@ -7,7 +7,7 @@ import pytest
 
 from spectui.engine.events import Round
 from spectui.plan.acceptance import Calibration, Saved, replay_ngram
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of, read_run
 from spectui.plan.predict import Drafting, model_drafting, predict
