@@ -162,7 +162,7 @@ def main(args) -> int:
     session.inspect = args.inspect
     from spectui.engine.auto import auto_costs
     from spectui.engine.session import Session
-    from spectui.plan.cached import cached_for
+    from spectui.plan.loaded_pair import cached_for
 
     if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
         session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)

@@ -1,4 +1,4 @@
-"""The panel's break-even rows (chat/panel.plan_reading, plan/cached.cached_for; the widget's rows and
+"""The panel's break-even rows (chat/panel.plan_reading, plan/loaded_pair.cached_for; the widget's rows and
 strip): constructed curves and rounds, no model; one Pilot run on a FakeSession."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from spectui.config.setup import Setup
 from spectui.engine.auto import auto_costs
 from spectui.engine.events import PromptDone, Round, TurnStart
 from spectui.engine.interface import SessionStatus
-from spectui.plan import cache, cached, identity
+from spectui.plan import cache, identity, loaded_pair
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import Drafting, break_even, predict
@@ -143,16 +143,16 @@ def test_the_chat_reads_the_curve_plan_cached_and_never_a_foreign_or_corrupt_one
     target = tmp_path / "t.gguf"
     target.write_bytes(b"GGUF")
     setup = Setup()
-    assert cached.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
-    assert cached.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
-    assert cached.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
+    assert loaded_pair.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
+    assert loaded_pair.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
     key = identity.key(setup, target, None)
     cache.store(key, {"curve": CURVE.as_dict()})
-    assert cached.cached_for(setup, status(str(target))) == (CURVE, True)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (CURVE, True)
     cache.cache_path(key).write_text("{not json")
-    assert cached.cached_for(setup, status(str(target))) == (None, True)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (None, True)
     cache.store({**key, "threads": 99}, {"curve": CURVE.as_dict()})  # another identity's file
-    assert cached.cached_for(setup, status(str(target))) == (None, True)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (None, True)
 
 
 def test_the_panel_shows_break_even_and_the_prediction_in_its_width():
@@ -221,7 +221,7 @@ def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
     from tests.fake_session import FakeSession
 
     seeded = []
-    monkeypatch.setattr(switcher.cached, "for_pair", lambda setup, status, prompts: (CURVE, None, True))
+    monkeypatch.setattr(switcher.loaded_pair, "for_pair", lambda setup, status, prompts: (CURVE, None, True))
     monkeypatch.setattr(switcher, "Session", FakeSession)  # the fake stands for a local Session
     monkeypatch.setattr(FakeSession, "seed_auto", lambda self, *costs: seeded.append(costs), raising=False)
     state = ChatState(setup, lambda update: None, chat_types.new_chat("x"), None)

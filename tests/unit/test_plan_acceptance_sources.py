@@ -74,14 +74,14 @@ def test_the_chat_reads_no_calibration_that_spectui_plan_would_measure_again(mon
 
     from spectui.chat.starters import PROMPTS
     from spectui.config.setup import Setup
-    from spectui.plan import cached
+    from spectui.plan import loaded_pair
     from tests.conftest import RECORDED_CURVE
 
     doc = json.loads(RECORDED_CURVE.read_text())
-    monkeypatch.setattr(cached, "cached_doc", lambda setup, status: (doc, True))
+    monkeypatch.setattr(loaded_pair, "cached_doc", lambda setup, status: (doc, True))
     as_measured = Setup().with_values({"temp": 0.8, "seed": 0})  # the recorded calibration's sampling
-    curve, calibration, plannable = cached.for_pair(as_measured, None, PROMPTS)
+    curve, calibration, plannable = loaded_pair.for_pair(as_measured, None, PROMPTS)
     assert curve is not None and calibration is not None and plannable
     for other in ({"temp": 0.2}, {"system": "Be brief."}):
-        curve, calibration, _ = cached.for_pair(as_measured.with_values(other), None, PROMPTS)
+        curve, calibration, _ = loaded_pair.for_pair(as_measured.with_values(other), None, PROMPTS)
         assert curve is not None and calibration is None, other  # the curve still prices the panel
