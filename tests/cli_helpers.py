@@ -1,6 +1,6 @@
 """`spectui ARGV` run in this process: the same `main` a user's command reaches, without the
-half second each child process spends importing (tests/models/test_run_command.py keeps the real
-processes, where the process itself is what is tested)."""
+half second each child process spends importing (tests/helpers/processes.py starts a real one,
+where the process itself is what is tested), and `refused`, a refusal's one line and exit 2."""
 
 from __future__ import annotations
 

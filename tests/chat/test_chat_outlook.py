@@ -17,6 +17,7 @@ from spectui.plan import loaded_pair, predict
 from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve, Point
 from spectui.spec_config import SpecConfig
+from tests.helpers.curves import costs
 from tests.tui_helpers import sync
 
 DOC = json.loads((Path(__file__).parents[1] / "data" / "plan_smollm2.json").read_text())
@@ -24,11 +25,6 @@ STEEP = Curve.from_dict(DOC["curve"])  # SmolLM2 on a 2-core CPU: t(2) = 1.7 t(1
 CAL = Calibration.from_dict(DOC["calibration"])  # its answers to the starter prompts
 FAST = resolve("fast", {}).spec  # auto, its n-gram candidate at size-n 3
 FAST_PLAN = ol.plan_command(resolve("fast", {}))
-
-
-def flat(spread: float = 0.0) -> Curve:
-    """A batch of any size costs one step (a GPU's): a free n-gram draft pays."""
-    return Curve({64: (Point(1, 0.01, spread), Point(65, 0.01, spread))}, {}, 0.0, 0.0)
 
 
 def test_the_side_is_the_predictions_only_where_the_timings_noise_cannot_carry_it_across_1():
@@ -53,9 +49,9 @@ def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to
 
 def test_the_same_type_pays_where_a_batch_costs_one_step_and_is_near_within_the_noise():
     simple = FAST.with_types("ngram-simple")
-    pays = ol.outlook(simple, flat(), CAL, True, FAST_PLAN)
+    pays = ol.outlook(simple, costs({1: 1.0, 65: 1.0}, t1=0.01), CAL, True, FAST_PLAN)
     assert pays is not None and pays.side == ol.PAYS and pays.line.endswith(": it pays")
-    near = ol.outlook(simple, flat(spread=5.0), CAL, True, FAST_PLAN)
+    near = ol.outlook(simple, costs({1: 1.0, 65: 1.0}, t1=0.01, spread=5.0), CAL, True, FAST_PLAN)
     assert near is not None and near.side == ol.NEAR and near.line.endswith("no measurable difference from none")
     assert near.watch.endswith("within the timing noise (500%)")
 

@@ -28,7 +28,7 @@ from spectui.tui.palette import chat_entries
 from spectui.tui.themed import load_themes
 from tests.cli_helpers import Loaded, refused, run_cli
 from tests.conftest import SMOL
-from tests.models.test_run_command import interruptible
+from tests.helpers.processes import interruptible
 
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 RUN = ["run", "--preset", "smollm2"]
