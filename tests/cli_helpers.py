@@ -46,12 +46,16 @@ class Loaded(Exception):
     stub of the loading raises it)."""
 
 
-def refused(*argv: str, match: str = "") -> str:
-    """`spectui ARGV` ends in exit 2 with one line holding `match` (notes aside) and no traceback."""
+def refused(*argv: str, match: str) -> str:
+    """`spectui ARGV` ends in exit 2 with one line (notes aside), no traceback, holding `match`:
+    the words of the refusal expected. argparse's "unrecognized arguments" passes only where
+    `match` names it: any one-line exit 2 would let a flag a command lost pass as refused."""
+    assert match.strip(), "refused() needs the words of the refusal it expects"
     r = run_cli(*argv, reached=Loaded)
     err = r.stderr
     lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
     assert r.returncode == 2, (r.returncode, err)
     assert "Traceback" not in err and len(lines) == 1, err
     assert match.lower() in err.lower(), err
+    assert "unrecognized arguments" not in err or "unrecognized arguments" in match, err
     return err
