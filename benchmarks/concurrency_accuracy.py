@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 from spectui.config.resolve import resolve
-from spectui.launch.session import checked_models
+from spectui.launch.opening import checked_models
 from spectui.plan.concurrency import NONE, Level, aggregate
 from spectui.plan.curve import Curve
 from spectui.plan.predict import Drafting

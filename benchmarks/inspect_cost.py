@@ -25,7 +25,7 @@ from spectui.config.resolve import resolve
 from spectui.engine.events import Round
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import summarize
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 
 
 def _turn(session, inspect: bool, question: str, n: int) -> tuple[float, float, float]:

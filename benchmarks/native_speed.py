@@ -104,7 +104,7 @@ def _spectui(
 CHAT = r"""
 import asyncio, json, sys
 from spectui.config.resolve import resolve
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 from spectui.tui.app import SpecApp
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.engine.stats import summarize

@@ -24,7 +24,7 @@ from spectui.config.embedded import DEFAULT_TARGET
 from spectui.config.resolve import resolve
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import summarize
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 
 ROWS = 65  # id_last and the longest n-gram draft (ngram-mod's n-max)
 

@@ -44,7 +44,7 @@ from spectui.cli.loading import loading_line
 from spectui.cli.phases import Phases
 from spectui.config.resolve import resolve
 from spectui.engine.events import TurnEnd
-from spectui.launch.session import checked_models, open_session
+from spectui.launch.opening import checked_models, open_session
 from spectui.llama import draft_fit
 from spectui.plan import acceptance, cache, curve, decodes, identity
 from spectui.plan.observed import read_run

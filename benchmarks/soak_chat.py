@@ -50,7 +50,7 @@ def open_session(args, setup):
         from tests.fake_session import FakeSession, load_recording
 
         return FakeSession(load_recording(Path(args.replay)), spec=setup.spec, round_s=args.round_ms / 1000)
-    from spectui.launch.session import open_session as open_model
+    from spectui.launch.opening import open_session as open_model
 
     return open_model(setup)
 

@@ -1,6 +1,6 @@
 """`spectui ARGV` run in this process: the same `main` a user's command reaches, without the
-half second each child process spends importing (tests/models/test_run_command.py keeps the real
-processes, where the process itself is what is tested)."""
+half second each child process spends importing (tests/helpers/processes.py starts a real one,
+where the process itself is what is tested), and `refused`, a refusal's one line and exit 2."""
 
 from __future__ import annotations
 
@@ -46,12 +46,16 @@ class Loaded(Exception):
     stub of the loading raises it)."""
 
 
-def refused(*argv: str, match: str = "") -> str:
-    """`spectui ARGV` ends in exit 2 with one line holding `match` (notes aside) and no traceback."""
+def refused(*argv: str, match: str) -> str:
+    """`spectui ARGV` ends in exit 2 with one line (notes aside), no traceback, holding `match`:
+    the words of the refusal expected. argparse's "unrecognized arguments" passes only where
+    `match` names it: any one-line exit 2 would let a flag a command lost pass as refused."""
+    assert match.strip(), "refused() needs the words of the refusal it expects"
     r = run_cli(*argv, reached=Loaded)
     err = r.stderr
     lines = [line for line in err.strip().splitlines() if not line.startswith("note: ")]
     assert r.returncode == 2, (r.returncode, err)
     assert "Traceback" not in err and len(lines) == 1, err
     assert match.lower() in err.lower(), err
+    assert "unrecognized arguments" not in err or "unrecognized arguments" in match, err
     return err

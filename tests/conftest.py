@@ -27,6 +27,7 @@ from spectui.config import embedded
 from tests import model_guard, textual_private
 
 SMOL = "smollm2-135m-instruct-q4_1"
+GEMMA = "gemma-3-270m-q4_k_m"  # its tokenizer differs from the others': the incompatible pair
 RECORDED_CURVE = Path(__file__).parent / "data" / "plan_smollm2.json"  # a SmolLM2 curve `spectui plan` measured
 # `pytest -m "not model"`: one worker more than the cores, as the Pilot tests and the child
 # processes leave a core idle while they wait (pytest_cmdline_main below)

@@ -99,8 +99,8 @@ def test_the_documents_name_real_modules():
     [
         ("spectui/plan/curve.py", True),
         ("plan/curve.py", True),
-        ("plan/cached.cached_for", True),
-        ("cached.cached_for", True),
+        ("plan/loaded_pair.cached_for", True),
+        ("loaded_pair.cached_for", True),
         ("plan/curve.cached_for", False),
         ("plan/curve.no_such_thing", False),
         ("config/chat_store.answer_stats", False),

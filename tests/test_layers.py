@@ -185,14 +185,14 @@ def test_the_layer_rule_finds_an_import_up_or_aside():
         "spectui.llama.model": {"spectui.drafters.base", "spectui.errors"},
         "spectui.drafters.draft_model": {"spectui.engine.session", "spectui.llama.context"},
         "spectui.bench.protocol": {"spectui.trace.format"},
-        "spectui.config.setup": {"spectui.launch.session"},
+        "spectui.config.setup": {"spectui.launch.opening"},
         "spectui.engine.session": {"spectui.drafters.base", "spectui.llama.model", "spectui.errors"},
     }
     assert against_the_layers(graph) == {
         "spectui.llama.model": ["spectui.drafters.base"],
         "spectui.drafters.draft_model": ["spectui.engine.session"],
         "spectui.bench.protocol": ["spectui.trace.format"],
-        "spectui.config.setup": ["spectui.launch.session"],
+        "spectui.config.setup": ["spectui.launch.opening"],
     }
 
 

@@ -1,6 +1,7 @@
 """Plain helpers for the Pilot tests of the chat app (the fixtures are in conftest.py):
-the prompts, `sync` for async tests, the chat command's arguments and their Setup, typing
-and sending, waiting for the app (`until`, `answered`), starting an A/B run, a saved chat.
+the prompts, `sync` for async tests, the chat command's arguments and their Setup, an app
+whose answer runs long enough to stop (`slow_app`), typing and sending, waiting for the app
+(`until`, `answered`), starting an A/B run, a saved chat.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
 from spectui.cli.chat import add_parser
-from spectui.cli.options import overrides_from
+from spectui.cli.setup_flags import overrides_from
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup
 from spectui.engine.overlay import REJECTED
@@ -24,6 +25,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.widgets.chat_input import ChatInput
 from tests import model_guard
+from tests.fake_session import FakeSession
 
 LONG = "Count from 1 to 100, separated by commas."
 SHORT = "Write a python function that adds two numbers."
@@ -48,6 +50,12 @@ def chat_args(*flags: str) -> argparse.Namespace:
 
 def resolved(args: argparse.Namespace) -> Setup:
     return resolve(args.preset, overrides_from(args))
+
+
+def slow_app() -> SpecApp:
+    """The chat app on a fake that answers a round every 0.1 s, for 1000 tokens: an answer to stop."""
+    setup = resolve("smollm2", {"n_predict": 1000})
+    return SpecApp(setup, session=FakeSession(spec=setup.spec, round_s=0.1))
 
 
 async def send(pilot, app: SpecApp, text: str) -> None:

@@ -14,8 +14,8 @@ from spectui.engine import noise
 from spectui.engine.auto import NGRAM
 from spectui.errors import UserError
 from spectui.plan.acceptance import Calibration
-from spectui.plan.cached import Expected, expected
 from spectui.plan.curve import Curve
+from spectui.plan.loaded_pair import Expected, expected
 from spectui.spec_config import AUTO, SpecConfig, unpriced
 
 # Which side of `none` the prediction is on; the card styles each (UNKNOWN: nothing measured).

@@ -12,7 +12,7 @@ from spectui.engine.events import Event, Round
 from spectui.engine.server_metrics import ServerWide
 from spectui.engine.stats import rounds_of
 from spectui.plan.acceptance import MIN_DRAFTS
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.curve import Curve
 from spectui.plan.observed import read_run
 from spectui.plan.predict import DEPTH, speedup

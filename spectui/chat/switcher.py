@@ -21,7 +21,7 @@ from spectui.engine.interface import ChatSession
 from spectui.engine.session import Session
 from spectui.errors import UserError
 from spectui.llama.build import crash_risk
-from spectui.plan import cached
+from spectui.plan import loaded_pair
 from spectui.plan.acceptance import Calibration
 from spectui.spec_config import N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_types
@@ -149,7 +149,7 @@ class SetupSwitcher:
     def _read_plan(self, setup: Setup, session: ChatSession) -> None:
         """What `spectui plan` cached for the loaded pair (a small file: no worker needed)."""
         s = self.state
-        s.curve, self.calibration, s.plannable = cached.for_pair(setup, session.status(), PROMPTS)
+        s.curve, self.calibration, s.plannable = loaded_pair.for_pair(setup, session.status(), PROMPTS)
         if s.curve is not None and isinstance(session, Session):
             session.seed_auto(*auto_costs(s.curve))  # auto starts from this machine's timed costs
 

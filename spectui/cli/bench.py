@@ -21,15 +21,15 @@ from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
 from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
 from spectui.cli.loading import loading_line, warn_build
-from spectui.cli.options import add_setup_flags, elements, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.setup_flags import add_setup_flags, elements, open_log, overrides_from
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
 from spectui.engine.events import TurnEnd, TurnStart
 from spectui.engine.server import server_wide
 from spectui.errors import UserError
 from spectui.launch.environment import collect
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 from spectui.llama.runtime import configure_logging
 from spectui.spec_config import parse_types
 from spectui.trace import format as trace_format

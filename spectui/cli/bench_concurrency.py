@@ -21,7 +21,7 @@ from spectui.bench import concurrency_report as creport
 from spectui.bench import concurrency_results as cresults
 from spectui.bench.protocol import BASELINE
 from spectui.bench.report import figure
-from spectui.cli.options import elements
+from spectui.cli.setup_flags import elements
 from spectui.engine.server import ServerPool, ServerSession
 from spectui.errors import UserError
 from spectui.launch.environment import collect

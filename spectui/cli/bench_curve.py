@@ -17,7 +17,7 @@ from spectui.bench.citation import BENCH, PLAN_CACHE
 from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.engine.interface import chat_messages
 from spectui.plan import cache, decodes, identity
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.curve import Curve
 from spectui.plan.observed import read_run
 from spectui.plan.predict import tok_per_s_none

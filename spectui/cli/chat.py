@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.cli.streams import has_terminal
 from spectui.errors import UserError
 
@@ -32,11 +32,11 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     if not has_terminal():  # the app would spin on a closed or piped input
         raise UserError("the chat needs a terminal (stdin and stdout); for one answer in a pipe use spectui run")
-    from spectui.chat import fit
+    from spectui.chat import memory_check
     from spectui.config import paths
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import kept_across_presets
-    from spectui.launch.session import checked_models
+    from spectui.launch.opening import checked_models
     from spectui.llama.runtime import configure_logging
     from spectui.plan import memory_projection
     from spectui.store import chat_store
@@ -73,6 +73,6 @@ def main(args) -> int:
         target, draft = checked_models(setup, ConsoleReport(err), vocabularies=False)
         projection, _ = memory_projection.for_setup(setup, target, draft)
         if projection is not None and not projection.fits:
-            raise UserError(fit.refusal(projection, one_line=True))
+            raise UserError(memory_check.refusal(projection, one_line=True))
         projected = projection is not None
     return SpecApp(setup, chat=chat, fit_checked=projected).run_reporting()

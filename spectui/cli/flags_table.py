@@ -9,7 +9,7 @@ import argparse
 import re
 
 from spectui.cli.bench import OWN_DEFAULTS
-from spectui.cli.options import LONG_CHOICES, add_setup_flags
+from spectui.cli.setup_flags import LONG_CHOICES, add_setup_flags
 from spectui.config import describe, presets
 from spectui.config.setup import OPTIONS
 

@@ -20,13 +20,13 @@ from rich.console import Console
 from spectui.chat.starters import PROMPTS
 from spectui.cli import interrupt
 from spectui.cli.loading import loading_line, warn_build
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
+from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
 from spectui.plan import acceptance, cache, concurrency_report, decodes, identity, memory_projection
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.concurrency import parse_levels
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH, N_MAX
@@ -74,7 +74,7 @@ def check_calibration(doc: dict) -> None:
 def _measure(setup, model_type: str | None, phases: Phases) -> dict:
     """Load the pair, calibrate, time its decodes: the cache's document."""
     from spectui.engine.session import Session
-    from spectui.launch.session import open_session
+    from spectui.launch.opening import open_session
 
     types = (model_type, BASELINE) if model_type else (BASELINE,)
     setup = replace(setup, spec=setup.spec.with_types(types[0]))
@@ -129,7 +129,7 @@ def _pair_flags(preset: str | None, overrides: dict) -> str:
 
 
 def main(args) -> int:
-    from spectui.launch.session import checked_models
+    from spectui.launch.opening import checked_models
     from spectui.llama import draft_fit
     from spectui.llama.runtime import configure_logging
     from spectui.store import answers

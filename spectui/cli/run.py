@@ -19,9 +19,9 @@ from spectui.bounded import TEXT_BYTES, read_stream
 from spectui.chat.inspector import rejection_kinds
 from spectui.cli import interrupt
 from spectui.cli.loading import warn_build
-from spectui.cli.options import add_setup_flags, open_log, overrides_from
 from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
+from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.cli.streams import Unwritable, silence_stdout
 from spectui.config import text as user_text
 from spectui.config.paths import writable
@@ -32,7 +32,7 @@ from spectui.engine.handover import Handover
 from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
 from spectui.errors import UserError
-from spectui.launch.session import open_session
+from spectui.launch.opening import open_session
 from spectui.llama import devices
 from spectui.words import plural
 
@@ -163,7 +163,7 @@ def main(args) -> int:
     session.inspect = args.inspect
     from spectui.engine.auto import auto_costs
     from spectui.engine.session import Session
-    from spectui.plan.cached import cached_for
+    from spectui.plan.loaded_pair import cached_for
 
     if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
         session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)

@@ -29,7 +29,7 @@ def _on_log(level: int, text: bytes, _user_data) -> None:
 
 def configure_logging(verbose: bool = False, log_file: TextIO | None = None) -> None:
     """Silence llama.cpp unless `--verbose` (stderr) or a log file (opened by the caller,
-    cli.options.open_log) asks for its output."""
+    cli.setup_flags.open_log) asks for its output."""
     global _log_sink
     _log_sink = log_file or (sys.stderr if verbose else None)
 

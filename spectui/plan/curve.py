@@ -2,7 +2,7 @@
 few context depths, the draft model's step, the round's overhead.
 
 A point keeps the median of its repeats and their spread ((max - min) / median); the curve
-kept at each depth is the non-decreasing fit through the medians (plan/fit.py), each point's
+kept at each depth is the non-decreasing fit through the medians (plan/monotone.py), each point's
 residual kept beside it. Measuring is plan/decodes.py's; what a curve holds for is
 plan/identity.py's, and its file plan/cache.py's.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from spectui.engine.noise import spread
-from spectui.plan.fit import monotone, residuals
+from spectui.plan.monotone import monotone, residuals
 
 NOISY = 0.2  # a typical size's repeats further apart than this: the machine's speed varied
 DRIFT = 0.15  # t(1) re-timed after every other size moved more than this: the machine's speed changed

@@ -19,8 +19,8 @@ from textual import work
 from textual.app import App
 
 from spectui.chat.controller import ChatController
-from spectui.chat.fit import PickerFit
 from spectui.chat.loading import load_session
+from spectui.chat.memory_check import PickerFit
 from spectui.chat.planning import PlanRun
 from spectui.chat.updates import Load, Measure, Notice, SwitchFailed, Update
 from spectui.config import paths, presets

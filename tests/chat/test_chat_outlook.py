@@ -1,4 +1,4 @@
-"""The welcome card's word on speed (chat/outlook.py, plan/cached.py): a recorded plan of
+"""The welcome card's word on speed (chat/outlook.py, plan/loaded_pair.py): a recorded plan of
 SmolLM2 and constructed curves, no model; then the card and its refresh with Pilot on a
 FakeSession."""
 
@@ -13,10 +13,11 @@ import pytest
 from spectui.chat import outlook as ol
 from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config.resolve import resolve
-from spectui.plan import cached, predict
+from spectui.plan import loaded_pair, predict
 from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve, Point
 from spectui.spec_config import SpecConfig
+from tests.helpers.curves import costs
 from tests.tui_helpers import sync
 
 DOC = json.loads((Path(__file__).parents[1] / "data" / "plan_smollm2.json").read_text())
@@ -26,22 +27,18 @@ FAST = resolve("fast", {}).spec  # auto, its n-gram candidate at size-n 3
 FAST_PLAN = ol.plan_command(resolve("fast", {}))
 
 
-def flat(spread: float = 0.0) -> Curve:
-    """A batch of any size costs one step (a GPU's): a free n-gram draft pays."""
-    return Curve({64: (Point(1, 0.01, spread), Point(65, 0.01, spread))}, {}, 0.0, 0.0)
-
-
 def test_the_side_is_the_predictions_only_where_the_timings_noise_cannot_carry_it_across_1():
-    assert ol.side(cached.Expected("t", 0.81, 0.06)) == ol.LOSES
-    assert ol.side(cached.Expected("t", 1.30, 0.06)) == ol.PAYS
-    assert ol.side(cached.Expected("t", 0.96, 0.06)) == ol.NEAR
-    assert ol.side(cached.Expected("t", 1.30, 0.40)) == ol.NEAR  # a busy machine's curve decides nothing
+    assert ol.side(loaded_pair.Expected("t", 0.81, 0.06)) == ol.LOSES
+    assert ol.side(loaded_pair.Expected("t", 1.30, 0.06)) == ol.PAYS
+    assert ol.side(loaded_pair.Expected("t", 0.96, 0.06)) == ol.NEAR
+    assert ol.side(loaded_pair.Expected("t", 1.30, 0.40)) == ol.NEAR  # a busy machine's curve decides nothing
 
 
 def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to_auto():
     simple = FAST.with_types("ngram-simple")
-    e = cached.expected(STEEP, CAL, "ngram-simple", simple)
-    assert isinstance(e, cached.Expected) and e.speedup < 1 - e.noise  # verifying a batch costs nearly a step a token
+    e = loaded_pair.expected(STEEP, CAL, "ngram-simple", simple)
+    # verifying a batch costs nearly a step a token
+    assert isinstance(e, loaded_pair.Expected) and e.speedup < 1 - e.noise
     seen = ol.outlook(simple, STEEP, CAL, True, FAST_PLAN)
     assert seen is not None and seen.side == ol.LOSES
     assert f"ngram-simple is predicted at ×{e.speedup:.2f} (timing noise {e.noise:.0%})" in seen.line
@@ -52,9 +49,9 @@ def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to
 
 def test_the_same_type_pays_where_a_batch_costs_one_step_and_is_near_within_the_noise():
     simple = FAST.with_types("ngram-simple")
-    pays = ol.outlook(simple, flat(), CAL, True, FAST_PLAN)
+    pays = ol.outlook(simple, costs({1: 1.0, 65: 1.0}, t1=0.01), CAL, True, FAST_PLAN)
     assert pays is not None and pays.side == ol.PAYS and pays.line.endswith(": it pays")
-    near = ol.outlook(simple, flat(spread=5.0), CAL, True, FAST_PLAN)
+    near = ol.outlook(simple, costs({1: 1.0, 65: 1.0}, t1=0.01, spread=5.0), CAL, True, FAST_PLAN)
     assert near is not None and near.side == ol.NEAR and near.line.endswith("no measurable difference from none")
     assert near.watch.endswith("within the timing noise (500%)")
 
@@ -105,7 +102,7 @@ def test_a_draft_model_is_priced_at_the_n_max_in_force_within_what_the_plan_meas
     with_model = replace(CAL, positions=(0.9, 0.8, 0.7, 0.6))
     seen = ol.outlook(SpecConfig(types=("draft-simple",), draft_n_max=2), timed, with_model, True, FAST_PLAN)
     assert seen is not None and "draft-simple n-max 2 is predicted at ×" in seen.line
-    far = cached.expected(timed, with_model, "draft-simple", SpecConfig(types=("draft-simple",), draft_n_max=8))
+    far = loaded_pair.expected(timed, with_model, "draft-simple", SpecConfig(types=("draft-simple",), draft_n_max=8))
     assert far == "the plan measured n-max 1 to 4"
 
 
@@ -155,7 +152,7 @@ async def test_the_welcome_card_shows_the_prediction_and_follows_the_spec_type(f
 def test_the_plans_command_line_resolves_to_the_setup_the_chat_runs():
     from spectui.chat.planning import plan_argv
     from spectui.cli.main import build_parser
-    from spectui.cli.options import overrides_from
+    from spectui.cli.setup_flags import overrides_from
 
     chat = resolve("fast", {"seed": -1, "threads": 1, "system": "Be brief.\nVery.", "temp": 0.0})
     argv = plan_argv(chat)
@@ -216,7 +213,7 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
         await send(pilot, app, "Hello")  # waits: a turn beside the plan would skew its timings
         assert app.controller.conversation.queued == ["Hello"] and not app.controller.state.chat.messages
         monkeypatch.setattr(
-            cached, "for_pair", lambda setup, status, prompts: (STEEP, CAL, True)
+            loaded_pair, "for_pair", lambda setup, status, prompts: (STEEP, CAL, True)
         )  # what the plan cached
         release.set()
         await until(pilot, lambda: not state.measuring)

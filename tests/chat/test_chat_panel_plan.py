@@ -1,7 +1,9 @@
-"""The panel's break-even rows (chat/panel.plan_reading, plan/cached.cached_for; the widget's rows and
+"""The panel's break-even rows (chat/panel.plan_reading, plan/loaded_pair.cached_for; the widget's rows and
 strip): constructed curves and rounds, no model; one Pilot run on a FakeSession."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import pytest
 
@@ -9,23 +11,16 @@ from spectui.chat import panel
 from spectui.chat.panel import PanelState, plan_reading
 from spectui.config.setup import Setup
 from spectui.engine.auto import auto_costs
-from spectui.engine.events import PromptDone, Round, TurnStart
+from spectui.engine.events import PromptDone, TurnStart
 from spectui.engine.interface import SessionStatus
-from spectui.plan import cache, cached, identity
-from spectui.plan.curve import Curve, Point
+from spectui.plan import cache, identity, loaded_pair
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import Drafting, break_even, predict
 from spectui.spec_config import SpecConfig
 from spectui.tui.widgets.stats_panel import render, status_strip
+from tests.helpers.curves import costs
+from tests.helpers.events import a_round
 from tests.tui_helpers import SHORT, answered, send, sync
-
-
-def costs(ratios: dict[int, float], draft: float = 0.0, t1: float = 0.1) -> Curve:
-    """t(b) = t1 * ratios[b] at one depth, a draft step of `draft` seconds, no overhead."""
-    pts = tuple(Point(b, t1 * r, 0.0) for b, r in sorted(ratios.items()))
-    drafts = {64: (Point(1, draft, 0.0), Point(2, draft, 0.0))} if draft else {}
-    return Curve({64: pts}, drafts, 0.0, 0.0)
-
 
 CURVE = costs({1: 1.0, 2: 1.2, 3: 1.3, 4: 1.4, 9: 2.0}, draft=0.01)  # draft-simple n-max 3 breaks even at 23%
 FLAT = costs({1: 1.0, 17: 1.0})  # a batch costs one step: a free n-gram draft pays at any α
@@ -34,24 +29,9 @@ DRAFT3 = SpecConfig(types=("draft-simple",), draft_n_max=3)
 NGRAM = SpecConfig(types=("ngram-simple",))
 
 
-def rnd(drafted: int, accepted: int, spec: SpecConfig = DRAFT3, n_max: int | None = None) -> Round:
-    return Round(
-        0,
-        0.0,
-        spec.label if drafted else None,
-        tuple(range(drafted)),
-        accepted,
-        (),
-        "",
-        (),
-        0.0,
-        0.0,
-        0.0,
-        spec.draft_n_max if n_max is None else n_max,
-        "greedy",
-        100,
-        configured=spec.label,
-    )
+# the rounds a turn of DRAFT3 or NGRAM gives, at depth 100
+draft3_round = partial(a_round, by=DRAFT3.label, n_max=DRAFT3.draft_n_max, n_past=100)
+ngram_round = partial(a_round, by=NGRAM.label, n_max=0, n_past=100)
 
 
 def test_none_shows_nothing_and_a_type_the_curve_cannot_price_says_why():
@@ -89,7 +69,7 @@ def replace_n_max(n: int) -> SpecConfig:
     ],
 )
 def test_the_word_says_which_side_of_break_even_the_measured_acceptance_is(accepted, word):
-    rounds = [rnd(3, a) for a in accepted]
+    rounds = [draft3_round(3, a) for a in accepted]
     reading = plan_reading(CURVE, DRAFT3, rounds, 64)
     d = drafting_of(rounds, True, 3)
     expected = predict(CURVE, "draft-simple", d, 3, depth=64)
@@ -102,10 +82,10 @@ def test_the_word_says_which_side_of_break_even_the_measured_acceptance_is(accep
 
 
 def test_never_and_any_do_not_depend_on_the_acceptance():
-    never = plan_reading(DEAR, DRAFT3, [rnd(3, 3)] * 20, 64)
+    never = plan_reading(DEAR, DRAFT3, [draft3_round(3, 3)] * 20, 64)
     assert (never.break_even, never.word) == (None, panel.NEVER) and never.speedup < 1
     assert never.shown == ("never", f"×{never.speedup:.2f}")
-    rounds = [rnd(4, 1, NGRAM, 0), rnd(0, 0, NGRAM, 0)] * 10
+    rounds = [ngram_round(4, 1), ngram_round(0, 0)] * 10
     anyway = plan_reading(FLAT, NGRAM, rounds, 64)
     assert (anyway.break_even, anyway.word) == (0.0, panel.ANY) and anyway.speedup > 1
 
@@ -114,8 +94,8 @@ def test_an_ngram_type_is_priced_from_its_measured_drafts_only():
     assert plan_reading(CURVE, NGRAM, [], 0) == panel.PlanReading(None, None, panel.NO_DRAFTS)
     state = PanelState(spec=NGRAM, verify="greedy", curve=CURVE)
     assert "break-even       -" in render(state).plain and "≥" not in status_strip(state).plain
-    assert plan_reading(CURVE, NGRAM, [rnd(0, 0, NGRAM, 0)] * 5, 0).word == panel.NO_DRAFTS
-    rounds = [rnd(4, 4, NGRAM, 0), rnd(0, 0, NGRAM, 0)] * 12 + [rnd(2, 0, NGRAM, 0)] * 8
+    assert plan_reading(CURVE, NGRAM, [ngram_round(0, 0)] * 5, 0).word == panel.NO_DRAFTS
+    rounds = [ngram_round(4, 4), ngram_round(0, 0)] * 12 + [ngram_round(2, 0)] * 8
     reading = plan_reading(CURVE, NGRAM, rounds, 300)
     d = drafting_of(rounds, model=False)
     assert not d.model and d.share == pytest.approx(20 / 32)
@@ -125,11 +105,11 @@ def test_an_ngram_type_is_priced_from_its_measured_drafts_only():
 
 
 def test_rounds_of_another_configuration_do_not_count_and_a_larger_n_max_is_read_capped():
-    other = [rnd(3, 0, NGRAM, 0)] * 20  # the last turn ran ngram-simple: draft-simple has no rounds yet
+    other = [ngram_round(3, 0)] * 20  # the last turn ran ngram-simple: draft-simple has no rounds yet
     assert plan_reading(CURVE, DRAFT3, other, 64).word == panel.NO_DRAFTS
-    smaller = [rnd(2, 2, n_max=2)] * 20  # n-max 2's drafts say nothing of a third token
+    smaller = [draft3_round(2, 2, n_max=2)] * 20  # n-max 2's drafts say nothing of a third token
     assert plan_reading(CURVE, DRAFT3, smaller, 64).speedup is None
-    at8 = [rnd(8, 2, DRAFT3.replace(draft_n_max=8)), rnd(8, 7, DRAFT3.replace(draft_n_max=8))] * 10
+    at8 = [draft3_round(8, 2, n_max=8), draft3_round(8, 7, n_max=8)] * 10
     reading = plan_reading(CURVE, DRAFT3, at8, 64)
     assert reading.speedup == predict(CURVE, "draft-simple", drafting_of(at8, True, 3), 3, depth=64).speedup
 
@@ -143,21 +123,21 @@ def test_the_chat_reads_the_curve_plan_cached_and_never_a_foreign_or_corrupt_one
     target = tmp_path / "t.gguf"
     target.write_bytes(b"GGUF")
     setup = Setup()
-    assert cached.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
-    assert cached.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
-    assert cached.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
+    assert loaded_pair.cached_for(setup, status(str(tmp_path / "gone.gguf"))) == (None, False)  # not a file here
+    assert loaded_pair.cached_for(Setup(server="http://localhost:8080"), status(str(target))) == (None, False)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (None, True)  # plan not run: the panel says so
     key = identity.key(setup, target, None)
     cache.store(key, {"curve": CURVE.as_dict()})
-    assert cached.cached_for(setup, status(str(target))) == (CURVE, True)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (CURVE, True)
     cache.cache_path(key).write_text("{not json")
-    assert cached.cached_for(setup, status(str(target))) == (None, True)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (None, True)
     cache.store({**key, "threads": 99}, {"curve": CURVE.as_dict()})  # another identity's file
-    assert cached.cached_for(setup, status(str(target))) == (None, True)
+    assert loaded_pair.cached_for(setup, status(str(target))) == (None, True)
 
 
 def test_the_panel_shows_break_even_and_the_prediction_in_its_width():
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}), PromptDone(t=0.5, t_prompt=0.5)]
-    events += [rnd(3, 0)] * 20
+    events += [draft3_round(3, 0)] * 20
     state = PanelState(spec=DRAFT3, verify="greedy", events=events, n_ctx=4096, n_past=100, curve=CURVE)
     text = render(state).plain
     assert "break-even     23%" in text and "predicted" in text and panel.LOSES in text
@@ -196,9 +176,10 @@ async def test_the_chat_panel_and_strip_show_break_even_with_a_cached_curve(fake
 def test_a_live_turns_break_even_rows_never_change_the_panels_height(spec):
     """Each change of height is a layout pass while the model needs the CPU (stats_panel):
     the rows are two lines from the turn's start, whatever they say."""
+    spec_round = partial(a_round, by=spec.label, n_max=spec.draft_n_max, n_past=100)
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={})]
     added = []
-    for more in ([], [PromptDone(t=0.5, t_prompt=0.5)], [rnd(0, 0, spec)], [rnd(3, 2, spec)] * 20):
+    for more in ([], [PromptDone(t=0.5, t_prompt=0.5)], [spec_round(0, 0)], [spec_round(3, 2)] * 20):
         events += more
         state = PanelState(spec=spec, verify="greedy", events=list(events), n_ctx=100, n_past=20)
         without = len(render(state).plain.splitlines())
@@ -221,7 +202,7 @@ def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
     from tests.fake_session import FakeSession
 
     seeded = []
-    monkeypatch.setattr(switcher.cached, "for_pair", lambda setup, status, prompts: (CURVE, None, True))
+    monkeypatch.setattr(switcher.loaded_pair, "for_pair", lambda setup, status, prompts: (CURVE, None, True))
     monkeypatch.setattr(switcher, "Session", FakeSession)  # the fake stands for a local Session
     monkeypatch.setattr(FakeSession, "seed_auto", lambda self, *costs: seeded.append(costs), raising=False)
     state = ChatState(setup, lambda update: None, chat_types.new_chat("x"), None)
@@ -233,5 +214,5 @@ def test_a_loaded_pair_with_a_cached_curve_seeds_auto(setup, monkeypatch):
 def test_positions_past_the_bars_are_named_as_one_or_a_range(drafted, said):
     """The panel named one position past its bars "#9-9: mean 100%", a range of one."""
     spec = SpecConfig(types=("draft-simple",), draft_n_max=drafted)
-    text = render(PanelState(spec=spec, verify="greedy", events=[rnd(drafted, drafted, spec)])).plain
+    text = render(PanelState(spec=spec, verify="greedy", events=[a_round(drafted, drafted, n_max=drafted)])).plain
     assert said in text.splitlines()

@@ -19,34 +19,9 @@ from spectui.engine.verdicts import Verdict
 from spectui.spec_config import SpecConfig
 from tests.chat.fake_screen import make
 from tests.fake_session import FakeSession, load_trace
-from tests.tui.test_tui_snapshots import ANSWER_ROUNDS, recorded
-from tests.unit.test_verdicts import INSPECTED
+from tests.helpers.events import ANSWER_ROUNDS, INSPECTED, judged, recorded
 
 pytestmark = pytest.mark.usefixtures("dirs")  # the controller's tests save chats: own data dirs (conftest.py)
-
-# Round 2 of ANSWER_ROUNDS drafts " b" then " c"; the target rejects " c" for "):\n" (a near-tie),
-# and a second answer's rejection is a confident draft error.
-NEAR_TIE_TOP = ((5, 0.46), (99, 0.41), (4, 0.05))  # ids from `recorded`: 5 is "):\n", 4 is " b"
-TEXT = {5: "):\n", 99: " d", 4: " b"}  # and 99, never emitted, " d"
-
-
-def judged(events: list, top=NEAR_TIE_TOP, q: float = 0.6, p_rejected: float = 0.41, draw=None) -> list:
-    """`events` with verdicts: every accepted draft p 0.9 (q 0.7), each rejection as given,
-    its alternatives' text as the engine records it."""
-    out = []
-    for e in events:
-        if isinstance(e, Round) and e.drafted:
-            verdicts = [Verdict(i, t, 0.9, 0.7, None, None, True) for i, t in enumerate(e.drafted[: e.n_accepted])]
-            if e.rejected:
-                emitted = e.tokens[e.n_accepted].id
-                acceptance = None if draw is None else min(1.0, p_rejected / q)
-                top_text = tuple(TEXT.get(t, f"<{t}>") for t, _ in top)
-                verdicts.append(
-                    Verdict(e.n_accepted, e.rejected[0], p_rejected, q, acceptance, draw, False, top, emitted, top_text)
-                )
-            e = replace(e, verdicts=tuple(verdicts))
-        out.append(e)
-    return out
 
 
 def rounds_of(events: list) -> list[Round]:

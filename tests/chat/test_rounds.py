@@ -10,7 +10,7 @@ from spectui.engine.events import Round
 
 def test_a_round_in_words_says_its_rejected_draft_and_note_whole_where_its_cells_cut_them():
     from spectui.chat.rounds import REJECTED_CHARS, cells, detail
-    from tests.tui.test_tui_snapshots import recorded
+    from tests.helpers.events import recorded
 
     long = "word\n" * 10
     drafted, plain = (

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -22,42 +21,28 @@ from rich.console import Console
 from spectui.bench import compare, prompts, report, results, verdict
 from spectui.bench.peak_memory import MemorySample
 from spectui.bench.prompts import Prompt
-from spectui.bench.protocol import Config, Measurement, Run
+from spectui.bench.protocol import Config
 from spectui.cli import bench as bench_command
 from spectui.cli import bench_progress, bench_tables
 from spectui.cli import main as cli
 from spectui.cli.loading import loading_line
-from spectui.config.resolve import resolve
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.errors import UserError
-from spectui.launch.session import checked_models
-from spectui.plan import cache, identity
 from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
 from tests.cli_helpers import run_cli
-from tests.models.test_run_command import interruptible
-
-N = 16
-# 2 prompts (the first English qa and code prompt), 16 tokens, 1 thread: the machine is shared.
-TINY = [
-    "bench",
-    "--preset",
-    "smollm2",
-    "--lang",
-    "en",
-    "--limit",
-    "1",
-    "-n",
-    str(N),
-    "-t",
-    "1",
-    "--sweep-types",
-    "draft-simple;ngram-simple;auto",
-    "--sweep-n-max",
-    "2",
-]
-CONFIGS = ["none", "draft-simple n=2", "ngram-simple", "auto n=2"]
-RECORDED_CURVE = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
+from tests.helpers.bench import (
+    AUTO_CFG,
+    CONFIGS,
+    QA_A,
+    QA_B,
+    TINY,
+    N,
+    auto_run,
+    cache_tiny_curve,
+    fake_run,
+    whole_doc,
+)
+from tests.helpers.processes import interruptible
 
 
 @pytest.fixture
@@ -67,48 +52,6 @@ def spectui():
 
 
 # --------------------------------------------------------------- aggregation by hand
-
-
-QA_A, QA_B = Prompt("a", "ko", "qa", "?"), Prompt("b", "ko", "qa", "?")
-
-
-def fake_run(
-    config: str,
-    prompt: Prompt,
-    repeat: int,
-    tok_per_s: float,
-    drafted: int = 0,
-    accepted: int = 0,
-    tokens: tuple[int, ...] = (1, 2, 3, 4),
-    ttft: float = 0.5,
-) -> Run:
-    """A run emitting len(tokens) tokens in one round that ends len/tok_per_s after the prompt."""
-    gen = len(tokens) / tok_per_s
-    emitted = tuple(Token(t, "x", Source.TARGET) for t in tokens)
-    events = [
-        TurnStart(t=100.0, n_prompt=5, n_prompt_decoded=5, n_ctx=64, config={}),
-        PromptDone(t=100.0 + ttft, t_prompt=ttft),
-        Round(
-            index=0,
-            t=100.0 + ttft + gen,
-            spec_type="ngram-simple" if drafted else None,
-            drafted=tuple(range(drafted)),
-            n_accepted=accepted,
-            rejected=(),
-            rejected_text="",
-            tokens=emitted,
-            t_draft=0.0,
-            t_verify=gen,
-            t_other=0.0,
-            n_max=3,
-            verify="greedy",
-            n_past=9,
-        ),
-        TurnEnd(
-            t=100.0 + ttft + gen, stop_reason=StopReason.N_PREDICT, text="", n_generated=len(tokens), tokens=tokens
-        ),
-    ]
-    return Run.from_events(config, prompt, repeat, events, MemorySample(1000 + repeat, "rss", None))
 
 
 def test_median_ignores_undefined_values():
@@ -211,54 +154,6 @@ def test_incomplete_rows_are_marked():
 
 
 # --------------------------------------------------------------- auto's breakdown
-
-AUTO_CFG = Config("auto n=3", SpecConfig(types=("auto",)))
-# (spec type, drafted, accepted, t_draft, t_verify, probe, t_sync): 8 rounds, 1.1 s
-AUTO_ROUNDS = [
-    ("ngram-simple", 3, 2, 0.01, 0.09, False, 0.0),
-    ("ngram-simple", 2, 0, 0.01, 0.09, False, 0.0),
-    ("draft-simple", 2, 1, 0.30, 0.10, True, 0.2),  # a probe that first caught up
-    ("draft-simple", 3, 3, 0.05, 0.05, False, 0.0),
-    ("draft-simple", 0, 0, 0.00, 0.10, False, 0.0),  # chose the draft model, which drafted nothing
-    (None, 0, 0, 0.00, 0.10, False, 0.0),
-    (None, 0, 0, 0.00, 0.10, False, 0.0),
-    (None, 0, 0, 0.00, 0.10, False, 0.0),
-]
-
-
-def auto_run(prompt: Prompt, repeat: int, scale: float = 1.0, config: str = AUTO_CFG.label) -> Run:
-    """An auto run of AUTO_ROUNDS (14 tokens), every time multiplied by `scale`."""
-    t = 100.5
-    events: list = [
-        TurnStart(t=100.0, n_prompt=5, n_prompt_decoded=5, n_ctx=64, config={}),
-        PromptDone(t=t, t_prompt=0.5),
-    ]
-    for i, (spec_type, n, acc, t_draft, t_verify, probe, t_sync) in enumerate(AUTO_ROUNDS):
-        t += (t_draft + t_verify) * scale
-        events.append(
-            Round(
-                index=i,
-                t=t,
-                spec_type=spec_type,
-                drafted=tuple(range(n)),
-                n_accepted=acc,
-                rejected=tuple(range(n - acc)),
-                rejected_text="",
-                tokens=tuple(Token(7, "x", Source.TARGET) for _ in range(acc + 1)),
-                t_draft=t_draft * scale,
-                t_verify=t_verify * scale,
-                t_other=0.0,
-                n_max=3,
-                verify="greedy",
-                n_past=9 + i,
-                configured="auto",
-                note="auto: ...",
-                probe=probe,
-                t_sync=t_sync * scale,
-            )
-        )
-    events.append(TurnEnd(t=t, stop_reason=StopReason.N_PREDICT, text="", n_generated=14, tokens=(7,) * 14))
-    return Run.from_events(config, prompt, repeat, events, MemorySample(1000, "rss", None))
 
 
 def test_auto_rows_break_down_its_choices_and_what_probes_and_catch_ups_cost():
@@ -454,17 +349,6 @@ def test_compare_cli_and_a_file_that_is_not_a_result(spectui, tmp_path, capsys):
 
 
 # --------------------------------------------------------------- real runs (SmolLM2)
-
-
-def cache_tiny_curve() -> Path:
-    """spectui plan's recorded SmolLM2 curve, cached (in $SPECTUI_CACHE_DIR) for the pair as
-    TINY loads it: the verdict cites it without timing decodes (tests/unit/test_bench_citation.py
-    times with fakes)."""
-    setup = resolve("smollm2", {"threads": 1})
-    key = identity.key(setup, *checked_models(setup))
-    recorded = json.loads(RECORDED_CURVE.read_text(encoding="utf-8"))["curve"]
-    recorded["draft"] = {d: pts[:2] for d, pts in recorded["target"].items()}  # the draft is the same file
-    return cache.store(key, {"curve": recorded})
 
 
 @pytest.fixture(scope="module")
@@ -700,38 +584,11 @@ def test_the_help_gives_the_bench_s_own_defaults():
 # --------------------------------------------------------------- the screen at 80 columns
 
 
-def _whole_doc() -> dict:
-    """A whole result of hand-made runs, as `spectui bench` builds it: tables, an auto line,
-    a verdict with its causes and warnings."""
-    configs = [Config("none", SpecConfig()), Config("ngram-simple n=3", SpecConfig(types=("ngram-simple",))), AUTO_CFG]
-    runs = [fake_run("none", QA_A, i, 10.0 + i) for i in (0, 1)]
-    runs += [fake_run("ngram-simple n=3", QA_A, i, 12.0 + i, drafted=3, accepted=1) for i in (0, 1)]
-    runs += [auto_run(QA_A, i) for i in (0, 1)]
-    record = {
-        "n_predict": 4, "ignore_eos": True, "repeat": 2, "warmup": 1, "temp": 0.8, "top_k": 40, "top_p": 0.95,
-        "min_p": 0.05, "seed": 0, "verify": "match", "system": None, "prompts": "shipped", "lang": "ko",
-        "category": "all", "limit": 1, "spec_types": ["none", "ngram-simple", "auto"], "n_max": [3],
-    }  # fmt: skip
-    server = {"url": "http://127.0.0.1:8080", "build_info": "b1", "model_ftype": "Q4_1", "spec_types": ["none"]}
-    environment = {
-        "server": server | {"n_ctx": 4096},
-        "models": {"target": {"file": "SmolLM2-135M-Instruct.Q4_1.gguf"}},
-        "cpu": "AMD EPYC 7B13 64-Core Processor",
-        "spectui": "0.1",
-        "os": "Linux-6.1-x86_64-with-glibc2.36",
-        "gpus": [],
-        "cpu_count": 2,
-        "load_average": 9.0,
-    }
-    meta = {"started": "2026-01-01T00:00:00", "duration_s": 1.0, "setup": {"preset": "smollm2", "model": "smollm2"}}
-    return results.build(Measurement(runs), configs, [QA_A], record, environment, meta)
-
-
 def test_the_report_wraps_its_prose_at_word_boundaries_at_80_columns(monkeypatch, capsys):
     """The terminal would cut a long line mid-word; the report wraps it, causes and warnings
     with their text indented under its first word."""
     monkeypatch.setenv("COLUMNS", "80")
-    doc = _whole_doc()
+    doc = whole_doc()
     bench_command.show(doc)
     out = capsys.readouterr().out
     lines = out.splitlines()

@@ -24,9 +24,7 @@ from spectui.config.model_choice import draft_misfit
 from spectui.config.recent import remember_models
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
-
-GEMMA = "gemma-3-270m-q4_k_m"
-SMOL = "smollm2-135m-instruct-q4_1"
+from tests.conftest import GEMMA, SMOL
 
 
 @pytest.fixture

@@ -23,32 +23,11 @@ from spectui.llama.model import Model
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, parse_types
+from tests.helpers.prompts import REWRITE
 
 pytestmark = pytest.mark.model  # every test runs the engine on SmolLM2
 
 GREEDY = SamplingParams(temp=0.0)
-CODE = """def merge(a, b):
-    result = []
-    i = j = 0
-    while i < len(a) and j < len(b):
-        if a[i] <= b[j]:
-            result.append(a[i])
-            i += 1
-        else:
-            result.append(b[j])
-            j += 1
-    result.extend(a[i:])
-    result.extend(b[j:])
-    return result
-"""
-# A rewrite: the answer repeats the prompt, so every n-gram type finds drafts.
-REWRITE = [
-    {
-        "role": "user",
-        "content": "Rename the function merge to merge_sorted in this code and "
-        "show the whole code:\n```python\n" + CODE + "```",
-    }
-]
 TYPES = [
     "draft-simple",
     "ngram-simple",

@@ -24,7 +24,7 @@ from spectui.llama.context_params import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, probs
 from spectui.spec_config import NGRAM_TYPES, SpecConfig
-from tests.models.test_run_command import spectui
+from tests.helpers.processes import spectui
 
 pytestmark = (
     pytest.mark.model

@@ -19,7 +19,7 @@ from spectui.llama.context_params import ContextParams
 from spectui.llama.model import Model
 from spectui.llama.sampling import SamplingParams, dist
 from spectui.spec_config import SpecConfig
-from tests.models.test_engine import REWRITE
+from tests.helpers.prompts import REWRITE
 
 pytestmark = pytest.mark.model
 

@@ -5,7 +5,6 @@ version-1 traces still read, replay and export; a trace's bad verdict is refused
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -20,34 +19,11 @@ from spectui.engine.events import Round
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
 from spectui.trace.timeline import steps
-from tests.models.test_run_command import PROMPT, spectui
+from tests.helpers.html_spans import Spans
+from tests.helpers.processes import spectui
+from tests.helpers.prompts import PROMPT
 
 V1 = Path(__file__).parents[1] / "data" / "smollm2_turn.jsonl"
-
-
-class Spans(HTMLParser):
-    """Every span's class, tooltip (title) and text."""
-
-    def __init__(self):
-        super().__init__()
-        self.spans: list[dict] = []
-        self._open: list[dict | None] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "span":
-            span = {**dict(attrs), "text": ""}
-            self.spans.append(span)
-            self._open.append(span)
-        if tag in ("script", "link") or (tag == "img" and "src" in dict(attrs)):
-            raise AssertionError(f"the page loads <{tag}> from elsewhere")
-
-    def handle_endtag(self, tag):
-        if tag == "span":
-            self._open.pop()
-
-    def handle_data(self, data):
-        if self._open:
-            self._open[-1]["text"] += data
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +148,7 @@ def test_bench_inspect_gives_each_configuration_its_near_ties_and_median_rejecte
     """A tiny bench at temperature 0.8: the JSON row, the CSV and the report's lines and cause agree."""
     from spectui.bench import report
     from spectui.cli import main as cli
-    from tests.models.test_bench import TINY, cache_tiny_curve
+    from tests.helpers.bench import TINY, cache_tiny_curve
 
     monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path / "cache"))
     cache_tiny_curve()  # the verdict's citation without timing decodes

@@ -12,23 +12,10 @@ import time
 
 import pytest
 
+from tests.helpers.processes import interruptible, spectui
+from tests.helpers.prompts import PROMPT
+
 pytestmark = pytest.mark.model  # every test runs `spectui run` on SmolLM2 in a child process
-
-PROMPT = "Rename merge to merge_sorted and show the code: def merge(a, b):\n    return sorted(a + b)\n"
-
-
-def interruptible():
-    """Let a child process take Ctrl+C even where the test runner was started with SIGINT
-    ignored (a background job in a non-interactive shell passes that on)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def spectui(*args, stdin=None, timeout=180, env=None):
-    """`env`: variables to set on top of ours (None: unset it)."""
-    env = {k: v for k, v in {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}.items() if v is not None}
-    return subprocess.run(
-        [sys.executable, "-m", "spectui", *args], input=stdin, capture_output=True, text=True, timeout=timeout, env=env
-    )
 
 
 def test_json_output_is_one_object_with_the_documented_keys():

@@ -31,7 +31,8 @@ from spectui.trace import format as trace_format
 from spectui.trace.format import ConfigChange, Trace
 from spectui.trace.timeline import INTER_TURN_S, Playhead, steps
 from tests.fake_session import NAME, load_trace
-from tests.models.test_run_command import PROMPT, spectui
+from tests.helpers.processes import spectui
+from tests.helpers.prompts import PROMPT
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -15,9 +15,8 @@ from spectui.bench import concurrency_report, concurrency_results
 from spectui.bench.concurrency import Burst, Measurement, Protocol, Request, check_slots
 from spectui.cli.main import main
 from spectui.errors import UserError
-from tests.conftest import model_file
-from tests.models.test_embedded import GEMMA
-from tests.models.test_run_command import spectui
+from tests.conftest import GEMMA, model_file
+from tests.helpers.processes import spectui
 from tests.server.llama_server import Server
 
 N = 24

@@ -16,7 +16,9 @@ from spectui.engine.server import ServerSession, connect
 from spectui.engine.server_wire import rejected_marker
 from spectui.errors import UserError
 from spectui.trace import format as trace_format
-from tests.models.test_run_command import PROMPT, spectui
+from tests.helpers.events import events_of
+from tests.helpers.processes import spectui
+from tests.helpers.prompts import PROMPT
 from tests.server.llama_server import GREEDY, Server, free_port
 from tests.textual_private import notices
 
@@ -30,14 +32,6 @@ def drafting(server_bin, smol_path):
     server.stop()
 
 
-def events_of(session: ServerSession, prompt: str = PROMPT, n: int = 48) -> list:
-    return list(session.generate(chat_messages([("user", prompt)]), limits=GenerationLimits(n_predict=n)))
-
-
-# --- the stream adapter ---------------------------------------------------------------------
-
-
-@pytest.mark.model
 def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
     session = ServerSession(drafting.url, GREEDY)
     assert session.spec.label == "draft-simple" and session.available_types() == ("draft-simple",)

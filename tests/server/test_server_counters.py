@@ -9,9 +9,10 @@ import pytest
 from spectui.engine.events import Round
 from spectui.engine.server import ServerSession, server_wide
 from spectui.engine.server_metrics import NO_METRICS, not_speculating
-from tests.models.test_run_command import PROMPT, spectui
+from tests.helpers.events import events_of
+from tests.helpers.processes import spectui
+from tests.helpers.prompts import PROMPT
 from tests.server.llama_server import GREEDY, Server
-from tests.server.test_server import events_of
 
 
 @pytest.mark.model

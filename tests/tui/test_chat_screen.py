@@ -298,7 +298,7 @@ async def test_round_details_fit_80_columns_step_a_column_at_a_time_and_say_the_
     """At 80x24 every count and timing shows; the rejected text (newlines as the overlay's ↵)
     and auto's note follow: → moves the view one column (the round's number stays), and the
     line under the table says the highlighted round whole, its note uncut; the hint wraps."""
-    from tests.tui.test_tui_snapshots import ANSWER_ROUNDS, recorded
+    from tests.helpers.events import ANSWER_ROUNDS, recorded
 
     answer = [*ANSWER_ROUNDS, (["\n"], "x\ny", "z")]
     rounds = [e for e in recorded("ngram-map-k4v", answer, 20.0) if isinstance(e, Round)]

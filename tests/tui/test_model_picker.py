@@ -22,7 +22,7 @@ from tests.tui_helpers import SHORT, answered, palette_offers, send, sync, until
 @sync
 @pytest.mark.model
 async def test_opening_a_model_reports_its_load_progress(setup):
-    from spectui.launch.session import open_session
+    from spectui.launch.opening import open_session
 
     seen: list[str] = []
     session = open_session(

@@ -12,6 +12,7 @@ import asyncio
 import threading
 import time
 from dataclasses import replace
+from functools import partial
 
 import pytest
 from textual.geometry import Offset
@@ -25,7 +26,7 @@ from spectui.cli.run import generate_in_thread
 from spectui.config import settings
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.events import PromptDone, Round, StopReason, TurnEnd, TurnStart
 from spectui.engine.handover import Handover
 from spectui.engine.overlay import REJECTED
 from spectui.engine.session import Session
@@ -42,6 +43,7 @@ from spectui.tui.widgets.message import CHUNK_CHARS, AnswerChunk, AssistantMessa
 from spectui.tui.widgets.overlay import selected_answer, shown_content, slice_segments, split_point, visible
 from spectui.tui.widgets.stats_panel import StatsPanel, StatusStrip, render, rolling_tok_per_s, sparkline
 from tests.fake_session import FakeSession
+from tests.helpers.events import a_round
 from tests.textual_private import notices
 from tests.tui_helpers import (
     LONG,
@@ -549,25 +551,8 @@ def test_chat_command_resumes_the_latest_chat(monkeypatch):
 # --- pure helpers -----------------------------------------------------------------------
 
 
-def rnd(i, drafted, accepted, t, configured="draft-simple", n_max=3, pieces=("a",)):
-    tokens = tuple(Token(100 + j, p, Source.DRAFT if j < accepted else Source.TARGET) for j, p in enumerate(pieces))
-    return Round(
-        index=i,
-        t=t,
-        spec_type="draft-simple",
-        drafted=tuple(range(drafted)),
-        n_accepted=accepted,
-        rejected=tuple(range(drafted - accepted)),
-        rejected_text="x" * (drafted - accepted),
-        tokens=tokens,
-        t_draft=0.01,
-        t_verify=0.02,
-        t_other=0.0,
-        n_max=n_max,
-        verify="greedy",
-        n_past=10 + i,
-        configured=configured,
-    )
+# the rounds of these tests: draft-simple's, one token each unless `pieces` says, timed
+rnd = partial(a_round, pieces=("a",), t_draft=0.01, t_verify=0.02)
 
 
 def test_live_turn_builds_the_message():
@@ -575,8 +560,8 @@ def test_live_turn_builds_the_message():
     assert turn.message.stopped  # a crash before the end leaves it marked
     turn.add(TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}))
     turn.add(PromptDone(t=0.1, t_prompt=0.1))
-    turn.add(rnd(0, 3, 1, 0.2, pieces=("he", "llo")))
-    turn.add(rnd(1, 3, 3, 0.3, configured="ngram-mod", n_max=4, pieces=(" wo", "r", "l", "d")))
+    turn.add(rnd(3, 1, index=0, t=0.2, pieces=("he", "llo"), rejected_text="xx"))
+    turn.add(rnd(3, 3, index=1, t=0.3, configured="ngram-mod", n_max=4, pieces=(" wo", "r", "l", "d")))
     turn.add(TurnEnd(t=0.4, stop_reason=StopReason.EOS, text="hello world!", n_generated=6))
     m = turn.message
     assert m.content == "hello world!" and not m.stopped
@@ -600,7 +585,7 @@ def test_event_batcher_coalesces_rounds_but_not_turn_boundaries():
     assert len(posted) == 1
     for i in range(10):
         now[0] += 0.01
-        b.add(rnd(i, 1, 1, now[0]))
+        b.add(rnd(1, 1, index=i, t=now[0]))
     b.add(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
     assert sum(len(p) for p in posted) == 13
     assert isinstance(posted[1][0], PromptDone) and isinstance(posted[1][1], Round)  # with the first rounds
@@ -617,11 +602,11 @@ def test_the_handover_batches_rounds_but_not_turn_boundaries():
     assert time.monotonic() - t0 < 10  # woken, not after the interval
     h.put(PromptDone(t=0.2, t_prompt=0.2))
     for i in range(10):
-        h.put(rnd(i, 1, 1, i))
+        h.put(rnd(1, 1, index=i, t=i))
     t1 = time.monotonic()
     assert [type(e) for e in h.take(0.2)] == [PromptDone] + [Round] * 10
     assert time.monotonic() - t1 >= 0.15  # they did not wake it
-    h.put(rnd(11, 1, 1, 11))
+    h.put(rnd(1, 1, index=11, t=11))
     h.put(TurnEnd(t=1, stop_reason=StopReason.EOS, text="", n_generated=0))
     h.close()
     t2 = time.monotonic()
@@ -663,7 +648,10 @@ def test_panel_text_and_sparkline_marks_config_changes():
     from spectui.spec_config import SpecConfig
 
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}), PromptDone(t=0.5, t_prompt=0.5)]
-    events += [rnd(i, 3, i % 4, 0.5 + 0.1 * (i + 1), n_max=3 if i < 5 else 5) for i in range(10)]
+    events += [
+        rnd(3, i % 4, index=i, t=0.5 + 0.1 * (i + 1), n_max=3 if i < 5 else 5, rejected_text="x" * (3 - i % 4))
+        for i in range(10)
+    ]
     lines = sparkline([e for e in events if isinstance(e, Round)], 20)
     assert len(lines) == 2 and lines[1].plain.index("▲") == 5
     assert rolling_tok_per_s(events) == pytest.approx(10 / 1.0)
@@ -720,7 +708,7 @@ def test_before_the_first_round_the_panel_claims_no_speedup():
     state = PanelState(spec=SpecConfig(types=("draft-simple",)), verify="greedy", events=events)
     text = render(state).plain
     assert "waiting for the first round" in text and "drafted nothing" not in text
-    state.events = [*events, replace(rnd(0, 0, 0, 0.6, configured="draft-simple"), spec_type=None)]
+    state.events = [*events, rnd(0, 0, t=0.6)]
     assert "drafted nothing: no speedup" in render(state).plain
 
 
@@ -734,8 +722,7 @@ def test_a_live_turns_panel_keeps_its_height_from_the_start(types):
     drafted = 3 if types != ("none",) else 0
 
     def one(i: int) -> Round:
-        r = rnd(i, drafted, min(i, drafted), 0.6 + 0.1 * i, configured=types[0])
-        return r if drafted else replace(r, spec_type=None)
+        return rnd(drafted, min(i, drafted), by=types[0], index=i, t=0.6 + 0.1 * i)
 
     events = [TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={})]
     heights = []

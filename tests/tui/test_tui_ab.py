@@ -13,7 +13,7 @@ from textual.color import Color
 from textual.widgets import Footer, Input, Select, Static
 
 from spectui.engine.ab import compare
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.events import StopReason
 from spectui.engine.stats import first_divergence, summarize
 from spectui.spec_config import SpecConfig
 from spectui.tui.app import SpecApp
@@ -24,8 +24,8 @@ from spectui.tui.widgets.side_pane import Scroller, SidePane, VerdictBox
 from spectui.tui.widgets.stats_panel import compact
 from spectui.tui.widgets.verdict import render_verdict
 from tests.fake_session import FakeSession
+from tests.helpers.events import recorded, run_events
 from tests.textual_private import notices
-from tests.tui.test_tui_snapshots import recorded
 from tests.tui_helpers import LONG, SHORT, chat_args, resolved, rounds_so_far, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
@@ -261,52 +261,6 @@ async def test_the_focused_control_is_marked_in_the_accent_colour_in_every_theme
 
 
 # --- the verdict on synthetic events ------------------------------------------------------
-
-
-def run_events(
-    spec_type: str,
-    ids: list[int],
-    per_round: int,
-    drafted: int,
-    tok_per_s: float,
-    stop=StopReason.EOS,
-    verify="greedy",
-    pieces: dict[int, str] | None = None,
-) -> list:
-    """A turn emitting `ids` (piece "<id>", or pieces[id]) `per_round` at a time, drafting
-    `drafted` per round and accepting per_round - 1 of them, at `tok_per_s`."""
-    piece = (lambda t: f"<{t}>") if pieces is None else pieces.__getitem__
-    events = [
-        TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={"spec_type": spec_type}),
-        PromptDone(t=1.0, t_prompt=1.0),
-    ]
-    for i in range(0, len(ids), per_round):
-        chunk = ids[i : i + per_round]
-        tokens = tuple(
-            Token(t, piece(t), Source.NGRAM if j < len(chunk) - 1 else Source.TARGET) for j, t in enumerate(chunk)
-        )
-        accepted = len(chunk) - 1 if drafted else 0
-        events.append(
-            Round(
-                index=i,
-                t=1.0 + (i + len(chunk)) / tok_per_s,
-                spec_type=spec_type if drafted else None,
-                drafted=tuple(range(drafted)),
-                n_accepted=accepted,
-                rejected=tuple(range(drafted - accepted)),
-                rejected_text="",
-                tokens=tokens,
-                t_draft=0.0,
-                t_verify=0.0,
-                t_other=0.0,
-                n_max=3,
-                verify=verify,
-                n_past=5 + i,
-                configured=spec_type,
-            )
-        )
-    events.append(TurnEnd(t=9.0, stop_reason=stop, text="", n_generated=len(ids), tokens=tuple(ids)))
-    return events
 
 
 def test_verdict_identical_speedup_and_acceptance():

@@ -1,7 +1,7 @@
 """The token inspector with Pilot: f7 in the chat (and enter on a round in f11's list),
 i in `spectui replay`; ←/→ and ↑/↓ move the cursor, the panel reads the token's facts and
 the transcript highlights it; esc leaves. On a FakeSession / trace replaying recorded rounds
-given verdicts (tests/chat/test_inspector.py's `judged`): the model is not what is tested here."""
+given verdicts (tests/helpers/events.py's `judged`): the model is not what is tested here."""
 
 from __future__ import annotations
 
@@ -20,10 +20,9 @@ from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.inspector import InspectorPanel
 from spectui.tui.widgets.markdown import MARKED
 from spectui.tui.widgets.message import AnswerChunk, AssistantMessage
-from tests.chat.test_inspector import judged
 from tests.fake_session import PROMPT, FakeSession, load_trace
-from tests.models.test_inspect_views import Spans
-from tests.tui.test_tui_snapshots import ANSWER_ROUNDS, recorded
+from tests.helpers.events import ANSWER_ROUNDS, judged, recorded
+from tests.helpers.html_spans import Spans
 from tests.tui_helpers import answered, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs

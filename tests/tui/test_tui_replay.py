@@ -25,8 +25,8 @@ from spectui.tui.widgets.side_pane import SidePane, VerdictBox
 from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.conftest import SMOL
 from tests.fake_session import FakeSession, load_trace
+from tests.helpers.events import ANSWER_ROUNDS, recorded
 from tests.textual_private import notices
-from tests.tui.test_tui_snapshots import ANSWER_ROUNDS, recorded
 from tests.tui_helpers import chat_args, resolved, rounds_so_far, run_ab, send, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs

@@ -15,23 +15,16 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
-from spectui.config.resolve import resolve
 from spectui.engine.events import StopReason
 from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.screens import chat as chat_screen
-from tests.fake_session import FakeSession
 from tests.textual_private import notices
-from tests.tui_helpers import LONG, answered, rounds_so_far, send, sync, until
+from tests.tui_helpers import LONG, answered, rounds_so_far, send, slow_app, sync, until
 
 pytestmark = pytest.mark.usefixtures("dirs")  # conftest.py: own config and data dirs
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def slow_app() -> SpecApp:
-    setup = resolve("smollm2", {"n_predict": 1000})
-    return SpecApp(setup, session=FakeSession(spec=setup.spec, round_s=0.1))
 
 
 @sync
@@ -78,7 +71,7 @@ async def test_an_unreadable_chat_is_in_the_picker_by_name(dirs):
 
 KILLED = """
 import asyncio, json, sys
-from tests.tui.test_tui_safety import slow_app
+from tests.tui_helpers import slow_app
 from tests.tui_helpers import rounds_so_far, send, until
 
 async def main():

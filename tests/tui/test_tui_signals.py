@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
 import sys
-from tests.tui.test_tui_safety import slow_app
+from tests.tui_helpers import slow_app
 
 app = slow_app()
 app.controller.state.session.round_s = 0.5  # the answer's rest takes 4 s: the signal must not wait for it

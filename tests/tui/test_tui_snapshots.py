@@ -14,7 +14,6 @@ from textual.widgets import Input, Select
 from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline
 from spectui.config.settings import Settings, save_settings
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.spec_config import SpecConfig
 from spectui.store import chat_types
 from spectui.tui.app import SpecApp
@@ -23,6 +22,7 @@ from spectui.tui.themed import ThemedApp
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.stats_panel import StatsPanel
 from tests.fake_session import FakeSession
+from tests.helpers.events import ANSWER_ROUNDS, recorded
 
 SIZE = (120, 36)
 
@@ -135,61 +135,6 @@ def test_saved_chat_rejected_newlines(snap_compare, instant_fake, setup):
 
 def test_help_screen(snap_compare, instant_fake, setup):
     assert snap_compare(SpecApp(setup, session=instant_fake), press=["f1"], terminal_size=SIZE, run_before=steady)
-
-
-# A recorded A/B run: the same answer, per token with spec type none (A) and in draft-simple
-# rounds with one rejected draft (B), replayed into the A/B screen; the times are fixed.
-ANSWER_ROUNDS = [
-    (["def", " add", "(a"], "", ","),
-    ([" b"], " c", "):\n"),
-    (["   ", " return", " a"], "", " +"),
-    ([" b"], "", "\n"),
-]
-
-
-def recorded(spec_type: str, rounds: list[tuple[list[str], str, str]], tok_per_s: float) -> list:
-    """A turn from (accepted pieces, rejected text, the target's piece) per round."""
-    ids: dict[str, int] = {}
-    events = [
-        TurnStart(t=0.0, n_prompt=20, n_prompt_decoded=20, n_ctx=4096, config=SpecConfig(types=(spec_type,)).as_dict()),
-        PromptDone(t=0.25, t_prompt=0.25),
-    ]
-    t, emitted = 0.25, []
-    for i, (accepted, rejected, last) in enumerate(rounds):
-        tokens = [Token(ids.setdefault(p, len(ids)), p, Source.DRAFT) for p in accepted]
-        tokens.append(Token(ids.setdefault(last, len(ids)), last, Source.TARGET))
-        drafted = tuple(range(len(accepted) + bool(rejected)))
-        t += len(tokens) / tok_per_s
-        emitted += tokens
-        events.append(
-            Round(
-                index=i,
-                t=t,
-                spec_type=spec_type if drafted else None,
-                drafted=drafted,
-                n_accepted=len(accepted),
-                rejected=drafted[len(accepted) :],
-                rejected_text=rejected,
-                tokens=tuple(tokens),
-                t_draft=0.002 * len(drafted),
-                t_verify=0.01,
-                t_other=0.0,
-                n_max=3,
-                verify="greedy",
-                n_past=20 + len(emitted),
-                configured=spec_type,
-            )
-        )
-    events.append(
-        TurnEnd(
-            t=t,
-            stop_reason=StopReason.EOS,
-            text="".join(tok.piece for tok in emitted),
-            n_generated=len(emitted),
-            tokens=tuple(tok.id for tok in emitted),
-        )
-    )
-    return events
 
 
 async def replay_ab(pilot) -> None:

@@ -52,7 +52,7 @@ def test_a_count_of_one_reads_in_the_singular_wherever_the_chat_shows_it():
     from spectui.tui.screens.chats import when
     from spectui.tui.widgets.message import meta_line
     from spectui.words import plural
-    from tests.tui.test_tui_snapshots import recorded
+    from tests.helpers.events import recorded
 
     assert (plural(1, "token"), plural(2, "token"), plural(0, "match", "matches")) == (
         "1 token",

@@ -28,7 +28,7 @@ from spectui.tui.palette import chat_entries
 from spectui.tui.themed import load_themes
 from tests.cli_helpers import Loaded, refused, run_cli
 from tests.conftest import SMOL
-from tests.models.test_run_command import interruptible
+from tests.helpers.processes import interruptible
 
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 RUN = ["run", "--preset", "smollm2"]
@@ -169,7 +169,7 @@ def test_a_path_no_file_can_have():
 def test_a_gguf_with_a_garbage_header_is_one_line(tmp_path, data):
     path = tmp_path / "garbage.gguf"
     path.write_bytes(b"GGUF" + data)
-    refused(*RUN, "-m", str(path), "hi")
+    refused(*RUN, "-m", str(path), "hi", match=f"cannot load model {path}")
 
 
 def test_a_draft_model_with_ngram_types_is_not_loaded(monkeypatch):

@@ -19,12 +19,13 @@ from spectui.bench.protocol import Config, Measurement, Run
 from spectui.cli import bench as bench_command
 from spectui.cli import bench_curve
 from spectui.cli.bench_curve import Costs, predicted, predictions, unpriced
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.events import PromptDone, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.plan.curve import Curve
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import break_even, speedup
 from spectui.spec_config import SpecConfig
-from tests.unit.test_plan_predict import costs
+from tests.helpers.curves import costs
+from tests.helpers.events import a_round
 
 CURVE = costs({1: 1.0, 17: 2.6}, t1=0.02, draft=0.004)  # t(4) = 0.026 s, a draft step 0.004 s
 OVER_NONE, OVER_SPEC = 0.001, 0.002
@@ -48,24 +49,19 @@ def run(cfg: Config, repeat: int, pattern, slower: float = 1.0, n_past: int = 10
         n_past += a + 1
         toks = tuple(Token(7, "x", Source.TARGET) for _ in range(a + 1))
         emitted += [7] * (a + 1)
-        events.append(
-            Round(
-                i,
-                t,
-                "draft-simple" if k else None,
-                tuple(range(k)),
+        events.append(  # a bench's rounds say the types in force (`by`), as the session's do
+            a_round(
+                k,
                 a,
-                tuple(range(k - a)),
-                "",
-                toks,
-                draft,
-                verify,
-                over,
-                3,
-                "greedy",
-                n_past,
+                by=cfg.spec.label,
+                tokens=toks,
+                index=i,
+                t=t,
+                t_draft=draft,
+                t_verify=verify,
+                t_other=over,
+                n_past=n_past,
                 t_llama=verify + draft,
-                configured=cfg.spec.label,  # a bench's rounds say the types in force, as the session's do
             )  # fmt: skip
         )
     events.append(TurnEnd(t, StopReason.N_PREDICT, "", len(emitted), tokens=tuple(emitted)))

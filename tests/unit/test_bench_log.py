@@ -13,7 +13,7 @@ from spectui.cli import bench as bench_command
 from spectui.cli import bench_progress, streams
 from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
-from tests.models.test_bench import QA_A, _whole_doc, fake_run
+from tests.helpers.bench import QA_A, fake_run, whole_doc
 
 TRACE = Path(__file__).parents[1] / "data" / "smollm2_turn.jsonl"
 LONG = "ngram-simple,ngram-map-k,ngram-map-k4v,ngram-mod,ngram-cache,draft-simple n=8 | en-code-02"
@@ -65,7 +65,7 @@ def test_in_a_log_the_report_is_not_wrapped(monkeypatch, capsys):
     """Each verdict's cause on one line, so grep finds it whole; a terminal still wraps at its
     width (and $COLUMNS still says a width: tests/models/test_bench.py)."""
     monkeypatch.delenv("COLUMNS", raising=False)
-    doc = _whole_doc()
+    doc = whole_doc()
     bench_command.show(doc)
     lines = capsys.readouterr().out.splitlines()
     causes = [c["detail"] for v in doc["verdicts"] for c in v["causes"]]

@@ -604,7 +604,7 @@ def test_the_importer_moves_files_only(data):
 
 def test_the_chat_command_restores_an_unsaved_chat_before_resuming_it(unsaved_dirs, monkeypatch):
     from spectui.cli import chat as chat_command
-    from spectui.launch import session as launch_session
+    from spectui.launch import opening
     from tests.cli_helpers import run_cli
 
     resumed = []
@@ -617,7 +617,7 @@ def test_the_chat_command_restores_an_unsaved_chat_before_resuming_it(unsaved_di
         raise Loaded
 
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
-    monkeypatch.setattr(launch_session, "checked_models", at_the_models)
+    monkeypatch.setattr(opening, "checked_models", at_the_models)
     chat = sample_chat()
     chat_store.save_chat(chat)
     turns(chat, 1, "unsaved ")

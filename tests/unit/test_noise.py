@@ -15,8 +15,8 @@ from spectui.chat.turn import Baseline
 from spectui.engine import noise
 from spectui.engine.ab import compare, speed
 from spectui.spec_config import SpecConfig
-from tests.models.test_bench import QA_A, fake_run
-from tests.tui.test_tui_ab import run_events
+from tests.helpers.bench import QA_A, fake_run
+from tests.helpers.events import run_events
 
 SPEC = "ngram-simple n=3"
 RECORDED = {  # (none's tok/s, the configuration's tok/s) over the same runs: the word all views give

@@ -41,7 +41,7 @@ CHECKS = textwrap.dedent(
 
     from spectui.cli.flags_table import markdown
     from spectui.cli.main import build_parser
-    from spectui.cli.options import overrides_from
+    from spectui.cli.setup_flags import overrides_from
     from spectui.config.resolve import resolve, restored
     from spectui.config.setup import Setup
     from spectui.errors import UserError

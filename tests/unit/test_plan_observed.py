@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import pytest
 
-from spectui.engine.events import Round
 from spectui.plan.observed import drafting_of
+from tests.helpers.events import a_round
 
-
-def rnd(drafted: int, accepted: int) -> Round:
-    return Round(0, 0.0, "x" if drafted else None, tuple(range(drafted)), accepted, (), "", (), 0, 0, 0, 4, "greedy", 0)
+rnd = partial(a_round, n_max=4)  # a draft-simple round at n-max 4
 
 
 def test_an_ngram_run_is_its_share_of_drafting_rounds_their_length_and_accepted_tokens():

@@ -19,15 +19,9 @@ from spectui.plan.predict import (
     tok_per_s,
 )
 from spectui.plan.report import Plan, curve_lines, picture_lines, render
+from tests.helpers.curves import costs
 
 RECORDED = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
-
-
-def costs(ratios: dict[int, float], t1: float = 0.1, draft: float = 0.0, overhead: float = 0.0) -> Curve:
-    """A curve with t(b) = t1 * ratios[b] at one depth, a draft step of `draft` seconds."""
-    pts = tuple(Point(b, t1 * r, 0.0) for b, r in sorted(ratios.items()))
-    drafts = {64: (Point(1, draft, 0.0), Point(2, draft, 0.0))} if draft else {}
-    return Curve({64: pts}, drafts, overhead, overhead)
 
 
 FLAT = costs({1: 1.0, 17: 1.0})  # a GPU-like batch: 17 tokens cost one step

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from spectui.cli.main import build_parser
-from spectui.cli.options import overrides_from
+from spectui.cli.setup_flags import overrides_from
 from spectui.config import presets
 from spectui.config.resolve import resolve
 from spectui.config.setup import Setup, kept_across_presets

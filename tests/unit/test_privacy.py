@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
-from spectui.cli.options import open_log
+from spectui.cli.setup_flags import open_log
 from spectui.config import paths
 from spectui.trace.format import TraceTurn, append_turn, read
 from spectui.tui.themed import ThemedApp

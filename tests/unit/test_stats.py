@@ -2,14 +2,13 @@
 
 import json
 import math
-from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.events import PromptDone, StopReason, TurnEnd, TurnStart
 from spectui.engine.stats import (
     TypeCounters,
     acceptance,
@@ -25,80 +24,44 @@ from spectui.engine.stats import (
     timing,
     token_latencies,
 )
-
-
-def rnd(
-    n_drafted=0,
-    n_accepted=0,
-    *,
-    t=0.0,
-    n_tokens=None,
-    spec_type="ngram-mod",
-    n_max=8,
-    verify="match",
-    t_draft=0.0,
-    t_verify=0.0,
-    t_other=0.0,
-    index=0,
-    configured=None,
-):
-    """A consistent Round: drafted 100.., the first n_accepted accepted, plus one target token."""
-    drafted = tuple(range(100, 100 + n_drafted))
-    n_tokens = n_accepted + 1 if n_tokens is None else n_tokens
-    return Round(
-        index=index,
-        t=t,
-        spec_type=spec_type,
-        drafted=drafted,
-        n_accepted=n_accepted,
-        rejected=drafted[n_accepted:],
-        rejected_text="",
-        n_max=n_max,
-        verify=verify,
-        tokens=tuple(Token(i, "x", Source.TARGET) for i in range(n_tokens)),
-        t_draft=t_draft,
-        t_verify=t_verify,
-        t_other=t_other,
-        n_past=0,
-        configured=configured if configured is not None else (spec_type or "none"),
-    )
+from tests.helpers.events import a_round
 
 
 def test_acceptance_counts_tokens_and_ignores_empty_drafts():
-    rounds = [rnd(4, 2), rnd(0, 0), rnd(3, 3)]
+    rounds = [a_round(4, 2), a_round(0, 0), a_round(3, 3)]
     assert acceptance(rounds) == (5, 7, 5 / 7)
 
 
 def test_rolling_acceptance_uses_only_the_last_n_rounds():
-    rounds = [rnd(2, 0)] * 8 + [rnd(2, 2)] * 32
+    rounds = [a_round(2, 0)] * 8 + [a_round(2, 2)] * 32
     assert acceptance(rounds) == (64, 80, 0.8)
     assert rolling_acceptance(rounds) == (64, 64, 1.0)
     assert rolling_acceptance(rounds, n=34) == (64, 68, 64 / 68)  # 2 bad rounds + 32 good
-    assert rolling_acceptance([rnd(2, 1), rnd(0, 0)], n=1) == (0, 0, None)
+    assert rolling_acceptance([a_round(2, 1), a_round(0, 0)], n=1) == (0, 0, None)
     with pytest.raises(ValueError):
         rolling_acceptance(rounds, n=0)
 
 
 def test_mean_acceptance_length_counts_empty_draft_rounds():
     # 5 accepted over 3 verification rounds, one of which drafted nothing.
-    assert mean_acceptance_length([rnd(4, 2), rnd(0, 0), rnd(3, 3)]) == 1 + 5 / 3
+    assert mean_acceptance_length([a_round(4, 2), a_round(0, 0), a_round(3, 3)]) == 1 + 5 / 3
 
 
 def test_per_position_with_mixed_draft_lengths():
     # position 0: accepted in 2 of the 3 rounds that drafted >= 1 token
     # position 1: accepted in 1 of the 2 rounds that drafted >= 2 tokens
     # position 2: accepted in 0 of the 1 round that drafted 3 tokens
-    rounds = [rnd(3, 2), rnd(1, 1), rnd(0, 0), rnd(2, 0)]
+    rounds = [a_round(3, 2), a_round(1, 1), a_round(0, 0), a_round(2, 0)]
     assert per_position_acceptance(rounds) == [2 / 3, 1 / 2, 0.0]
 
 
 def test_per_type_follows_each_rounds_spec_type():
     rounds = [
-        rnd(3, 0, spec_type="ngram-mod", t_draft=0.01, t_verify=0.10),
-        rnd(0, 0, spec_type="ngram-mod", t_draft=0.02, t_verify=0.05),
-        rnd(2, 1, spec_type="draft-simple", t_draft=0.30, t_verify=0.20),
-        rnd(4, 4, spec_type="draft-simple", t_draft=0.30, t_verify=0.20),
-        rnd(0, 0, spec_type=None, t_draft=0.0, t_verify=0.05),
+        a_round(3, 0, by="ngram-mod", t_draft=0.01, t_verify=0.10),
+        a_round(0, 0, by="ngram-mod", spec_type="ngram-mod", t_draft=0.02, t_verify=0.05),
+        a_round(2, 1, by="draft-simple", t_draft=0.30, t_verify=0.20),
+        a_round(4, 4, by="draft-simple", t_draft=0.30, t_verify=0.20),
+        a_round(0, 0, by="none", t_draft=0.0, t_verify=0.05),
     ]
     got = per_type(rounds)
     assert set(got) == {"ngram-mod", "draft-simple"}
@@ -108,14 +71,14 @@ def test_per_type_follows_each_rounds_spec_type():
 
 def test_config_changes_marks_type_n_max_and_verify_changes():
     rounds = [
-        rnd(spec_type="ngram-mod"),
-        rnd(spec_type="ngram-mod"),
-        rnd(spec_type="ngram-mod", n_max=4),
-        rnd(spec_type="draft-simple", n_max=4),
-        rnd(spec_type="draft-simple", n_max=4, verify="rejection"),
-        rnd(spec_type="draft-simple", n_max=4, verify="rejection"),
+        a_round(1, 1, by="ngram-mod"),
+        a_round(1, 1, by="ngram-mod"),
+        a_round(1, 1, by="ngram-mod", n_max=4),
+        a_round(1, 1, by="draft-simple", n_max=4),
+        a_round(1, 1, by="draft-simple", n_max=4, verify="rejection"),
+        a_round(1, 1, by="draft-simple", n_max=4, verify="rejection"),
         # the same configuration, but this round nothing drafted: not a change
-        rnd(spec_type=None, n_max=4, verify="rejection", configured="draft-simple"),
+        a_round(0, 0, by="draft-simple", n_max=4, verify="rejection"),
     ]
     assert config_changes(rounds) == [2, 3, 4]
 
@@ -133,9 +96,9 @@ def turn(rounds, end=True):
 
 def test_ttft_and_tok_per_s_from_known_timestamps():
     rounds = [
-        rnd(2, 0, t=10.6, n_tokens=0, t_draft=0.01, t_verify=0.05, t_other=0.01),
-        rnd(2, 1, t=10.7, t_draft=0.02, t_verify=0.06, t_other=0.02),
-        rnd(4, 4, t=11.1, t_draft=0.03, t_verify=0.07, t_other=0.03),
+        a_round(2, 0, t=10.6, pieces=(), t_draft=0.01, t_verify=0.05, t_other=0.01),
+        a_round(2, 1, t=10.7, t_draft=0.02, t_verify=0.06, t_other=0.02),
+        a_round(4, 4, t=11.1, t_draft=0.03, t_verify=0.07, t_other=0.03),
     ]
     tm = timing(turn(rounds))
     assert tm.ttft_s == pytest.approx(0.7)  # the first round emitted nothing
@@ -148,7 +111,7 @@ def test_ttft_and_tok_per_s_from_known_timestamps():
 
 def test_itl_shares_a_rounds_wait_among_its_tokens():
     # Gaps since the previous arrival: 0.1 s for 1 token, 0.1 s for 4 tokens, 0.3 s for 1.
-    rounds = [rnd(0, 0, t=10.6), rnd(3, 3, t=10.7), rnd(2, 0, t=11.0)]
+    rounds = [a_round(0, 0, t=10.6), a_round(3, 3, t=10.7), a_round(2, 0, t=11.0)]
     assert token_latencies(rounds, 10.5) == pytest.approx([0.1, 0.025, 0.025, 0.025, 0.025, 0.3])
     assert round_latencies(rounds, 10.5) == pytest.approx([0.1, 0.1, 0.3])
     tm = timing(turn(rounds))
@@ -160,9 +123,9 @@ def test_itl_shares_a_rounds_wait_among_its_tokens():
 
 def test_summary_as_dict_is_json_friendly():
     rounds = [
-        rnd(3, 2, t=10.6, spec_type="ngram-mod"),
-        rnd(2, 0, t=10.8, spec_type="draft-simple"),
-        rnd(0, 0, t=10.9, spec_type=None),
+        a_round(3, 2, t=10.6, by="ngram-mod"),
+        a_round(2, 0, t=10.8, by="draft-simple"),
+        a_round(0, 0, t=10.9, by="none"),
     ]
     d = summarize(turn(rounds)).as_dict()
     assert d == json.loads(json.dumps(d))
@@ -242,7 +205,7 @@ def test_speedup():
 
 def test_summarize_refuses_several_turns():
     with pytest.raises(ValueError):
-        summarize(turn([rnd(1, 1, t=10.6)]) + turn([rnd(1, 1, t=10.6)]))
+        summarize(turn([a_round(1, 1, t=10.6)]) + turn([a_round(1, 1, t=10.6)]))
 
 
 # (n_drafted, n_accepted <= n_drafted, n_tokens, gap since previous round end)
@@ -257,8 +220,8 @@ def build(specs):
     for i, (n_drafted, frac, n_tokens, gap) in enumerate(specs):
         t += gap
         out.append(
-            rnd(
-                n_drafted, int(frac * n_drafted), t=t, n_tokens=n_tokens, spec_type=("ngram-mod", "draft-simple")[i % 2]
+            a_round(
+                n_drafted, int(frac * n_drafted), t=t, pieces=("x",) * n_tokens, by=("ngram-mod", "draft-simple")[i % 2]
             )
         )
     return out
@@ -311,11 +274,11 @@ def test_overhead_is_never_negative_when_llama_cpp_timings_exceed_the_wall_clock
     events = [
         TurnStart(t=0.0, n_prompt=3, n_prompt_decoded=3, n_ctx=64, config={}),
         PromptDone(t=1.0, t_prompt=1.0),
-        replace(rnd(t=1.5), t_llama=0.6),
-        replace(rnd(t=2.0), t_llama=0.6),
+        a_round(t=1.5, t_llama=0.6),
+        a_round(t=2.0, t_llama=0.6),
     ]
     assert timing(events).overhead_ms_per_round == 0.0
-    events[-1] = replace(rnd(t=2.0), t_llama=0.4)
+    events[-1] = a_round(t=2.0, t_llama=0.4)
     assert timing(events).overhead_ms_per_round == pytest.approx(1000 * (1.0 - 1.0) / 2)
-    events[-1] = replace(rnd(t=2.2), t_llama=0.4)
+    events[-1] = a_round(t=2.2, t_llama=0.4)
     assert timing(events).overhead_ms_per_round == pytest.approx(1000 * (1.2 - 1.0) / 2)

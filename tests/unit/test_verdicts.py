@@ -7,7 +7,6 @@ shows no comparison at all."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 from hypothesis import given
@@ -17,23 +16,15 @@ from spectui.engine.events import Round
 from spectui.engine.verdicts import Verdict, confident_error, facts, near_tie, summarize
 from spectui.llama.sampling import acceptance, verify_rejection
 from spectui.trace import format as trace_format
+from tests.helpers.events import INSPECTED, a_round
 
-# Two SmolLM2 runs at temperature 0.8 (`spectui run --preset smollm2 --temp 0.8 --inspect --trace`):
-# `--spec-verify rejection --seed 5 -n 40` on test_run_command's PROMPT, then (the second turn,
-# its header dropped) `--spec-verify match --seed 3 -n 48` on a sentence to shorten
-INSPECTED = Path(__file__).parents[1] / "data" / "inspected_smollm2.jsonl"
+
+def judged_round(index: int, *verdicts: Verdict) -> Round:
+    return a_round(tuple(v.token for v in verdicts), 0, index=index, n_max=8, verdicts=verdicts)
 
 
 def _rejected(p: float, q: float | None, top: tuple[tuple[int, float], ...]) -> Verdict:
     return Verdict(1, 7, p=p, q=q, acceptance=None, draw=None, accepted=False, top=top, emitted=top[0][0])
-
-
-def _round(index: int, *verdicts: Verdict) -> Round:
-    return Round(
-        index=index, t=0.0, spec_type="draft-simple", drafted=tuple(v.token for v in verdicts), n_accepted=0,
-        rejected=(), rejected_text="", tokens=(), t_draft=0.0, t_verify=0.0, t_other=0.0, n_max=8,
-        verify="greedy", n_past=0, verdicts=verdicts,
-    )  # fmt: skip
 
 
 ACCEPTED = Verdict(position=0, token=3, p=0.9, q=0.95, acceptance=None, draw=None, accepted=True)
@@ -56,16 +47,16 @@ def test_a_confident_error_is_a_sure_draft_the_target_gave_almost_nothing():
 
 def test_summarize_counts_rejections_ties_and_errors_with_the_median_rejected_p():
     rounds = [
-        _round(0, ACCEPTED, _rejected(0.41, 0.5, ((5, 0.44), (7, 0.41)))),
-        _round(1, _rejected(0.02, 0.93, ((5, 0.9), (7, 0.02)))),
-        _round(2, ACCEPTED),
-        _round(3, _rejected(0.2, None, ((5, 0.6), (7, 0.2)))),
+        judged_round(0, ACCEPTED, _rejected(0.41, 0.5, ((5, 0.44), (7, 0.41)))),
+        judged_round(1, _rejected(0.02, 0.93, ((5, 0.9), (7, 0.02)))),
+        judged_round(2, ACCEPTED),
+        judged_round(3, _rejected(0.2, None, ((5, 0.6), (7, 0.2)))),
     ]
     assert summarize(rounds) == (3, 1, 1, 0.2)
 
 
 def test_summarize_without_verdicts_has_no_median():
-    assert summarize([_round(0)]) == (0, 0, 0, None)
+    assert summarize([judged_round(0)]) == (0, 0, 0, None)
 
 
 unit = st.floats(0, 1)

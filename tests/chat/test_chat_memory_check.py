@@ -1,4 +1,4 @@
-"""The memory check before a pair loads (chat/fit.py, chat/loading.py): a pair that does not
+"""The memory check before a pair loads (chat/memory_check.py, chat/loading.py): a pair that does not
 fit is refused before any weight is read, with what would fit; one that fits says so on the
 loading line; where the platform cannot project, the load goes on. The picker says it of
 each draft, memoised; the chat's start refuses a pair that does not fit in one line."""
@@ -13,15 +13,15 @@ import pytest
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input
 
-from spectui.chat import fit, loading
-from spectui.chat.fit import PickerFit
+from spectui.chat import loading, memory_check
+from spectui.chat.memory_check import PickerFit
 from spectui.chat.state import ChatState
 from spectui.chat.switcher import SetupSwitcher
 from spectui.chat.updates import Load, SwitchFailed
 from spectui.cli import chat as chat_command
 from spectui.config.assembly import TextReport
 from spectui.errors import UserError
-from spectui.launch import session as launch_session
+from spectui.launch import opening
 from spectui.plan import memory_projection
 from spectui.plan.memory_projection import Device, MemoryProjection, Part
 from spectui.store import chat_types
@@ -61,12 +61,12 @@ def load(setup, project, monkeypatch, fitted=None, opened: list | None = None):
 
 
 def test_a_pair_is_projected_where_its_files_or_memory_settings_change(setup):
-    assert fit.needs_check(setup, None)
-    assert not fit.needs_check(setup, setup)
-    assert not fit.needs_check(replace(setup, temp=0.3, n_predict=9), setup)  # sampling takes no memory
+    assert memory_check.needs_check(setup, None)
+    assert not memory_check.needs_check(setup, setup)
+    assert not memory_check.needs_check(replace(setup, temp=0.3, n_predict=9), setup)  # sampling takes no memory
     for change in ({"ctx_size": 8192}, {"model_draft": None}, {"cache_type_k_draft": "q8_0"}, {"batch_size": 64}):
-        assert fit.needs_check(replace(setup, **change), setup), change
-    assert not fit.needs_check(replace(setup, server="http://127.0.0.1:8080", model=None), None)
+        assert memory_check.needs_check(replace(setup, **change), setup), change
+    assert not memory_check.needs_check(replace(setup, server="http://127.0.0.1:8080", model=None), None)
 
 
 def test_a_pair_that_does_not_fit_is_refused_before_it_loads(setup, monkeypatch):
@@ -106,7 +106,7 @@ def test_the_switcher_names_the_setup_known_to_fit_and_a_refusal_keeps_the_pair(
     switcher.session_loaded(FakeSession(spec=setup.spec), setup, {})
     switcher.switch_models("other.gguf", None)
     assert updates[-1] == Load(state.setup, ("other.gguf", None), state.setup)
-    refusal = fit.refusal(projected(2340))
+    refusal = memory_check.refusal(projected(2340))
     switcher.session_failed(refusal)
     assert state.session is not None and updates[-1] == SwitchFailed(refusal)
 
@@ -137,7 +137,7 @@ def test_the_picker_projects_each_pair_once_per_memory_settings(setup, tmp_path)
 def test_the_chat_start_refuses_a_pair_that_does_not_fit_in_one_line(monkeypatch):
     started = []
     monkeypatch.setattr(chat_command, "has_terminal", lambda: True)
-    monkeypatch.setattr(launch_session, "checked_models", lambda *a, **kw: (T, D))
+    monkeypatch.setattr(opening, "checked_models", lambda *a, **kw: (T, D))
     monkeypatch.setattr(memory_projection, "for_setup", lambda *a: (projected(2340), None))
     err = refused("chat", "--preset", "smollm2", match="target.gguf + draft.gguf at -c 8192: does not fit: needs 2.32")
     assert "what would fit: -c 7168" in err

@@ -3,15 +3,17 @@ answers, else the calibration) for the CLI, the card, the panel and the bench; m
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
-from spectui.engine.events import Round
 from spectui.plan.acceptance import Calibration, Saved, replay_ngram
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of, read_run
 from spectui.plan.predict import Drafting, model_drafting, predict
 from spectui.spec_config import NGRAM_TYPES, SpecConfig
+from tests.helpers.events import a_round
 
 CURVE = Curve(
     {64: tuple(Point(b, 0.01 * (1 + 0.1 * (b - 1)), 0.02) for b in (1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 33, 65))},
@@ -28,11 +30,7 @@ SAVED = {
 }
 
 
-def rnd(drafted: int, accepted: int, n_max: int = 3, configured: str = "draft-simple") -> Round:
-    return Round(
-        0, 0.0, "draft-simple" if drafted else None, tuple(range(drafted)), accepted, (), "", (),
-        0.0, 0.01, 0.0, n_max, "greedy", 64, configured=configured,
-    )  # fmt: skip
+rnd = partial(a_round, t_verify=0.01, n_past=64)  # a draft-simple round at depth 64
 
 
 def test_saved_answers_come_before_the_calibration_type_by_type():
@@ -74,14 +72,14 @@ def test_the_chat_reads_no_calibration_that_spectui_plan_would_measure_again(mon
 
     from spectui.chat.starters import PROMPTS
     from spectui.config.setup import Setup
-    from spectui.plan import cached
+    from spectui.plan import loaded_pair
     from tests.conftest import RECORDED_CURVE
 
     doc = json.loads(RECORDED_CURVE.read_text())
-    monkeypatch.setattr(cached, "cached_doc", lambda setup, status: (doc, True))
+    monkeypatch.setattr(loaded_pair, "cached_doc", lambda setup, status: (doc, True))
     as_measured = Setup().with_values({"temp": 0.8, "seed": 0})  # the recorded calibration's sampling
-    curve, calibration, plannable = cached.for_pair(as_measured, None, PROMPTS)
+    curve, calibration, plannable = loaded_pair.for_pair(as_measured, None, PROMPTS)
     assert curve is not None and calibration is not None and plannable
     for other in ({"temp": 0.2}, {"system": "Be brief."}):
-        curve, calibration, _ = cached.for_pair(as_measured.with_values(other), None, PROMPTS)
+        curve, calibration, _ = loaded_pair.for_pair(as_measured.with_values(other), None, PROMPTS)
         assert curve is not None and calibration is None, other  # the curve still prices the panel

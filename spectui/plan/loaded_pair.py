@@ -10,7 +10,7 @@ from pathlib import Path
 from spectui.engine.interface import SessionStatus
 from spectui.plan import identity
 from spectui.plan.acceptance import Calibration
-from spectui.plan.build import build_plan
+from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.cache import load_cached
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH, noise

@@ -1,4 +1,4 @@
-"""The cost curve kept is non-decreasing in b (spectui/plan/fit.py, curve.fitted), which sizes are
+"""The cost curve kept is non-decreasing in b (spectui/plan/monotone.py, curve.fitted), which sizes are
 timed and when a size has been timed enough (plan/decodes.py), and the phase lines a log gets
 (cli/phases.py): all without a model."""
 
@@ -15,7 +15,7 @@ from rich.console import Console
 
 from spectui.cli.phases import Phases
 from spectui.plan import curve, decodes
-from spectui.plan.fit import monotone, residuals
+from spectui.plan.monotone import monotone, residuals
 
 RECORDED = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
 times = st.lists(st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=1, max_size=40)
