@@ -4,7 +4,8 @@ and checking them (the byte work is in assembly.py).
 PyPI limits file sizes, so a GGUF is split into byte chunks across several packages
 (`<module>/data/*`); concatenating the chunks in part order gives the model. Assembly
 happens once into a cache dir, is verified against a known sha256, and is recorded in a
-stamp so later starts trust size + mtime instead of re-hashing a gigabyte.
+stamp so later starts trust size + mtime instead of re-hashing a gigabyte; a file whose time
+moved (a reinstall, `touch`) is hashed again, and refused only where its bytes changed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from spectui.config.assembly import (
     assemble,
     check_in_place,
     hash_file,
+    restamp,
     size_or_missing,
     stamp_file,
     stamp_state,
@@ -204,10 +206,10 @@ def resolve_model(value: str, report: Report | None = None) -> Path:
     if value not in CATALOG:
         return user_path(value)
     model, path = CATALOG[value], model_path(value)
-    if stamp_state(model, path) == "changed":
+    if stamp_state(model, path) == "changed" and (why := restamp(model, path, report or TextReport())):
         raise UserError(
-            f"{value}: {path} changed since it was verified (its size or time differ from the "
-            f"stamp); check it with: spectui models verify {value}"
+            f"{value}: {path} changed since it was verified (it {why}, expected {model.size} bytes with "
+            f"sha256 {model.sha256}); check it with: spectui models verify {value}"
         )
     if not is_installed(value) or stamp_state(model, path) != "ok":
         install([value], report or TextReport())
