@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
 from spectui.config.setup import OPTIONS
+from spectui.options import NUMBERS
 from spectui.store import chat_store
 from spectui.tui.palette import chat_entries
 from spectui.tui.themed import load_themes
@@ -70,8 +71,24 @@ CHOICES = [o.flags[-1] for o in OPTIONS.values() if o.choices]
 
 
 @pytest.mark.parametrize("flag,kind", TYPED)
-def test_a_number_flag_given_text_is_one_line(loaded, flag, kind):
-    refused(*RUN, flag, "many", "hi", match=f"invalid {kind.__name__} value")
+def test_a_number_flag_given_text_is_one_line_in_the_checks_words(loaded, flag, kind):
+    """One format: argparse's "argument --temp: invalid float value: 'abc'" stood beside the
+    checks' "--temp must be a finite number"."""
+    err = refused(*RUN, flag, "many", "hi", match=f"{flag} must be {NUMBERS[kind]}, got 'many'")
+    assert err.startswith("error: ") and "argument" not in err and "invalid" not in err, err
+
+
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        ([*RUN, "--temp", "1e400", "hi"], "--temp must be a finite number, got '1e400'"),  # not "got inf"
+        ([*RUN, "-n", "1.5", "hi"], "-n/--n-predict must be a whole number, got '1.5'"),
+        (["plan", "--depth", "x"], "--depth must be a whole number, got 'x'"),
+        (["replay", "t.jsonl", "--speed", "inf"], "--speed must be a finite number, got 'inf'"),
+    ],
+)
+def test_a_number_that_does_not_parse_is_said_as_typed(loaded, argv, says):
+    refused(*argv, match=says)
 
 
 @pytest.mark.parametrize("flag", CHOICES)
