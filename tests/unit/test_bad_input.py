@@ -84,6 +84,7 @@ def test_a_number_flag_given_text_is_one_line_in_the_checks_words(loaded, flag, 
         ([*RUN, "--temp", "1e400", "hi"], "--temp must be a finite number, got '1e400'"),  # not "got inf"
         ([*RUN, "-n", "1.5", "hi"], "-n/--n-predict must be a whole number, got '1.5'"),
         (["plan", "--depth", "x"], "--depth must be a whole number, got 'x'"),
+        (["bench", "--repeat", "x"], "--repeat must be a whole number, got 'x'"),
         (["replay", "t.jsonl", "--speed", "inf"], "--speed must be a finite number, got 'inf'"),
     ],
 )
@@ -155,7 +156,7 @@ def test_any_value_of_any_flag_is_accepted_or_one_line(loaded, flag, value):
 
 
 def test_a_bad_command_or_flag_is_one_line_not_the_usage():
-    for argv in (["models", "frobnicate"], ["run", "--no-such-flag"], ["presets"], ["bench", "--repeat", "x"]):
+    for argv in (["models", "frobnicate"], ["run", "--no-such-flag"], ["presets"], ["bench", "--repeat"]):
         code, err = spectui(*argv)
         assert_clean(code, err, want=(2,))
         assert "usage:" not in err and "--help" in err
