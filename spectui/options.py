@@ -19,6 +19,20 @@ from spectui.errors import UserError
 NUMBER, CHOICE, TEXT = "number", "choice", "text"
 # a field's annotation as the type of its value; the spec types' tuple is one "a,b" string in a flag
 _TYPES = {"int": int, "float": float, "str": str, "tuple[str, ...]": str}
+# what a number flag must be, in words
+NUMBERS = {int: "a whole number", float: "a number"}
+
+
+def number(kind: type, text: str, name: str) -> int | float:
+    """A flag's or a form field's text as an int or float, refused in the checks' own words: one
+    format for a value that does not parse and one out of range (1e400 as typed, not as inf)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        raise UserError(f"{name} must be {NUMBERS[kind]}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise UserError(f"{name} must be a finite number, got {text!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -80,7 +94,7 @@ class Option:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise UserError(f"{self.flag} must be a number, got {value!r}")
             if self.type is int and not isinstance(value, int):
-                raise UserError(f"{self.flag} must be a whole number, got {value!r}")
+                raise UserError(f"{self.flag} must be {NUMBERS[int]}, got {value!r}")
             if not math.isfinite(value):
                 raise UserError(f"{self.flag} must be a finite number, got {value}")
             if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):

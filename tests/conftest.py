@@ -169,14 +169,14 @@ def unmeasured(monkeypatch):
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns -n into workers
 def pytest_cmdline_main(config):
     """`pytest -m "not model"` on the whole suite runs on FAST_WORKERS processes (pytest-xdist).
-    -n N chooses (-n 0: one process). A run that names files or -k stays in one process
+    -n N chooses (-n 0: one process). A run that names other files or -k stays in one process
     (a worker spends seconds importing and collecting), and so does any other -m and the full
     suite (its model tests time llama.cpp on every core)."""
     if (
         config.pluginmanager.hasplugin("xdist")
         and config.option.numprocesses is None
         and not hasattr(config, "workerinput")  # a worker itself
-        and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and whole_suite(config)
         and not config.option.keyword
         and not (config.option.collectonly or config.option.usepdb)
         and config.option.markexpr.split() == ["not", "model"]
@@ -184,6 +184,14 @@ def pytest_cmdline_main(config):
         config.option.numprocesses = FAST_WORKERS
         if config.option.dist == "no":
             config.option.dist = "worksteal"  # an idle worker takes tests from a busy one: no long tail
+
+
+def whole_suite(config) -> bool:
+    """No paths given, or the suite's own folder named (`pytest -m "not model" tests`)."""
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        return True
+    named = {(config.invocation_params.dir / arg).resolve() for arg in config.args}
+    return named == {(config.rootpath / path).resolve() for path in config.getini("testpaths")}
 
 
 def pytest_configure(config):

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
+
+from spectui.config.embedded import CATALOG, DEFAULT_TARGET
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,3 +32,15 @@ def test_wheel_ships_every_module_presets_themes_styles_and_prompts(tmp_path):
     # every module of the checkout, so no package is left out of pyproject's list
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "spectui").rglob("*.py")}
     assert modules - names == set()
+
+
+def test_the_demo_extra_brings_every_model_a_shipped_preset_names():
+    """The README's install is '.[demo]', and it offers every shipped preset that names no file
+    of the user's (fast included): the packages of each embedded model they name are in it."""
+    demo = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["demo"])
+    for preset in (ROOT / "presets").glob("*.toml"):
+        values = tomllib.loads(preset.read_text())
+        for name in (values.get("model", DEFAULT_TARGET), values.get("model_draft")):
+            if name in CATALOG:
+                assert {p.requirement for p in CATALOG[name].packages} <= demo, (preset.name, name)
+                assert CATALOG[name].extra == "demo", name  # what its missing-package error asks for

@@ -25,17 +25,12 @@ ENDING: dict[int, str] = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
 @contextmanager
-def ending(received: list[int]):
-    """SIGTERM and SIGHUP stop the answer as Ctrl+C does (a KeyboardInterrupt, once), so what
-    was generated is still saved; `received` gets the signal's number (main thread only)."""
-
-    def stop(signum, frame):
-        first = not received
-        received.append(signum)
-        if first:
-            raise KeyboardInterrupt
-
-    previous = {s: signal.signal(s, stop) for s in ENDING}
+def noted(received: list[int]):
+    """SIGTERM, SIGHUP and Ctrl+C while an answer streams: `received` gets the signal's number
+    and nothing is raised; the loop that shows the answer reads it and asks the session to stop,
+    so what was generated is still saved (a KeyboardInterrupt could land between the loop's try
+    and its next turn, and the exit then waited for the whole answer; main thread only)."""
+    previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in (*ENDING, signal.SIGINT)}
     try:
         yield
     finally:

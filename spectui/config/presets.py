@@ -15,7 +15,7 @@ from pathlib import Path
 import tomli_w
 
 from spectui.bounded import CONFIG_BYTES, loads_toml
-from spectui.config.embedded import CATALOG, user_path
+from spectui.config.embedded import CATALOG, install_command, user_path
 from spectui.config.paths import shipped_dir, user_presets_dir, write_atomic
 from spectui.config.setup import OPTIONS, check_value
 from spectui.config.text import read_text
@@ -93,7 +93,7 @@ class Listed:
     path: Path
     shipped: bool
     description: str
-    problem: str  # "" when it loads; "needs model files" for a template; else why it cannot
+    problem: str  # "" when it loads; "needs model files" for a template, "needs pip install ..."; else why it cannot
 
     @property
     def about(self) -> str:
@@ -103,10 +103,13 @@ class Listed:
 def listed() -> list[Listed]:
     """Every available preset, read once, a file that cannot be read with its error."""
     out = []
+    commands = {name: install_command(name) for name in CATALOG}  # what each embedded model misses
     for name, (path, shipped) in available().items():
         try:
             preset = load_file(path, name, shipped, check_models=False)
-            problem, description = "needs model files" if missing_models(preset) else "", preset.description
+            missing = [commands[v] for key in ("model", "model_draft") if (v := preset.values.get(key)) in commands]
+            needs = next((f"needs {command}" for command in missing if command), "")
+            problem, description = "needs model files" if missing_models(preset) else needs, preset.description
         except UserError as e:
             problem, description = f"cannot be used: {e}", ""
         out.append(Listed(name, path, shipped, description, problem))

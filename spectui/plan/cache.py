@@ -14,7 +14,9 @@ from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.errors import UserError
 from spectui.plan.curve import Curve
 
-FORMAT = "spectui-plan/1"
+FORMAT = "spectui-plan/2"
+# keyed by the model files' paths and times (a reinstall measured again): never read again
+STALE_FORMATS = ("spectui-plan/1", "spectui-plan-concurrency/1")
 
 
 def cache_dir() -> Path:
@@ -65,4 +67,16 @@ def store(key: dict, doc: dict) -> Path:
     """Write the document atomically: a reader sees the old file or the new one."""
     from spectui.config.paths import write_atomic
 
+    forget_stale()
     return write_atomic(cache_path(key), json.dumps({"format": FORMAT, "key": key, **doc}, indent=1))
+
+
+def forget_stale() -> None:
+    """Remove the files of a format no reader takes any more, as a new file is written beside them."""
+    for path in cache_dir().glob("*.json"):
+        try:
+            doc = loads_json(read_bytes(path, "a cached curve", CONFIG_BYTES).decode("utf-8"))
+        except (UserError, ValueError, UnicodeDecodeError):
+            continue  # not ours to judge: a reader says it is corrupt and measures again
+        if isinstance(doc, dict) and doc.get("format") in STALE_FORMATS:
+            path.unlink(missing_ok=True)

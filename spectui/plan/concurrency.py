@@ -28,13 +28,13 @@ from pathlib import Path
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.errors import UserError
-from spectui.plan.cache import cache_path
+from spectui.plan.cache import cache_path, forget_stale
 from spectui.plan.curve import Curve, Point, fitted
 from spectui.plan.decodes import DEPTHS
 from spectui.plan.predict import N_MAX, Drafting, Prediction, round_overhead
 from spectui.spec_types import BASELINE
 
-FORMAT = "spectui-plan-concurrency/1"
+FORMAT = "spectui-plan-concurrency/2"
 MAX_LEVEL = 64  # slots; the measurement decodes max level x (longest draft + 1) tokens at once
 MAX_LEVELS = 6  # levels the table shows within 80 columns
 REPEATS = 3  # timed passes after the warm-up: c x b sizes are many, so a fixed count bounds the time
@@ -297,6 +297,7 @@ def store(ckey: dict, timed: dict[int, Curve]) -> Path:
     from spectui.config.paths import write_atomic
 
     doc = {"format": FORMAT, "key": ckey, "levels": {str(c): cv.as_dict() for c, cv in sorted(timed.items())}}
+    forget_stale()
     return write_atomic(cache_path(ckey), json.dumps(doc, indent=1))
 
 

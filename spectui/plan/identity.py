@@ -1,16 +1,28 @@
-"""What a cached curve holds for, its cache key: the model files (path, size, mtime), llama.cpp's
-build, the device, threads and offload. A curve measured under another identity is measured
-again, never trusted (plan/cache.py)."""
+"""What a cached curve holds for, its cache key: the model files (by content), llama.cpp's build,
+the device, threads and offload. A curve measured under another identity is measured again,
+never trusted (plan/cache.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import platform
 from pathlib import Path
 
+SAMPLED = 4 << 20  # bytes read at each end: a GGUF's header and its last tensors
+
 
 def file_identity(path: Path) -> dict:
-    st = path.stat()
-    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    """A file by its content, not its place or time, so a reinstall (new time, new venv) keeps its
+    curve: the size and a digest of the first and last SAMPLED bytes (milliseconds for a gigabyte;
+    another quantisation or model differs there)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        size = f.seek(0, 2)
+        f.seek(0)
+        digest.update(f.read(SAMPLED))
+        f.seek(max(0, size - SAMPLED))
+        digest.update(f.read(SAMPLED))
+    return {"size": size, "sampled_sha256": digest.hexdigest()}
 
 
 def device() -> str:

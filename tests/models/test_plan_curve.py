@@ -58,8 +58,8 @@ def test_a_stored_curve_reads_back_for_its_identity_only(cache):
     "text, says",
     [
         ("{", "corrupt"),
-        ("[]", "is not a spectui-plan/1 curve"),
-        ('{"format": "spectui-plan/1"}', "another model file, build or device"),
+        ("[]", "is not a spectui-plan/2 curve"),
+        ('{"format": "spectui-plan/2"}', "another model file, build or device"),
         ("\xff\xfe", "corrupt"),
     ],
 )

@@ -41,7 +41,7 @@ async def test_settings_screen_applies_from_the_next_turn_and_saves_into_a_prese
         await fill(pilot, screen, {"top_k": "many"})
         await pilot.press("ctrl+s")
         assert isinstance(app.screen, SettingsScreen)  # refused, with the reason, nothing applied
-        assert "top-k must be a whole number, not 'many'" in screen.query_one("#error").visual.plain
+        assert "--top-k must be a whole number, got 'many'" in screen.query_one("#error").visual.plain
         await fill(
             pilot,
             screen,
@@ -160,7 +160,7 @@ async def test_the_settings_grey_what_an_ngram_type_does_not_use_and_take_seed_m
         ("temp", "-5", "--temp must be 0 (greedy) or more"),
         ("spec_draft_n_max", "99", "--spec-draft-n-max must be between 0 and 64"),
         ("seed", "-2", "--seed must be 0 to 4294967295, or -1 for a random one"),
-        ("top_k", "x", "top-k must be a whole number, not 'x'"),
+        ("top_k", "x", "--top-k must be a whole number, got 'x'"),
     ],
 )
 def test_settings_are_checked_as_setup_checks_a_flag(name, text, says):

@@ -10,7 +10,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import OptionList
@@ -29,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @sync
 async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
-    monkeypatch.setattr(chat_screen, "QUIT_WINDOW_S", 0.6)  # the window shortened, so the test waits less
     app = slow_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, app, LONG)
@@ -40,8 +41,9 @@ async def test_ctrl_c_stops_the_answer_then_quits(monkeypatch):
         await pilot.press("ctrl+c")
         await answered(pilot, app)
         assert app.controller.conversation.turn.end.stop_reason == StopReason.CANCELLED and app.return_code is None
-        await pilot.pause(0.7)  # a while later, one press only warns
-        await pilot.press("ctrl+c")
+        later = chat_screen.QUIT_WINDOW_S + 1  # a while later, on the screen's clock: no wait
+        monkeypatch.setattr(chat_screen, "time", SimpleNamespace(monotonic=lambda: time.monotonic() + later))
+        await pilot.press("ctrl+c")  # one press only warns
         await pilot.pause()
         assert app.return_code is None
         assert any("ctrl+c again to quit" in n.message for n in notices(app))

