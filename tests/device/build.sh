@@ -11,7 +11,8 @@
 #   SPECTUI_NATIVE_CACHE   cache dir (default ${XDG_CACHE_HOME:-$HOME/.cache}/spectui-native)
 #   SPECTUI_NATIVE_JOBS    parallel build jobs (default 2)
 #
-# The last line printed on stdout is the folder to give LLAMA_CPP_LIB_PATH. It needs Debian's
+# The last line printed on stdout is the folder to give LLAMA_CPP_LIB_PATH; it also holds
+# spec_oracle (tests/oracle) built against these libraries. It needs Debian's
 # glslc, libvulkan-dev and mesa-vulkan-drivers (.ci/run installs them). Where the system's
 # Vulkan headers predate VK_EXT_layer_settings (Debian 12's 1.3.239; the vendored
 # ggml-vulkan.cpp uses vk::LayerSettingEXT), the headers of Debian 13's libvulkan-dev and
@@ -35,7 +36,7 @@ py="$repo/.venv/bin/python"
 version="$("$py" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')"
 build="$cache/llama-vulkan-$version"
 lib="$build/bin"
-if [[ -f "$lib/libllama.so" && -f "$lib/libggml-vulkan.so" ]]; then
+if [[ -f "$lib/libllama.so" && -f "$lib/libggml-vulkan.so" && -x "$lib/spec_oracle" ]]; then
     echo "$lib"
     exit 0
 fi
@@ -86,4 +87,7 @@ cmake -S "$llama_dir" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
     -DLLAMA_BUILD_SERVER=OFF >&2
 cmake --build "$build" --target llama -j "$jobs" >&2
+# llama.cpp's own speculative loop against these libraries: the device suite's oracle
+SPEC_ORACLE_BUILD_DIR="$build" SPEC_ORACLE_JOBS="$jobs" SPEC_ORACLE_PYTHON="$py" \
+    "$here/../oracle/build.sh" "$llama_dir" >/dev/null
 echo "$lib"

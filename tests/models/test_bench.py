@@ -122,14 +122,14 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
 
 
 def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
-    """The GPU branches, on hand-made NVML answers (this machine has no GPU)."""
+    """The GPU branches, on hand-made device answers (this machine has no GPU)."""
     from spectui.bench import peak_memory
-    from spectui.engine import resources
+    from spectui.llama import devices
 
-    gpu = resources.GpuMemory(0, "H200", used=130 * 2**30, total=140 * 2**30, process_used=None)
-    monkeypatch.setattr(resources, "gpu_memory", lambda: [gpu])
+    gpu = devices.Device("CUDA0", "NVIDIA H200", "gpu", free=10 * 2**30, total=140 * 2**30)
+    monkeypatch.setattr(devices, "gpus", lambda: [gpu])
     assert peak_memory.sample_memory() == MemorySample(gpu.used, "gpu-total", gpu.used / gpu.total)
-    monkeypatch.setattr(resources, "gpu_memory", lambda: [dataclasses.replace(gpu, process_used=5)])
+    monkeypatch.setattr(devices, "gpus", lambda: [dataclasses.replace(gpu, process_used=5)])
     assert peak_memory.sample_memory().source == "gpu-process"
     env = {
         "gpus": [{"name": "H200", "driver_version": "1"}],

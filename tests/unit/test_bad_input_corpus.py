@@ -78,7 +78,7 @@ FLOATS = [name for name, o in OPTIONS.items() if o.type is float]
 # (option, value, what its refusal says after the flag): argparse's kind error, the record's check
 FLAG_CASES = (
     [(o, v, " must be") for o in INTS for v in ("-2", "99999999999999999999", "-99999999999999999999")]
-    + [(o, "1.5", ": invalid int value") for o in INTS]
+    + [(o, "1.5", " must be a whole number") for o in INTS]
     + [(o, v, " must be a finite number") for o in FLOATS for v in ("nan", "inf", "-inf", "1e999")]
     + [(o, "-1", " must be") for o in FLOATS]
     + [(o, "", ": an empty value") for o in OPTIONS if o != "system"]
