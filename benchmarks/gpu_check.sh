@@ -3,6 +3,7 @@
 #
 #   bash benchmarks/gpu_check.sh prepare   # here: a network and nvcc (CUDA_ARCH, default 90)
 #   bash benchmarks/gpu_check.sh [ARGS]    # there, with .gpu/ copied along; ARGS go to gpu_check.py
+#   bash benchmarks/gpu_check.sh device [ARGS]  # any Vulkan device here, through the device build
 #
 # prepare fills .gpu/ (ignored by git), 51 MiB:
 #   llama_cpp.tar.xz  a CUDA build of llama-cpp-python, compiled here (25 minutes on 2 cores;
@@ -70,6 +71,16 @@ EOF
     exit 0
 fi
 
+if [[ "${1:-}" == device ]]; then
+    # Any Vulkan device through the device build (tests/device/build.sh), llvmpipe included,
+    # in this checkout's environment: the same check on the synthetic checkpoints.
+    shift
+    lib="$(bash tests/device/build.sh | tail -n 1)"
+    models="${SPECTUI_GPU_MODELS:-$HOME/.cache/spectui-gpu/models}"
+    [[ -d "$models" ]] || python tests/synthetic_models.py "$models"
+    LLAMA_CPP_LIB_PATH="$lib" GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}" \
+        exec python benchmarks/gpu_check.py --synthetic "$models" "$@"
+fi
 if [[ ! -f "$GPU/llama_cpp.tar.xz" || ! -d "$GPU/wheels" || ! -d "$GPU/models" ]]; then
     echo "no $GPU/: run 'bash $0 prepare' first, then copy $GPU along" >&2
     exit 2

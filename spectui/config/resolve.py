@@ -17,7 +17,7 @@ from spectui.config.model_choice import model_label
 from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.engine.server import server_url
 from spectui.errors import UserError
-from spectui.llama import draft_fit
+from spectui.llama import devices, draft_fit
 from spectui.spec_config import available_types
 
 
@@ -59,6 +59,8 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
         ]
     elif not values.get("model"):
         raise UserError(f"preset '{chosen.name}' names no target model; pass -m FILE")
+    elif values.get("n_gpu_layers", -1) != 0 and (idle := devices.idle_backends()):
+        notes.append(f"llama.cpp's {', '.join(idle)} backend found no device: every layer runs on the CPU")
     for url in (values.get("server") or "").split(","):
         if url.strip():
             server_url(url.strip())  # a malformed URL fails here, before anything connects

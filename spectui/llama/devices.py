@@ -32,8 +32,8 @@ def _ggml() -> SimpleNamespace:
 
     lib, p, size = llama_cpp.llama_cpp._lib, ctypes.c_void_p, ctypes.c_size_t
 
-    def bind(name: str, argtypes: list, restype):
-        fn = getattr(lib, f"ggml_backend_dev_{name}")
+    def bind(name: str, argtypes: list, restype, prefix: str = "ggml_backend_dev_"):
+        fn = getattr(lib, prefix + name)
         fn.argtypes, fn.restype = argtypes, restype
         return fn
 
@@ -45,6 +45,10 @@ def _ggml() -> SimpleNamespace:
         type=bind("type", [p], ctypes.c_int),
         memory=bind("memory", [p, ctypes.POINTER(size), ctypes.POINTER(size)], None),
         by_type=bind("by_type", [ctypes.c_int], p),
+        reg_count=bind("reg_count", [], size, "ggml_backend_"),
+        reg_get=bind("reg_get", [size], p, "ggml_backend_"),
+        reg_name=bind("reg_name", [p], ctypes.c_char_p, "ggml_backend_"),
+        reg_dev_count=bind("reg_dev_count", [p], size, "ggml_backend_"),
     )
 
 
@@ -111,6 +115,15 @@ def gpus() -> list[Device]:
     return _with_nvml(found) if found else []
 
 
+def idle_backends() -> list[str]:
+    """The GPU backends this llama.cpp was built with that found no device (no driver, or one
+    hidden by GGML_VK_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, ...): layers asked for a GPU then
+    run on the CPU."""
+    g = _ggml()
+    regs = [g.reg_get(i) for i in range(g.reg_count())]
+    return [(g.reg_name(r) or b"?").decode() for r in regs if not g.reg_dev_count(r) and g.reg_name(r) != b"CPU"]
+
+
 def describe() -> str:
     """One line per device for the stats panel; "GPU: none (CPU)" on a CPU-only build."""
     return "\n".join(d.line() for d in gpus()) or "GPU: none (CPU)"
@@ -145,8 +158,8 @@ def _with_nvml(found: list[Device]) -> list[Device]:
         return found
     try:
         driver = pynvml.nvmlSystemGetDriverVersion()
-        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        names = [pynvml.nvmlDeviceGetName(h) for h in handles]
+        listed = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        names = [pynvml.nvmlDeviceGetName(h) for h in listed]
     except pynvml.NVMLError:  # e.g. the GPU fell off the bus after init
         return found
     out = []
@@ -155,7 +168,7 @@ def _with_nvml(found: list[Device]) -> list[Device]:
         if i is None:
             out.append(d)
             continue
-        h = handles.pop(i)
+        h = listed.pop(i)
         names.pop(i)
         try:
             mem = pynvml.nvmlDeviceGetMemoryInfo(h)

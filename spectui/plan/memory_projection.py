@@ -297,7 +297,7 @@ def suggest(proj: MemoryProjection, n_layers: tuple[int, int], flash_attn: str =
     ):
         on_gpu = min(n_layer + 1, ngl if ngl >= 0 else n_layer + 1)
         gpu_short = [d for d in short if not d.is_cpu]
-        if not on_gpu or not gpu_short:
+        if not on_gpu or not gpu_short or (role == "draft" and proj.draft is None):
             continue
         moved = 0
         keep = on_gpu

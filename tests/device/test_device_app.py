@@ -15,15 +15,19 @@ import pytest
 
 from spectui.engine.session import Session
 from spectui.llama.devices import gpus
-from tests.tui_helpers import send, sync, until
+from tests.tui_helpers import sync, until
 
 pytestmark = [pytest.mark.model, pytest.mark.device]
 
 
-def spectui(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+def spectui(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """The command in its own process, with this process's device environment."""
     return subprocess.run(
-        [sys.executable, "-m", "spectui", *args], capture_output=True, text=True, timeout=timeout, env=os.environ
+        [sys.executable, "-m", "spectui", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ | (env or {}),
     )
 
 
@@ -45,41 +49,75 @@ async def test_the_chats_panel_names_the_device(smol, setup, dirs):
     app = SpecApp(setup, session=session)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await send(pilot, app, "Hi")
-            (gpu,) = gpus()
+            (gpu,) = gpus()  # measured as the app opens, and every 2 s
             await until(pilot, lambda: f"{gpu.name} {gpu.description}" in app.query_one("#stats").visual.plain)
     finally:
         session.close()
 
 
-def test_the_bench_environment_and_the_plan_identity_name_the_device(smol_path, device, tmp_path):
+def test_the_environment_of_a_bench_or_trace_and_the_plan_identity_name_the_device(smol, setup, device):
+    """What a bench result and a trace record of the machine (launch.environment), and what a
+    cached curve is keyed by (plan.identity): the device, with its memory."""
+    from spectui.launch.environment import collect
     from spectui.plan import identity
 
+    session = Session(smol, None, setup.ctx_params(), spec=setup.spec.with_types(("none",)), sampling=setup.sampling())
+    try:
+        env = collect(session, setup, hash_files=False)
+    finally:
+        session.close()
+    (gpu,) = env["gpus"]
+    assert gpu["name"] == device and gpu["total"] > 0 and gpu["description"]
     assert device in identity.device()
-    out = tmp_path / "bench.json"
-    r = spectui(
-        "bench", "-m", str(smol_path), "--spec-type", "ngram-simple", "--sweep-n-max", "3", "--lang", "en",
-        "--category", "code", "--limit", "1", "--repeat", "1", "-n", "8", "--json", str(out),
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr[-3000:]
-    env = json.loads(out.read_text())["environment"]
-    assert [g["name"] for g in env["gpus"]] == [device]
 
 
-def test_a_pair_too_big_for_the_device_is_refused_naming_it(synthetic, tmp_path, device):
-    """A context whose KV cache outgrows what the device reports: refused before the app opens,
-    with the device and the numbers. The synthetic target's context is raised to allow it."""
+def test_a_pair_too_big_for_the_device_is_refused_naming_it(smol_path, tmp_path, device):
+    """A context whose KV cache outgrows what the device reports (llvmpipe: 2 GiB): `spectui plan`
+    shows the shortfall on the device and measures nothing, and the chat's check refuses the pair
+    in one line naming the device and the numbers. SmolLM2's trained context is raised in a copy
+    to allow it; each layer's cache stays under the device's largest buffer."""
     import gguf
 
-    big = tmp_path / "long-context-target.gguf"
-    shutil.copy(synthetic("target"), big)
+    from spectui.chat.memory_check import refusal
+    from spectui.config.resolve import resolve
+    from spectui.plan import memory_projection
+
+    big = tmp_path / "long-context-smollm2.gguf"
+    shutil.copy(smol_path, big)
     reader = gguf.GGUFReader(big, "r+")
-    field = next(f for name, f in reader.fields.items() if name.endswith(".context_length"))
-    field.parts[-1][0] = 2**30
+    next(f for name, f in reader.fields.items() if name.endswith(".context_length")).parts[-1][0] = 2**20
     del reader
-    (gpu,) = gpus()
-    n_ctx = 2**27  # 512 bytes a token in its cache: 64 GiB
-    assert n_ctx * 512 > gpu.total
-    r = spectui("-m", str(big), "-c", str(n_ctx), "--spec-type", "none")
-    assert r.returncode == 2, r.stderr[-3000:]
-    assert "does not fit: needs" in r.stderr and device in r.stderr and "Traceback" not in r.stderr
+    args = ("-m", str(big), "-c", "131072", "-b", "64", "--spec-type", "none")
+    r = spectui("plan", *args, env={"SPECTUI_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert f"{device} (" in r.stdout and "does not fit" in r.stdout and "-c 8" in r.stdout, r.stdout
+    setup = resolve(None, {"model": str(big), "ctx_size": 131072, "batch_size": 64, "spec_type": "none"})
+    projection, _ = memory_projection.for_setup(setup, big, None)
+    assert projection is not None and not projection.fits
+    line = refusal(projection, one_line=True)
+    assert f"free on {device}" in line and "does not fit: needs" in line and "GiB" in line
+
+
+def test_the_plan_on_the_device_projects_onto_it_and_keys_its_curve_by_it(tmp_path, monkeypatch, device):
+    """`spectui plan` with a curve cached under this device's identity (timing a curve on llvmpipe
+    would take many minutes and measure a software GPU): the identity names the device, and
+    llama.cpp's projection puts the pair's layers and cache on it."""
+    from spectui.config.resolve import resolve
+    from spectui.launch.opening import checked_models
+    from spectui.plan import cache, identity
+    from tests.cli_helpers import run_cli
+    from tests.conftest import RECORDED_CURVE
+
+    monkeypatch.setenv("SPECTUI_CACHE_DIR", str(tmp_path))
+    setup = resolve("fast", {})
+    key = identity.key(setup, *checked_models(setup))
+    recorded = json.loads(RECORDED_CURVE.read_text())  # its curve and calibration, keyed anew
+    cache.store(key, {k: recorded[k] for k in ("curve", "calibration", "calibration_key")})
+    ran = run_cli("plan", "--preset", "fast", "--json")
+    assert "measuring" not in ran.stderr, ran.stderr
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert device in doc["identity"]["device"]
+    on_device = next(d for d in doc["memory"]["devices"] if d["name"] == device)
+    assert on_device["target"]["model"] > 0 and on_device["target"]["context"] > 0
+    assert on_device["free_from"] == "llama.cpp" and on_device["fits"]

@@ -18,8 +18,9 @@ LLVMPIPE = ("Vulkan0", "llvmpipe (LLVM 15.0.6, 256 bits)", 1, 23 * GIB, 24 * GIB
 H100 = ("CUDA0", "NVIDIA H100 80GB HBM3", 1, 70 * GIB, 80 * GIB)
 
 
-def fake_registry(monkeypatch, *found):
-    """ggml's device API over `found` (name, description, type, free, total), as _ggml binds it."""
+def fake_registry(monkeypatch, *found, backends=("CPU",)):
+    """ggml's device API over `found` (name, description, type, free, total), as _ggml binds it;
+    `backends`: the backends built in, whose devices are those named after them."""
 
     def memory(i, free, total):
         free._obj.value, total._obj.value = found[i][3], found[i][4]
@@ -32,6 +33,10 @@ def fake_registry(monkeypatch, *found):
         type=lambda i: found[i][2],
         memory=memory,
         by_type=lambda t: next(i for i, d in enumerate(found) if d[2] == t),
+        reg_count=lambda: len(backends),
+        reg_get=lambda i: backends[i],
+        reg_name=lambda r: r.encode(),
+        reg_dev_count=lambda r: sum(d[0].startswith(r) for d in found),
     )
     monkeypatch.setattr(devices, "_ggml", lambda: api)
 
@@ -110,6 +115,20 @@ def test_no_nvml_library_leaves_ggmls_numbers(monkeypatch, nvml_tries):
     monkeypatch.setattr(pynvml, "nvmlInit", no_library)
     assert gpus() == gpus() == [Device("CUDA0", H100[1], "gpu", 70 * GIB, 80 * GIB)]
     assert nvml_tries == [1]
+
+
+def test_a_gpu_backend_without_a_device_is_named(monkeypatch):
+    """A Vulkan build whose device is hidden or has no driver: its layers run on the CPU, and
+    resolving a setup says so in a note."""
+    from spectui.config.resolve import resolve
+
+    fake_registry(monkeypatch, CPU, backends=("CPU", "Vulkan"))
+    assert devices.idle_backends() == ["Vulkan"]
+    (note,) = [n for n in resolve("smollm2", {}).notes if "Vulkan" in n]
+    assert note == "llama.cpp's Vulkan backend found no device: every layer runs on the CPU"
+    assert not any("Vulkan" in n for n in resolve("smollm2", {"n_gpu_layers": 0}).notes)
+    fake_registry(monkeypatch, LLVMPIPE, CPU, backends=("CPU", "Vulkan"))
+    assert devices.idle_backends() == []
 
 
 def test_this_machines_registry_is_consistent():
