@@ -74,14 +74,16 @@ def burst_stats(b: Burst) -> dict:
         "accepted_per_request": accepted / len(reqs),
         "acceptance_rate": accepted / drafted if drafted else None,
         "server_counters": b.counters,
+        "server_counters_note": b.counters_note,
     }
 
 
 def _pooled_counters(bursts: list[dict]) -> dict | None:
     """The server's counters over the passes: counts summed, rates again from the sums; None
-    without them (no --metrics)."""
+    without them (no --metrics), or where a pass's could not be true (no sum of the others
+    passes for the level's)."""
     got = [b["server_counters"] for b in bursts if b["server_counters"]]
-    if not got:
+    if not got or any(b["server_counters_note"] for b in bursts):
         return None
     drafted, accepted, drafts = (sum(c[k] for c in got) for k in ("drafted", "accepted", "drafts"))
     n = max(len(c["accepted_per_pos"]) for c in got)
@@ -255,6 +257,8 @@ def warnings(m: Measurement, proto: Protocol, temp: float, environment: dict) ->
             "its clock times the requests, expect noisy numbers"
         )
     for b in m.bursts:
+        if b.counters_note:
+            out.append(f"{b.server} at {b.level}, pass {b.repeat + 1}: {b.counters_note}")
         for r in b.requests:
             if proto.ignore_eos and r.n_generated != proto.n_predict:
                 out.append(
@@ -290,6 +294,7 @@ def burst_record(b: Burst) -> dict:
         "repeat": b.repeat,
         "wall_s": b.wall_s,
         "server_counters": b.counters,
+        "server_counters_note": b.counters_note or None,
         "requests": [_request_record(r, t0) for r in b.requests],
     }
 

@@ -22,11 +22,11 @@ from typing import Protocol
 
 from spectui.bounded import MIB, loads_json
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.server_errors import KEY_ENV, LOST, lost
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, parse_types
 
-KEY_ENV = "LLAMA_API_KEY"
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
 LINE_BYTES = MIB  # one streamed chunk: a token and its timings
 NOT_A_SERVER = "is not answering as a llama-server does"
@@ -190,7 +190,8 @@ class Rounds:
             return self.t0 + (timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1000
         return time.perf_counter()
 
-    def read(self, response) -> Iterator[Event]:
+    def read(self, response, timeout: float) -> Iterator[Event]:
+        """The answer's events; `timeout`: the socket's, which a stall is reported with."""
         try:
             while raw := response.readline(LINE_BYTES + 1):
                 if len(raw) > LINE_BYTES:
@@ -215,7 +216,10 @@ class Rounds:
         except BadAnswer as e:
             yield from self._end(StopReason.ERROR, f"{self.s.url} {NOT_A_SERVER}: {e}")
             return
-        except (OSError, ValueError, TypeError, KeyError) as e:  # the connection dropped, or a chunk was cut
+        except LOST as e:
+            yield from self._end(StopReason.ERROR, lost(self.s.url, "/completion", e, timeout))
+            return
+        except (ValueError, TypeError, KeyError) as e:  # a chunk was cut
             yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
             return
         yield from self._end(
