@@ -185,6 +185,15 @@ def test_losing_from_the_first_level_puts_the_break_even_below_it():
     )
 
 
+def test_a_server_that_drafted_nothing_gets_no_verdict_beyond_saying_so():
+    rows = _measured({1: [10.0, 10.0], 2: [20.0, 20.0]}, {1: [6.0, 6.0], 2: [24.0, 24.0]})
+    for row in rows:
+        row["drafted_per_request"], row["accepted_per_request"] = 0, 0
+    v = concurrency_results.verdict(rows, 2)
+    assert v["summary"].startswith("ngram-simple drafted nothing at any level, it ran as plain decoding")
+    assert "pay" not in v["summary"] and "break-even" not in v["summary"] and v["levels"] == []
+
+
 def test_server_counters_that_go_down_are_named_and_left_out(tmp_path, dirs):
     """/metrics going backwards between two scrapes: no burst of that server shows counters."""
     scrapes = iter(range(1000, 0, -1))
