@@ -251,6 +251,9 @@ def main(args) -> int:
     if args.concurrency is not None:
         return bench_concurrency.main(args, setup, chosen, _lang(args))
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
+        for flag in ("--spec-type", "--sweep-types", "--sweep-n-max"):
+            if getattr(args, flag[2:].replace("-", "_")) is not None:
+                raise UserError(f"{flag} does not apply to --server (each server's speculation is fixed); drop it")
         configs = []
     else:
         configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))

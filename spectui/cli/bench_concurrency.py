@@ -28,7 +28,7 @@ from spectui.engine.server_checks import model_file, refuse_long_answers, refuse
 from spectui.errors import UserError
 from spectui.launch.environment import collect
 
-NOT_WITH = ("trace", "inspect", "sweep_types", "sweep_n_max")  # the local protocol's flags
+NOT_WITH = ("trace", "inspect", "spec_type", "sweep_types", "sweep_n_max")  # the local protocol's flags
 
 
 def _refuse_other_flags(args) -> None:

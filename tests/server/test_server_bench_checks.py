@@ -85,3 +85,10 @@ def test_answers_longer_than_a_slot_are_refused_before_the_warm_up(fakes, mode):
     said = one_line(run_cli("bench", "--server", f"{base.url},{spec.url}", "-n", "3000", *CONCURRENCY[mode]))
     assert "-n 3000 does not fit" in said and "slots of 2048 tokens" in said
     assert "/completion stream" not in base.state.requests | spec.state.requests
+
+
+@pytest.mark.parametrize("mode", CONCURRENCY)
+@pytest.mark.parametrize("flag", [["--spec-type", "ngram-mod"], ["--sweep-types", "ngram-mod;ngram-simple"]])
+def test_a_speculation_flag_is_refused_not_ignored_since_each_server_fixes_its_own(flag, mode):
+    said = one_line(run_cli("bench", "--server", DOWN, *flag, *CONCURRENCY[mode]))
+    assert f"{flag[0]} does not apply to" in said
