@@ -6,3 +6,10 @@ class UserError(Exception):
     which thing is wrong and what to do."""
 
     exit_code = 2
+
+
+class Failure(UserError):
+    """Something outside spectui failed part way (a server that stalls or resets, an output
+    that cannot be written after all): one line as any error, but exit 1, as a failed answer."""
+
+    exit_code = 1

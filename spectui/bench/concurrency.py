@@ -26,6 +26,7 @@ from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import rotated
 from spectui.engine.events import Event, PromptDone, StopReason, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
+from spectui.engine.server_metrics import Impossible
 from spectui.engine.stats import rounds_of, summarize, token_latencies
 from spectui.errors import UserError
 
@@ -83,6 +84,7 @@ class Burst:
     repeat: int  # pass index from 0
     requests: tuple[Request, ...]
     counters: dict | None  # server-wide counters over the burst (SpecCounters.as_dict()), None without --metrics
+    counters_note: str = ""  # why the counters were not kept though the server gives them: they cannot be true
 
     @property
     def wall_s(self) -> float:
@@ -123,20 +125,6 @@ class Measurement:
     partial: bool = False
     interrupted: str | None = None  # where Ctrl+C or the failure came
     failed: bool = False
-
-
-def parse_levels(parts: list[str]) -> tuple[int, ...]:
-    """--concurrency's elements as whole numbers 1..MAX_LEVEL, ascending, each once."""
-    out = []
-    for part in parts:
-        try:
-            value = int(part)
-        except ValueError:
-            raise UserError(f"--concurrency: {part!r} is not a whole number; give e.g. 1,2,4") from None
-        if not 1 <= value <= MAX_LEVEL:
-            raise UserError(f"--concurrency: {value} concurrent requests; give 1 to {MAX_LEVEL}")
-        out.append(value)
-    return tuple(sorted(set(out)))
 
 
 def check_slots(levels: tuple[int, ...], url: str, slots: int) -> None:
@@ -191,11 +179,15 @@ def burst(target: Target, level: int, prompts: list[Prompt], first: int, proto: 
 OnBurst = Callable[[Burst], None]
 
 
-def _over(before, after) -> dict | None:
-    """The server's counters over a burst, busy slots per decode included (SpecCounters.minus)."""
+def _over(before, after) -> tuple[dict | None, str]:
+    """The server's counters over a burst, busy slots per decode included (SpecCounters.minus),
+    or None and why they cannot be true."""
     if before is None or after is None:
-        return None
-    return after.minus(before).as_dict()
+        return None, ""
+    try:
+        return after.minus(before).as_dict(), ""
+    except Impossible as e:
+        return None, f"the server's counters over the burst cannot be true ({e}): not shown"
 
 
 def measure(targets: list[Target], prompts: list[Prompt], proto: Protocol, on_burst: OnBurst) -> Measurement:
@@ -215,7 +207,7 @@ def measure(targets: list[Target], prompts: list[Prompt], proto: Protocol, on_bu
                     before = t.counters()
                     requests = burst(t, level, prompts, r * level, proto)
                     after = t.counters() if before is not None else None
-                    b = Burst(t.label, level, r, tuple(requests), _over(before, after))
+                    b = Burst(t.label, level, r, tuple(requests), *_over(before, after))
                     if b.error:
                         raise RuntimeError(b.error)
                     m.bursts.append(b)

@@ -14,7 +14,8 @@ each, with its spread, (max - min) / median over the passes (None under 2 passes
 Verdict, per level: speculation's median aggregate tok/s over the baseline's. It pays
 where the ratio is above 1 + noise, costs where it is below 1 - noise, else it is within
 noise; the noise is the larger spread of the two (at least noise.NOISE_FLOOR; unknown
-with one pass, the floor assumed). The break-even is where the ratio crosses 1, linearly
+with one pass, the floor assumed). A speculating server that drafted nothing gets no verdict
+beyond saying so: it ran as plain decoding. The break-even is where the ratio crosses 1, linearly
 between the levels around it; its range, where ratio - noise and ratio + noise cross 1.
 """
 
@@ -24,6 +25,7 @@ from spectui.bench.concurrency import Burst, Measurement, Protocol
 from spectui.bench.protocol import BASELINE
 from spectui.bench.results import BUSY_LOAD, median
 from spectui.engine.noise import LOSES, NOISE_FLOOR, band, judge, spread
+from spectui.engine.server_metrics import NOTHING_DRAFTED
 from spectui.engine.stats import p50_p95
 from spectui.words import plural
 
@@ -74,14 +76,16 @@ def burst_stats(b: Burst) -> dict:
         "accepted_per_request": accepted / len(reqs),
         "acceptance_rate": accepted / drafted if drafted else None,
         "server_counters": b.counters,
+        "server_counters_note": b.counters_note,
     }
 
 
 def _pooled_counters(bursts: list[dict]) -> dict | None:
     """The server's counters over the passes: counts summed, rates again from the sums; None
-    without them (no --metrics)."""
+    without them (no --metrics), or where a pass's could not be true (no sum of the others
+    passes for the level's)."""
     got = [b["server_counters"] for b in bursts if b["server_counters"]]
-    if not got:
+    if not got or any(b["server_counters_note"] for b in bursts):
         return None
     drafted, accepted, drafts = (sum(c[k] for c in got) for k in ("drafted", "accepted", "drafts"))
     n = max(len(c["accepted_per_pos"]) for c in got)
@@ -218,7 +222,23 @@ def _requests(n: int) -> str:
     return plural(n, "concurrent request")
 
 
+def _drafted_nothing(results: list[dict]) -> str | None:
+    """The speculating server's label where it drafted nothing at any level measured: plain
+    decoding under another name, of which no verdict on speculation can be drawn."""
+    spec = [r for r in results if r["server"] != BASELINE]
+    if (
+        not spec
+        or len(spec) == len(results)
+        or any(r["drafted_per_request"] or (r["server_counters"] or {}).get("drafted") for r in spec)
+    ):
+        return None
+    return spec[0]["server"]
+
+
 def verdict(results: list[dict], repeat: int) -> dict:
+    if idle := _drafted_nothing(results):
+        said = f"{idle} drafted nothing at any level, it ran as plain decoding: nothing to say of speculation"
+        return {"levels": [], "break_even": None, "summary": f"{said} ({NOTHING_DRAFTED})"}
     cmp = comparisons(results, repeat)
     out: dict = {"levels": cmp, "break_even": None, "summary": ""}
     if not cmp:
@@ -255,6 +275,8 @@ def warnings(m: Measurement, proto: Protocol, temp: float, environment: dict) ->
             "its clock times the requests, expect noisy numbers"
         )
     for b in m.bursts:
+        if b.counters_note:
+            out.append(f"{b.server} at {b.level}, pass {b.repeat + 1}: {b.counters_note}")
         for r in b.requests:
             if proto.ignore_eos and r.n_generated != proto.n_predict:
                 out.append(
@@ -290,6 +312,7 @@ def burst_record(b: Burst) -> dict:
         "repeat": b.repeat,
         "wall_s": b.wall_s,
         "server_counters": b.counters,
+        "server_counters_note": b.counters_note or None,
         "requests": [_request_record(r, t0) for r in b.requests],
     }
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from spectui.errors import UserError
+from spectui.errors import Failure
 from spectui.llama.devices import record_text
 from spectui.words import plural
 
@@ -178,7 +178,8 @@ LANGS = {"ko": "Korean", "en": "English", "all": "every language"}
 def run_line(doc: dict) -> str:
     """What ran: the models, the preset the other settings came from, and which prompts."""
     p, setup = doc["protocol"], doc["setup"]
-    models = " + ".join(m for m in (setup.get("model"), setup.get("model_draft")) if m)
+    local = "server" not in doc["environment"]  # a server's models are its own, not the preset's
+    models = " + ".join(m for m in (setup.get("model"), setup.get("model_draft")) if m and local)
     prompts = "the shipped prompts" if p["prompts"] == "shipped" else p["prompts"]
     lang = LANGS.get(p["lang"], p["lang"])
     other = " (--lang all for both)" if p["prompts"] == "shipped" and p["lang"] != "all" else ""
@@ -279,7 +280,7 @@ def write(
                     w = csv.DictWriter(f, fieldnames=fields)
                     w.writeheader()
                     w.writerows(rows)
-        except OSError as e:
-            raise UserError(f"cannot write {path}: {e.strerror}") from e
+        except OSError as e:  # checked before measuring (config.paths.writable): the disk filled since
+            raise Failure(f"cannot write {path}: {e.strerror}") from e
         written.append(str(Path(path)))
     return written

@@ -26,7 +26,8 @@ from spectui.cli.setup_flags import add_setup_flags, elements, open_log, overrid
 from spectui.config.paths import private_dir, writable
 from spectui.config.resolve import resolve
 from spectui.engine.events import TurnEnd, TurnStart
-from spectui.engine.server import server_wide
+from spectui.engine.server import ServerPool, ServerSession, server_wide
+from spectui.engine.server_checks import refuse_long_answers, refuse_other_models
 from spectui.errors import UserError
 from spectui.launch.environment import collect
 from spectui.launch.opening import open_session
@@ -64,7 +65,7 @@ measured acceptance (the curve spectui plan cached for the pair, else timed afte
 against the measured one; a gap beyond the noise is said.
 
 Ctrl+C stops and still writes everything measured so far, marked partial (exit 130);
-so does a llama.cpp failure (exit 1).
+so do SIGTERM and SIGHUP (exit 143, 129) and a llama.cpp or server failure (exit 1).
 
 compare: spectui bench compare A.json B.json shows per-configuration deltas (B - A) of
 tok/s, speedup, acceptance and TTFT, and what differs in environment and protocol.
@@ -250,6 +251,9 @@ def main(args) -> int:
     if args.concurrency is not None:
         return bench_concurrency.main(args, setup, chosen, _lang(args))
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
+        for flag in ("--spec-type", "--sweep-types", "--sweep-n-max"):
+            if getattr(args, flag[2:].replace("-", "_")) is not None:
+                raise UserError(f"{flag} does not apply to --server (each server's speculation is fixed); drop it")
         configs = []
     else:
         configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))
@@ -273,6 +277,10 @@ def main(args) -> int:
             types=tuple({t: None for c in configs for t in c.spec.types}) or None,
         )
     session.inspect = args.inspect
+    if isinstance(session, (ServerSession, ServerPool)):  # checked as --concurrency checks them
+        infos = [s.info for s in (session.servers if isinstance(session, ServerPool) else [session])]
+        refuse_other_models(infos)
+        refuse_long_answers(n, infos)
     if setup.server:  # one configuration per server, the one without a draft first: the baseline
         specs = [session.spec.with_types(t) for t in session.available_types()]
         configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.label != "none")]
@@ -282,7 +290,8 @@ def main(args) -> int:
         started, t0 = datetime.now(UTC), time.perf_counter()
         runs = len(configs) * (proto.warmup + proto.repeat * len(chosen))
         traces = RunTraces(trace_dir, environment, setup) if trace_dir else None
-        with bench_progress.shown(err, runs * n, runs) as progress:
+        signals: list[int] = []
+        with bench_progress.shown(err, runs * n, runs) as progress, interrupt.as_ctrl_c(signals):
 
             def on_event(cfg, prompt, repeat, ev):
                 if traces is not None:
@@ -297,6 +306,7 @@ def main(args) -> int:
                 on_event,
                 lambda i, done: bench_progress.report_pass(progress.console, configs, i, proto.repeat, done),
             )
+        interrupt.stopped_by(signals, m)
         servers = server_wide(session)  # each server's own counters over the run: all its slots
         for note in (note for wide in servers for note in wide.notes):
             err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
@@ -331,13 +341,13 @@ def main(args) -> int:
     doc = results.build(
         m, configs, chosen, record, environment, meta, predicted, unpredicted, costs.as_dict() if costs else None
     )
+    show(doc)  # before the files: a file that cannot be written after all leaves the figures on screen
     written = report.write(doc, args.json, args.csv, args.markdown)
-    show(doc)
     for path in written:
         err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
     if traces is not None:
         err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False)
-    return 1 if m.failed else 130 if m.partial else 0
+    return interrupt.exit_code(m, signals)
 
 
 def _dim(console: Console):

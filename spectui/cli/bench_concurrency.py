@@ -21,12 +21,14 @@ from spectui.bench import concurrency_report as creport
 from spectui.bench import concurrency_results as cresults
 from spectui.bench.protocol import BASELINE
 from spectui.bench.report import figure
-from spectui.cli.setup_flags import elements
+from spectui.cli import interrupt
+from spectui.cli.setup_flags import elements, levels_of
 from spectui.engine.server import ServerPool, ServerSession
+from spectui.engine.server_checks import model_file, refuse_long_answers, refuse_other_models, refuse_twice
 from spectui.errors import UserError
 from spectui.launch.environment import collect
 
-NOT_WITH = ("trace", "inspect", "sweep_types", "sweep_n_max")  # the local protocol's flags
+NOT_WITH = ("trace", "inspect", "spec_type", "sweep_types", "sweep_n_max")  # the local protocol's flags
 
 
 def _refuse_other_flags(args) -> None:
@@ -36,17 +38,13 @@ def _refuse_other_flags(args) -> None:
             raise UserError(f"{flag} does not apply to --concurrency (each server's speculation is fixed); drop it")
 
 
-def _model(s: ServerSession) -> str:
-    """The model file's name (aliases differ between servers running the same file)."""
-    return (s.info.model_path.replace("\\", "/").rsplit("/", 1)[-1]) or s.info.model
-
-
 def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.Target]:
     """One session per server, checked (slots, models, a baseline), then one per concurrent
     client; the baseline (spec type none) first."""
     urls = [u.strip() for u in elements(setup.server, ",", "--server")]
     if len(urls) > 2:
         raise UserError("--concurrency compares at most two servers: one with --spec-type none, one speculating")
+    refuse_twice(urls)
     firsts = []
     for url in urls:
         err.print(f"connecting to {url}", style="dim", highlight=False, soft_wrap=True)
@@ -55,13 +53,9 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
         if s.counters() is None:  # said once: the table's server columns stay empty
             err.print(f"note: {s.counters_note}", style="dim", highlight=False, soft_wrap=True)
         firsts.append(s)
+    refuse_long_answers(setup.n_predict, [s.info for s in firsts])
     if len(firsts) == 2:
-        a, b = (_model(s) for s in firsts)
-        if a != b:
-            raise UserError(
-                f"the two servers run different models ({firsts[0].url}: {a}, {firsts[1].url}: {b}): "
-                "start both with the same -m, one with --spec-type none"
-            )
+        refuse_other_models([s.info for s in firsts])
         ServerPool(firsts)  # refuses two servers that speculate alike
         if all(s.spec.label != BASELINE for s in firsts):
             raise UserError("neither server runs without speculation: start one with --spec-type none, the baseline")
@@ -115,7 +109,7 @@ def render(doc: dict) -> Group:
 
 def main(args, setup, prompts: list, lang: str) -> int:
     """After bench.main's checks (--repeat, the output files, the prompts, -n): the rest."""
-    levels = concurrency.parse_levels(elements(args.concurrency, ",", "--concurrency"))
+    levels = levels_of(args.concurrency, "--concurrency", concurrency.MAX_LEVEL, "concurrent requests")
     if not setup.server:
         raise UserError(
             "--concurrency needs --server URL[,URL]: spectui's own engine runs one sequence at a time; "
@@ -134,16 +128,20 @@ def main(args, setup, prompts: list, lang: str) -> int:
     firsts = [t.clients[0] for t in targets]
     environment = collect(firsts[0] if len(firsts) == 1 else ServerPool(firsts), setup)
     started, t0 = datetime.now(UTC), time.perf_counter()
+    signals: list[int] = []
     total = proto.repeat * sum(levels) * len(targets) * proto.n_predict
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("tokens"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not err.is_terminal,
-    ) as progress:
+    with (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tokens"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=not err.is_terminal,
+        ) as progress,
+        interrupt.as_ctrl_c(signals),
+    ):
         task = progress.add_task("concurrency", total=total)
         err.print(f"warm-up: {max(levels)} requests at once per server", style="dim", highlight=False, soft_wrap=True)
 
@@ -152,6 +150,7 @@ def main(args, setup, prompts: list, lang: str) -> int:
             progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False, soft_wrap=True)
 
         m = concurrency.measure(targets, prompts, proto, on_burst)
+    interrupt.stopped_by(signals, m)
     record = {
         **setup.per_answer(),
         "prompts": args.prompts or "shipped",
@@ -163,7 +162,7 @@ def main(args, setup, prompts: list, lang: str) -> int:
         {
             "label": t.label,
             "url": t.url,
-            "model": _model(t.clients[0]),
+            "model": model_file(t.clients[0].info),
             "total_slots": t.clients[0].info.n_slots,
             "metrics": not t.clients[0].counters_note,
         }
@@ -175,10 +174,10 @@ def main(args, setup, prompts: list, lang: str) -> int:
         "setup": {"preset": setup.preset, **setup.values()},
     }
     doc = cresults.build(m, servers, proto, record, prompts, environment, meta)
-    written = report.write(doc, args.json, args.csv, args.markdown, creport.markdown, creport.csv_rows)
-    Console().print(render(doc))
+    Console().print(render(doc))  # before the files: one that cannot be written after all leaves the figures on screen
     if m.failed:
         err.print(f"failed: {m.interrupted}", style="red", highlight=False, soft_wrap=True)
+    written = report.write(doc, args.json, args.csv, args.markdown, creport.markdown, creport.csv_rows)
     for path in written:
         err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
-    return 1 if m.failed else 130 if m.partial else 0
+    return interrupt.exit_code(m, signals)

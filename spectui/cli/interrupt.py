@@ -36,3 +36,33 @@ def noted(received: list[int]):
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+@contextmanager
+def as_ctrl_c(received: list[int]):
+    """SIGTERM and SIGHUP end a bench's measurement as Ctrl+C does: a KeyboardInterrupt, once,
+    which the measurement catches wherever it lands inside its try, keeping what it measured;
+    `received` gets the signal's number (main thread only)."""
+
+    def stop(signum, frame):
+        received.append(signum)
+        if len(received) == 1:
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, stop) for s in ENDING}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def stopped_by(signals: list[int], measurement) -> None:
+    """A bench's measurement that SIGTERM or SIGHUP ended (as_ctrl_c) says which."""
+    if signals:
+        measurement.interrupted = f"stopped by {ENDING[signals[0]]} at {measurement.interrupted}"
+
+
+def exit_code(measurement, signals: list[int]) -> int:
+    """A bench's: 1 failed, 128 + the signal that ended it (SIGTERM 143, SIGHUP 129), 130 Ctrl+C, else 0."""
+    return 1 if measurement.failed else 128 + signals[0] if signals else 130 if measurement.partial else 0

@@ -22,12 +22,12 @@ from spectui.cli import interrupt
 from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
-from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
+from spectui.cli.setup_flags import add_setup_flags, levels_of, open_log, overrides_from
 from spectui.config.resolve import resolve
 from spectui.errors import UserError
 from spectui.plan import acceptance, cache, concurrency_report, decodes, identity, memory_projection
 from spectui.plan.acceptance_sources import build_plan
-from spectui.plan.concurrency import parse_levels
+from spectui.plan.concurrency import MAX_LEVEL, MAX_LEVELS
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH, N_MAX
 from spectui.plan.report import render
@@ -143,7 +143,9 @@ def main(args) -> int:
     if args.depth is not None and not 1 <= args.depth < setup.ctx_size:
         raise UserError(f"--depth must be at least 1 and below -c ({setup.ctx_size}), got {args.depth}")
     depth = args.depth or min(DEPTH, setup.ctx_size // 2)
-    levels = parse_levels(args.concurrency) if args.concurrency is not None else None
+    levels = levels_of(args.concurrency, "--concurrency", MAX_LEVEL, "busy slots") if args.concurrency else None
+    if levels is not None and len(levels) > MAX_LEVELS:
+        raise UserError(f"--concurrency takes at most {MAX_LEVELS} levels, got {len(levels)}")
     err = Console(stderr=True, soft_wrap=True)
 
     def status(text: str) -> None:

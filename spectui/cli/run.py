@@ -30,9 +30,10 @@ from spectui.config.resolve import model_label, resolve
 from spectui.engine import llama_thread, verdicts
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
+from spectui.engine.server_errors import server_lost
 from spectui.engine.server_wire import not_a_server
 from spectui.engine.stats import summarize
-from spectui.errors import UserError
+from spectui.errors import Failure, UserError
 from spectui.launch.opening import open_session
 from spectui.llama import devices
 from spectui.words import plural
@@ -192,7 +193,7 @@ def main(args) -> int:
     if signals or out.closed:
         return stopped(signals, out, end, trace_path, err)
     if end.stop_reason in (StopReason.CONTEXT_FULL, StopReason.ERROR) and not end.n_generated:
-        raise UserError(end.error)
+        raise (Failure if server_lost(end) else UserError)(end.error)
     summary = summarize(events)
     if not args.json:
         out.put()  # the answer's last line ends before anything is said on stderr

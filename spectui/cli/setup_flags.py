@@ -71,3 +71,19 @@ def elements(text: str, sep: str, flag: str) -> list[str]:
     if "" in parts:
         raise UserError(f"{flag} {text!r}: an empty element; give values separated by single '{sep}'")
     return parts
+
+
+def levels_of(text: str, flag: str, top: int, unit: str) -> tuple[int, ...]:
+    """A list of levels (`--concurrency 1,2,4` of plan and bench alike): whole numbers 1 to
+    `top` in ASCII digits (int() would take "+1", "1_0" and other scripts' digits), sorted,
+    each once. An element is quoted back cut short: it may be thousands of characters."""
+    out = set()
+    for part in elements(text, ",", flag):
+        shown = part if len(part) <= 12 else f"{part[:12]}…"
+        if not (part.isascii() and part.isdigit()):
+            raise UserError(f"{flag}: {shown!r} is not a whole number; give e.g. 1,2,4")
+        digits = part.lstrip("0")
+        if len(digits) > len(str(top)) or not 1 <= int(digits or "0") <= top:
+            raise UserError(f"{flag}: {shown} {unit}; give 1 to {top}")
+        out.add(int(digits))
+    return tuple(sorted(out))

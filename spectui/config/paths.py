@@ -119,7 +119,11 @@ def writable(name: str, flag: str) -> Path:
         raise UserError(f"{flag}: cannot write {name}: the folder {path.parent} does not exist")
     existed = path.exists()
     try:  # no O_TRUNC: an existing file keeps its content until the real write; a FIFO never blocks
-        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK | (0 if existed else os.O_CREAT | os.O_EXCL), 0o600))
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | (0 if existed else os.O_CREAT | os.O_EXCL), 0o600)
+        try:
+            os.write(fd, b"")  # writes nothing to a file, but a device that refuses every write (/dev/full) says so
+        finally:
+            os.close(fd)
     except OSError as e:
         raise UserError(f"{flag}: cannot write {name}: {e.strerror or e}") from None
     if not existed:

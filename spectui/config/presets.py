@@ -49,6 +49,9 @@ def load_file(path: Path, name: str | None = None, shipped: bool = False, check_
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{path}: TOML syntax error: {e}; fix the line or delete the file") from e
     description = data.pop("description", "")
+    if not isinstance(description, str):  # every view prints it as text
+        kind = type(description).__name__
+        raise UserError(f"{path}: key 'description': {kind} {str(description)[:40]!r}; give a string in quotes")
     values = {}
     for key, value in data.items():
         if key not in OPTIONS:

@@ -25,6 +25,8 @@ from dataclasses import fields, replace
 from spectui.bounded import TEXT_BYTES, loads_json, read_stream
 from spectui.engine.events import Event
 from spectui.engine.interface import GenerationLimits, SessionStatus
+from spectui.engine.server_checks import refuse_twice
+from spectui.engine.server_errors import KEY_ENV, LOST, lost, refusal
 from spectui.engine.server_metrics import (
     METRICS_BYTES,
     NO_METRICS,
@@ -37,7 +39,6 @@ from spectui.engine.server_metrics import (
     parse_metrics,
 )
 from spectui.engine.server_wire import (
-    KEY_ENV,
     NOT_A_SERVER,
     BadAnswer,
     Rounds,
@@ -46,7 +47,7 @@ from spectui.engine.server_wire import (
     server_info,
     server_url,
 )
-from spectui.errors import UserError
+from spectui.errors import Failure, UserError
 from spectui.llama import devices
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig
@@ -68,9 +69,11 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def _unreachable(e: UserError) -> bool:
-    """The server could not be reached or wants a key: the session's own error, not an
-    endpoint it refuses."""
+    """The server could not be reached, wants a key or stopped answering: the session's own
+    error, not an endpoint it refuses."""
     cause = e.__cause__
+    if isinstance(e, Failure):
+        return True
     return isinstance(cause, OSError) and not (isinstance(cause, urllib.error.HTTPError) and cause.code != 401)
 
 
@@ -107,7 +110,11 @@ class ServerSession:
 
     # --- HTTP ------------------------------------------------------------------------
 
-    def _open(self, path: str, body: dict | None = None, timeout: float = TIMEOUT_S):
+    def _open(self, path: str, body: dict | None = None, timeout: float | None = None):
+        """The server's answer to `path`, its headers read. Not reaching it is a UserError
+        (a wrong URL: exit 2); a server reached that stalls or drops the connection before
+        answering is a Failure (exit 1). The timeouts are read at each call, so tests shorten them."""
+        timeout = timeout or TIMEOUT_S
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -118,32 +125,23 @@ class ServerSession:
         try:
             return self._opener.open(request, timeout=timeout)
         except urllib.error.HTTPError as e:
-            raise UserError(self._http_error(path, e)) from e
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise UserError(f"cannot reach llama-server at {self.url}: {reason}") from e
+            raise UserError(refusal(self.url, bool(self._key), path, e)) from e
+        except urllib.error.URLError as e:  # urllib wraps what fails before the request is sent
+            raise UserError(f"cannot reach llama-server at {self.url}: {e.reason}") from e
+        except LOST as e:  # the request was sent: the server took it and failed to answer
+            raise Failure(lost(self.url, path, e, timeout)) from e
 
-    def _http_error(self, path: str, e: urllib.error.HTTPError) -> str:
-        if e.code == 401:
-            return (
-                f"llama-server at {self.url} refused the API key (401): set {KEY_ENV} to the key it was "
-                "started with (--api-key)"
-                if self._key
-                else f"llama-server at {self.url} wants an API key (401): set {KEY_ENV}"
-            )
-        if e.code == 404:
-            return f"{self.url} answered 404 for {path}: is it a llama-server?"
+    def _read(self, response, path: str, limit: int, timeout: float | None = None) -> bytes:
+        """An answer's body, bounded; a server that stalls or resets part way is a Failure."""
         try:
-            body = read_stream(e, f"{path}'s error", TEXT_BYTES).decode("utf-8", "replace")
-            message = str(loads_json(body)["error"]["message"])
-        except (ValueError, KeyError, TypeError, UserError):
-            message = e.reason
-        return f"llama-server at {self.url} refused {path} ({e.code}): {message}"
+            return read_stream(response, f"{self.url}{path}'s answer", limit)
+        except LOST as e:
+            raise Failure(lost(self.url, path, e, timeout or TIMEOUT_S)) from e
 
     def _any_json(self, path: str, body: dict | None = None):
         with self._open(path, body) as response:
             try:
-                return loads_json(read_stream(response, f"{self.url}{path}'s answer", TEXT_BYTES))
+                return loads_json(self._read(response, path, TEXT_BYTES))
             except ValueError as e:
                 raise UserError(f"{self.url}{path} did not answer JSON: is it a llama-server?") from e
 
@@ -172,7 +170,7 @@ class ServerSession:
         where = f"{self.url}/metrics"
         try:
             with self._open("/metrics", timeout=METRICS_TIMEOUT_S) as response:
-                text = read_stream(response, where, METRICS_BYTES).decode("utf-8", "replace")
+                text = self._read(response, "/metrics", METRICS_BYTES, METRICS_TIMEOUT_S).decode("utf-8", "replace")
             counters = parse_metrics(text, where)
         except UserError as e:
             if _unreachable(e):
@@ -183,17 +181,26 @@ class ServerSession:
             self.counters_note = NO_SPEC_COUNTERS.format(url=self.url)
         return counters
 
-    def _counters_or_none(self) -> SpecCounters | None:
-        """counters(), or None while the server does not answer (the next answer says why)."""
+    def _counters_or_none(self, after_answer: bool = False) -> SpecCounters | None:
+        """counters(), or None while the server cannot be reached (the next answer says why).
+        One that stalls or resets is a Failure; after an answer, which is kept whatever
+        /metrics does, it only ends the counters, said once (`counters_note`)."""
         try:
             return self.counters()
+        except Failure as e:
+            if not after_answer:
+                raise
+            self.counters_note = str(e)
         except UserError:
-            return None
+            pass
+        return None
 
     def _can_draft(self) -> bool | None:
         """Whether /slots says a slot can draft; None where it does not say."""
         try:
             slots = self.slots()
+        except Failure:
+            raise
         except UserError:
             return None
         return None if slots is None else any(s.get("speculative") for s in slots)
@@ -300,12 +307,12 @@ class ServerSession:
         self._cold = False
         rounds = Rounds(self, t0, self._cancel)
         try:
-            yield from rounds.read(response)
+            yield from rounds.read(response, TIMEOUT_S)
         finally:
             response.close()
         self._n_past = rounds.n_past
         if self._watching:
-            self.watch.answered(len(rounds.emitted), rounds.counters[0], self._counters_or_none())
+            self.watch.answered(len(rounds.emitted), rounds.counters[0], self._counters_or_none(after_answer=True))
 
 
 class ServerPool:
@@ -372,7 +379,9 @@ class ServerPool:
 
 def connect(urls: str, sampling: SamplingParams, n_max: int) -> ServerSession | ServerPool:
     """One server, or a pool of several ("URL,URL")."""
-    servers = [ServerSession(u.strip(), sampling, n_max=n_max) for u in urls.split(",") if u.strip()]
+    given = [u.strip() for u in urls.split(",") if u.strip()]
+    refuse_twice(given)  # before connecting: the same server would be compared with itself
+    servers = [ServerSession(u, sampling, n_max=n_max) for u in given]
     if not servers:
         raise UserError("--server needs a URL such as http://127.0.0.1:8080")
     return servers[0] if len(servers) == 1 else ServerPool(servers)

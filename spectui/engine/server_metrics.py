@@ -8,6 +8,8 @@ the server started (its n_busy_slots and n_decode are never reset), so an interv
 comes from it and `n_decode_total` at both ends (`minus`).
 `requests_*` are what the server is doing at the scrape. The server prints the counters as
 C++ doubles with 6 significant digits, so past 999,999 they are rounded (`rounded`).
+Counters that cannot be true (accepted above drafted, an interval where one went down, a
+count past 2^53) are named as such, never shown as figures (`Impossible`).
 """
 
 from __future__ import annotations
@@ -34,12 +36,17 @@ _GAUGES = {
     "requests_processing": "requests_processing",
     "requests_deferred": "requests_deferred",
 }
+MAX_COUNT = 2**53  # a double counts by one up to here; past it a counter's increments are lost
 _SAMPLE = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)(?:\{([^{}]*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?")
 _POSITION = re.compile(r'position="(\d+)"')
 NO_METRICS = "{url} was started without --metrics: the server's own counters (all slots) are not shown"
 NO_SPEC_COUNTERS = (
     "{url} answers /metrics without speculation counters (an older llama-server): only this client's are shown"
 )
+
+
+class Impossible(ValueError):
+    """Counters that no one llama-server can give: the message names the counter."""
 
 
 @dataclass(frozen=True)
@@ -56,32 +63,42 @@ class SpecCounters:
     rounded: bool = False  # a counter was past 999,999, printed to 6 significant digits
     decodes: int = 0  # n_decode_total: llama_decode calls since the start (speculative ones excluded)
 
+    def impossible(self) -> str:
+        """Why these counts cannot be one server's ("" where they can)."""
+        if self.accepted > self.drafted:
+            return f"{self.accepted} draft tokens accepted of {self.drafted} drafted"
+        if any(n > self.drafts for n in self.accepted_per_pos):
+            return f"{max(self.accepted_per_pos)} drafts accepted at one position of {self.drafts} drafts"
+        return ""
+
     def minus(self, earlier: SpecCounters) -> SpecCounters:
         """The counts between `earlier` and this scrape, busy slots per decode over the same
-        decodes (the requests_* gauges are this scrape's). A counter that went down means the
-        server restarted: its counts since then."""
-        if (
-            self.drafted < earlier.drafted
-            or self.drafts < earlier.drafts
-            or self.accepted < earlier.accepted
-            or self.decodes < earlier.decodes
-        ):
-            return self
+        decodes (the requests_* gauges are this scrape's). A counter that went down is
+        Impossible: a restarted server, or another one on its port, whose counts say nothing
+        of the interval."""
+        for name, metric in _NAMES.items():
+            if (got := getattr(self, name)) < (had := getattr(earlier, name)):
+                raise Impossible(f"{metric} went down from {had} to {got} between two scrapes")
+        if any(a < b for a, b in zip(self.accepted_per_pos, earlier.accepted_per_pos)):
+            raise Impossible(f"{PREFIX}{PER_POS} went down between two scrapes")
         decodes = self.decodes - earlier.decodes
         busy_slots = self.busy_slots_per_decode * self.decodes - earlier.busy_slots_per_decode * earlier.decodes
         n = len(self.accepted_per_pos)
         before = earlier.accepted_per_pos + (0,) * (n - len(earlier.accepted_per_pos))
-        return SpecCounters(
+        interval = SpecCounters(
             drafted=self.drafted - earlier.drafted,
             accepted=self.accepted - earlier.accepted,
             drafts=self.drafts - earlier.drafts,
-            accepted_per_pos=tuple(max(a - b, 0) for a, b in zip(self.accepted_per_pos, before)),
+            accepted_per_pos=tuple(a - b for a, b in zip(self.accepted_per_pos, before)),
             busy_slots_per_decode=max(busy_slots / decodes, 0.0) if decodes else 0.0,
             requests_processing=self.requests_processing,
             requests_deferred=self.requests_deferred,
             rounded=self.rounded or earlier.rounded,
             decodes=decodes,
         )
+        if not interval.rounded and (why := interval.impossible()):  # rounded counts differ by the rounding
+            raise Impossible(f"{why} between two scrapes")
+        return interval
 
     @property
     def acceptance(self) -> float | None:
@@ -167,7 +184,7 @@ def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
         raise UserError(f"{where}: a gauge ({', '.join(_GAUGES.values())}) is negative or not finite")
     decodes = _count(values.get("n_decode_total", 0.0), where, 0)
     raws = [values[name] for name in _COUNTERS.values()] + list(per_pos.values()) + [decodes]
-    return SpecCounters(
+    counters = SpecCounters(
         drafted=counts["drafted"],
         accepted=counts["accepted"],
         drafts=counts["drafts"],
@@ -178,11 +195,20 @@ def parse_metrics(text: str, where: str = "/metrics") -> SpecCounters | None:
         rounded=any(v >= 1e6 for v in raws),
         decodes=decodes,
     )
+    if why := counters.impossible():
+        raise UserError(f"{where}: {why}: counters that cannot be true, not shown")
+    return counters
+
+
+_NAMES = {name: PREFIX + metric for name, metric in _COUNTERS.items()} | {"decodes": PREFIX + "n_decode_total"}
 
 
 def _count(value: float, where: str, line: int) -> int:
+    at = f"{where}{f' line {line}' if line else ''}"
     if not math.isfinite(value) or value < 0:
-        raise UserError(f"{where}{f' line {line}' if line else ''}: a counter is {value}, not a count")
+        raise UserError(f"{at}: a counter is {value}, not a count")
+    if value > MAX_COUNT:
+        raise UserError(f"{at}: a counter is {value:g}, past what a server counts by one: not shown")
     return round(value)
 
 
@@ -257,7 +283,10 @@ class Watch:
 
     def wide(self, missing: str) -> ServerWide:
         now = self.now or self.since
-        counters = now.minus(self.since) if now and self.since else None
+        try:
+            counters = now.minus(self.since) if now and self.since else None
+        except Impossible as e:
+            counters, missing = None, f"{self.url}/metrics: {e}: counters that cannot be true, not shown"
         idle = not_speculating(
             self.url,
             self.info.spec_types,

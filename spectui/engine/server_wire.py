@@ -22,13 +22,14 @@ from typing import Protocol
 
 from spectui.bounded import MIB, loads_json
 from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
+from spectui.engine.server_errors import KEY_ENV, LOST, lost
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, parse_types
 
-KEY_ENV = "LLAMA_API_KEY"
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
 LINE_BYTES = MIB  # one streamed chunk: a token and its timings
+HELD_MAX = 64  # tokens one chunk may stand for: a character's bytes split over tokens are 4 at most
 NOT_A_SERVER = "is not answering as a llama-server does"
 
 
@@ -190,7 +191,8 @@ class Rounds:
             return self.t0 + (timings.get("prompt_ms", 0.0) + timings["predicted_ms"]) / 1000
         return time.perf_counter()
 
-    def read(self, response) -> Iterator[Event]:
+    def read(self, response, timeout: float) -> Iterator[Event]:
+        """The answer's events; `timeout`: the socket's, which a stall is reported with."""
         try:
             while raw := response.readline(LINE_BYTES + 1):
                 if len(raw) > LINE_BYTES:
@@ -215,7 +217,10 @@ class Rounds:
         except BadAnswer as e:
             yield from self._end(StopReason.ERROR, f"{self.s.url} {NOT_A_SERVER}: {e}")
             return
-        except (OSError, ValueError, TypeError, KeyError) as e:  # the connection dropped, or a chunk was cut
+        except LOST as e:
+            yield from self._end(StopReason.ERROR, lost(self.s.url, "/completion", e, timeout))
+            return
+        except (ValueError, TypeError, KeyError) as e:  # a chunk was cut
             yield from self._end(StopReason.ERROR, f"the connection to {self.s.url} was lost: {e}")
             return
         yield from self._end(
@@ -227,25 +232,73 @@ class Rounds:
         timings = chunk.get("timings") or {}
         ids, text = chunk.get("tokens") or [], chunk.get("content") or ""
         self.n_past = int(chunk.get("tokens_evaluated") or 0) + int(chunk.get("tokens_predicted") or 0)
-        if not ids and not text:
+        n = self._tokens_in(chunk, timings, bool(ids or text))
+        if not n:
             return
         if not self.prompt_done:
             self.prompt_done = True
             self.t_server = timings.get("prompt_ms", 0.0) / 1000
             yield PromptDone(t=self.t0 + self.t_server, t_prompt=self.t_server)
-        counters = (int(timings.get("draft_n", 0)), int(timings.get("draft_n_accepted", 0)))
-        if counters != self.counters:  # a verification: this token opens its round
+        t = self._t(timings)
+        held = n - 1 if ids or text else n  # tokens the server held back: their text is in this chunk's
+        # the server leaves the counters out until the request's first draft; a chunk without timings keeps them
+        counters = (
+            (int(timings["draft_n"]), int(timings.get("draft_n_accepted", 0)))
+            if "draft_n" in timings
+            else self.counters
+        )
+        if counters != self.counters:  # a verification: this chunk opens its round
+            self._check(counters)
+            while held and self.current is not None:  # the open round's last tokens, held back
+                held -= 1
+                yield from self._place(-1, "", t)
             yield from self._flush()
             drafted, accepted = counters[0] - self.counters[0], counters[1] - self.counters[1]
             self.current = {"drafted": drafted, "accepted": accepted, "tokens": []}
             self.counters = counters
-        elif self.current is None:
-            self.current = {"drafted": 0, "accepted": 0, "tokens": []}  # a step without a draft
+        for _ in range(held):
+            yield from self._place(-1, "", t)
+        if ids or text:
+            yield from self._place(int(ids[0]) if ids else -1, text, t)
+
+    def _tokens_in(self, chunk: dict, timings: dict, sent: bool) -> int:
+        """How many tokens a chunk stands for, as the server counts them: its count so far
+        (tokens_predicted, timings.predicted_n) past the tokens read before. A token that ends
+        in part of a UTF-8 character is not sent alone (process_token): it comes with the one
+        that completes it, or with the final chunk. Without the count, one per token sent."""
+        total = chunk.get("tokens_predicted", timings.get("predicted_n"))
+        if total is None:
+            return int(sent)
+        n = int(total) - self.n_tokens
+        if n > HELD_MAX:
+            raise BadAnswer(
+                f"a streamed chunk's tokens_predicted {int(total)} is {n} past the tokens streamed before it"
+            )
+        return max(n, int(sent))
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.emitted) + len(self.current["tokens"] if self.current else ())
+
+    def _check(self, counters: tuple[int, int]) -> None:
+        """Draft counters that no slot can give are BadAnswer, never a round's figures."""
+        drafted, accepted = counters
+        if accepted > drafted or drafted < self.counters[0] or accepted < self.counters[1]:
+            raise BadAnswer(
+                f"a streamed chunk's timings say {accepted} draft tokens accepted of {drafted} drafted, "
+                f"after {self.counters[1]} of {self.counters[0]}: counters that cannot be true"
+            )
+
+    def _place(self, token_id: int, piece: str, t: float) -> Iterator[Event]:
+        """One token into the open round (a step without a draft where none is open), the
+        accepted drafts first; the target's token closes it."""
+        if self.current is None:
+            self.current = {"drafted": 0, "accepted": 0, "tokens": []}
         c = self.current
         source = self.source if len(c["tokens"]) < c["accepted"] else Source.TARGET
-        c["tokens"].append(Token(int(ids[0]) if ids else -1, text, source))
-        c["t"] = self._t(timings)
-        if len(c["tokens"]) > c["accepted"]:  # the target's token closes the round
+        c["tokens"].append(Token(token_id, piece, source))
+        c["t"] = t
+        if len(c["tokens"]) > c["accepted"]:
             yield from self._flush()
 
     def _flush(self) -> Iterator[Event]:
@@ -294,7 +347,7 @@ class Rounds:
 
 _NUMBER = (int, float)
 _CHUNK_FIELDS = {"tokens": list, "content": str, "tokens_evaluated": int, "tokens_predicted": int, "stop_type": str}
-_TIMING_FIELDS = ("prompt_n", "prompt_ms", "predicted_ms", "draft_n", "draft_n_accepted")
+_TIMING_FIELDS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "draft_n", "draft_n_accepted")
 
 
 def _checked(chunk) -> dict:

@@ -40,20 +40,6 @@ MAX_LEVELS = 6  # levels the table shows within 80 columns
 REPEATS = 3  # timed passes after the warm-up: c x b sizes are many, so a fixed count bounds the time
 
 
-def parse_levels(text: str) -> tuple[int, ...]:
-    """`--concurrency 1,2,4,8`: sorted distinct slot counts 1..MAX_LEVEL, at most MAX_LEVELS."""
-    parts = [p.strip() for p in text.split(",")]
-    if not all(p.isascii() and p.isdigit() and 1 <= int(p) <= MAX_LEVEL for p in parts):
-        raise UserError(
-            f"--concurrency takes busy-slot counts from 1 to {MAX_LEVEL} separated by commas, like 1,2,4,8; "
-            f"got '{text}'"
-        )
-    levels = tuple(sorted({int(p) for p in parts}))
-    if len(levels) > MAX_LEVELS:
-        raise UserError(f"--concurrency takes at most {MAX_LEVELS} levels, got {len(levels)}: '{text}'")
-    return levels
-
-
 # --- the model ---------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from spectui.cli.setup_flags import levels_of
 from spectui.plan import concurrency as conc
 from spectui.plan.concurrency import NONE, Level, aggregate, predict_levels
 from spectui.plan.curve import Curve, Point
@@ -95,7 +96,9 @@ def test_a_configuration_without_a_measured_acceptance_gets_no_row():
 
 @pytest.mark.parametrize("text", ["1,2,4,8", " 4, 1,2", "64", "1,1,2"])
 def test_levels_are_sorted_slot_counts(text):
-    assert conc.parse_levels(text) == tuple(sorted({int(x) for x in text.split(",")}))
+    assert levels_of(text, "--concurrency", conc.MAX_LEVEL, "busy slots") == tuple(
+        sorted({int(x) for x in text.split(",")})
+    )
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "2,,4", "1.5", "two", "65", "", "1,2,3,4,5,6,7"])

@@ -15,7 +15,9 @@ from spectui.bench import concurrency_report, concurrency_results
 from spectui.bench.concurrency import Burst, Measurement, Protocol, Request, check_slots
 from spectui.cli.main import main
 from spectui.errors import UserError
+from tests.cli_helpers import run_cli
 from tests.conftest import GEMMA, model_file
+from tests.helpers.fake_llama import FakeLlamaServer, State, metrics_text
 from tests.helpers.processes import spectui
 from tests.server.llama_server import Server
 
@@ -30,7 +32,7 @@ DOWN = "http://127.0.0.1:9"  # nothing listens: a level that passes its checks t
     "value,message",
     [
         ("0", "--concurrency: 0 concurrent requests; give 1 to"),
-        ("-1", "--concurrency: -1 concurrent requests"),
+        ("-1", "--concurrency: '-1' is not a whole number"),
         ("2,,4", "--concurrency '2,,4': an empty element"),
         ("1.5", "--concurrency: '1.5' is not a whole number"),
         ("two", "--concurrency: 'two' is not a whole number"),
@@ -183,6 +185,40 @@ def test_losing_from_the_first_level_puts_the_break_even_below_it():
     )
 
 
+def test_a_server_that_drafted_nothing_gets_no_verdict_beyond_saying_so():
+    rows = _measured({1: [10.0, 10.0], 2: [20.0, 20.0]}, {1: [6.0, 6.0], 2: [24.0, 24.0]})
+    for row in rows:
+        row["drafted_per_request"], row["accepted_per_request"] = 0, 0
+    v = concurrency_results.verdict(rows, 2)
+    assert v["summary"].startswith("ngram-simple drafted nothing at any level, it ran as plain decoding")
+    assert "pay" not in v["summary"] and "break-even" not in v["summary"] and v["levels"] == []
+
+
+def test_server_counters_that_go_down_are_named_and_left_out(tmp_path, dirs):
+    """/metrics going backwards between two scrapes: no burst of that server shows counters."""
+    scrapes = iter(range(1000, 0, -1))
+
+    def backwards() -> str:
+        n = next(scrapes)
+        return metrics_text(2 * n, n, n, (n,))
+
+    base = FakeLlamaServer(State())
+    spec = FakeLlamaServer(State(spec_types="none,ngram-simple", metrics=backwards))
+    try:
+        out = tmp_path / "r.json"
+        args = ["bench", "--server", f"{base.url},{spec.url}", "--concurrency", "1", "--repeat", "1", "-n", "4"]
+        r = run_cli(*args, "--lang", "en", "--category", "code", "--limit", "1", "--json", str(out))
+    finally:
+        base.stop()
+        spec.stop()
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    (burst,) = [b for b in doc["bursts"] if b["server"] == "ngram-simple"]
+    assert burst["server_counters"] is None and "went down" in burst["server_counters_note"]
+    assert all(row["server_counters"] is None for row in doc["results"])
+    assert any("went down" in w for w in doc["warnings"]) and "cannot be true" in " ".join(r.stdout.split())
+
+
 def test_without_a_baseline_there_is_no_verdict():
     m = Measurement(bursts=[_burst("ngram-simple", 1, 0, 10.0)])
     rows = concurrency_results.rows(m, [("ngram-simple", "http://b")], Protocol(levels=(1,), n_predict=N, repeat=1))
@@ -297,7 +333,7 @@ def test_servers_with_different_models_are_refused(server_bin, plain, capsys):
     gemma = Server(server_bin, model_file(GEMMA), *TWO_SLOTS)
     try:
         assert main(bench("--server", f"{plain.url},{gemma.url}", "--concurrency", "1")) == 2
-        assert "the two servers run different models" in capsys.readouterr().err
+        assert "the servers run different models" in capsys.readouterr().err
     finally:
         gemma.stop()
 

@@ -17,6 +17,7 @@ from spectui.engine.server_metrics import (
     METRICS_BYTES,
     NEEDS_SPEC_TYPE,
     NO_METRICS,
+    Impossible,
     ServerWide,
     SpecCounters,
     Watch,
@@ -62,8 +63,50 @@ def test_minus_gives_the_counts_between_two_scrapes():
     busy = (later.busy_slots_per_decode * later.decodes - 1.0 * (later.decodes - 50)) / 50
     assert d.decodes == 50 and d.busy_slots_per_decode == pytest.approx(busy)
     assert later.minus(later).acceptance is None and later.minus(later).per_pos_rates == ()
-    restarted = SpecCounters(1, 1, 1, (1,), 1.0, 0, 0)
-    assert restarted.minus(later) == restarted  # a counter that went down: counted from the restart
+
+
+@pytest.mark.parametrize(
+    "earlier, says",
+    [
+        (SpecCounters(9840, 5920, 3000, (3000,), 1.0, 0, 0, decodes=10), "draft_tokens_total went down from 9840"),
+        # only n_decode_total down: not a restart (that resets every counter), a server that cannot be
+        (SpecCounters(0, 0, 0, (), 1.0, 0, 0, decodes=10**6), "n_decode_total went down"),
+        (SpecCounters(100, 100, 90, (100,), 1.0, 0, 0, decodes=0), "per_pos_total went down"),
+    ],
+)
+def test_counters_that_go_down_between_scrapes_are_named_not_counted(earlier, says):
+    later = parse_metrics(CAPTURE)
+    assert later is not None
+    with pytest.raises(Impossible, match=says):
+        later.minus(earlier)
+
+
+def test_an_interval_with_more_accepted_than_drafted_is_named():
+    later = SpecCounters(40, 90, 30, (30,), 1.0, 0, 0)  # each scrape alone could be true
+    earlier = SpecCounters(0, 0, 0, (), 1.0, 0, 0)
+    with pytest.raises(Impossible, match="90 draft tokens accepted of 40 drafted"):
+        later.minus(earlier)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (valued(valued(CAPTURE, "draft_tokens", "40"), "accepted_tokens", "90"), "90 draft tokens accepted of 40"),
+        (valued(CAPTURE, "drafts", "7"), "60 drafts accepted at one position of 7 drafts"),
+        (valued(CAPTURE, "draft_tokens", "1e300"), r"a counter is 1e\+300, past what a server counts"),
+    ],
+)
+def test_counters_that_cannot_be_true_are_an_error_not_figures(text, says):
+    with pytest.raises(UserError, match=says):
+        parse_metrics(text, f"{URL}/metrics")
+
+
+def test_a_watch_whose_counters_went_down_shows_none_and_says_why():
+    info = ServerInfo(URL, "m", "", 512, ("draft-simple",), "b1", {}, 2)
+    watch = Watch(URL, info, True, SpecCounters(9840, 5920, 3000, (3000,), 1.0, 0, 0, decodes=10))
+    watch.answered(40, 3, parse_metrics(CAPTURE))
+    wide = watch.wide("")
+    assert wide.counters is None and "went down from 9840 to 283" in wide.missing and "not shown" in wide.missing
 
 
 def test_as_dict_holds_the_counts_and_their_rates():

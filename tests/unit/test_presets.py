@@ -186,3 +186,16 @@ def test_a_preset_switch_keeps_sampling_and_context_but_not_models_or_speculatio
         }
     )
     assert kept == {"temp": 0.0, "ctx_size": 2048, "system": "hi"}
+
+
+@pytest.mark.parametrize("value", ["5", "[1, 2]", "{ a = 1 }"])
+def test_a_description_that_is_not_text_names_the_file_and_key_everywhere(config_dir, value):
+    path = write_user(config_dir, "odd", f'description = {value}\nspec_type = "ngram-simple"\n')
+    listed = run_cli("presets", "list")
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    assert listed.stderr.startswith("warning: preset 'odd' skipped: ") and "'description'" in listed.stderr
+    shown = run_cli("presets", "show", "odd")
+    assert shown.returncode == 0 and "# not usable yet: " in shown.stdout and "'description'" in shown.stdout
+    used = run_cli("run", "--preset", "odd", "hi")
+    assert used.returncode == 2 and used.stderr.count("\n") == 1
+    assert f"{path}: key 'description'" in used.stderr and "give a string in quotes" in used.stderr
