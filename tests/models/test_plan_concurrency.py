@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from spectui.engine import noise
 from spectui.plan import concurrency as conc
 from spectui.plan.concurrency import NONE, Level, aggregate, predict_levels
 from spectui.plan.curve import Curve, Point
@@ -57,7 +58,7 @@ def test_where_each_token_costs_the_crossing_is_where_the_arithmetic_puts_it():
     assert ngram.speedup[4] == pytest.approx(3 * 26 / 90)  # c = 16: loses
     assert ngram.break_even == 16 and ngram.verdict == "loses from 16 slots"
     _, only_late = predict_levels(timed(levels, 10.0, 1.0), (16, 32), [prediction(NGRAM)], depth=256)
-    assert only_late.verdict == "never pays"
+    assert only_late.verdict == "loses at every level asked"
 
 
 def test_a_draft_model_drafts_for_every_slot_at_once_and_decodes_the_verified_batch_again():
@@ -82,8 +83,8 @@ def test_a_crossing_within_the_timing_noise_is_said_to_be_uncertain():
     levels = (8, 16)
     quiet = predict_levels(timed(levels, 10.0, 1.0), levels, [prediction(NGRAM)], depth=256)[1]
     noisy = predict_levels(timed(levels, 10.0, 1.0, spread=0.2), levels, [prediction(NGRAM)], depth=256)[1]
-    assert not quiet.uncertain and "≈" not in quiet.verdict
-    assert noisy.uncertain and noisy.verdict.endswith("(≈: within noise)")
+    assert not quiet.uncertain and "within noise" not in quiet.verdict
+    assert noisy.uncertain and noisy.verdict.endswith("(within noise around it)") and noise.WITHIN in noisy.words
 
 
 def test_a_configuration_without_a_measured_acceptance_gets_no_row():
