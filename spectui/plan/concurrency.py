@@ -30,7 +30,7 @@ from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
 from spectui.engine import noise
 from spectui.errors import UserError
 from spectui.plan.cache import cache_path, forget_stale
-from spectui.plan.curve import Curve, Point, fitted
+from spectui.plan.curve import NOISY, Curve, Point, fitted
 from spectui.plan.decodes import DEPTHS
 from spectui.plan.predict import N_MAX, Drafting, Prediction, round_overhead, timing_spread
 from spectui.spec_types import BASELINE
@@ -160,6 +160,21 @@ class Concurrency:
     timed: dict[int, Level]  # the levels asked and 1
     rows: tuple[Row, ...]  # none first
     memory: dict | None = None  # slots_that_fit's answer
+    plan_none: float | None = None  # the single-user plan's none tok/s at `depth`, from its own curve
+
+    def moved(self) -> str | None:
+        """Why these timings and the plan's curve disagree on none at one slot (the same decode,
+        timed twice: the machine's speed changed between the two), or None where they agree."""
+        if not self.plan_none:
+            return None
+        here = aggregate(self.timed[1], self.timed[1], NONE, self.depth)
+        allowed = max(NOISY, *(p.spread for p in self.timed[1].curve.points()))
+        if abs(here / self.plan_none - 1) <= allowed:
+            return None
+        return (
+            f"none at one slot runs {here:.1f} tok/s in these timings and {self.plan_none:.1f} in the plan's curve: "
+            "the machine's speed changed between the two timings, so each holds for its own moment only"
+        )
 
     def as_dict(self) -> dict:
         return {
@@ -168,6 +183,7 @@ class Concurrency:
             "rows": [r.as_dict() for r in self.rows],
             "timings": {str(c): lv.curve.as_dict() for c, lv in sorted(self.timed.items())},
             "memory": self.memory,
+            "moved": self.moved(),
         }
 
 

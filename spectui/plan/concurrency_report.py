@@ -46,10 +46,13 @@ def table_lines(conc: Concurrency) -> list[str]:
         t, n = _label(r)
         out.append(f"{t:<14}{n:>6}" + "".join(f"{s:>6.2f}x" for s in r.speedup) + f" {_short_verdict(r):>13}")
     most = max((max(r.noise) for r in conc.rows), default=0.0)
-    return out + _wrap(
+    out += _wrap(
         f"loses at c: below none's aggregate from c slots on; ≈: {noise.WITHIN} there or a level before, "
-        f"the timing noise (up to {most:.0%}) could move it a level"
+        f"the timing noise of these timings (up to {most:.0%}) could move it a level"
     )
+    if moved := conc.moved():
+        out += _wrap(f"note: {moved}; run `spectui plan --concurrency ... --remeasure` on a quiet machine")
+    return out
 
 
 def _wrap(text: str) -> list[str]:

@@ -11,6 +11,7 @@ import pytest
 
 from spectui.engine import noise
 from spectui.plan import concurrency as conc
+from spectui.plan import concurrency_report
 from spectui.plan.concurrency import NONE, Level, aggregate, predict_levels
 from spectui.plan.curve import Curve, Point
 from spectui.plan.predict import Drafting, Prediction
@@ -159,3 +160,18 @@ def test_several_sequences_decode_in_one_batch_as_one_sequence_does(smol):
         one = min(seqs.decode_timed(batch[:1], 1) for _ in range(3))
         eight = min(seqs.decode_timed(batch, 8) for _ in range(3))
     assert eight > one > 0  # 32 tokens over 8 caches cost more than one token
+
+
+def test_timings_that_disagree_with_the_plans_curve_on_none_at_one_slot_say_the_machine_moved():
+    """One slot of none is the plan's own single step timed again: far off it (a busy moment in one
+    of the two), the section says so beside its noise, never only its own few percent."""
+    at = timed((1, 4), 10.0, 1.0)
+    rows = predict_levels(at, (1, 4), [prediction(NGRAM)], depth=256)
+    here = rows[0].tok_per_s[0]
+    agree = conc.Concurrency((1, 4), 256, at, rows, plan_none=here * 1.1)
+    assert agree.moved() is None and "note:" not in "\n".join(concurrency_report.table_lines(agree))
+    busy = conc.Concurrency((1, 4), 256, at, rows, plan_none=here * 11)
+    said = busy.moved()
+    assert said is not None and f"{here:.1f} tok/s in these timings and {here * 11:.1f} in the plan's curve" in said
+    text = " ".join(concurrency_report.table_lines(busy))
+    assert "the machine's speed changed" in " ".join(text.split()) and busy.as_dict()["moved"] == said
