@@ -74,7 +74,7 @@ def outlook(
         return Outlook(
             f"auto drafts only where this machine's costs say it pays, else runs as none; on these prompts "
             f"{e.label} alone is predicted at {_figure(e)}: {SAID[e.word]}",
-            noise.PAYS if e.word == noise.PAYS else noise.WITHIN,
+            noise.PAYS if e.word == noise.PAYS else noise.WITHIN,  # auto's own: where its source loses, none's speed
             f"auto drafts them only where they pay here ({e.label} alone: ×{e.speedup:.2f})",
         )
     now = e.word
