@@ -86,6 +86,10 @@ def test_a_crossing_within_the_timing_noise_is_said_to_be_uncertain():
     noisy = predict_levels(timed(levels, 10.0, 1.0, spread=0.2), levels, [prediction(NGRAM)], depth=256)[1]
     assert not quiet.uncertain and "within noise" not in quiet.verdict
     assert noisy.uncertain and noisy.verdict.endswith("(within noise around it)") and noise.WITHIN in noisy.words
+    at = timed(levels, 10.0, 1.0, spread=0.2)
+    shown = conc.Concurrency(levels, 256, at, predict_levels(at, levels, [prediction(NGRAM)], depth=256))
+    line = next(x for x in concurrency_report.table_lines(shown) if x.startswith("ngram-simple") and "≈" in x)
+    assert line.endswith("0.87x loses at 16 ≈"), line  # a space after the speedup: never "0.87xloses"
 
 
 def test_a_configuration_without_a_measured_acceptance_gets_no_row():
