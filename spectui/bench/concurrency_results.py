@@ -11,12 +11,12 @@ per-request tok/s, TTFT p50/p95 are over its requests, ITL p50/p95 over all thei
 timings.draft_n and draft_n_accepted). Per level and server: the median over the passes of
 each, with its spread, (max - min) / median over the passes (None under 2 passes).
 
-Verdict, per level: speculation's median aggregate tok/s over the baseline's. It pays
-where the ratio is above 1 + noise, costs where it is below 1 - noise, else it is within
-noise; the noise is the larger spread of the two (at least noise.NOISE_FLOOR; unknown
-with one pass, the floor assumed). A speculating server that drafted nothing gets no verdict
-beyond saying so: it ran as plain decoding. The break-even is where the ratio crosses 1, linearly
-between the levels around it; its range, where ratio - noise and ratio + noise cross 1.
+Verdict, per level: speculation's median aggregate tok/s over the baseline's, judged
+and worded by engine.noise (pays, loses, within noise); the noise is the larger spread of
+the two (at least noise.NOISE_FLOOR; unknown with one pass, the floor assumed). A speculating
+server that drafted nothing gets no verdict beyond saying so: it ran as plain decoding. The
+break-even is where the ratio crosses 1, linearly between the levels around it; its range,
+where ratio - noise and ratio + noise cross 1.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 from spectui.bench.concurrency import Burst, Measurement, Protocol
 from spectui.bench.protocol import BASELINE
 from spectui.bench.results import BUSY_LOAD, median
-from spectui.engine.noise import LOSES, NOISE_FLOOR, band, judge, spread
+from spectui.engine.noise import LOSES, NOISE_FLOOR, PAYS, band, judge, spread
 from spectui.engine.server_metrics import NOTHING_DRAFTED
 from spectui.engine.stats import p50_p95
 from spectui.words import plural
@@ -135,16 +135,6 @@ def rows(m: Measurement, targets: list[tuple[str, str]], proto: Protocol) -> lis
     return out
 
 
-def _pct(x: float) -> str:
-    return f"{abs(x):.0%}"
-
-
-def _judgement(ratio: float, noise: float) -> str:
-    """engine.noise's word, as this report says it."""
-    word = judge(ratio, noise).word
-    return "costs" if word == LOSES else word
-
-
 def comparisons(results: list[dict], repeat: int) -> list[dict]:
     """Per level with both measured: speculation's aggregate tok/s over the baseline's."""
     out = []
@@ -164,7 +154,7 @@ def comparisons(results: list[dict], repeat: int) -> list[dict]:
                 "change": ratio - 1,
                 "noise": noise,
                 "noise_known": repeat >= 2,
-                "judgement": _judgement(ratio, noise),
+                "judgement": judge(ratio, noise).word,
             }
         )
     return out
@@ -210,12 +200,8 @@ def break_even(cmp: list[dict]) -> dict:
 
 
 def _phrase(c: dict, first: bool) -> str:
-    noise = f"noise +-{c['noise']:.0%}"
-    if c["judgement"] == "within noise":
-        return f"at {c['level']} within noise ({c['change']:+.0%}, {noise})"
-    verb = "gains" if c["judgement"] == "pays" else "costs"
     what = " of aggregate tok/s" if first else ""
-    return f"at {c['level']} it {verb} {_pct(c['change'])}{what} ({noise})"
+    return f"at {c['level']} {c['judgement']} ({c['change']:+.0%}{what}, noise +-{c['noise']:.0%})"
 
 
 def _requests(n: int) -> str:
@@ -245,13 +231,13 @@ def verdict(results: list[dict], repeat: int) -> dict:
         out["summary"] = "cannot tell: give two servers, one started with --spec-type none, and measure both at a level"
         return out
     leading = 0
-    while leading < len(cmp) and cmp[leading]["judgement"] == "pays":
+    while leading < len(cmp) and cmp[leading]["judgement"] == PAYS:
         leading += 1
     if leading == len(cmp):
         head = f"speculation pays at every concurrency measured, up to {_requests(cmp[-1]['level'])}"
     elif leading:
         head = f"speculation pays up to {_requests(cmp[leading - 1]['level'])} on this server"
-    elif cmp[0]["judgement"] == "costs":
+    elif cmp[0]["judgement"] == LOSES:
         head = f"speculation does not pay on this server, even at {_requests(cmp[0]['level'])}"
     else:
         head = f"speculation makes no measurable difference at {_requests(cmp[0]['level'])}"

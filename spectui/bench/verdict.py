@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from spectui.bench.citation import cite
-from spectui.engine.noise import LOSES, NOISE_FLOOR, PAYS, UNKNOWN, band, judge
+from spectui.engine.noise import LOSES, NOISE_FLOOR, PAYS, UNKNOWN, WITHIN, band, judge
 from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES
 from spectui.spec_types import DRAFT_SIMPLE
 from spectui.words import plural
@@ -174,25 +174,48 @@ def _tokenizer(row: dict, environment: dict) -> dict:
 
 
 def _judge(best: dict, base: dict, noise: float | None) -> tuple[str, str]:
-    """engine.noise's judgement of the best configuration, in the bench's words."""
+    """engine.noise's word for the best configuration, and the summary that says it."""
     s, label = best["speedup"], best["config"]
     word = judge(s, noise).word
     if word == UNKNOWN:
-        return "unknown", (
-            f"{label} is {s:.2f}x the baseline from one run per prompt: the noise is unknown "
+        return word, (
+            f"{label} is {s:.2f}x the baseline from one run per prompt: {UNKNOWN}, the noise is unknown "
             "(--repeat 3 or more to judge)"
         )
     if word == PAYS:
-        return "yes", f"{label} is {s:.2f}x the baseline (noise +-{noise:.0%}): speculation pays off here"
+        return word, f"{label} is {s:.2f}x the baseline (noise +-{noise:.0%}): speculation {PAYS} here"
     if word == LOSES:
-        return "no", f"speculation does not pay off here: the best, {label}, is {s:.2f}x the baseline"
-    return "within noise", f"no measurable difference: {label} is {s:.2f}x the baseline (noise +-{noise:.0%})"
+        return word, f"speculation {LOSES} here: the best, {label}, is {s:.2f}x the baseline (noise +-{noise:.0%})"
+    return word, f"{WITHIN}, no measurable difference: {label} is {s:.2f}x the baseline (noise +-{noise:.0%})"
 
 
 def idle_noise(rows: list[dict]) -> float:
     """A configuration that drafted nothing did the baseline's work: its distance from the
     baseline, in any group, measures this machine's noise directly."""
     return max((abs(r["speedup"] - 1) for r in rows if r["n_drafted"] == 0 and r["speedup"] is not None), default=0.0)
+
+
+def _idle_note(idle: list[dict]) -> str:
+    """The configurations that drafted nothing: the baseline's work, so their speeds are noise."""
+    if not idle:
+        return ""
+    speeds = sorted({f"{r['speedup']:.2f}x" for r in idle})
+    return (
+        f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work at "
+        f"{'-'.join([speeds[0], speeds[-1]][: len(speeds)])}: noise)"
+    )
+
+
+def _causes(top: dict, base: dict, protocol: dict, environment: dict, noise: float) -> list[dict]:
+    """Each known cause of a slow-down, measured on the best speculative configuration."""
+    return _step_costs(top, base) + [
+        _acceptance(top),
+        *([_rejections(top)] if top.get("inspect") else []),
+        _short_output(top, base, protocol["n_predict"], noise),
+        _temperature(protocol),
+        _vram(top, environment),
+        _tokenizer(top, environment),
+    ]
 
 
 def verdict(
@@ -219,7 +242,7 @@ def verdict(
         "best_speculative": None,
         "speedup": None,
         "noise": None,
-        "pays_off": "unknown",
+        "pays_off": UNKNOWN,  # engine.noise's word
         "summary": "",
         "causes": [],
         "predictions": [],
@@ -228,47 +251,31 @@ def verdict(
         out["summary"] = "cannot tell: the baseline and a speculative configuration were not both measured"
         return out
     # The noise comes from the repeats: with one run per prompt it is unknown.
-    noise = (
-        None
-        if protocol["repeat"] < 2
-        else band(idle_noise(rows), *(r["tok_per_s_spread"] for r in [base] + spec), floor=floor)
-    )
-    out["noise"] = noise
-    note = ""
-    if idle:
-        speeds = sorted({f"{r['speedup']:.2f}x" for r in idle})
-        note = (
-            f"; {', '.join(r['config'] for r in idle)} drafted nothing (the baseline's work at "
-            f"{'-'.join([speeds[0], speeds[-1]][: len(speeds)])}: noise)"
-        )
+    spreads = (r["tok_per_s_spread"] for r in [base] + spec)
+    out["noise"] = noise = None if protocol["repeat"] < 2 else band(idle_noise(rows), *spreads, floor=floor)
+    note = _idle_note(idle)
     if not spec:
-        out["pays_off"], out["summary"] = "no", "nothing was drafted, so nothing can be gained" + note
+        out["pays_off"], out["summary"] = LOSES, f"{LOSES}: nothing was drafted, so nothing can be gained" + note
         return out
     top = max(spec, key=lambda r: r["tok_per_s"])
     out["pays_off"], out["summary"] = _judge(top, base, noise)
     out["summary"] += note
-    causes = _step_costs(top, base) + [
-        _acceptance(top),
-        *([_rejections(top)] if top.get("inspect") else []),
-        _short_output(top, base, protocol["n_predict"], floor if noise is None else noise),
-        _temperature(protocol),
-        _vram(top, environment),
-        _tokenizer(top, environment),
-    ]
+    causes = _causes(top, base, protocol, environment, floor if noise is None else noise)
     flagged = [c["cause"] for c in causes if c["flagged"]]
-    if flagged and out["pays_off"] != "yes":
+    if flagged and out["pays_off"] != PAYS:
         out["summary"] += "; likely causes: " + ", ".join(flagged)
     if not (base["complete"] and top["complete"]):
         out["summary"] += " (partial: not every prompt and run was measured)"
     out.update(best_speculative=top["config"], speedup=top["speedup"], causes=causes)
-    out["predictions"] = [
-        cite(r["config"], predicted[group, r["config"]], r["speedup"], noise, floor, base["tok_per_s"])
-        for r in rows
-        if predicted and (group, r["config"]) in predicted
-    ]
     if unpredicted:
         out["predictions"] = [
             {"config": None, "flagged": None, "detail": f"no prediction from this machine's costs: {unpredicted}"}
+        ]
+    elif predicted:
+        cited = [r for r in rows if (group, r["config"]) in predicted]
+        out["predictions"] = [
+            cite(r["config"], predicted[group, r["config"]], r["speedup"], noise, floor, base["tok_per_s"])
+            for r in cited
         ]
     return out
 

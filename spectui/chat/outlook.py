@@ -18,22 +18,19 @@ from spectui.plan.curve import Curve
 from spectui.plan.loaded_pair import Expected, expected
 from spectui.spec_config import AUTO, SpecConfig, unpriced
 
-# Which side of `none` the prediction is on; the card styles each (UNKNOWN: nothing measured).
-PAYS, LOSES, NEAR, UNKNOWN = "pays", "loses", "near", "unknown"
-SAID = {PAYS: "it pays", LOSES: "it loses", NEAR: "no measurable difference from none"}
+# The prediction's word (engine.noise's, as the plan's row says it), in the card's sentence.
+SAID = {
+    noise.PAYS: "it pays",
+    noise.LOSES: "it loses",
+    noise.WITHIN: f"{noise.WITHIN}, no measurable difference from none",
+}
 
 
 @dataclass(frozen=True)
 class Outlook:
     line: str  # the card's line
-    side: str  # PAYS, LOSES, NEAR or UNKNOWN
+    side: str  # engine.noise's word (PAYS, LOSES, WITHIN), or UNKNOWN: nothing predicted; the card styles each
     watch: str = ""  # what a starter that `cites` adds to its "watch"
-
-
-def side(e: Expected) -> str:
-    """Pays or loses only where the timings' noise cannot carry the speedup across 1."""
-    word = noise.judge(e.speedup, e.noise).word
-    return PAYS if word == noise.PAYS else LOSES if word == noise.LOSES else NEAR
 
 
 def _figure(e: Expected) -> str:
@@ -64,28 +61,28 @@ def outlook(
     if curve is None or calibration is None:
         return Outlook(
             f"speedup unknown on this machine: press f6 (or run `{command}`, about a minute) to measure it",
-            UNKNOWN,
+            noise.UNKNOWN,
             "whether they are faster here is not measured yet",
         )
     if len(spec.drafting) > 1 and (why := unpriced(spec.types, draft_step=True)):
-        return Outlook(f"predicted speed: {why.short} (`{command}` lists each)", UNKNOWN)
+        return Outlook(f"predicted speed: {why.short} (`{command}` lists each)", noise.UNKNOWN)
     spec_type = spec.drafting[0]
     e = expected(curve, calibration, NGRAM if spec_type == AUTO else spec_type, spec)
     if isinstance(e, str):
-        return Outlook(f"{spec.label}: no prediction on this machine ({e})", UNKNOWN)
+        return Outlook(f"{spec.label}: no prediction on this machine ({e})", noise.UNKNOWN)
     if spec_type == AUTO:  # its n-gram source alone: auto drafts it only where it expects a gain
         return Outlook(
             f"auto drafts only where this machine's costs say it pays, else runs as none; on these prompts "
-            f"{e.label} alone is predicted at {_figure(e)}: {SAID[side(e)]}",
-            PAYS if side(e) == PAYS else NEAR,
+            f"{e.label} alone is predicted at {_figure(e)}: {SAID[e.word]}",
+            noise.PAYS if e.word == noise.PAYS else noise.WITHIN,  # auto's own: where its source loses, none's speed
             f"auto drafts them only where they pay here ({e.label} alone: ×{e.speedup:.2f})",
         )
-    now = side(e)
-    advice = "; try auto (ctrl+t), which drafts only where it pays" if now == LOSES else ""
+    now = e.word
+    advice = "; try auto (ctrl+t), which drafts only where it pays" if now == noise.LOSES else ""
     watch = {
-        PAYS: f"here {e.label} is predicted at ×{e.speedup:.2f}: it pays",
-        LOSES: f"here {e.label} is predicted at ×{e.speedup:.2f}: the drafts show, a speedup does not",
-        NEAR: f"here {e.label} is predicted at ×{e.speedup:.2f}, within the timing noise ({e.noise:.0%})",
+        noise.PAYS: f"here {e.label} is predicted at ×{e.speedup:.2f}: it pays",
+        noise.LOSES: f"here {e.label} is predicted at ×{e.speedup:.2f}: it loses, the drafts show, a speedup does not",
+        noise.WITHIN: f"here {e.label} is predicted at ×{e.speedup:.2f}, {noise.WITHIN} (timing noise {e.noise:.0%})",
     }[now]
     line = f"on this machine, on these prompts, {e.label} is predicted at {_figure(e)}: {SAID[now]}{advice}"
     return Outlook(line, now, watch)

@@ -19,8 +19,8 @@ from spectui.plan.predict import DEPTH, speedup
 from spectui.spec_config import SpecConfig, unpriced
 from spectui.words import plural
 
-# Which side of break-even the chat is on (each fits the panel's value column after "×0.91 ").
-PAYS, LOSES, NEAR = "pays", "loses", "≈ break-even"
+# The predicted row's word: engine.noise's (each fits the panel's value column after "×0.91 "),
+# or why there is none yet.
 FEW, NO_DRAFTS = "few drafts", "no drafts yet"
 NEVER, ANY = "never pays", "pays at any α"
 NEAR_SE = 2.0  # standard errors of the measured acceptance that may not carry the speedup across 1
@@ -55,8 +55,8 @@ class PanelState:
 class PlanReading:
     """The panel's plan rows: the break-even acceptance as the rows above it count acceptance
     (accepted / drafted; None: never pays here, or not known before a draft), the predicted
-    speedup at the measured acceptance (None: nothing measured) and a word for the side of
-    break-even; `why`: one line instead of the rows (not priced)."""
+    speedup at the measured acceptance (None: nothing measured) and its word: engine.noise's once
+    enough drafts are measured, else why not yet; `why`: one line instead of the rows (not priced)."""
 
     break_even: float | None
     speedup: float | None
@@ -64,9 +64,14 @@ class PlanReading:
     why: str = ""
 
     @property
+    def never(self) -> bool:
+        """It loses even at α = 1: said as the word before enough drafts, beside the word after."""
+        return self.word == NEVER or (self.break_even is None and self.speedup is not None)
+
+    @property
     def shown(self) -> tuple[str, str]:
         """(break-even, predicted speedup) as the panel writes them."""
-        be = "never" if self.word == NEVER else "-" if self.break_even is None else f"{self.break_even:.0%}"
+        be = "never" if self.never else "-" if self.break_even is None else f"{self.break_even:.0%}"
         return be, "-" if self.speedup is None else f"×{self.speedup:.2f}"
 
 
@@ -88,16 +93,16 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
             return PlanReading(None, None, NO_DRAFTS)
         return PlanReading(p.break_even, None, NEVER if p.break_even is None else NO_DRAFTS)
     d, be = p.drafting, p.break_even
-    if be is None or be == 0.0 or run.drafts < MIN_DRAFTS:
+    if run.drafts < MIN_DRAFTS:
         return PlanReading(be, p.speedup, NEVER if be is None else ANY if be == 0.0 else FEW)
-    # The side is the predicted speedup's, unless the acceptance's own error could carry it
-    # across 1; a draft's positions are not independent (its first rejection ends it): the
-    # error counts drafts, not tokens.
+    # The plan row's range (its timings' noise) widened by the acceptance's own error; a draft's
+    # positions are not independent (its first rejection ends it): the error counts drafts, not tokens.
     alpha = d.accepted / d.length
     error = NEAR_SE * math.sqrt(alpha * (1 - alpha) / run.drafts) * d.length
     shifted = (replace(d, accepted=min(max(d.accepted + e, 0.0), d.length)) for e in (-error, error))
     lo, hi = (speedup(curve, x, depth) for x in shifted)
-    return PlanReading(be, p.speedup, {noise.PAYS: PAYS, noise.LOSES: LOSES}.get(noise.decide(lo, hi), NEAR))
+    spread = p.noise or 0.0
+    return PlanReading(be, p.speedup, noise.decide(lo - spread, hi + spread))
 
 
 def speedup_reading(
@@ -105,8 +110,8 @@ def speedup_reading(
 ) -> tuple[str, str]:
     """The panel's speedup, (headline, detail), never more certain than the data: nothing
     before the first round; nothing to compare where nothing was drafted; no figure without
-    a `none` turn; an unknown noise from one `none` turn; "no measurable difference" within
-    what `none` varied itself (engine.noise's band: at least its floor)."""
+    a `none` turn; an unknown noise from one `none` turn; else engine.noise's word against what
+    `none` varied itself (its band: at least its floor)."""
     if n_rounds == 0:
         return "-", "waiting for the first round"
     if n_drafted == 0:
@@ -120,5 +125,5 @@ def speedup_reading(
     if judged.word == noise.WITHIN:
         floor = judged.noise != baseline.spread  # none varied less than any machine's noise
         within = f"the {judged.noise:.0%} noise floor" if floor else f"none's {baseline.spread:.0%}"
-        return "no measurable diff.", f"×{x:.2f}, within {within}"
-    return f"×{x:.2f}", f"none varied {baseline.spread:.0%} over {plural(baseline.n, 'answer')}"
+        return noise.WITHIN, f"×{x:.2f}, within {within}"
+    return f"×{x:.2f} {judged.word}", f"none varied {baseline.spread:.0%} over {plural(baseline.n, 'answer')}"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from spectui.plan import acceptance, cache, concurrency
+from spectui.plan.predict import tok_per_s_none
 from spectui.plan.report import Plan
 
 
@@ -39,6 +40,6 @@ def run(
         status(f"timed the concurrency levels in {time.perf_counter() - t0:.0f} s; cached in {path}")
     at = concurrency.levels_for(timed, plan.curve)
     memory = concurrency.slots_that_fit(projection, levels) if projection is not None else None
-    return concurrency.Concurrency(
-        tuple(levels), plan.depth, at, concurrency.predict_levels(at, levels, rows, plan.depth), memory
-    )
+    rows_at = concurrency.predict_levels(at, levels, rows, plan.depth)
+    none = tok_per_s_none(plan.curve, plan.depth)
+    return concurrency.Concurrency(tuple(levels), plan.depth, at, rows_at, memory, none)

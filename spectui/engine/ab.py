@@ -75,7 +75,7 @@ class Speed:
     over A's (the tok/s shown beside it), and over several runs of the pair the median of
     those per-run ratios, judged against their spread (engine.noise, as the bench and panel)."""
 
-    ratio: str  # "×1.12", "no measurable difference" or "-"
+    ratio: str  # "×1.12 pays", engine.noise's WITHIN, "×1.12" from one run, or "-"
     how: str  # what the ratio is, from what
     this_run: str = ""  # over several runs: this run's own ratio and the tok/s that give it
     warning: bool = False  # a side drafted nothing: no speedup is claimed
@@ -107,10 +107,11 @@ def speed(v: Verdict, again: str = "") -> Speed:
         return Speed(f"×{runs[0]:.2f}", f" = {division} · 1 run: noise unknown" + (f", {again}" if again else ""))
     lo, hi = min(runs), max(runs)
     this_run = f"this run ×{v.speedup:.2f} = {division}"
-    if judge_runs(runs).word == WITHIN:
-        return Speed("no measurable difference", f", ×{lo:.2f}-×{hi:.2f} over {len(runs)} interleaved runs", this_run)
+    word = judge_runs(runs).word
+    if word == WITHIN:
+        return Speed(WITHIN, f", ×{lo:.2f}-×{hi:.2f} over {len(runs)} interleaved runs", this_run)
     return Speed(
-        f"×{median(runs):.2f}", f", the median of {len(runs)} interleaved runs (×{lo:.2f}-×{hi:.2f})", this_run
+        f"×{median(runs):.2f} {word}", f", the median of {len(runs)} interleaved runs (×{lo:.2f}-×{hi:.2f})", this_run
     )
 
 

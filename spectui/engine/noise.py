@@ -1,21 +1,22 @@
-"""Is a speedup real: the one rule behind the bench verdict, the chat panel, the plan's rows and
-outlook, and the A/B view, which only word its answer.
+"""Is a speedup real: the one rule, and its words, behind every view that says whether
+speculation pays (the plan's table and conclusion, `plan --concurrency`, the welcome card, the
+panel, the bench's verdicts and the A/B view): each prints the word judge() gives.
 
 A speedup pays where the whole range it could plausibly be lies above 1, loses where it lies
 below, and is within noise where the range holds 1; with nothing to size the range (one run),
 it is unknown. Views differ only in what sizes the range, each for its own reason:
 - measured speeds (bench, panel, A/B): the speedup ± the noise band, the largest spread of the
   runs at hand and never under NOISE_FLOOR (a few runs understate a machine's noise);
-- a predicted speedup (the panel's plan rows): the acceptance's own sampling error, since the
-  timings are the plan's and the few drafts of one chat are what is uncertain;
-- the plan's outlook: the spread of the timed decodes the prediction rests on (no floor: those
-  are repeated until they settle).
+- a predicted speedup (the plan's rows, `--concurrency`, the card): the steady spread of the
+  timed decodes the prediction rests on (no floor: those are repeated until they settle); the
+  panel's plan rows widen it by the acceptance's own sampling error, since the few drafts of one
+  chat are uncertain too.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Speedups within +-3% are noise, whatever a few runs measured.
@@ -31,6 +32,15 @@ def spread(samples: Iterable[float | None]) -> float | None:
         return None
     m = statistics.median(vals)
     return (max(vals) - min(vals)) / m if m > 0 else None
+
+
+def steady_spread(samples: Sequence[float]) -> float | None:
+    """The spread of repeats once the one furthest from their median is left out, where there are
+    three or more: one hiccup (a page fault, another process's burst) cannot move it."""
+    if len(samples) < 3:
+        return spread(samples)
+    m = statistics.median(samples)
+    return spread(sorted(samples, key=lambda x: abs(x - m))[:-1])
 
 
 def band(*spreads: float | None, floor: float = NOISE_FLOOR) -> float | None:

@@ -27,11 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spectui.bounded import CONFIG_BYTES, loads_json, read_bytes
+from spectui.engine import noise
 from spectui.errors import UserError
 from spectui.plan.cache import cache_path, forget_stale
-from spectui.plan.curve import Curve, Point, fitted
+from spectui.plan.curve import NOISY, Curve, Point, fitted
 from spectui.plan.decodes import DEPTHS
-from spectui.plan.predict import N_MAX, Drafting, Prediction, round_overhead
+from spectui.plan.predict import N_MAX, Drafting, Prediction, round_overhead, timing_spread
 from spectui.spec_types import BASELINE
 
 FORMAT = "spectui-plan-concurrency/2"
@@ -82,7 +83,8 @@ NONE = Drafting(0.0, 0.0, 0.0, False)
 @dataclass(frozen=True)
 class Row:
     """One configuration across the levels: aggregate tok/s, speedup over none, each level's
-    timing noise, and the first level where it loses (None: it pays at every level)."""
+    timing noise (timing_spread, as the plan's rows) and engine.noise's word for it, and the first
+    level where it loses (None: it pays at every level)."""
 
     spec_type: str
     n_max: int | None
@@ -97,13 +99,16 @@ class Row:
         return next((c for c, s in zip(self.levels, self.speedup) if s < 1), None)
 
     @property
+    def words(self) -> tuple[str, ...]:
+        """engine.noise's word at each level."""
+        return tuple(noise.judge(s, n).word for s, n in zip(self.speedup, self.noise))
+
+    @property
     def uncertain(self) -> bool:
-        """The timing noise could move the break-even one level: a speedup within it of 1 there
-        or at the level before."""
-        if self.break_even is None:
-            return abs(self.speedup[-1] - 1) < self.noise[-1]
-        i = self.levels.index(self.break_even)
-        return any(abs(self.speedup[j] - 1) < self.noise[j] for j in range(max(0, i - 1), i + 1))
+        """The timing noise could move the break-even one level: within noise there or at the
+        level before."""
+        i = len(self.levels) - 1 if self.break_even is None else self.levels.index(self.break_even)
+        return noise.WITHIN in self.words[max(0, i - 1) : i + 1]
 
     @property
     def verdict(self) -> str:
@@ -111,12 +116,12 @@ class Row:
             return "the baseline"
         be = self.break_even
         if be is None:
-            text = "pays at every level asked"
+            text = f"{noise.PAYS} at every level asked"
         elif be == self.levels[0] and all(s < 1 for s in self.speedup):
-            text = "never pays"
+            text = f"{noise.LOSES} at every level asked"
         else:
             text = f"loses from {be} slot{'s' if be > 1 else ''}"
-        return text + (" (≈: within noise)" if self.uncertain else "")
+        return text + (f" ({noise.WITHIN} around it)" if self.uncertain else "")
 
     def as_dict(self) -> dict:
         return {
@@ -125,6 +130,7 @@ class Row:
             "tok_per_s": list(self.tok_per_s),
             "speedup": list(self.speedup),
             "noise": list(self.noise),
+            "words": list(self.words),
             "break_even_concurrency": self.break_even,
             "within_noise": self.uncertain,
             "verdict": self.verdict,
@@ -140,6 +146,21 @@ class Concurrency:
     timed: dict[int, Level]  # the levels asked and 1
     rows: tuple[Row, ...]  # none first
     memory: dict | None = None  # slots_that_fit's answer
+    plan_none: float | None = None  # the single-user plan's none tok/s at `depth`, from its own curve
+
+    def moved(self) -> str | None:
+        """Why these timings and the plan's curve disagree on none at one slot (the same decode,
+        timed twice: the machine's speed changed between the two), or None where they agree."""
+        if not self.plan_none:
+            return None
+        here = aggregate(self.timed[1], self.timed[1], NONE, self.depth)
+        allowed = max(NOISY, *(p.spread for p in self.timed[1].curve.points()))
+        if abs(here / self.plan_none - 1) <= allowed:
+            return None
+        return (
+            f"none at one slot runs {here:.1f} tok/s in these timings and {self.plan_none:.1f} in the plan's curve: "
+            "the machine's speed changed between the two timings, so each holds for its own moment only"
+        )
 
     def as_dict(self) -> dict:
         return {
@@ -148,6 +169,7 @@ class Concurrency:
             "rows": [r.as_dict() for r in self.rows],
             "timings": {str(c): lv.curve.as_dict() for c, lv in sorted(self.timed.items())},
             "memory": self.memory,
+            "moved": self.moved(),
         }
 
 
@@ -165,7 +187,7 @@ def predict_levels(
             n_max,
             tps,
             tuple(a / b for a, b in zip(tps, nones)),
-            tuple(timed[c].curve.noise for c in levels),
+            tuple(timing_spread(timed[c].curve, d) for c in levels),
             tuple(levels),
         )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+from spectui.engine import noise
 from spectui.plan.concurrency import Concurrency, Row
 from spectui.plan.memory_projection import size_text
 from spectui.plan.report import PLOT_H, PLOT_W, mark
@@ -24,8 +25,10 @@ def _mark(r: Row) -> str:
 
 
 def _short_verdict(r: Row) -> str:
+    """Row.verdict within the column: ≈ for its "within noise around it"."""
     be = r.break_even
-    text = "pays at all" if be is None else "never pays" if r.verdict.startswith("never") else f"loses at {be}"
+    every = r.verdict.startswith(f"{noise.LOSES} at every")
+    text = f"{noise.PAYS} at all" if be is None else f"{noise.LOSES} at all" if every else f"{noise.LOSES} at {be}"
     return text + (" ≈" if r.uncertain else "")
 
 
@@ -37,16 +40,19 @@ def table_lines(conc: Concurrency) -> list[str]:
     for r in conc.rows:
         t, n = _label(r)
         out.append(f"{t:<14}{n:>6}" + "".join(f"{x:>7.1f}" for x in r.tok_per_s))
-    head = f"{head}{'break-even':>13}"
+    head = f"{head}{'break-even':>14}"
     out += ["", "Speedup over none at c busy slots, and where speculation starts to lose", head, "-" * len(head)]
     for r in conc.rows[1:]:
         t, n = _label(r)
-        out.append(f"{t:<14}{n:>6}" + "".join(f"{s:>6.2f}x" for s in r.speedup) + f"{_short_verdict(r):>13}")
-    noise = max((max(r.noise) for r in conc.rows), default=0.0)
-    return out + _wrap(
-        f"loses at c: below none's aggregate from c slots on; ≈: the timing noise (up to {100 * noise:.0f}%) "
-        "could move it a level"
+        out.append(f"{t:<14}{n:>6}" + "".join(f"{s:>6.2f}x" for s in r.speedup) + f" {_short_verdict(r):>13}")
+    most = max((max(r.noise) for r in conc.rows), default=0.0)
+    out += _wrap(
+        f"loses at c: below none's aggregate from c slots on; ≈: {noise.WITHIN} there or a level before, "
+        f"the timing noise of these timings (up to {most:.0%}) could move it a level"
     )
+    if moved := conc.moved():
+        out += _wrap(f"note: {moved}; run `spectui plan --concurrency ... --remeasure` on a quiet machine")
+    return out
 
 
 def _wrap(text: str) -> list[str]:

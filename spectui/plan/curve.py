@@ -1,7 +1,9 @@
 """This machine's costs, measured in seconds: the target's decode of a batch of b tokens at a
 few context depths, the draft model's step, the round's overhead.
 
-A point keeps the median of its repeats and their spread ((max - min) / median); the curve
+A point keeps the median of its repeats, their steady spread ((max - min) / median once the one
+repeat furthest from the median is left out: one hiccup cannot blow it up) and how far that
+repeat lay off the median (the machine was busy where many sizes had one); the curve
 kept at each depth is the non-decreasing fit through the medians (plan/monotone.py), each point's
 residual kept beside it. Measuring is plan/decodes.py's; what a curve holds for is
 plan/identity.py's, and its file plan/cache.py's.
@@ -13,10 +15,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from spectui.engine.noise import spread
+from spectui.engine.noise import steady_spread
 from spectui.plan.monotone import monotone, residuals
 
 NOISY = 0.2  # a typical size's repeats further apart than this: the machine's speed varied
+BUSY = 0.25  # a hiccup beyond NOISY in more than this share of the sizes: the machine was busy
 DRIFT = 0.15  # t(1) re-timed after every other size moved more than this: the machine's speed changed
 
 
@@ -24,12 +27,15 @@ DRIFT = 0.15  # t(1) re-timed after every other size moved more than this: the m
 class Point:
     b: int
     median: float  # seconds: the fitted curve's value at b
-    spread: float  # (max - min) / median over the repeats
+    spread: float  # (max - min) / median over the repeats, the one furthest off left out (steady_spread)
     residual: float = 0.0  # (measured median - fitted) / fitted
+    hiccup: float = 0.0  # |left out - median| / median: the repeat the spread left out (0: none)
 
     @classmethod
     def of(cls, b: int, samples: Sequence[float]) -> Point:
-        return cls(b, statistics.median(samples), spread(samples) or 0.0)
+        m = statistics.median(samples)
+        off = max(abs(x - m) for x in samples) / m if len(samples) >= 3 and m > 0 else 0.0
+        return cls(b, m, steady_spread(samples) or 0.0, hiccup=off)
 
     @property
     def measured(self) -> float:
@@ -82,11 +88,14 @@ class Curve:
         """The draft model's, 0 without one (an n-gram lookup costs nothing here)."""
         return self._at(self.draft, b, depth) if self.draft else 0.0
 
+    def points(self) -> list[Point]:
+        return [p for pts in (*self.target.values(), *self.draft.values()) for p in pts]
+
     @property
     def noise(self) -> float:
         """A typical point's spread (the median): a lone outlier is one size's hiccup, a busy
         machine moves them all."""
-        return statistics.median(p.spread for pts in (*self.target.values(), *self.draft.values()) for p in pts)
+        return statistics.median(p.spread for p in self.points())
 
     def unsteady(self) -> str | None:
         """Why the machine's speed is said to have varied while timing, or None."""
@@ -95,6 +104,13 @@ class Curve:
             why.append(f"t(1) moved {self.drift:+.0%} between the first and the last timing")
         if self.noise > NOISY:
             why.append(f"a typical batch size's repeats were {self.noise:.0%} apart")
+        points = self.points()
+        hiccups = [p.hiccup for p in points if p.hiccup > NOISY]
+        if len(hiccups) > BUSY * len(points):
+            why.append(
+                f"the machine was busy: {len(hiccups)} of {len(points)} sizes had a repeat up to "
+                f"{max(hiccups):.0%} off the others (left out of their noise)"
+            )
         return "; ".join(why) or None
 
     def ratios(self, depth: int) -> list[tuple[int, float, float]]:
@@ -106,7 +122,7 @@ class Curve:
 
     def as_dict(self) -> dict:
         def pts(curves):
-            return {str(d): [[p.b, p.median, p.spread, p.residual] for p in ps] for d, ps in curves.items()}
+            return {str(d): [[p.b, p.median, p.spread, p.residual, p.hiccup] for p in ps] for d, ps in curves.items()}
 
         return {
             "target": pts(self.target),
@@ -127,7 +143,8 @@ class Curve:
             out = {}
             for depth, ps in curves.items():
                 points = tuple(Point(int(b), float(m), float(s), *(float(r) for r in rest)) for b, m, s, *rest in ps)
-                if not points or any(p.b < 1 or not p.median > 0 or p.spread < 0 or p.residual <= -1 for p in points):
+                bad = (p.b < 1 or not p.median > 0 or p.spread < 0 or p.residual <= -1 or p.hiccup < 0 for p in points)
+                if not points or any(bad):
                     raise ValueError(f"a bad point at depth {depth}")
                 if [p.b for p in points] != sorted({p.b for p in points}):
                     raise ValueError(f"batch sizes out of order at depth {depth}")

@@ -15,7 +15,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from spectui.engine.noise import spread
+from spectui.engine.noise import steady_spread
 from spectui.plan.curve import Curve, Point, fitted
 
 DEPTHS = (64, 512)
@@ -40,12 +40,7 @@ def batch_sizes(longest: int, n_max: int = 8) -> tuple[int, ...]:
 def settled(samples: Sequence[float]) -> bool:
     """Enough repeats: MIN_REPEATS within SETTLED, or all but the one furthest from the median
     once there are three (a page fault or another process's burst hits one decode)."""
-    if len(samples) < MIN_REPEATS:
-        return False
-    if (spread(samples) or 0.0) <= SETTLED:
-        return True
-    m = statistics.median(samples)
-    return len(samples) >= 3 and (spread(sorted(samples, key=lambda x: abs(x - m))[:-1]) or 0.0) <= SETTLED
+    return len(samples) >= MIN_REPEATS and (steady_spread(samples) or 0.0) <= SETTLED
 
 
 def _cost(b: int, depth: int) -> float:

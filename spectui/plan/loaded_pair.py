@@ -13,7 +13,7 @@ from spectui.plan.acceptance import Calibration
 from spectui.plan.acceptance_sources import build_plan
 from spectui.plan.cache import load_cached
 from spectui.plan.curve import Curve
-from spectui.plan.predict import DEPTH, noise
+from spectui.plan.predict import DEPTH
 from spectui.spec_config import DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig, config_label, unpriced
 
 
@@ -55,12 +55,13 @@ def for_pair(setup, status: SessionStatus, prompts: list[str]) -> tuple[Curve | 
 
 @dataclass(frozen=True)
 class Expected:
-    """A configuration's predicted speedup over `none` on the starter prompts' answers, and the
-    noise under it: the largest spread, (max - min) / median, of the decodes it prices."""
+    """A configuration's predicted speedup over `none` on the starter prompts' answers, the noise
+    under it (predict.timing_spread) and engine.noise's word for the two: the plan's row for it."""
 
     label: str  # "ngram-simple", "draft-simple n-max 3"
     speedup: float
     noise: float
+    word: str
 
 
 def expected(
@@ -79,7 +80,7 @@ def expected(
         ngram=() if model else (spec_type,),
     )  # fmt: skip
     p = plan.row(spec_type, spec.draft_n_max if model else None)
-    if p is None or p.speedup is None:
+    if p is None or p.speedup is None or p.noise is None or p.word is None:
         measured = f"the plan measured n-max 1 to {len(calibration.positions)}"
         return measured if model else "it drafted nothing on the starter prompts"
-    return Expected(config_label(spec_type, spec.draft_n_max), p.speedup, noise(curve, p.drafting))
+    return Expected(config_label(spec_type, spec.draft_n_max), p.speedup, p.noise, p.word)

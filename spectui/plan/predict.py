@@ -15,10 +15,10 @@ panel may call it every round.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spectui.engine import noise
 from spectui.engine.auto import DEPTH
 from spectui.plan.curve import Curve
 
@@ -123,7 +123,7 @@ def break_even(curve: Curve, d: Drafting, depth: int = DEPTH) -> float | None:
 @dataclass(frozen=True)
 class Prediction:
     """One configuration's plan: break-even α, and at the measured acceptance (if any) the
-    predicted tok/s and speedup."""
+    predicted tok/s and speedup with the spread of the timings it rests on."""
 
     spec_type: str
     n_max: int | None  # None: an n-gram type (its own sizes bound a draft)
@@ -132,10 +132,12 @@ class Prediction:
     alpha: float | None  # measured acceptance (accepted / drafted) at this n-max
     tok_per_s: float | None
     speedup: float | None
+    noise: float | None = None  # timing_spread() of the decodes the speedup rests on
 
     @property
-    def pays(self) -> bool | None:
-        return None if self.speedup is None else self.speedup >= 1
+    def word(self) -> str | None:
+        """engine.noise's word for the speedup against its timings' noise; None: no speedup."""
+        return None if self.speedup is None else noise.judge(self.speedup, self.noise).word
 
     def as_dict(self) -> dict:
         return {
@@ -147,6 +149,7 @@ class Prediction:
             "alpha": self.alpha,
             "tok_per_s": self.tok_per_s,
             "speedup": self.speedup,
+            **({"noise": self.noise, "word": self.word} if self.speedup is not None else {}),
         }
 
 
@@ -163,6 +166,7 @@ def predict(
         d.alpha if measured else None,
         tok_per_s(curve, d, depth) if measured else None,
         speedup(curve, d, depth) if measured else None,
+        timing_spread(curve, d) if measured else None,
     )
 
 
@@ -171,11 +175,13 @@ def speedup_line(curve: Curve, d: Drafting, rates: Sequence[float], depth: int =
     return [speedup(curve, d.at_rate(r), depth) for r in rates]
 
 
-def noise(curve: Curve, d: Drafting) -> float:
-    """The largest spread of the timings a prediction rests on: the single step, the verify
-    batches around its drafts' length, and the draft model's steps where one runs."""
-    sizes = {1, math.floor(d.length) + 1, math.ceil(d.length) + 1}
-    points = [p for pts in curve.target.values() for p in pts if p.b in sizes]
+def timing_spread(curve: Curve, d: Drafting) -> float:
+    """The largest spread of the timings a prediction rests on: the single step, the measured
+    verify batches its drafts' length is read between, and the draft model's steps where one runs."""
+    x = d.length + 1
+    points = []
+    for pts in curve.target.values():
+        points += [pts[0], *[p for p in pts if p.b <= x][-1:], *[p for p in pts if p.b >= x][:1]]
     if d.model:
         points += [p for pts in curve.draft.values() for p in pts]
     return max(p.spread for p in points)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from spectui import spec_types
+from spectui.engine import noise
 from spectui.plan.curve import Curve
 from spectui.plan.predict import (
     DEPTH,
@@ -18,7 +19,6 @@ from spectui.plan.predict import (
     Prediction,
     alphas,
     model_drafting,
-    noise,
     predict,
     speedup_line,
     tok_per_s_none,
@@ -94,7 +94,10 @@ def curve_lines(curve: Curve, depth: int = DEPTH) -> list[str]:
     out = []
     for d in sorted(curve.target):
         t1 = next(p.median for p in curve.target[d] if p.b == 1)
-        out.append(f"target decode at depth {d}: t(1) = {1000 * t1:.1f} ms; t(b)/t(1), noise (max-min)/median:")
+        out.append(
+            f"target decode at depth {d}: t(1) = {1000 * t1:.1f} ms; t(b)/t(1), noise (max-min)/median, "
+            "one hiccup left out:"
+        )
         pts = curve.ratios(d)
         for i in range(0, len(pts), 10):
             chunk = pts[i : i + 10]
@@ -139,7 +142,7 @@ def table_lines(plan: Plan) -> list[str]:
     )
     for p in plan.rows:
         be = "no drafts" if not p.drafting.share else "never" if p.break_even is None else f"{p.break_even:.2f}"
-        word = "" if p.pays is None else ("  pays" if p.pays else "  loses")
+        word = "" if p.word is None else f"  {p.word}"
         out.append(
             f"{p.spec_type:<14}{_num(p.n_max, 'd'):>6}{p.drafting.length:>7.1f}{100 * p.drafting.share:>6.0f}%"
             f"{be:>14}{_num(p.alpha, '.2f'):>7}{_num(p.tok_per_s, '.2f'):>8}"
@@ -154,39 +157,42 @@ LEGEND = (
     "break-even α: the acceptance (accepted / drafted) at which it runs as fast as none; never: it is "
     "slower even if every drafted token were accepted; no drafts: it drafted nothing on the answers "
     "measured, so there is nothing to price",
-    "α now: the acceptance measured (see below); tok/s and speedup: predicted at α now; pays / loses: "
-    "a speedup above / below 1",
+    f"α now: the acceptance measured (see below); tok/s and speedup: predicted at α now; {noise.PAYS} / "
+    f"{noise.LOSES} / {noise.WITHIN}: the speedup is above / below / within 1 ± the noise of the timings it "
+    "rests on",
 )
 
 
 def conclusion(plan: Plan) -> list[str]:
-    """The best configuration at the measured acceptance and whether it pays, then what to run."""
+    """The best configuration at the measured acceptance and its row's word (engine.noise's, as
+    the table and the welcome card say it), then what to run."""
     from spectui.spec_config import config_label
 
     priced = [p for p in plan.rows if p.speedup is not None]
     best = max(priced, key=lambda p: p.speedup or 0.0, default=None)
-    if best is not None and best.pays:
-        flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
-        run = f"spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}"
-        said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
-        said += f" the speed of none at the measured α {best.alpha:.2f}"
-        spread = noise(plan.curve, best.drafting)
-        if (best.speedup or 0.0) <= 1 + spread:  # as the welcome card reads the same cache (chat/outlook.side)
-            return [
-                f"{said}, within the timing noise ({spread:.0%}): no measurable difference from none.",
-                f"Next: `spectui plan --remeasure` on a quiet machine, or try {run}; the chat's panel shows "
-                "whether it pays as you go.",
-            ]
-        return [f"{said}: it pays.", f"Next: {run}; the chat's panel shows whether it pays as you go."]
-    found = (
-        f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x"
-        if best is not None
-        else "no type has a measured acceptance"
-    )
-    return [
-        f"Speculation does not pay on this machine at the measured acceptance ({found}).",
-        "Next: chat with --spec-type none, or try --spec-type auto (it drafts only where drafts pay) or a GPU (-ngl).",
-    ]
+    if best is None or best.word == noise.LOSES:
+        found = (
+            f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x: "
+            f"{best.word}"
+            if best is not None
+            else "no type has a measured acceptance"
+        )
+        return [
+            f"Speculation does not pay on this machine at the measured acceptance ({found}).",
+            "Next: chat with --spec-type none, or try --spec-type auto (it drafts only where drafts pay) "
+            "or a GPU (-ngl).",
+        ]
+    flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
+    run = f"spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}"
+    said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
+    said += f" the speed of none at the measured α {best.alpha:.2f} (timing noise {best.noise:.0%})"
+    if best.word == noise.WITHIN:
+        return [
+            f"{said}: {noise.WITHIN}, no measurable difference from none.",
+            f"Next: `spectui plan --remeasure` on a quiet machine, or try {run}; the chat's panel shows "
+            "whether it pays as you go.",
+        ]
+    return [f"{said}: it {best.word}.", f"Next: {run}; the chat's panel shows whether it pays as you go."]
 
 
 def mark(label: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from spectui.chat import outlook as ol
 from spectui.chat.starters import BY_KEY, STARTERS
 from spectui.config.resolve import resolve
+from spectui.engine import noise
 from spectui.plan import loaded_pair, predict
 from spectui.plan.acceptance import Calibration
 from spectui.plan.curve import Curve, Point
@@ -27,11 +28,13 @@ FAST = resolve("fast", {}).spec  # auto, its n-gram candidate at size-n 3
 FAST_PLAN = ol.plan_command(resolve("fast", {}))
 
 
-def test_the_side_is_the_predictions_only_where_the_timings_noise_cannot_carry_it_across_1():
-    assert ol.side(loaded_pair.Expected("t", 0.81, 0.06)) == ol.LOSES
-    assert ol.side(loaded_pair.Expected("t", 1.30, 0.06)) == ol.PAYS
-    assert ol.side(loaded_pair.Expected("t", 0.96, 0.06)) == ol.NEAR
-    assert ol.side(loaded_pair.Expected("t", 1.30, 0.40)) == ol.NEAR  # a busy machine's curve decides nothing
+def test_the_side_is_the_plan_rows_word_only_where_the_timings_noise_cannot_carry_it_across_1():
+    simple = FAST.with_types("ngram-simple")
+    for ratio, spread, word in ((1.0, 0.06, noise.PAYS), (1.0, 0.9, noise.WITHIN)):  # a busy curve decides nothing
+        e = loaded_pair.expected(costs({1: 1.0, 65: ratio}, t1=0.01, spread=spread), CAL, "ngram-simple", simple)
+        assert isinstance(e, loaded_pair.Expected) and e.word == word == noise.judge(e.speedup, e.noise).word
+    e = loaded_pair.expected(STEEP, CAL, "ngram-simple", simple)
+    assert isinstance(e, loaded_pair.Expected) and e.word == noise.LOSES
 
 
 def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to_auto():
@@ -40,7 +43,7 @@ def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to
     # verifying a batch costs nearly a step a token
     assert isinstance(e, loaded_pair.Expected) and e.speedup < 1 - e.noise
     seen = ol.outlook(simple, STEEP, CAL, True, FAST_PLAN)
-    assert seen is not None and seen.side == ol.LOSES
+    assert seen is not None and seen.side == noise.LOSES
     assert f"ngram-simple is predicted at ×{e.speedup:.2f} (timing noise {e.noise:.0%})" in seen.line
     assert seen.line.endswith("it loses; try auto (ctrl+t), which drafts only where it pays")
     assert ol.watch(BY_KEY["1"], seen) == f"{BY_KEY['1'].watch}; {seen.watch}" and "does not" in seen.watch
@@ -50,22 +53,22 @@ def test_a_fixed_ngram_type_that_loses_here_says_so_with_its_noise_and_points_to
 def test_the_same_type_pays_where_a_batch_costs_one_step_and_is_near_within_the_noise():
     simple = FAST.with_types("ngram-simple")
     pays = ol.outlook(simple, costs({1: 1.0, 65: 1.0}, t1=0.01), CAL, True, FAST_PLAN)
-    assert pays is not None and pays.side == ol.PAYS and pays.line.endswith(": it pays")
+    assert pays is not None and pays.side == noise.PAYS and pays.line.endswith(": it pays")
     near = ol.outlook(simple, costs({1: 1.0, 65: 1.0}, t1=0.01, spread=5.0), CAL, True, FAST_PLAN)
-    assert near is not None and near.side == ol.NEAR and near.line.endswith("no measurable difference from none")
-    assert near.watch.endswith("within the timing noise (500%)")
+    assert near is not None and near.side == noise.WITHIN and near.line.endswith("no measurable difference from none")
+    assert near.watch.endswith("within noise (timing noise 500%)")
 
 
 def test_auto_cites_its_ngram_source_alone_and_never_a_loss_of_its_own():
     seen = ol.outlook(FAST, STEEP, CAL, True, FAST_PLAN)
-    assert seen is not None and seen.side == ol.NEAR
+    assert seen is not None and seen.side == noise.WITHIN
     assert seen.line.startswith("auto drafts only where this machine's costs say it pays, else runs as none")
     assert "ngram-simple alone is predicted at ×0." in seen.line and seen.line.endswith("it loses")
 
 
 def test_without_a_cached_plan_the_card_says_how_to_measure_instead_of_promising():
     seen = ol.outlook(FAST, None, None, True, FAST_PLAN)
-    assert seen is not None and seen.side == ol.UNKNOWN
+    assert seen is not None and seen.side == noise.UNKNOWN
     assert seen.line.startswith("speedup unknown on this machine: press f6 (or run `spectui plan --preset fast`")
     assert "run `spectui plan`," in ol.outlook(FAST, None, None, True, ol.plan_command(resolve("default", {}))).line
 
@@ -94,7 +97,7 @@ def test_nothing_to_say_for_none_or_a_server_and_a_reason_where_the_plan_cannot_
     mtp = ol.outlook(SpecConfig(types=("draft-mtp",)), STEEP, CAL, True, FAST_PLAN)
     assert mtp is not None and "the curve does not time the target's MTP layer" in mtp.line  # the table's priced=False
     both = ol.outlook(FAST.with_types("ngram-simple,ngram-mod"), STEEP, CAL, True, FAST_PLAN)
-    assert both is not None and both.side == ol.UNKNOWN and "one type at a time" in both.line
+    assert both is not None and both.side == noise.UNKNOWN and "one type at a time" in both.line
 
 
 def test_a_draft_model_is_priced_at_the_n_max_in_force_within_what_the_plan_measured():
@@ -111,8 +114,8 @@ def test_the_noise_is_the_spread_of_the_decodes_the_prediction_prices():
     curve = Curve({64: pts}, {}, 0.0, 0.0)
     from spectui.plan.predict import Drafting
 
-    assert predict.noise(curve, Drafting(0.5, 3.0, 1.0, False)) == 0.1  # b = 1 and b = 4
-    assert predict.noise(curve, Drafting(0.5, 1.0, 1.0, False)) == 0.3  # b = 2
+    assert predict.timing_spread(curve, Drafting(0.5, 3.0, 1.0, False)) == 0.1  # b = 1 and b = 4
+    assert predict.timing_spread(curve, Drafting(0.5, 1.0, 1.0, False)) == 0.3  # b = 2
 
 
 # --- the card ------------------------------------------------------------------------------

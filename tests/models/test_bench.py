@@ -26,6 +26,7 @@ from spectui.cli import bench as bench_command
 from spectui.cli import bench_progress, bench_tables
 from spectui.cli import main as cli
 from spectui.cli.loading import loading_line
+from spectui.engine import noise
 from spectui.errors import UserError
 from spectui.spec_config import SpecConfig
 from spectui.trace import format as trace_format
@@ -109,16 +110,16 @@ def test_a_configuration_that_drafted_nothing_is_noise_not_a_gain():
     v = verdict.verdict("ko/qa", rows, protocol, {"gpus": []})
     # ngram-mod's 1.2x is the baseline's work measured twice: +-20% is the noise here
     assert v["best"] == v["best_speculative"] == "ngram-simple n=3"
-    assert v["noise"] == pytest.approx(0.2) and v["pays_off"] == "within noise"
+    assert v["noise"] == pytest.approx(0.2) and v["pays_off"] == noise.WITHIN
     assert "ngram-mod n=3 drafted nothing" in v["summary"]
     causes = {c["cause"]: c for c in v["causes"]}
     assert causes["low acceptance"]["flagged"] is False and causes["VRAM pressure"]["flagged"] is None
     slower = [fake_run("none", QA_A, 0, 10.0), fake_run("ngram-simple n=3", QA_A, 0, 5.0, drafted=3, accepted=0)]
     v = verdict.verdict("ko/qa", results.aggregate(slower, configs, {"ko/qa": 1}, 1), protocol, {"gpus": []})
-    assert v["pays_off"] == "no" and "low acceptance" in v["summary"]
+    assert v["pays_off"] == noise.LOSES and "low acceptance" in v["summary"]
     # one run per prompt: no repeats, so no noise to judge against
     once = verdict.verdict("ko/qa", rows, {**protocol, "repeat": 1}, {"gpus": []})
-    assert once["noise"] is None and once["pays_off"] == "unknown" and "the noise is unknown" in once["summary"]
+    assert once["noise"] is None and once["pays_off"] == noise.UNKNOWN and "the noise is unknown" in once["summary"]
 
 
 def test_vram_pressure_and_offload_without_a_gpu_here(monkeypatch):
@@ -426,7 +427,7 @@ def test_tiny_run_result_schema(tiny):
         assert draft_pred["curve_source"] == "plan cache" and "break_even_alpha" in draft_pred
         assert draft_pred["detail"].startswith("draft-simple n=2: predicted ")
         assert cited["auto n=2"]["flagged"] is None and "round by round" in cited["auto n=2"]["detail"]
-        assert v["pays_off"] in ("yes", "no", "within noise") and v["best"] in CONFIGS
+        assert v["pays_off"] in (noise.PAYS, noise.LOSES, noise.WITHIN) and v["best"] in CONFIGS
         assert {c["cause"] for c in v["causes"]} >= {
             "draft cost",
             "low acceptance",

@@ -10,7 +10,9 @@ import json
 import pytest
 
 from spectui.cli.setup_flags import levels_of
+from spectui.engine import noise
 from spectui.plan import concurrency as conc
+from spectui.plan import concurrency_report
 from spectui.plan.concurrency import NONE, Level, aggregate, predict_levels
 from spectui.plan.curve import Curve, Point
 from spectui.plan.predict import Drafting, Prediction
@@ -58,7 +60,7 @@ def test_where_each_token_costs_the_crossing_is_where_the_arithmetic_puts_it():
     assert ngram.speedup[4] == pytest.approx(3 * 26 / 90)  # c = 16: loses
     assert ngram.break_even == 16 and ngram.verdict == "loses from 16 slots"
     _, only_late = predict_levels(timed(levels, 10.0, 1.0), (16, 32), [prediction(NGRAM)], depth=256)
-    assert only_late.verdict == "never pays"
+    assert only_late.verdict == "loses at every level asked"
 
 
 def test_a_draft_model_drafts_for_every_slot_at_once_and_decodes_the_verified_batch_again():
@@ -83,8 +85,12 @@ def test_a_crossing_within_the_timing_noise_is_said_to_be_uncertain():
     levels = (8, 16)
     quiet = predict_levels(timed(levels, 10.0, 1.0), levels, [prediction(NGRAM)], depth=256)[1]
     noisy = predict_levels(timed(levels, 10.0, 1.0, spread=0.2), levels, [prediction(NGRAM)], depth=256)[1]
-    assert not quiet.uncertain and "≈" not in quiet.verdict
-    assert noisy.uncertain and noisy.verdict.endswith("(≈: within noise)")
+    assert not quiet.uncertain and "within noise" not in quiet.verdict
+    assert noisy.uncertain and noisy.verdict.endswith("(within noise around it)") and noise.WITHIN in noisy.words
+    at = timed(levels, 10.0, 1.0, spread=0.2)
+    shown = conc.Concurrency(levels, 256, at, predict_levels(at, levels, [prediction(NGRAM)], depth=256))
+    line = next(x for x in concurrency_report.table_lines(shown) if x.startswith("ngram-simple") and "≈" in x)
+    assert line.endswith("0.87x loses at 16 ≈"), line  # a space after the speedup: never "0.87xloses"
 
 
 def test_a_configuration_without_a_measured_acceptance_gets_no_row():
@@ -161,3 +167,18 @@ def test_several_sequences_decode_in_one_batch_as_one_sequence_does(smol):
         one = min(seqs.decode_timed(batch[:1], 1) for _ in range(3))
         eight = min(seqs.decode_timed(batch, 8) for _ in range(3))
     assert eight > one > 0  # 32 tokens over 8 caches cost more than one token
+
+
+def test_timings_that_disagree_with_the_plans_curve_on_none_at_one_slot_say_the_machine_moved():
+    """One slot of none is the plan's own single step timed again: far off it (a busy moment in one
+    of the two), the section says so beside its noise, never only its own few percent."""
+    at = timed((1, 4), 10.0, 1.0)
+    rows = predict_levels(at, (1, 4), [prediction(NGRAM)], depth=256)
+    here = rows[0].tok_per_s[0]
+    agree = conc.Concurrency((1, 4), 256, at, rows, plan_none=here * 1.1)
+    assert agree.moved() is None and "note:" not in "\n".join(concurrency_report.table_lines(agree))
+    busy = conc.Concurrency((1, 4), 256, at, rows, plan_none=here * 11)
+    said = busy.moved()
+    assert said is not None and f"{here:.1f} tok/s in these timings and {here * 11:.1f} in the plan's curve" in said
+    text = " ".join(concurrency_report.table_lines(busy))
+    assert "the machine's speed changed" in " ".join(text.split()) and busy.as_dict()["moved"] == said

@@ -14,6 +14,7 @@ import pytest
 from spectui.bench import concurrency_report, concurrency_results
 from spectui.bench.concurrency import Burst, Measurement, Protocol, Request, check_slots
 from spectui.cli.main import main
+from spectui.engine import noise
 from spectui.errors import UserError
 from tests.cli_helpers import run_cli
 from tests.conftest import GEMMA, model_file
@@ -122,11 +123,11 @@ def test_verdict_names_where_speculation_pays_and_the_break_even():
         {1: [12.0, 12.1, 11.9], 2: [15.2, 15.3, 15.1], 4: [24.84, 24.9, 24.8]},
     )
     v = concurrency_results.verdict(rows, 3)
-    assert [c["judgement"] for c in v["levels"]] == ["pays", "costs", "costs"]
+    assert [c["judgement"] for c in v["levels"]] == [noise.PAYS, noise.LOSES, noise.LOSES]
     assert v["break_even"]["concurrency"] == pytest.approx(1 + 0.2 / (1.2 - 0.76))
     assert v["summary"] == (
-        "speculation pays up to 1 concurrent request on this server: at 1 it gains 20% of aggregate "
-        "tok/s (noise +-3%), at 2 it costs 24% (noise +-3%), at 4 it costs 31% (noise +-3%); "
+        "speculation pays up to 1 concurrent request on this server: at 1 pays (+20% of aggregate "
+        "tok/s, noise +-3%), at 2 loses (-24%, noise +-3%), at 4 loses (-31%, noise +-3%); "
         "break-even at about 1.5 concurrent requests (1.4 to 1.5 within the noise)"
     )
 
@@ -136,7 +137,8 @@ def test_a_difference_inside_the_spread_is_within_noise():
     v = concurrency_results.verdict(rows, 3)
     assert v["levels"][0]["noise"] == pytest.approx(0.2) and v["levels"][0]["judgement"] == "within noise"
     assert v["summary"].startswith(
-        "speculation makes no measurable difference at 1 concurrent request: at 1 within noise (+4%, noise +-20%)"
+        "speculation makes no measurable difference at 1 concurrent request: at 1 within noise (+4% of aggregate "
+        "tok/s, noise +-20%)"
     )
     assert "break-even at about 1.2 concurrent requests (below 1 to 1.6 within the noise)" in v["summary"]
 
@@ -179,8 +181,8 @@ def test_losing_from_the_first_level_puts_the_break_even_below_it():
     v = concurrency_results.verdict(rows, 2)
     assert v["break_even"]["below_measured"] and v["break_even"]["concurrency"] == 0
     assert v["summary"] == (
-        "speculation does not pay on this server, even at 1 concurrent request: at 1 it costs 20% of "
-        "aggregate tok/s (noise +-3%), at 2 it costs 40% (noise +-3%); break-even below 1 concurrent "
+        "speculation does not pay on this server, even at 1 concurrent request: at 1 loses (-20% of "
+        "aggregate tok/s, noise +-3%), at 2 loses (-40%, noise +-3%); break-even below 1 concurrent "
         "request, the lowest level measured"
     )
 

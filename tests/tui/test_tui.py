@@ -687,8 +687,8 @@ def test_panel_text_and_sparkline_marks_config_changes():
 
 def test_a_speedup_is_shown_no_surer_than_its_data():
     within = Baseline(10.0, 0.08, 4)
-    assert speedup_reading(13.0, 20, 50, within, replay=False) == ("×1.30", "none varied 8% over 4 answers")
-    assert speedup_reading(10.5, 20, 50, within, replay=False) == ("no measurable diff.", "×1.05, within none's 8%")
+    assert speedup_reading(13.0, 20, 50, within, replay=False) == ("×1.30 pays", "none varied 8% over 4 answers")
+    assert speedup_reading(10.5, 20, 50, within, replay=False) == ("within noise", "×1.05, within none's 8%")
     assert speedup_reading(13.0, 20, 50, Baseline(10.0, None, 1), replay=False) == (
         "×1.30?",
         "1 none answer: noise unknown",

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from spectui.cli.phases import Phases
+from spectui.engine import noise
 from spectui.plan import curve, decodes
 from spectui.plan.monotone import monotone, residuals
+from spectui.plan.predict import Drafting, timing_spread
 
 RECORDED = Path(__file__).parents[1] / "data" / "plan_smollm2.json"
 times = st.lists(st.floats(min_value=1e-4, max_value=10.0, allow_nan=False), min_size=1, max_size=40)
@@ -85,6 +87,31 @@ def test_only_the_sizes_the_predictions_read_are_timed():
 )
 def test_a_size_is_timed_until_its_repeats_agree(samples, enough):
     assert decodes.settled(samples) is enough
+
+
+def test_one_outlier_among_the_repeats_no_longer_blows_up_the_noise_and_a_busy_machine_is_said():
+    # t(1) on a quiet run: two repeats agree, one is 11x their median (another process's burst)
+    quiet = [0.0100, 0.0102, 0.1165]
+    assert noise.spread(quiet) > 10  # the old figure, (max - min) / median: over 1000%
+    p = curve.Point.of(1, quiet)
+    assert p.spread == pytest.approx(0.0002 / 0.0101) and p.median == 0.0102  # the two that agree
+    assert p.hiccup == pytest.approx((0.1165 - 0.0102) / 0.0102)  # kept beside it, not lost
+    assert curve.Point.of(1, [0.010, 0.011]).spread == pytest.approx(0.001 / 0.0105)  # two: nothing to excuse
+    # the prediction resting on it is judged by the steady figure
+    others = (curve.Point.of(b, [0.005 * b, 0.00501 * b, 0.005 * b]) for b in range(2, 6))
+    steady = curve.Curve({64: (p, *others)}, {}, 0.0, 0.0)
+    assert timing_spread(steady, Drafting(1.0, 3.0, 2.0, False)) < 0.05
+    assert steady.unsteady() is None  # one size's hiccup is not the machine
+    # a hiccup in most sizes is: the plan says the machine was busy, though each spread is steady
+    busy = curve.Curve({64: tuple(curve.Point.of(b, [0.01 * b, 0.0101 * b, 0.03 * b]) for b in (1, 2, 3))}, {}, 0, 0)
+    assert busy.noise < 0.02
+    said = busy.unsteady()
+    assert said is not None and "the machine was busy: 3 of 3 sizes had a repeat up to 197% off the others" in said
+    # the hiccup survives the cache file; an older file's point (no hiccup) reads as none
+    assert curve.Curve.from_dict(busy.as_dict()) == busy
+    old = busy.as_dict()
+    old["target"]["64"] = [pt[:4] for pt in old["target"]["64"]]
+    assert curve.Curve.from_dict(old).unsteady() is None
 
 
 def test_the_time_left_falls_as_passes_are_timed():

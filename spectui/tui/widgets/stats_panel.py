@@ -14,8 +14,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from spectui.chat.panel import LOSES, NEVER, PAYS, PanelState, speedup_reading
-from spectui.engine import ab, stats
+from spectui.chat.panel import PanelState, speedup_reading
+from spectui.engine import ab, noise, stats
 from spectui.engine.events import Event, Round, TurnEnd
 from spectui.tui.widgets.gauges import (
     LABEL,
@@ -114,7 +114,7 @@ def _plan(state: PanelState) -> list[Content]:
 
 
 def _side_style(word: str) -> str:
-    return "bold $success" if word == PAYS else "bold $error" if word == LOSES else MUTED
+    return "bold $success" if word == noise.PAYS else "bold $error" if word == noise.LOSES else MUTED
 
 
 def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], rounds: list[Round]) -> list[Content]:
@@ -181,7 +181,7 @@ def _plan_short(state: PanelState) -> Content | None:
     if plan is None or plan.shown[0] == "-":
         return None
     be, x = plan.shown
-    head = Content.styled(be, MUTED) if plan.word == NEVER else Content.assemble(("≥", MUTED), be)
+    head = Content.styled(be, MUTED) if plan.never else Content.assemble(("≥", MUTED), be)
     return head if plan.speedup is None else Content.assemble(head, " ", (x, _side_style(plan.word)))
 
 

@@ -15,8 +15,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from spectui.chat.library import SHOWN
-from spectui.chat.outlook import LOSES, NEAR, PAYS, UNKNOWN, Outlook, watch
+from spectui.chat.outlook import Outlook, watch
 from spectui.chat.starters import STARTERS, Starter
+from spectui.engine import noise
 from spectui.store.chat_types import Chat, Message
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.overlay import legend_lines
@@ -24,7 +25,12 @@ from spectui.tui.widgets.overlay import legend_lines
 MOUNTED = SHOWN  # as many as a chat opens with: a new message unmounts the oldest, so every turn lays out as many
 
 
-OUTLOOK_STYLES = {PAYS: "bold $success", LOSES: "bold $warning", NEAR: "bold", UNKNOWN: "bold $accent"}
+OUTLOOK_STYLES = {
+    noise.PAYS: "bold $success",
+    noise.LOSES: "bold $warning",
+    noise.WITHIN: "bold",
+    noise.UNKNOWN: "bold $accent",
+}
 
 
 def outlook_line(seen: Outlook | None) -> Content:
