@@ -154,8 +154,10 @@ def test_one_cached_curve_and_one_set_of_runs_get_one_word_from_every_view(case,
     (conc,) = predict_levels(levels_for({1: curve}, curve), (1,), [row], DEPTH)[1:]
     assert word in conc.verdict
     server = [
-        {"level": 1, "server": "none", "agg_tok_per_s": statistics.median(base), "agg_tok_per_s_spread": n},
-        {"level": 1, "server": "ngram-simple", "agg_tok_per_s": spec[0], "agg_tok_per_s_spread": 0.0},
+        {"level": 1, "server": "none", "agg_tok_per_s": statistics.median(base), "agg_tok_per_s_spread": n}
+        | {"drafted_per_request": 0.0, "server_counters": None},
+        {"level": 1, "server": "ngram-simple", "agg_tok_per_s": spec[0], "agg_tok_per_s_spread": 0.0}
+        | {"drafted_per_request": 12.0, "server_counters": None},
     ]
     served = concurrency_results.verdict(server, 3)
     views = {
