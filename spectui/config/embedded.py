@@ -142,6 +142,7 @@ def install(names: Iterable[str], report: Report) -> list[Path]:
             report.line(f"{model.name}: already installed at {path}")
         elif model.in_place is not None:
             check_in_place(model, path, report)
+            report.line(f"{model.name}: sha256 verified at {path}")
         else:
             assemble(model, _chunk_files(model), path, report)
             if report.is_terminal:  # elsewhere the one "assembling" line says it all

@@ -29,6 +29,7 @@ class SessionStatus:
     draft_path: str | None = None  # the draft's file, None without one
     cpu_bound: bool = False  # llama.cpp's threads take every core: other work in this process slows it
     server: ServerWide | None = None  # a llama-server's own counters (all its slots); None: local
+    devices: tuple[str, ...] = ()  # the GPU devices the target's layers are on (llama.cpp's names)
 
     @property
     def verify(self) -> str:

@@ -170,6 +170,7 @@ class Session:
             types=self.available_types(),
             draft_path=str(self.draft.path) if self.draft else None,
             cpu_bound=(self.ctx.params.n_threads or default_threads()) >= usable_cores(),
+            devices=self.target.devices,
         )
 
     def available_types(self) -> tuple[str, ...]:

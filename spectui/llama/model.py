@@ -13,7 +13,7 @@ import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by 
 import numpy as np
 
 from spectui.errors import UserError
-from spectui.llama import runtime
+from spectui.llama import devices, runtime
 from spectui.llama.gguf import check_gguf_file
 
 
@@ -56,6 +56,8 @@ class Model:
         self.output_on_gpu = bool(llama_cpp.llama_supports_gpu_offload()) and (
             n_gpu_layers < 0 or n_gpu_layers > self.n_layer
         )
+        # the GPU devices llama.cpp spreads its offloaded layers over (all of them, by default)
+        self.devices = tuple(d.name for d in devices.gpus()) if n_gpu_layers and not vocab_only else ()
         self._pieces: dict[int, bytes] = {}
         self._eog: dict[int, bool] = {}
 

@@ -1,5 +1,5 @@
-"""How the chat's header and status line read: the loaded pair by its models' names, and what
-the chat is doing, styled with the theme's variables."""
+"""How the chat's header and status line read: the loaded pair by its models' names and the GPU
+devices it runs on, and what the chat is doing, styled with the theme's variables."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def header(state: ChatState, narrow: bool = False) -> tuple[str, str]:
     n_max = f"n-max {spec.draft_n_max} · " if spec.uses_n_max else ""
     config = f"{spec.label} · {n_max}verify {status.verify}"
     models = pair_line(model_name(status.target_path), model_name(status.draft_path) if status.draft_path else None)
+    if status.devices:
+        models += f" on {', '.join(status.devices)}"
     return (models, "") if narrow else (config, models)
 
 

@@ -42,8 +42,9 @@ def test_run_json_with_the_default_backend_sampling_records_the_device(smol_path
 
 
 @sync
-async def test_the_chats_panel_names_the_device(smol, setup, dirs):
+async def test_the_chats_panel_and_header_name_the_device(smol, setup, dirs):
     from spectui.tui.app import SpecApp
+    from spectui.tui.header import header
 
     session = Session(smol, None, setup.ctx_params(), spec=setup.spec.with_types(("none",)), sampling=setup.sampling())
     app = SpecApp(setup, session=session)
@@ -51,6 +52,7 @@ async def test_the_chats_panel_names_the_device(smol, setup, dirs):
         async with app.run_test(size=(120, 40)) as pilot:
             (gpu,) = gpus()  # measured as the app opens, and every 2 s
             await until(pilot, lambda: f"{gpu.name} {gpu.description}" in app.query_one("#stats").visual.plain)
+            assert header(app.controller.state)[1].endswith(f" on {gpu.name}")  # at 80 columns too
     finally:
         session.close()
 

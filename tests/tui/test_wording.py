@@ -44,6 +44,18 @@ def test_the_header_names_the_models_as_people_write_them_in_one_form(setup):
     assert pair_line(qwen, None) == f"{qwen} (no draft model)"
 
 
+def test_the_header_names_the_gpu_devices_the_models_run_on(setup, monkeypatch):
+    """At any width the header says where the layers went; on the CPU it says nothing more."""
+    from dataclasses import replace
+
+    session = FakeSession(spec=setup.spec)
+    status = session.status()
+    monkeypatch.setattr(session, "status", lambda: replace(status, devices=("Vulkan0",)))
+    controller, _ = make(setup, session)
+    assert header(controller.state)[1].endswith("SmolLM2-135M-Instruct.Q4_1 on Vulkan0")
+    assert header(controller.state, narrow=True)[0].endswith(" on Vulkan0")
+
+
 def test_a_count_of_one_reads_in_the_singular_wherever_the_chat_shows_it():
     """'1 token', never '1 tokens': the answer's line, the panel's state, the verdict, the round
     details and the saved chats' list all count through words.plural."""
