@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import TextIO, cast
+from typing import IO, TextIO, cast
 
 from rich.console import Console
 
@@ -37,7 +37,7 @@ def console(stderr: bool = False, **kwargs) -> Console:
 class Trimmed:
     """A stream whose lines lose their trailing spaces as they are written (a file, a pipe)."""
 
-    def __init__(self, stream: TextIO):
+    def __init__(self, stream: IO[str]):
         self.stream = stream
 
     def __getattr__(self, name: str):
