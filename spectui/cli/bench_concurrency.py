@@ -21,7 +21,7 @@ from spectui.bench import concurrency_report as creport
 from spectui.bench import concurrency_results as cresults
 from spectui.bench.protocol import BASELINE
 from spectui.bench.report import figure
-from spectui.cli import interrupt
+from spectui.cli import interrupt, streams
 from spectui.cli.setup_flags import elements, levels_of
 from spectui.engine.server import ServerPool, ServerSession
 from spectui.engine.server_checks import model_file, refuse_long_answers, refuse_other_models, refuse_twice
@@ -174,7 +174,8 @@ def main(args, setup, prompts: list, lang: str) -> int:
         "setup": {"preset": setup.preset, **setup.values()},
     }
     doc = cresults.build(m, servers, proto, record, prompts, environment, meta)
-    Console().print(render(doc))  # before the files: one that cannot be written after all leaves the figures on screen
+    # before the files: one that cannot be written after all leaves the figures on screen
+    streams.console().print(render(doc))
     if m.failed:
         err.print(f"failed: {m.interrupted}", style="red", highlight=False, soft_wrap=True)
     written = report.write(doc, args.json, args.csv, args.markdown, creport.markdown, creport.csv_rows)

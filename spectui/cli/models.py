@@ -11,6 +11,7 @@ from rich.filesize import decimal
 from rich.table import Table
 from rich.text import Text
 
+from spectui.cli import streams
 from spectui.cli.progress import ConsoleReport
 from spectui.config import embedded, paths
 from spectui.errors import UserError
@@ -63,7 +64,7 @@ def handle_list(args: argparse.Namespace) -> int:
         installed = "[green]yes[/]" if embedded.is_installed(model.name) else "[dim]no[/]"
         name = Text(model.name, style="bold") + Text("\n" + path, style="dim")
         table.add_row(name, model.role, decimal(model.size), installed)
-    Console().print(table)
+    streams.console().print(table)
     return 0
 
 

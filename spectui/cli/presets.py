@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from spectui.bounded import CONFIG_BYTES
+from spectui.cli import streams
 from spectui.config import presets
 from spectui.config.text import read_text
 from spectui.errors import UserError
@@ -40,7 +41,7 @@ def cmd_list(args) -> int:
             continue
         status = Text(each.problem, "yellow") if each.problem else Text("ready", "green")
         t.add_row(each.name, "shipped" if each.shipped else "user", status, each.description)
-    out = Console(highlight=False, soft_wrap=True)
+    out = streams.console(highlight=False, soft_wrap=True)
     out.print(t)
     out.print(f"shipped presets: {presets.shipped_dir('presets')}/NAME.toml", style="dim")
     out.print(f"user presets (they win): {presets.user_presets_dir()}/NAME.toml", style="dim")

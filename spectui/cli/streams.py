@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import TextIO, cast
+from typing import IO, TextIO, cast
 
 from rich.console import Console
 
 UNWRAPPED = 100_000  # a log's width: a line stays whole, so grep finds a name with its figure
+PADDING = re.compile(r"[ \t]+(?=\n)")  # what Rich pads a table's lines with, up to the line's end
 
 
 def has_terminal() -> bool:
@@ -22,11 +24,27 @@ def has_terminal() -> bool:
 
 def console(stderr: bool = False, **kwargs) -> Console:
     """A Rich console that wraps at the terminal's width, and not at all in a log or a pipe
-    (unless $COLUMNS says a width): Rich's 80 columns would split a line in two."""
+    (unless $COLUMNS says a width): Rich's 80 columns would split a line (a path) in two;
+    there, lines end at their text, without the spaces Rich pads a table's cells with."""
     made = Console(stderr=stderr, **kwargs)
-    if not made.is_terminal and "width" not in kwargs and not os.environ.get("COLUMNS", "").isdigit():
-        made.width = UNWRAPPED
+    if not made.is_terminal:
+        made.file = cast(TextIO, Trimmed(made.file))
+        if "width" not in kwargs and not os.environ.get("COLUMNS", "").isdigit():
+            made.width = UNWRAPPED
     return made
+
+
+class Trimmed:
+    """A stream whose lines lose their trailing spaces as they are written (a file, a pipe)."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+    def write(self, text: str) -> int:
+        return self.stream.write(PADDING.sub("", text))
 
 
 class Unwritable(Exception):

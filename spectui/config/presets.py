@@ -141,10 +141,17 @@ def load(name_or_path: str) -> Preset:
     return load_file(path, name_or_path, shipped)
 
 
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot name a user preset file (None where it can), asked as it is typed too."""
+    if not name or any(c in name for c in "/\\") or name.startswith("."):
+        return f"invalid preset name {name!r}: use letters, digits, '-' and '_'"
+    return None
+
+
 def save_user(name: str, values: dict, description: str = "") -> Path:
     """Write a user preset atomically (temp file, then rename)."""
-    if not name or any(c in name for c in "/\\") or name.startswith("."):
-        raise UserError(f"invalid preset name {name!r}: use letters, digits, '-' and '_'")
+    if why := name_problem(name):
+        raise UserError(why)
     clean = {k: v for k, v in values.items() if k in OPTIONS and v is not None}
     doc = ({"description": description} if description else {}) | clean
     return write_atomic(user_presets_dir() / f"{name}.toml", tomli_w.dumps(doc))

@@ -18,6 +18,7 @@ from spectui.config.setup import OPTIONS, Setup, check_value
 from spectui.engine.server import server_url
 from spectui.errors import UserError
 from spectui.llama import devices, draft_fit
+from spectui.llama.gguf import check_gguf_file
 from spectui.spec_config import available_types
 
 
@@ -32,6 +33,10 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     if unknown:
         raise ValueError(f"not setup options: {', '.join(sorted(unknown))}")
     values = dict(chosen.values)
+    if not (overrides.get("server") or values.get("server")):  # a file's fault comes before any note about it
+        for v in (overrides.get("model"), overrides.get("model_draft")):
+            if v and v not in CATALOG:
+                check_gguf_file(user_path(v))
     notes = []
     if "model" in overrides and "model_draft" not in overrides and values.get("model_draft"):
         values["model_draft"] = None

@@ -175,7 +175,11 @@ class SpecApp(ThemedApp):
     def action_save_preset(self) -> None:
         if self.controller.state.need_session():
             self.push_screen(
-                NameScreen("Save the current configuration as a user preset named:", placeholder="e.g. my-ngram"),
+                NameScreen(
+                    "Save the current configuration as a user preset named:",
+                    placeholder="e.g. my-ngram",
+                    refuse=presets.name_problem,
+                ),
                 lambda name: self.controller.switcher.save_preset(name) if name else None,
             )
 

@@ -158,3 +158,21 @@ async def test_opening_a_chat_restores_its_settings_or_says_its_models_are_gone(
         await until(pilot, lambda: app.controller.state.chat.id == gone.id)
         await until(pilot, lambda: any("which is gone" in n.message for n in notices(app)))
         assert app.controller.state.session is fake and not app.controller.state.loading
+
+
+@sync
+async def test_the_delete_prompt_shows_a_long_title_whole(fake, setup):
+    title = "A very long chat title that goes on and on about speculative decoding and more words"
+    current = fixed_chat()
+    chat_store.rename_chat(current.id, title)
+    app = SpecApp(setup, session=fake, chat=chat_store.load_chat(current.id))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        await pilot.press("d")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        box, question = app.screen.query_one("#confirm"), app.screen.query(Label).first()
+        await until(pilot, lambda: question.size.height > 1)  # wrapped, within the box
+        assert question.region.right <= box.region.right
+        shown = " ".join(question.render_line(y).text.strip() for y in range(question.size.height))
+        assert f"“{title}”" in shown

@@ -17,13 +17,13 @@ from functools import partial
 import pytest
 from textual.geometry import Offset
 from textual.selection import Selection
-from textual.widgets import Markdown
+from textual.widgets import Input, Label, Markdown
 
 from spectui.chat.panel import PanelState, speedup_reading
 from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.chat.turn import Baseline, LiveTurn
 from spectui.cli.run import generate_in_thread
-from spectui.config import settings
+from spectui.config import presets, settings
 from spectui.engine import llama_thread
 from spectui.engine.batching import EventBatcher
 from spectui.engine.events import PromptDone, Round, StopReason, TurnEnd, TurnStart
@@ -38,6 +38,7 @@ from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
 from spectui.tui.messages import MemoryMeasured, SessionLoading
 from spectui.tui.screens.help import HelpScreen
+from spectui.tui.screens.name import NameScreen
 from spectui.tui.widgets.chat_input import ChatInput
 from spectui.tui.widgets.message import CHUNK_CHARS, AnswerChunk, AssistantMessage
 from spectui.tui.widgets.overlay import selected_answer, shown_content, slice_segments, split_point, visible
@@ -488,6 +489,22 @@ async def test_save_preset_from_the_app(fake, setup):
         await pilot.pause()
     saved = presets.load("mine")
     assert saved.values["spec_draft_n_max"] == 4 and saved.values["spec_type"] == "draft-simple"
+
+
+@sync
+async def test_a_bad_preset_name_keeps_the_dialog_open_and_says_why(fake, setup):
+    app = SpecApp(setup, session=fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f4")
+        await until(pilot, lambda: isinstance(app.screen, NameScreen))
+        await pilot.press(*".hidden", "enter")
+        why = app.screen.query_one("#why", Label)
+        await until(pilot, lambda: "invalid preset name '.hidden'" in str(why.render()))
+        assert isinstance(app.screen, NameScreen)  # still open, to correct the name
+        app.screen.query_one(Input).value = "fine"
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, NameScreen))
+    assert presets.load("fine").name == "fine"
 
 
 @sync

@@ -23,6 +23,7 @@ from spectui.tui.screens.replay import ChatReplayScreen
 from spectui.tui.widgets.message import AssistantMessage, UserMessage
 from spectui.tui.widgets.side_pane import SidePane, VerdictBox
 from spectui.tui.widgets.stats_panel import StatsPanel
+from spectui.tui.widgets.transcript import Transcript
 from tests.conftest import SMOL
 from tests.fake_session import FakeSession, load_trace
 from tests.helpers.events import ANSWER_ROUNDS, recorded
@@ -207,11 +208,14 @@ async def test_an_unexpected_error_ends_the_app_with_its_traceback_in_the_crash_
 
 
 def test_replay_snapshot(snap_compare):
+    trace = load_trace()
+
     async def at_end(pilot):
         await pilot.press("end")
+        await until(pilot, lambda: shown_text(pilot.app) == trace.turns[0].end.text)
         await pilot.pause()
 
-    assert snap_compare(ReplayApp(load_trace(), playing=False), terminal_size=SIZE, run_before=at_end)
+    assert snap_compare(ReplayApp(trace, playing=False), terminal_size=SIZE, run_before=at_end)
 
 
 def test_ab_replay_snapshot(snap_compare):
@@ -312,3 +316,17 @@ async def test_the_ab_view_saves_both_sides_in_one_trace_in_the_data_folder_and_
     trace = trace_format.read(saved)
     assert [t.side for t in trace.turns] == ["A", "B"] and trace.is_ab
     assert [SpecConfig.from_dict(t.events[0].config).label for t in trace.turns] == ["none", "draft-simple"]
+
+
+@sync
+async def test_home_after_end_goes_back_to_the_start():
+    """At 60x14 the whole answer overflows the transcript, which then took home as a scroll key."""
+    trace = load_trace()
+    app = ReplayApp(trace, playing=False)
+    async with app.run_test(size=(60, 14)) as pilot:
+        await pilot.press("end")
+        await until(pilot, lambda: shown_text(app) == trace.turns[0].end.text)
+        assert app.screen.query_one(Transcript).allow_vertical_scroll  # the answer overflows, as it did in the trial
+        await pilot.press("home")
+        await until(pilot, lambda: app.replay.playhead.pos == 0)
+        assert shown_text(app) == "" and "round 0/" in app.screen.query_one("#status").visual.plain

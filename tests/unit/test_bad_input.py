@@ -178,6 +178,12 @@ def test_bad_model_files_fail_before_loading(tmp_path, content, match):
     refused(*RUN, "-md", str(path), "hi", match=match)
 
 
+def test_a_missing_model_is_said_before_any_note_about_it():
+    # -m without -md drops the preset's draft with a note; the missing file is the fault to read
+    err = run_cli(*RUN, "-m", "missing.gguf", "hi", reached=Loaded).stderr
+    assert err.startswith("error: model file not found: missing.gguf"), err
+
+
 def test_a_path_no_file_can_have():
     refused(*RUN, "-m", "~nosuchuser_x/m.gguf", "hi", match="cannot be a file path")
 

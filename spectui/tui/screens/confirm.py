@@ -24,6 +24,9 @@ class ConfirmScreen(ModalScreen[bool]):
         background: $panel;
         border: round $error;
     }
+    #confirm Label {
+        width: 100%;  /* a long chat title wraps in the box instead of running past its edge */
+    }
     #confirm .hint {
         color: $text-muted;
     }

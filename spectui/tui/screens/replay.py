@@ -9,6 +9,7 @@ the recording machine measured and which machine that was, never this one's.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 
@@ -64,8 +65,9 @@ class ReplayScreen(Screen):
         Binding("space", "toggle_play", "play/pause"),
         Binding("right,full_stop", "step(1)", "next round", key_display="→"),
         Binding("left,comma", "step(-1)", "previous round", key_display="←"),
-        Binding("home", "seek(0)", "start", show=False),
-        Binding("end", "seek(-1)", "end", show=False),
+        # priority: a transcript long enough to scroll would take home and end as scroll keys
+        Binding("home", "seek(0)", "start", show=False, priority=True),
+        Binding("end", "seek(-1)", "end", show=False, priority=True),
         Binding("plus,equals_sign", "speed(1)", "faster"),
         Binding("minus", "speed(-1)", "slower"),
         Binding("ctrl+f", "toggle_rejected", "rejected"),
@@ -80,13 +82,14 @@ class ReplayScreen(Screen):
         self.show_rejected = show_rejected
         self._rounds = [sum(isinstance(e, Round) for e in t.events) for t in trace.turns]
         self._ticked = time.monotonic()
+        self._drawing = asyncio.Lock()
 
     async def on_mount(self) -> None:
         models = self.trace.header.get("environment", {}).get("models", {})
         target, draft = recorded_name(models.get("target")) or "?", recorded_name(models.get("draft"))
         self.sub_title = f"replay of {pair_line(target, draft)}"
         self.query_one("#status").display = True  # the chat hides its status line when idle; a replay never is
-        await self.show_step(self.playhead.step, rebuild=True)
+        await self._draw(rebuild=True)
         self.update_status()
         self._ticked = time.monotonic()
         self.set_interval(TICK_S, self._tick)
@@ -96,7 +99,7 @@ class ReplayScreen(Screen):
         dt, self._ticked = now - self._ticked, now
         was_playing = self.playhead.playing
         if self.playhead.tick(dt):
-            await self.show_step(self.playhead.step)
+            await self._draw()
             self.update_status()
         elif self.playhead.playing != was_playing:
             self.update_status()
@@ -105,7 +108,7 @@ class ReplayScreen(Screen):
 
     async def _moved(self, moved: bool, backward: bool = False) -> None:
         if moved:
-            await self.show_step(self.playhead.step, rebuild=backward)
+            await self._draw(rebuild=backward)
         self.update_status()
 
     async def action_step(self, n: int) -> None:
@@ -121,7 +124,7 @@ class ReplayScreen(Screen):
         self.playhead.toggle()
         self._ticked = time.monotonic()
         if at_end and self.playhead.playing:
-            self.run_worker(self.show_step(self.playhead.step, rebuild=True))
+            self.run_worker(self._draw(rebuild=True))
         self.update_status()
 
     def action_speed(self, direction: int) -> None:
@@ -130,7 +133,7 @@ class ReplayScreen(Screen):
 
     async def action_toggle_rejected(self) -> None:
         self.show_rejected = not self.show_rejected
-        await self.show_step(self.playhead.step, rebuild=True)
+        await self._draw(rebuild=True)
 
     def update_status(self) -> None:
         p, turns = self.playhead, self.trace.turns
@@ -145,6 +148,12 @@ class ReplayScreen(Screen):
                 ("  " + self.KEYS, "$text-muted"),
             )
         )
+
+    async def _draw(self, rebuild: bool = False) -> None:
+        """The playhead's step, one drawing at a time: a key (home, end) handled while a rebuild
+        awaits its widgets would otherwise interleave two rebuilds into one doubled transcript."""
+        async with self._drawing:
+            await self.show_step(self.playhead.step, rebuild=rebuild)
 
     async def show_step(self, step: Step, rebuild: bool = False) -> None:
         raise NotImplementedError
