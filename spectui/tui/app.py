@@ -1,9 +1,7 @@
 """The app: owns the chat controller (spectui/chat/) and hands each screen the chat's part it
 needs, runs the blocking work (loading a pair) in workers, holds themes and settings, and pushes
 the screens (chat, A/B, help, settings). The parts' updates go to the chat screen; notices, toasts.
-
-The app accepts an open session (tests load a model once per module) or a Setup to load.
-"""
+It accepts an open session (tests load a model once per module) or a Setup to load."""
 
 from __future__ import annotations
 
@@ -58,9 +56,8 @@ class SpecApp(ThemedApp):
         environment: dict | None = None,
         fit_checked: bool = False,
     ):
-        """`environment`: what traces record of a given session's models and machine
-        (collected for sessions loaded here); `fit_checked`: the setup's memory was projected
-        before the app opened."""
+        """`environment`: what traces record of a given session's models and machine (collected
+        for sessions loaded here); `fit_checked`: the setup's memory was projected before it opened."""
         super().__init__()
         self.controller = ChatController(setup, self.settings, self._show, chat, session, environment)
         self.chat_screen = ChatScreen(self.controller, self.settings)
