@@ -44,7 +44,7 @@ def oracle() -> Path:
     return binary
 
 
-@pytest.mark.parametrize("name", ["ngram-simple", "ngram-mod", "draft-simple"])
+@pytest.mark.parametrize("name", ["ngram-map-k", "ngram-mod", "draft-simple"])
 def test_drafts_match_llama_cpp_run_live_on_the_device(name, oracle, synthetic):
     case = json.loads((FIXTURES / f"{name}.json").read_text()) | {"n_predict": N}
     args = list(case["args"])
