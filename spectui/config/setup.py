@@ -85,7 +85,7 @@ class Setup:
         "--backend-sampling",
         choices=BACKEND_SAMPLING,
         help="greedy's argmax or sampling's top-k in llama.cpp's graph, so no "
-        "logits row is copied out (default {default}: where the output layer is on a GPU)",
+        "logits row is copied out (default {default}: where the output layer is on a GPU, not Vulkan)",
         label="backend sampling",
     )
     cache_type_k_draft: str = _model(

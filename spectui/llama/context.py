@@ -121,14 +121,16 @@ class Context:
         )
         # On a GPU the argmax or top-k in the graph saves copying each row of the vocabulary to the
         # host; on a CPU ggml's one-thread argmax and partial sort are no faster than numpy, so the
-        # rows stay in numpy there.
+        # rows stay in numpy there. auto stays off on a Vulkan device too: llama.cpp's sampled
+        # decodes there read freed memory after some sequences of decodes (docs/gpu.md).
         self.sample_on_backend = params.backend_sampling == "on" or (
-            params.backend_sampling == "auto" and model.output_on_gpu
+            params.backend_sampling == "auto" and model.output_on_gpu and not model.on_vulkan
         )
         where = "on the backend" if self.sample_on_backend else "in numpy"
         runtime.note(
             f"{model.path.name}: greedy's argmax and top-k {where} "
-            f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)})"
+            f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)}"
+            f"{', on Vulkan' * (model.output_on_gpu and model.on_vulkan)})"
         )
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)

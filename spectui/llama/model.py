@@ -58,6 +58,7 @@ class Model:
         )
         # the GPU devices llama.cpp spreads its offloaded layers over (all of them, by default)
         self.devices = tuple(d.name for d in devices.gpus()) if n_gpu_layers and not vocab_only else ()
+        self.on_vulkan = any(name.startswith("Vulkan") for name in self.devices)
         self._pieces: dict[int, bytes] = {}
         self._eog: dict[int, bool] = {}
 

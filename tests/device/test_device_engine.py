@@ -62,17 +62,29 @@ def on_cpu(smol_path):
     ids=["ngram-simple", "draft-simple", "draft-simple-temp0.8"],
 )
 def test_backend_sampling_on_the_device_gives_numpys_tokens(on_device, types, sampling):
-    """-bs auto samples on the device (its output layer is there); -bs off copies the rows to
+    """-bs on samples on the device (its output layer is there); -bs off copies the rows to
     numpy: the same tokens, drafts and acceptances for the same seed. The target's greedy argmax
     and its top-k at temperature > 0, and the draft's, each on a decode after the prompt's
     (which wants no rows: the sequence that aborted before)."""
     spec = SpecConfig(types=types, draft_n_max=4)
     draft = on_device if "draft-simple" in types else None
-    auto = answer(on_device, draft, spec, sampling)
+    on = answer(on_device, draft, spec, sampling, bs="on")
     off = answer(on_device, draft, spec, sampling, bs="off")
-    assert auto[2] and not off[2]
-    assert auto[:2] == off[:2]
-    assert len(auto[0]) == N
+    assert on[2] and not off[2]
+    assert on[:2] == off[:2]
+    assert len(on[0]) == N
+
+
+@pytest.mark.parametrize("types", [("ngram-map-k4v",), ("ngram-cache",), ("auto",), ("ngram-simple", "draft-simple")])
+def test_every_other_spec_type_on_the_device_gives_the_targets_own_answer(on_device, types):
+    """The types the other device tests leave out, auto among them, with the default -bs auto
+    (off on Vulkan: docs/gpu.md): greedy speculation is lossless, so each gives the target's
+    plain greedy answer on the same device."""
+    greedy = SamplingParams(temp=0.0)
+    plain, _, on_backend = answer(on_device, None, SpecConfig(types=("none",)), greedy)
+    assert on_backend == (not on_device.on_vulkan)
+    draft = on_device if "draft-simple" in types or types == ("auto",) else None
+    assert answer(on_device, draft, SpecConfig(types=types, draft_n_max=4), greedy)[0] == plain
 
 
 def test_greedy_text_on_the_device_against_the_cpu(on_device, on_cpu, record_property):
