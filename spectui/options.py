@@ -18,7 +18,7 @@ from spectui.errors import UserError
 # the settings form's kinds of field (Option.form)
 NUMBER, CHOICE, TEXT = "number", "choice", "text"
 # a field's annotation as the type of its value; the spec types' tuple is one "a,b" string in a flag
-_TYPES = {"int": int, "float": float, "str": str, "tuple[str, ...]": str}
+_TYPES = {"int": int, "float": float, "str": str, "tuple[str, ...]": str, "tuple[Spec, ...]": str}
 # what a number flag must be, in words
 NUMBERS = {int: "a whole number", float: "a number"}
 

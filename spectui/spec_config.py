@@ -7,12 +7,14 @@ derives the lists the layers use from it, and owns each setting's record (spectu
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from spectui import spec_types as st
 from spectui.errors import UserError
 from spectui.options import CHOICE, NUMBER, check_fields, option
+from spectui.spec_types import Spec
 
 # derived from the table (spec_types.py), read once here: every other module takes them from here
 NGRAM_TYPES = st.of_family(st.NGRAM)
@@ -33,7 +35,7 @@ N_MAX_LIMIT = 64
 NGRAM_LIMIT = 1024  # an n-gram size or draft length; llama.cpp's defaults are at most 64
 
 
-def available_types(draft_type: str | None, mtp: bool = False) -> tuple[str, ...]:
+def available_types(draft_type: Spec | None, mtp: bool = False) -> tuple[Spec, ...]:
     """The spec types a session can run, in the order the TUI cycles through them.
     `draft_type`: what the draft file drafts with (draft_fit), None without one; `mtp`:
     the target has a NextN layer."""
@@ -56,7 +58,7 @@ class Unpriced:
     short: str
 
 
-def unpriced(types: tuple[str, ...], draft_step: bool) -> Unpriced | None:
+def unpriced(types: tuple[Spec, ...], draft_step: bool) -> Unpriced | None:
     """Why the plan's curve cannot price these spec types (`draft_step`: the curve timed a draft
     file's step); None where it can: one type, timed. The one answer the bench, the plan's
     rows and the panel give."""
@@ -76,14 +78,39 @@ def unpriced(types: tuple[str, ...], draft_step: bool) -> Unpriced | None:
     return None
 
 
-def config_label(spec_type: str, n_max: int | None) -> str:
+def types_label(types: Iterable[str]) -> str:
+    """Types as one name, as --spec-type takes them ("ngram-mod,draft-simple"): for display and
+    the files that record it, never parsed back but by parse_types."""
+    return ",".join(types)
+
+
+def config_label(types: Sequence[str], n_max: int | None) -> str:
     """How a message or a trace names its configuration: "draft-simple n-max 3", "ngram-mod"
     (n-max None: not known)."""
-    return f"{spec_type} n-max {n_max}" if n_max is not None and uses_n_max(spec_type.split(",")) else spec_type
+    label = types_label(types)
+    return f"{label} n-max {n_max}" if n_max is not None and uses_n_max(types) else label
 
 
-def parse_types(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """Parse "--spec-type" text into types in llama.cpp priority order.
+def recorded_types(config: dict) -> tuple[Spec, ...]:
+    """The types of a recorded configuration (as_dict's, in a trace), read back from its
+    "spec_type" (a turn recorded without one ran none)."""
+    return parse_types(config.get("spec_type", st.BASELINE))
+
+
+def server_types(text: str) -> tuple[Spec, ...]:
+    """llama-server's speculative.types as values: a server that drafts lists none first
+    ("none,draft-simple"), which is no reset there; one listing a type this spectui does not
+    know is watched, but named none."""
+    names = [n for n in text.replace(" ", "").split(",") if n]
+    try:
+        return parse_types([n for n in names if n != st.BASELINE] or [st.BASELINE])
+    except UserError:
+        return (st.BASELINE,)
+
+
+def parse_types(text: str | Iterable[str]) -> tuple[Spec, ...]:
+    """Parse "--spec-type" text (or its names: a preset's, a trace's, a saved chat's) into
+    types in llama.cpp priority order.
 
     `none` anywhere resets to none, as in llama.cpp.
     """
@@ -117,7 +144,7 @@ def _ngram(default, flag: str, help: str):
 class SpecConfig:
     """What to draft and how to verify; flag names follow llama.cpp."""
 
-    types: tuple[str, ...] = _spec(
+    types: tuple[Spec, ...] = _spec(
         (st.BASELINE,),
         "--spec-type",
         f"{', '.join(ALL_TYPES)}, comma-separated to combine; {AUTO} chooses per round and goes alone",
@@ -186,6 +213,8 @@ class SpecConfig:
         against its record, then the rules between them."""
         if not isinstance(self.types, tuple) or not self.types or not all(t in ALL_TYPES for t in self.types):
             raise UserError(f"unknown --spec-type {self.types!r}; choose from: {', '.join(ALL_TYPES)}")
+        # names read from a preset, a trace or a saved chat become values here, once
+        object.__setattr__(self, "types", tuple(Spec(t) for t in self.types))
         check_fields(self, skip=("types",))
         if self.draft_n_min > self.draft_n_max:  # llama.cpp drops a draft shorter than n-min: none would be kept
             raise UserError(
@@ -200,11 +229,11 @@ class SpecConfig:
 
     @functools.cached_property
     def label(self) -> str:
-        """The types as one name ("ngram-mod,draft-simple"); every round's event carries it."""
-        return ",".join(self.types)
+        """The types as one name ("ngram-mod,draft-simple"), for display."""
+        return types_label(self.types)
 
     @functools.cached_property
-    def drafting(self) -> tuple[str, ...]:
+    def drafting(self) -> tuple[Spec, ...]:
         """The types asked for a draft, in priority order ("none" asks nothing); every round
         asks them."""
         return tuple(t for t in self.types if t != st.BASELINE)
@@ -239,5 +268,5 @@ class SpecConfig:
     def as_dict(self) -> dict:
         d = asdict(self)
         d["spec_type"] = self.label
-        d["types"] = list(self.types)
+        d["types"] = [str(t) for t in self.types]
         return d

@@ -2,12 +2,14 @@
 
 The only module that writes a type's name. Every list, check and map of types (spec_config's
 lists, the drafter registry, draft_fit's GGUF rules, the plan's marks and what it can price)
-derives from TYPES, so a new type is one record here plus its drafter module.
+derives from TYPES, so a new type is a member of Spec and one record here, plus its drafter
+module and its line in drafters/registry.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 # families
 NONE = "none"
@@ -15,27 +17,48 @@ NGRAM = "n-gram"
 DRAFT_MODEL = "draft model"
 HIDDEN_STATE = "hidden-state head"
 
-AUTO = "auto"  # spectui's own: chooses per round among no draft, an n-gram draft and the draft model (engine/auto.py)
 
-# the types code names on purpose, each for the reason its comment gives
-BASELINE = "none"  # no speculation: what every speedup is measured against
-DRAFT_SIMPLE = "draft-simple"  # a plain draft model: what a draft file is unless its GGUF says otherwise
-DRAFT_EAGLE3 = "draft-eagle3"  # reads the target's top layer too (draft_fit)
-DEFAULT = "ngram-mod"  # --spec-default (as llama.cpp), and the type that needs no model when a draft is missing
-AUTO_NGRAM = "ngram-simple"  # the n-gram drafter auto chooses
+class Spec(StrEnum):
+    """A spec type as a value: llama.cpp's common_speculative_type, each member's value its name
+    in llama.cpp's name map, so what is written (JSON, TOML, SQLite, a trace) is that name."""
+
+    NONE = "none"
+    NGRAM_SIMPLE = "ngram-simple"
+    NGRAM_MAP_K = "ngram-map-k"
+    NGRAM_MAP_K4V = "ngram-map-k4v"
+    NGRAM_MOD = "ngram-mod"
+    NGRAM_CACHE = "ngram-cache"
+    DRAFT_SIMPLE = "draft-simple"
+    DRAFT_EAGLE3 = "draft-eagle3"
+    DRAFT_MTP = "draft-mtp"
+    DRAFT_DFLASH = "draft-dflash"
+    DRAFT_DSPARK = "draft-dspark"
+    AUTO = (
+        "auto"  # spectui's own: chooses per round among no draft, an n-gram draft and the draft model (engine/auto.py)
+    )
+
+
+AUTO = Spec.AUTO
+# the types code names for a role, each for the reason its comment gives
+BASELINE = Spec.NONE  # no speculation: what every speedup is measured against
+DRAFT_SIMPLE = Spec.DRAFT_SIMPLE  # a plain draft model: what a draft file is unless its GGUF says otherwise
+DRAFT_EAGLE3 = Spec.DRAFT_EAGLE3  # reads the target's top layer too (draft_fit)
+# llama.cpp's --spec-default type, and the type that needs no model when a draft is missing; not
+# the app's default configuration, which is the default preset's (config/presets)
+SPEC_DEFAULT = Spec.NGRAM_MOD
+AUTO_NGRAM = Spec.NGRAM_SIMPLE  # the n-gram drafter auto chooses
 
 
 @dataclass(frozen=True)
 class SpecType:
-    """One spec type. `drafter`: "module.Class" under spectui/drafters, named here and built by
-    drafters/registry.py, so this shared module imports no drafter. `head_arch`/`head_tensor`:
-    the GGUF architecture (and a tensor it must carry) of a draft head that drafts with it.
-    `mtp`: it runs the target's own NextN layer. `mark`: its line's letter in the plan's picture
-    (a draft file's lines are marked by n-max). `priced`: the plan's curve can price it."""
+    """One spec type; its drafter class is drafters/registry.py's, so this shared module imports
+    no drafter. `head_arch`/`head_tensor`: the GGUF architecture (and a tensor it must carry) of
+    a draft head that drafts with it. `mtp`: it runs the target's own NextN layer. `mark`: its
+    line's letter in the plan's picture (a draft file's lines are marked by n-max). `priced`:
+    the plan's curve can price it."""
 
-    name: str
+    name: Spec
     family: str
-    drafter: str = ""
     head_arch: str = ""
     head_tensor: str = ""
     mtp: bool = False
@@ -51,24 +74,24 @@ class SpecType:
 # `none` first, then llama.cpp's fixed priority (common_speculative_init): when several types
 # are combined, the first non-empty draft in this order wins.
 TYPES: tuple[SpecType, ...] = (
-    SpecType(BASELINE, NONE, priced=False),
-    SpecType(AUTO_NGRAM, NGRAM, "ngram_simple.NgramSimple", mark="s"),
-    SpecType("ngram-map-k", NGRAM, "ngram_map.NgramMapK", mark="k"),
-    SpecType("ngram-map-k4v", NGRAM, "ngram_map.NgramMapK4V", mark="v"),
-    SpecType(DEFAULT, NGRAM, "ngram_mod.NgramMod", mark="m"),
-    SpecType("ngram-cache", NGRAM, "ngram_cache.NgramCache", mark="c"),
-    SpecType(DRAFT_SIMPLE, DRAFT_MODEL, "draft_model.DraftModel"),
-    SpecType(DRAFT_EAGLE3, HIDDEN_STATE, "eagle3.Eagle3", head_arch="eagle3"),
-    SpecType("draft-mtp", HIDDEN_STATE, "mtp.Mtp", mtp=True, priced=False),  # the curve does not time the NextN layer
-    SpecType("draft-dflash", HIDDEN_STATE, "dflash.DFlash", head_arch="dflash"),
-    SpecType("draft-dspark", HIDDEN_STATE, "dflash.DSpark", head_arch="dflash", head_tensor="markov_w1.weight"),
+    SpecType(Spec.NONE, NONE, priced=False),
+    SpecType(Spec.NGRAM_SIMPLE, NGRAM, mark="s"),
+    SpecType(Spec.NGRAM_MAP_K, NGRAM, mark="k"),
+    SpecType(Spec.NGRAM_MAP_K4V, NGRAM, mark="v"),
+    SpecType(Spec.NGRAM_MOD, NGRAM, mark="m"),
+    SpecType(Spec.NGRAM_CACHE, NGRAM, mark="c"),
+    SpecType(Spec.DRAFT_SIMPLE, DRAFT_MODEL),
+    SpecType(Spec.DRAFT_EAGLE3, HIDDEN_STATE, head_arch="eagle3"),
+    SpecType(Spec.DRAFT_MTP, HIDDEN_STATE, mtp=True, priced=False),  # the curve does not time the NextN layer
+    SpecType(Spec.DRAFT_DFLASH, HIDDEN_STATE, head_arch="dflash"),
+    SpecType(Spec.DRAFT_DSPARK, HIDDEN_STATE, head_arch="dflash", head_tensor="markov_w1.weight"),
 )
 
 
-def get(name: str) -> SpecType:
-    """The record of a known type (callers have parsed `name` against the table)."""
-    return next(t for t in TYPES if t.name == name)
+def get(spec: Spec) -> SpecType:
+    """The record of a type of the table (every member but auto)."""
+    return next(t for t in TYPES if t.name == spec)
 
 
-def of_family(family: str) -> tuple[str, ...]:
+def of_family(family: str) -> tuple[Spec, ...]:
     return tuple(t.name for t in TYPES if t.family == family)

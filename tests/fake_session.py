@@ -25,6 +25,7 @@ from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import SpecConfig, available_types
+from spectui.spec_types import Spec
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace
 
@@ -32,7 +33,7 @@ RECORDING = Path(__file__).resolve().parent / "data" / "smollm2_turn.jsonl"
 NAME = "Smollm2 135M 8k Lc100K Mix1 Ep2"  # the recorded model's general.name
 PATH = "/fake/SmolLM2-135M-Instruct.Q4_1.gguf"
 PROMPT = "Write a python function that adds two numbers."
-SPEC = SpecConfig(types=("draft-simple",), draft_n_max=3)
+SPEC = SpecConfig(types=(Spec.DRAFT_SIMPLE,), draft_n_max=3)
 
 
 def load_trace(path: Path = RECORDING) -> Trace:
@@ -89,7 +90,7 @@ class FakeSession:
         self.sampling = sampling
 
     def available_types(self) -> tuple[str, ...]:
-        return available_types("draft-simple" if self._draft else None)
+        return available_types(Spec.DRAFT_SIMPLE if self._draft else None)
 
     def status(self) -> SessionStatus:
         return SessionStatus(
@@ -135,7 +136,7 @@ class FakeSession:
                     return
                 time.sleep(self.round_s)
                 spec = self._spec
-                event = replace(event, t=time.perf_counter(), configured=spec.label, n_max=spec.draft_n_max)
+                event = replace(event, t=time.perf_counter(), configured=spec.types, n_max=spec.draft_n_max)
                 emitted.extend(event.tokens)
                 self._n_past = event.n_past
             elif isinstance(event, TurnEnd):

@@ -57,7 +57,7 @@ class Config:
         return {"label": self.label, "spec_type": self.spec.label, "n_max": self.n_max, "spec": self.spec.as_dict()}
 
 
-def plan(base: SpecConfig, type_sets: list[tuple[str, ...]], n_maxes: list[int]) -> list[Config]:
+def plan(base: SpecConfig, type_sets: list[tuple[spec_types.Spec, ...]], n_maxes: list[int]) -> list[Config]:
     """Baseline, then each type set x each n-max, all other settings taken from `base`. A set
     of n-gram types runs once: they draft up to their own sizes, whatever the n-max."""
     configs = [Config(BASELINE, base.replace(types=(BASELINE,)))]

@@ -10,8 +10,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from spectui.bench.verdict import is_baseline
 from spectui.errors import Failure
 from spectui.llama.devices import record_text
+from spectui.spec_config import types_label
 from spectui.words import plural
 
 MIB = 2**20
@@ -28,7 +30,7 @@ def _memory(r: dict) -> str:
 
 
 def _acceptance(r: dict) -> str:
-    if r["config"] == "none":
+    if is_baseline(r):
         return "-"
     return f"{r['n_accepted']}/{r['n_drafted']} ({figure(r['acceptance_rate'], '.0%')})"
 
@@ -41,9 +43,9 @@ def _config(r: dict) -> str:
 COLUMNS = (
     ("config", _config),
     ("tok/s", lambda r: figure(r["tok_per_s"], ".1f")),
-    ("speedup", lambda r: "base" if r["config"] == "none" else figure(r["speedup"], ".2f", unit="x")),
+    ("speedup", lambda r: "base" if is_baseline(r) else figure(r["speedup"], ".2f", unit="x")),
     ("accepted / drafted", _acceptance),
-    ("mean acc. len", lambda r: "-" if r["config"] == "none" else figure(r["mean_acceptance_length"], ".2f")),
+    ("mean acc. len", lambda r: "-" if is_baseline(r) else figure(r["mean_acceptance_length"], ".2f")),
     ("TTFT", lambda r: figure(r["ttft_s"], ".0f", 1000, " ms")),
 )
 DETAIL_COLUMNS = (
@@ -55,7 +57,7 @@ DETAIL_COLUMNS = (
 OUTPUT_COLUMNS = (
     ("config", _config),
     ("peak MiB", _memory),
-    ("same as base", lambda r: "-" if r["config"] == "none" else figure(r["identical_share"], ".0%")),
+    ("same as base", lambda r: "-" if is_baseline(r) else figure(r["identical_share"], ".0%")),
     ("1st diff", lambda r: "-" if r["first_divergence"] is None else str(r["first_divergence"])),
 )
 ALL_COLUMNS = COLUMNS + DETAIL_COLUMNS[1:] + OUTPUT_COLUMNS[1:]
@@ -80,7 +82,7 @@ def environment_line(env: dict) -> str:
         srv = env["server"]
         return (
             f"llama-server {srv['url']} (build {srv['build_info']}): {env['models']['target']['file']} "
-            f"({srv['model_ftype']}), speculation {','.join(srv['spec_types'])}, n_ctx {srv['n_ctx']}\n"
+            f"({srv['model_ftype']}), speculation {types_label(srv['spec_types'])}, n_ctx {srv['n_ctx']}\n"
             f"client: {env['cpu']}, spectui {env['spectui']}; {env['os']}"
         )
     models = " | ".join(

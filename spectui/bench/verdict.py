@@ -12,8 +12,8 @@ from typing import Any
 
 from spectui.bench.citation import cite
 from spectui.engine.noise import LOSES, NOISE_FLOOR, PAYS, UNKNOWN, WITHIN, band, judge
-from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES
-from spectui.spec_types import DRAFT_SIMPLE
+from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES, parse_types
+from spectui.spec_types import BASELINE, DRAFT_SIMPLE, Spec
 from spectui.words import plural
 
 # The noise band (engine.noise) also holds an idle configuration's distance from the baseline.
@@ -112,6 +112,16 @@ def _short_output(row: dict, base: dict, n_predict: int, noise: float) -> dict:
     )
 
 
+def row_types(row: dict) -> tuple[Spec, ...]:
+    """A result row's spec types, read back from what it records ("spec_type": --spec-type's text)."""
+    return parse_types(row["spec_type"])
+
+
+def is_baseline(row: dict) -> bool:
+    """The row every speedup in its group is measured against."""
+    return row_types(row) == (BASELINE,)
+
+
 def _temperature(protocol: dict) -> dict:
     temp = protocol["temp"]
     if temp <= 0:
@@ -123,7 +133,7 @@ def _temperature(protocol: dict) -> dict:
 
 def _uses_draft_model(row: dict, environment: dict) -> bool:
     """draft-simple always; auto when a draft model was loaded."""
-    types = row["spec_type"].split(",")
+    types = row_types(row)
     return DRAFT_SIMPLE in types or (AUTO in types and "draft" in environment.get("models", {}))
 
 
@@ -161,7 +171,7 @@ def _vram(row: dict, environment: dict) -> dict:
 
 
 def _tokenizer(row: dict, environment: dict) -> dict:
-    if any(t in HIDDEN_STATE_TYPES for t in row["spec_type"].split(",")):
+    if any(t in HIDDEN_STATE_TYPES for t in row_types(row)):
         return _cause(
             "tokenizer mismatch",
             False,
@@ -231,7 +241,7 @@ def verdict(
     the smallest noise band (the idle configurations of every group widen it). `predicted`:
     (group, configuration) -> what this machine's costs predict (citation.cite), or
     `unpredicted`: why there is no prediction at all."""
-    base = next((r for r in rows if r["config"] == "none"), None)
+    base = next((r for r in rows if is_baseline(r)), None)
     measured = [r for r in rows if r["tok_per_s"] is not None and (r is base or r["n_drafted"] > 0)]
     best = max(measured, key=lambda r: r["tok_per_s"], default=None)
     spec = [r for r in measured if r is not base and r["speedup"] is not None]

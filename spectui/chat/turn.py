@@ -18,6 +18,7 @@ from spectui.engine.overlay import segments as round_segments
 from spectui.engine.stats import summarize
 from spectui.engine.verdicts import summary_dict
 from spectui.spec_config import SpecConfig
+from spectui.spec_types import BASELINE
 from spectui.store.chat_types import AnswerConfig, Message
 from spectui.trace.format import ConfigChange
 
@@ -56,8 +57,8 @@ class LiveTurn:
         if isinstance(event, Round):
             add_segments(m.segments, round_segments(event, show_rejected=True))
             m.content += "".join(t.piece for t in event.tokens)
-            if m.config is not None:  # the speculation may switch mid-answer (`configured` is SpecConfig.label)
-                m.config = m.config.switched(tuple((event.configured or "none").split(",")), event.n_max)
+            if m.config is not None:  # the speculation may switch mid-answer
+                m.config = m.config.switched(event.configured or (BASELINE,), event.n_max)
         elif isinstance(event, TurnEnd):
             self.end = event
             # The detokenizer's final flush is in TurnEnd.text only.
@@ -86,7 +87,7 @@ def baseline_tok_s(turn: LiveTurn) -> float | None:
         and turn.end.stop_reason in (StopReason.EOS, StopReason.N_PREDICT)
         and turn.message.stats.get("n_generated", 0) >= MIN_BASELINE_TOKENS
     )
-    return tok_s if rounds and all(r.configured == "none" for r in rounds) and tok_s and clean else None
+    return tok_s if rounds and all(r.configured == (BASELINE,) for r in rounds) and tok_s and clean else None
 
 
 @dataclass(frozen=True)

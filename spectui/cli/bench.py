@@ -33,6 +33,7 @@ from spectui.launch.environment import collect
 from spectui.launch.opening import open_session
 from spectui.llama.runtime import configure_logging
 from spectui.spec_config import parse_types
+from spectui.spec_types import Spec
 from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
@@ -127,7 +128,8 @@ def add_parser(sub) -> None:
         "--sweep-types",
         metavar="SETS",
         help="spec-type sets to measure, ';'-separated, each as --spec-type "
-        f"(e.g. '{spec_types.DEFAULT};{spec_types.DRAFT_SIMPLE};{spec_types.AUTO_NGRAM},{spec_types.DRAFT_SIMPLE}'); "
+        f"(e.g. '{spec_types.SPEC_DEFAULT};{spec_types.DRAFT_SIMPLE};"
+        f"{spec_types.AUTO_NGRAM},{spec_types.DRAFT_SIMPLE}'); "
         "default: the one --spec-type (or the preset's)",
     )
     b.add_argument(
@@ -165,12 +167,12 @@ def add_parser(sub) -> None:
     p.set_defaults(func=main)
 
 
-def _type_sets(args, setup) -> list[tuple[str, ...]]:
+def _type_sets(args, setup) -> list[tuple[Spec, ...]]:
     if args.sweep_types is not None and args.spec_type is not None:
         raise UserError("give --spec-type (one set) or --sweep-types (several), not both")
-    texts = elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else [setup.spec.label]
-    sets = list(dict.fromkeys(parse_types(t) for t in texts))
-    sets = [s for s in sets if s != ("none",)]  # the baseline is always measured
+    given = elements(args.sweep_types, ";", "--sweep-types") if args.sweep_types is not None else None
+    sets = [parse_types(t) for t in given] if given is not None else [setup.spec.types]
+    sets = [s for s in dict.fromkeys(sets) if s != (spec_types.BASELINE,)]  # the baseline is always measured
     if not sets:
         raise UserError("nothing to compare with the baseline: give --spec-type TYPES or --sweep-types 'A;B'")
     return sets
@@ -259,7 +261,9 @@ def main(args) -> int:
         configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))
         if not any(c.spec.uses_draft_model for c in configs):
             setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
-        setup = replace(setup, spec=setup.spec.with_types("none"))  # the session starts as the baseline
+        setup = replace(
+            setup, spec=setup.spec.replace(types=(spec_types.BASELINE,))
+        )  # the session starts as the baseline
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system)
 
     trace_dir = _trace_dir(args.trace) if args.trace else None
@@ -283,7 +287,7 @@ def main(args) -> int:
         refuse_long_answers(n, infos)
     if setup.server:  # one configuration per server, the one without a draft first: the baseline
         specs = [session.spec.with_types(t) for t in session.available_types()]
-        configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.label != "none")]
+        configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.types != (spec_types.BASELINE,))]
     try:
         err.print("recording the environment", style="dim")
         environment = collect(session, setup)

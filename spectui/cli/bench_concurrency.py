@@ -57,9 +57,9 @@ def _connect(setup, levels: tuple[int, ...], err: Console) -> list[concurrency.T
     if len(firsts) == 2:
         refuse_other_models([s.info for s in firsts])
         ServerPool(firsts)  # refuses two servers that speculate alike
-        if all(s.spec.label != BASELINE for s in firsts):
+        if all(s.spec.types != (BASELINE,) for s in firsts):
             raise UserError("neither server runs without speculation: start one with --spec-type none, the baseline")
-    firsts.sort(key=lambda s: s.spec.label != BASELINE)
+    firsts.sort(key=lambda s: s.spec.types != (BASELINE,))
     return [
         concurrency.Target(
             s.spec.label,

@@ -36,7 +36,7 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
             *o.flags, dest=name, type=o.type, choices=o.choices or None, metavar=metavar, help=help_
         )
     groups["speculation"].add_argument(
-        "--spec-default", action="store_true", help=f"{spec_types.DEFAULT} with its defaults (as llama.cpp)"
+        "--spec-default", action="store_true", help=f"{spec_types.SPEC_DEFAULT} with its defaults (as llama.cpp)"
     )
     v = p.add_argument_group("diagnostics")
     v.add_argument("--verbose", action="store_true", help="show llama.cpp's own log on stderr")
@@ -50,7 +50,7 @@ def overrides_from(args: argparse.Namespace) -> dict:
         if OPTIONS[name].prose:  # text for the model, unlike the other strings (names and paths)
             given[name] = from_argv(given[name], OPTIONS[name].flag)
     if getattr(args, "spec_default", False):
-        given["spec_type"] = spec_types.DEFAULT
+        given["spec_type"] = spec_types.SPEC_DEFAULT
     return given
 
 

@@ -19,7 +19,8 @@ from spectui.engine.server import server_url
 from spectui.errors import UserError
 from spectui.llama import devices, draft_fit
 from spectui.llama.gguf import check_gguf_file
-from spectui.spec_config import available_types
+from spectui.spec_config import available_types, parse_types, types_label
+from spectui.spec_types import Spec
 
 
 def resolve(preset: str | None, overrides: dict) -> Setup:
@@ -40,21 +41,21 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     notes = []
     if "model" in overrides and "model_draft" not in overrides and values.get("model_draft"):
         values["model_draft"] = None
-        if "spec_type" not in overrides and spec_types.DRAFT_SIMPLE in values.get("spec_type", ""):
-            values["spec_type"] = spec_types.DEFAULT
-            notes.append(f"no draft model given (-md): speculating with {spec_types.DEFAULT}")
+        if "spec_type" not in overrides and spec_types.DRAFT_SIMPLE in _given_types(values):
+            values["spec_type"] = spec_types.SPEC_DEFAULT
+            notes.append(f"no draft model given (-md): speculating with {spec_types.SPEC_DEFAULT}")
     values |= overrides
     draft = overrides.get("model_draft")
     if (
         draft
         and "spec_type" not in overrides
-        and spec_types.DRAFT_SIMPLE in values.get("spec_type", "")
+        and spec_types.DRAFT_SIMPLE in _given_types(values)
         and user_path(draft).is_file()
     ):
         # as llama.cpp does without --spec-type: a hidden-state draft says what it drafts with
         kind = draft_fit.read_header(user_path(draft)).draft_type
         if kind != spec_types.DRAFT_SIMPLE:
-            values["spec_type"] = values["spec_type"].replace(spec_types.DRAFT_SIMPLE, kind)
+            values["spec_type"] = tuple(kind if t == spec_types.DRAFT_SIMPLE else t for t in _given_types(values))
             notes.append(f"{Path(draft).name} is a {kind} draft: speculating with {kind}")
     if values.get("server"):
         notes += [
@@ -80,6 +81,15 @@ def resolve(preset: str | None, overrides: dict) -> Setup:
     return setup
 
 
+def _given_types(values: dict) -> tuple[Spec, ...]:
+    """The types a preset and the flags give; none from text that is not types, which
+    with_values refuses in its turn."""
+    try:
+        return parse_types(values.get("spec_type") or spec_types.BASELINE)
+    except UserError:
+        return ()
+
+
 def with_models(setup: Setup, target: str, draft: str | None, report: Report | None = None) -> Setup:
     """`setup` on another target and draft (the in-app model picker): the other settings are
     kept, and so is the speculation where the new pair allows it; a type the pair cannot run
@@ -92,8 +102,8 @@ def with_models(setup: Setup, target: str, draft: str | None, report: Report | N
     kept = [t for t in types if t in allowed]
     notes: tuple[str, ...] = ()
     if not kept:
-        kept = [draft_header.draft_type if draft_header else spec_types.DEFAULT]
-        notes = (f"{','.join(types)} needs another draft: speculating with {kept[0]}",)
+        kept = [draft_header.draft_type if draft_header else spec_types.SPEC_DEFAULT]
+        notes = (f"{types_label(types)} needs another draft: speculating with {kept[0]}",)
     return replace(setup, model=target, model_draft=draft, spec=setup.spec.with_types(kept), notes=notes)
 
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from spectui.spec_types import Spec
+
 if TYPE_CHECKING:
     from spectui.llama.context import Context
     from spectui.llama.sampling import SamplingParams
@@ -71,7 +73,7 @@ class DraftResult:
 class Drafter:
     """One speculation type. The defaults fit a drafter without a model of its own."""
 
-    spec_type: str = ""  # its name, set by the registry from the spec-type table
+    spec_type: Spec = Spec.NONE  # its type, set by the registry
     # A follower's state is for the text's first `covered` tokens (see process()).
     covered: int = 0
 

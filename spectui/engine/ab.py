@@ -17,6 +17,8 @@ from spectui.engine.events import Event, StopReason, TurnStart
 from spectui.engine.noise import WITHIN, Judgement, band, judge, spread
 from spectui.engine.overlay import MARKS
 from spectui.engine.stats import TurnSummary, first_divergence, rounds_of, speedup, summarize
+from spectui.spec_config import recorded_types
+from spectui.spec_types import Spec
 
 NAMES = ("A", "B")
 BASELINE = spec_types.BASELINE  # the spec type every speedup is measured against
@@ -55,7 +57,7 @@ class Verdict:
     divergence: Divergence | None  # None: the token sequences are identical
     greedy: bool
     notes: tuple[str, ...]  # what makes the numbers less than a clean comparison
-    spec_types: tuple[str, str]  # each side's configured type; BASELINE's side is the baseline
+    spec_types: tuple[tuple[Spec, ...], tuple[Spec, ...]]  # each side's configured types; (BASELINE,): the baseline
     drafted_nothing: tuple[str, ...] = ()  # the sides ("A", "B") that speculated and drafted nothing
     speedups: tuple[float, ...] = ()  # every run of this pair on this prompt (chat/ab.py), this one last
 
@@ -66,7 +68,7 @@ class Verdict:
     def is_baseline(self, side: int) -> bool:
         """The side ran none: plain decoding by choice, what a speedup is measured against
         (never a side that "drafted nothing")."""
-        return self.spec_types[side] == BASELINE
+        return self.spec_types[side] == (BASELINE,)
 
 
 @dataclass(frozen=True)
@@ -121,10 +123,10 @@ def judge_runs(runs: Sequence[float]) -> Judgement:
     return judge(median(runs), band(spread(runs)))
 
 
-def spec_type(events: Sequence[Event]) -> str:
-    """The type a run was configured with (its TurnStart says)."""
+def configured_types(events: Sequence[Event]) -> tuple[Spec, ...]:
+    """The types a run was configured with (its TurnStart says)."""
     start = next((e for e in events if isinstance(e, TurnStart)), None)
-    return start.config.get("spec_type", BASELINE) if start else BASELINE
+    return recorded_types(start.config) if start else (BASELINE,)
 
 
 def _emitted(events: Sequence[Event]) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -160,7 +162,7 @@ def _drafted_nothing(runs: Sequence[Sequence[Event]], summaries: Sequence[TurnSu
     return tuple(
         name
         for name, events, s in zip(NAMES, runs, summaries)
-        if spec_type(events) != BASELINE and s.n_drafted == 0 and s.rounds
+        if configured_types(events) != (BASELINE,) and s.n_drafted == 0 and s.rounds
     )
 
 
@@ -192,6 +194,6 @@ def compare(a: Sequence[Event], b: Sequence[Event]) -> Verdict:
         divergence=divergence,
         greedy=greedy,
         notes=tuple(_notes(summaries, greedy, divergence)),
-        spec_types=(spec_type(a), spec_type(b)),
+        spec_types=(configured_types(a), configured_types(b)),
         drafted_nothing=idle,
     )

@@ -23,6 +23,7 @@ from spectui.llama import sampling as smp
 from spectui.llama.context import LazyRows
 from spectui.llama.sampling import SamplingParams
 from spectui.spec_config import AUTO, HIDDEN_STATE_TYPES, SpecConfig
+from spectui.spec_types import Spec
 
 
 @dataclass
@@ -90,8 +91,8 @@ class Drafters:
 
     def __init__(
         self,
-        types: tuple[str, ...],
-        model_type: str | None,
+        types: tuple[Spec, ...],
+        model_type: Spec | None,
         needs: Callable[[SpecConfig], registry.Needs],
         controller: auto.Controller,
         spec: SpecConfig,
@@ -102,11 +103,11 @@ class Drafters:
         self.model_type = model_type
         self._needs = needs
         self._auto = controller
-        self.built: dict[str, Drafter] = {}
-        self._begun: set[str] = set()
+        self.built: dict[Spec, Drafter] = {}
+        self._begun: set[Spec] = set()
         self.followers = [self.get(t, spec) for t in types if t in HIDDEN_STATE_TYPES]
 
-    def get(self, spec_type: str, spec: SpecConfig) -> Drafter:
+    def get(self, spec_type: Spec, spec: SpecConfig) -> Drafter:
         d = self.built.get(spec_type)
         if d is None:
             if spec_type not in self.types:
@@ -115,7 +116,7 @@ class Drafters:
         d.configure(spec)
         return d
 
-    def _ready(self, spec_type: str, spec: SpecConfig, seq: list[int]) -> Drafter:
+    def _ready(self, spec_type: Spec, spec: SpecConfig, seq: list[int]) -> Drafter:
         """The drafter for `spec_type`, begun on this turn's context, `seq` without its last
         token (once per turn: a copy of the context every round grew with the chat's length)."""
         d = self.get(spec_type, spec)

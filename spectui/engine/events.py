@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from spectui.engine.verdicts import Verdict
+from spectui.spec_types import Spec
 
 
 class StopReason(str, Enum):
@@ -82,7 +83,7 @@ class Round:
     n_max: int  # draft n-max in force for this round
     verify: str  # "greedy", "match" or "rejection"
     n_past: int  # tokens in the target context after this round
-    configured: str = ""  # the spec types in force ("ngram-mod,draft-simple"), drafted or not
+    configured: tuple[Spec, ...] = ()  # the spec types in force, drafted or not; () in a trace from before they were
     note: str = ""  # why this round drafted what it did (spec type "auto")
     t_llama: float = 0.0  # of the round's time, what was spent inside llama.cpp (target and draft)
     # Spec type auto only: set on its path alone, every other round keeps the defaults.

@@ -245,7 +245,7 @@ class ServerSession:
         self._spec = spec
 
     def status(self) -> SessionStatus:
-        drafting = self._spec.label != "none"
+        drafting = bool(self._spec.drafting)
         return SessionStatus(
             target=f"{self.info.model} on {self.host}",
             target_path=self.info.model_path,

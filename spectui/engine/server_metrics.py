@@ -20,7 +20,8 @@ from dataclasses import dataclass, fields
 
 from spectui.engine.server_wire import ServerInfo
 from spectui.errors import UserError
-from spectui.spec_types import DRAFT_SIMPLE
+from spectui.spec_config import types_label
+from spectui.spec_types import BASELINE, DRAFT_SIMPLE, Spec
 
 METRICS_BYTES = 256 * 1024  # the server's /metrics is about 3 KB; one line per draft position
 MAX_POSITIONS = 1024  # draft positions: llama.cpp caps --spec-draft-n-max far below
@@ -233,7 +234,7 @@ NOTHING_DRAFTED = (
 
 def not_speculating(
     url: str,
-    spec_types: tuple[str, ...],
+    spec_types: tuple[Spec, ...],
     *,
     slots_speculate: bool | None = None,
     drafted: int = 0,
@@ -248,14 +249,14 @@ def not_speculating(
     without a draft: types none, no slot speculative (the vendored server loads the draft,
     finds no type to run and frees it; no answer names it). `baseline`: another server
     speculates and this one is the comparison's "none", which is no fault."""
-    if spec_types == ("none",):
+    if spec_types == (BASELINE,):
         why = "its speculative.types is none"
         return None if baseline else NOT_SPECULATING.format(url=url, why=why, cause=NEEDS_SPEC_TYPE)
     if slots_speculate is False:
-        why = f"its speculative.types is {','.join(spec_types)}, but /slots says no slot can draft"
+        why = f"its speculative.types is {types_label(spec_types)}, but /slots says no slot can draft"
         return NOT_SPECULATING.format(url=url, why=why, cause=NO_SLOT_SPEC)
     if answers >= FIRST_ANSWERS and drafted == 0:
-        why = f"it runs {','.join(spec_types)} but drafted nothing over its first {answers} answers"
+        why = f"it runs {types_label(spec_types)} but drafted nothing over its first {answers} answers"
         return NOT_SPECULATING.format(url=url, why=why, cause=NOTHING_DRAFTED)
     return None
 

@@ -25,7 +25,8 @@ from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, 
 from spectui.engine.server_errors import KEY_ENV, LOST, lost
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import NGRAM_TYPES, SpecConfig, parse_types
+from spectui.spec_config import NGRAM_TYPES, SpecConfig, server_types
+from spectui.spec_types import Spec
 
 STOPS = {"eos": StopReason.EOS, "word": StopReason.EOS, "limit": StopReason.N_PREDICT}
 LINE_BYTES = MIB  # one streamed chunk: a token and its timings
@@ -96,7 +97,7 @@ class ServerInfo:
     model: str  # the model's alias or file name
     model_path: str
     n_ctx: int
-    spec_types: tuple[str, ...]  # ("none",) where the server does not speculate
+    spec_types: tuple[Spec, ...]  # (BASELINE,) where the server does not speculate
     build: str
     props: dict  # /props as received: the environment a bench records
     n_slots: int = 1  # /props total_slots: its -np, the requests it serves at once
@@ -109,16 +110,13 @@ def server_info(url: str, props: dict, probe: dict) -> ServerInfo:
         settings = field(props, "default_generation_settings", dict, "/props")
         n_ctx = field(settings, "n_ctx", int, "/props default_generation_settings", 0)
         generated = field(probe, "generation_settings", dict, "/completion", {})
-        types = field(generated, "speculative.types", str, "/completion generation_settings") or "none"
+        types = field(generated, "speculative.types", str, "/completion generation_settings")
         path = field(props, "model_path", str, "/props") or ""
         alias = field(props, "model_alias", str, "/props") or path
         n_slots = field(props, "total_slots", int, "/props", 1)
     except BadAnswer as e:
         raise UserError(f"{url} {NOT_A_SERVER}: {e}") from None
-    try:  # "none,draft-simple": a server that drafts lists none first
-        spec_types = parse_types([t for t in types.replace(" ", "").split(",") if t != "none"] or "none")
-    except UserError:
-        spec_types = ("none",)  # a type this spectui does not know: watched, but named none
+    spec_types = server_types(types or "")
     return ServerInfo(
         url,
         os.path.basename(alias) or "model",
@@ -326,7 +324,7 @@ class Rounds:
             n_max=self.spec.draft_n_max,
             verify="greedy" if self.s.sampling.temp <= 0 else "match",
             n_past=self.n_past,
-            configured=self.spec.label,
+            configured=self.spec.types,
             t_llama=max(t_gen, 0.0),
         )
         self.index += 1

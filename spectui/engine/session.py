@@ -321,7 +321,7 @@ class Session:
                 n_max=spec.draft_n_max,
                 verify=verify,
                 n_past=len(seq) - 1,
-                configured=spec.label,
+                configured=spec.types,
                 note=dr.note,
                 probe=probe,
                 t_sync=t_sync,

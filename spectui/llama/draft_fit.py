@@ -42,7 +42,7 @@ class Header:
     n_ctx_train: int = 0  # {arch}.context_length (0: not given)
 
     @property
-    def draft_type(self) -> str:
+    def draft_type(self) -> spec_types.Spec:
         """The spec type this file drafts with, as a draft model: the head whose architecture
         (and tensor, the most specific first) it has, else a plain draft model."""
         heads = [t for t in spec_types.TYPES if t.head_arch == self.arch and t.head_tensor in self.tensors | {""}]

@@ -19,7 +19,7 @@ from spectui.engine.events import Round, TurnEnd, TurnStart
 from spectui.engine.stats import per_position_acceptance, rounds_of, timing
 from spectui.plan.predict import N_MAX, Drafting
 from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
-from spectui.spec_types import BASELINE
+from spectui.spec_types import BASELINE, Spec
 from spectui.store.chat_types import AnswerConfig
 
 CALIBRATION_TOKENS = 40  # per starter prompt: 3 x 40 drafted-for tokens, a third of the first run
@@ -101,7 +101,7 @@ def calibrate(
 
     rounds: list[Round] = []
     streams, spec_overheads, took = [], [], []
-    label = config_label(drafting.label, max(N_MAX))
+    label = config_label(drafting.types, max(N_MAX))
     for i, prompt in enumerate(prompts, start=1):
         status(f"calibrating: starter prompt {i}/{len(prompts)} with {label}")
         t0 = time.perf_counter()
@@ -141,7 +141,7 @@ def _loop_step(rounds: Sequence[Round]) -> tuple[float, int] | None:
     return statistics.median(r.t_llama for r in steps), round(statistics.fmean(r.n_past for r in steps))
 
 
-def replay_ngram(spec_type: str, spec: SpecConfig, streams: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Drafting:
+def replay_ngram(spec_type: Spec, spec: SpecConfig, streams: Sequence[tuple[Sequence[int], Sequence[int]]]) -> Drafting:
     """An n-gram type's drafting over recorded answers, as the session would run it: each round
     drafts after the tokens so far and keeps the prefix the answer confirms, and one more."""
     from spectui.drafters import registry

@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from spectui.plan.acceptance import Calibration, Saved, replay_ngram
 from spectui.plan.curve import Curve
 from spectui.plan.observed import Reading
-from spectui.plan.predict import DEPTH
+from spectui.plan.predict import DEPTH, Drafting
 from spectui.plan.report import Plan
 from spectui.spec_config import NGRAM_TYPES, SpecConfig
+from spectui.spec_types import Spec
 
 
 def _saved_words(s: Saved) -> str:
@@ -32,7 +33,7 @@ def build_plan(
     run: Reading | None = None,
     saved: Mapping[str, Saved] | None = None,
     calibration: Calibration | None = None,
-    ngram: Sequence[str] = NGRAM_TYPES,
+    ngram: Sequence[Spec] = NGRAM_TYPES,
     pair_flags: str = "",
 ) -> Plan:
     """The plan of `model_type` (a draft model's type; None: none) and the `ngram` types at
@@ -52,7 +53,7 @@ def build_plan(
     elif model_type and calibration is not None:
         positions = calibration.positions
         sources[model_type] = f"calibration on the starter prompts ({calibration.n_rounds} rounds at n-max 8)"
-    drafting = {}
+    drafting: dict[str, Drafting] = {}
     for t in ngram:
         found = saved[t].drafting if t in saved else None
         if found is not None:

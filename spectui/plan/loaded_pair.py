@@ -15,6 +15,7 @@ from spectui.plan.cache import load_cached
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH
 from spectui.spec_config import DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig, config_label, unpriced
+from spectui.spec_types import Spec
 
 
 def cached_doc(setup, status: SessionStatus) -> tuple[dict | None, bool]:
@@ -65,7 +66,7 @@ class Expected:
 
 
 def expected(
-    curve: Curve, calibration: Calibration, spec_type: str, spec: SpecConfig, depth: int = DEPTH
+    curve: Curve, calibration: Calibration, spec_type: Spec, spec: SpecConfig, depth: int = DEPTH
 ) -> Expected | str:
     """`spec_type` (at `spec`'s sizes and n-max) predicted as `spectui plan` predicts it from
     the calibration: an n-gram type replayed over its answers, a draft model at its measured
@@ -83,4 +84,4 @@ def expected(
     if p is None or p.speedup is None or p.noise is None or p.word is None:
         measured = f"the plan measured n-max 1 to {len(calibration.positions)}"
         return measured if model else "it drafted nothing on the starter prompts"
-    return Expected(config_label(spec_type, spec.draft_n_max), p.speedup, p.noise, p.word)
+    return Expected(config_label((spec_type,), spec.draft_n_max), p.speedup, p.noise, p.word)

@@ -54,6 +54,6 @@ def read_run(rounds: Sequence[Round], spec: SpecConfig) -> Reading:
     spec_type = spec.types[0]
     model = spec_type in DRAFT_FILE_TYPES
     n_max = spec.draft_n_max if model else None
-    mine = [r for r in rounds if r.configured == spec.label and (n_max is None or r.n_max >= n_max)]
+    mine = [r for r in rounds if r.configured == spec.types and (n_max is None or r.n_max >= n_max)]
     depth = round(statistics.fmean(r.n_past for r in mine)) if mine else None
     return Reading(spec_type, n_max, drafting_of(mine, model, n_max), sum(1 for r in mine if r.n_drafted), depth)

@@ -26,7 +26,7 @@ from spectui.plan.predict import (
 
 PLOT_W, PLOT_H = 61, 13
 # an n-gram type's mark in the picture (a draft model's lines are marked by their n-max)
-MARKS = {t.name: t.mark for t in spec_types.TYPES if t.mark}
+MARKS: dict[str, str] = {t.name: t.mark for t in spec_types.TYPES if t.mark}
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,8 @@ def table_lines(plan: Plan) -> list[str]:
     )
     out = [head, "-" * len(head)]
     out.append(
-        f"{'none':<14}{'':>6}{'':>7}{'':>7}{'':>14}{'':>7}{tok_per_s_none(plan.curve, plan.depth):>8.2f}{'1.00x':>9}"
+        f"{spec_types.BASELINE:<14}"
+        f"{'':>6}{'':>7}{'':>7}{'':>14}{'':>7}{tok_per_s_none(plan.curve, plan.depth):>8.2f}{'1.00x':>9}"
     )
     for p in plan.rows:
         be = "no drafts" if not p.drafting.share else "never" if p.break_even is None else f"{p.break_even:.2f}"
@@ -172,7 +173,7 @@ def conclusion(plan: Plan) -> list[str]:
     best = max(priced, key=lambda p: p.speedup or 0.0, default=None)
     if best is None or best.word == noise.LOSES:
         found = (
-            f"the best, {config_label(best.spec_type, best.n_max or 0)}, is predicted at {best.speedup:.2f}x: "
+            f"the best, {config_label((best.spec_type,), best.n_max or 0)}, is predicted at {best.speedup:.2f}x: "
             f"{best.word}"
             if best is not None
             else "no type has a measured acceptance"
@@ -184,7 +185,7 @@ def conclusion(plan: Plan) -> list[str]:
         ]
     flags = f"--spec-type {best.spec_type}" + (f" --spec-draft-n-max {best.n_max}" if best.n_max else "")
     run = f"spectui {plan.pair_flags + ' ' if plan.pair_flags else ''}{flags}"
-    said = f"Best here: {config_label(best.spec_type, best.n_max or 0)}, predicted {best.speedup:.2f}x"
+    said = f"Best here: {config_label((best.spec_type,), best.n_max or 0)}, predicted {best.speedup:.2f}x"
     said += f" the speed of none at the measured α {best.alpha:.2f} (timing noise {best.noise:.0%})"
     if best.word == noise.WITHIN:
         return [

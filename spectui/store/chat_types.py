@@ -66,7 +66,7 @@ class AnswerConfig:
     def label(self) -> str:
         """How it is shown: "draft-simple n-max 3", "ngram-mod", "a → b" after a switch."""
         steps = ((self.spec_types, self.draft_n_max), *self.spec_changes)
-        return " → ".join(config_label(",".join(types), n) for types, n in steps)
+        return " → ".join(config_label(types, n) for types, n in steps)
 
     def as_dict(self) -> dict:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}

@@ -24,7 +24,8 @@ from spectui.engine.events import Event, PromptDone, Round, Source, StopReason, 
 from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama.devices import record_text
-from spectui.spec_config import SpecConfig, config_label, parse_types
+from spectui.spec_config import SpecConfig, config_label, parse_types, recorded_types, types_label
+from spectui.spec_types import Spec
 
 FORMAT = "spectui-trace"
 VERSION = 3  # 2: a Round's optional verdicts (inspect mode); 3: a verdict's emitted_p; older ones read as before
@@ -60,8 +61,7 @@ class TraceTurn:
         """The configuration the turn started with ("draft-simple n-max 3")."""
         start = self.events[0]
         assert isinstance(start, TurnStart), "a turn's first event is its TurnStart"
-        config = start.config
-        return config_label(config.get("spec_type", "none"), config.get("draft_n_max", 0))
+        return config_label(recorded_types(start.config), start.config.get("draft_n_max", 0))
 
     def lines(self) -> list[str]:
         records = [
@@ -142,6 +142,8 @@ def event_record(event: Event | ConfigChange) -> dict:
     if isinstance(event, ConfigChange):
         return {"kind": "config", "t": event.t, "config": event.config}
     record = {"kind": type(event).__name__, **asdict(event)}
+    if isinstance(event, Round):  # written as --spec-type's text, as it always was
+        record["configured"] = types_label(event.configured)
     for key, default in OPTIONAL.get(type(event), {}).items():
         if record[key] == default:
             del record[key]
@@ -208,6 +210,7 @@ def event_from_record(d: dict) -> Event | ConfigChange:
         d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
         d.setdefault("rejected_text", None)
         d["verdicts"] = tuple(_verdict(v) for v in d.get("verdicts", ()))
+        d["configured"] = _configured(d.get("configured", ""))
     elif kind == "TurnEnd":
         d["stop_reason"] = StopReason(d["stop_reason"])
         d["tokens"] = tuple(d.get("tokens", ()))
@@ -221,6 +224,16 @@ def event_from_record(d: dict) -> Event | ConfigChange:
     if isinstance(event, Round):
         _check_verdicts(event)
     return event
+
+
+def _configured(text) -> tuple[Spec, ...]:
+    """A round's types as written (--spec-type's text; "" before rounds carried them), as values."""
+    if not isinstance(text, str):
+        raise TypeError("a round's 'configured' must be text")
+    try:
+        return parse_types(text) if text else ()
+    except UserError as e:
+        raise ValueError(str(e)) from None
 
 
 def _verdict(d: dict) -> Verdict:

@@ -29,8 +29,8 @@ def test_live_configure_applies_from_the_next_round_and_is_traced(setup):
 
     screen.run(controller, more_n_max)
     rounds = controller.conversation.turn.rounds
-    assert (rounds[0].configured, rounds[0].n_max) == ("draft-simple", 3)
-    assert {(r.configured, r.n_max) for r in rounds[1:]} == {("ngram-mod", 4)}
+    assert (rounds[0].configured, rounds[0].n_max) == (("draft-simple",), 3)
+    assert {(r.configured, r.n_max) for r in rounds[1:]} == {(("ngram-mod",), 4)}
     assert controller.state.setup.spec.label == "ngram-mod" and controller.state.setup.spec.draft_n_max == 4
     assert [c.config["spec_type"] for c in controller.persistence.traced[0].changes] == ["draft-simple", "ngram-mod"]
     assert controller.state.chat.messages[-1].config_label == "draft-simple n-max 3 → ngram-mod"

@@ -11,7 +11,7 @@ from typing import Any
 from spectui.engine.events import PromptDone, Round, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
 from spectui.engine.verdicts import Verdict
-from spectui.spec_config import NGRAM_TYPES, SpecConfig
+from spectui.spec_config import NGRAM_TYPES, SpecConfig, parse_types
 from tests.helpers.prompts import PROMPT
 
 # Two SmolLM2 runs at temperature 0.8 (`spectui run --preset smollm2 --temp 0.8 --inspect --trace`):
@@ -44,7 +44,7 @@ def a_round(
         source = Source.NGRAM if by in NGRAM_TYPES else Source.DRAFT
         shown = ("x",) * (accepted + 1) if pieces is None else pieces
         tokens = [Token(100 + j, p, source if j < accepted else Source.TARGET) for j, p in enumerate(shown)]
-    unset = {"spec_type": by if ids else None, "configured": by, "rejected_text": ""}
+    unset = {"spec_type": by if ids else None, "configured": parse_types(by), "rejected_text": ""}
     unset |= {"t_draft": 0.0, "t_verify": 0.0, "t_other": 0.0}
     return Round(
         index=index, t=t, drafted=ids, n_accepted=accepted, rejected=ids[accepted:], tokens=tuple(tokens),

@@ -230,7 +230,7 @@ def test_sources_and_overlay_fields(greedy_session):
         assert r.rejected == r.drafted[r.n_accepted :]
         assert not r.rejected_text or r.rejected  # shown only for a rejected draft
         assert r.spec_type in (None, "ngram-simple")
-        assert r.configured == "ngram-simple"
+        assert r.configured == ("ngram-simple",)
         # the round's time, split into drafting, verifying and the rest, each measured, none
         # counted twice, all of it after the previous round ended; llama.cpp's share inside it
         assert r.t_draft > 0 and r.t_verify > 0 and r.t_other >= -1e-9
@@ -267,8 +267,8 @@ def test_live_change_mid_answer_is_attributed_to_the_new_type(greedy_session):
                 switched_at = len(seen)
     before, after = seen[:switched_at], seen[switched_at:]
     assert after, "the answer should go on after the switch"
-    assert all(r.configured == "draft-simple" and r.n_max == 2 for r in before)
-    assert all(r.configured == "ngram-simple" and r.n_max == 12 for r in after)
+    assert all(r.configured == ("draft-simple",) and r.n_max == 2 for r in before)
+    assert all(r.configured == ("ngram-simple",) and r.n_max == 12 for r in after)
     counters = per_type(seen)
     assert counters["draft-simple"].gen_drafts == sum(1 for r in before if r.drafted)
     assert counters.get("ngram-simple") is None or counters["ngram-simple"].gen_tokens == sum(

@@ -45,6 +45,6 @@ def test_replay_follows_configuration_and_cancel():
             if len(rounds) == 4:
                 fake.cancel()
         end = event
-    assert [(r.configured, r.n_max) for r in rounds] == [("draft-simple", 3)] * 2 + [("ngram-mod", 5)] * 2
+    assert [(r.configured, r.n_max) for r in rounds] == [(("draft-simple",), 3)] * 2 + [(("ngram-mod",), 5)] * 2
     assert isinstance(end, TurnEnd) and end.stop_reason == StopReason.CANCELLED
     assert end.text == "".join(t.piece for r in rounds for t in r.tokens)

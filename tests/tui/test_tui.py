@@ -33,6 +33,7 @@ from spectui.engine.session import Session
 from spectui.engine.stats import config_changes
 from spectui.llama.model import Model
 from spectui.spec_config import SpecConfig
+from spectui.spec_types import Spec
 from spectui.store import chat_store, chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.commands import COMMANDS
@@ -111,8 +112,8 @@ async def test_spec_type_and_n_max_change_mid_answer(fresh):
         rounds = app.controller.conversation.turn.rounds
         changes = config_changes(rounds)
         assert changes and changes[0] >= seen - 1
-        assert all((r.configured, r.n_max) == ("draft-simple", 3) for r in rounds[: changes[0]])
-        assert all((r.configured, r.n_max) == ("ngram-cache", 4) for r in rounds[changes[-1] :])
+        assert all((r.configured, r.n_max) == (("draft-simple",), 3) for r in rounds[: changes[0]])
+        assert all((r.configured, r.n_max) == (("ngram-cache",), 4) for r in rounds[changes[-1] :])
         assert "→ ngram-cache" in app.controller.state.chat.messages[-1].config_label
 
 
@@ -578,7 +579,7 @@ def test_live_turn_builds_the_message():
     turn.add(TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}))
     turn.add(PromptDone(t=0.1, t_prompt=0.1))
     turn.add(rnd(3, 1, index=0, t=0.2, pieces=("he", "llo"), rejected_text="xx"))
-    turn.add(rnd(3, 3, index=1, t=0.3, configured="ngram-mod", n_max=4, pieces=(" wo", "r", "l", "d")))
+    turn.add(rnd(3, 3, index=1, t=0.3, configured=(Spec.NGRAM_MOD,), n_max=4, pieces=(" wo", "r", "l", "d")))
     turn.add(TurnEnd(t=0.4, stop_reason=StopReason.EOS, text="hello world!", n_generated=6))
     m = turn.message
     assert m.content == "hello world!" and not m.stopped

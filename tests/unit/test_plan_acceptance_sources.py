@@ -13,6 +13,7 @@ from spectui.plan.curve import Curve, Point
 from spectui.plan.observed import drafting_of, read_run
 from spectui.plan.predict import Drafting, model_drafting, predict
 from spectui.spec_config import NGRAM_TYPES, SpecConfig
+from spectui.spec_types import Spec
 from tests.helpers.events import a_round
 
 CURVE = Curve(
@@ -50,7 +51,7 @@ def test_saved_answers_come_before_the_calibration_type_by_type():
 
 
 def test_a_runs_rounds_come_first_and_the_plan_is_of_its_one_type():
-    rounds = [rnd(4, 2, n_max=4), rnd(3, 3), rnd(3, 1), rnd(2, 0, n_max=2), rnd(3, 0, configured="ngram-mod")]
+    rounds = [rnd(4, 2, n_max=4), rnd(3, 3), rnd(3, 1), rnd(2, 0, n_max=2), rnd(3, 0, configured=(Spec.NGRAM_MOD,))]
     run = read_run(rounds, SPEC)  # at n-max 3: n-max 4's round capped (the what-if), n-max 2's and ngram-mod's left out
     assert (run.n_max, run.drafts, run.depth) == (3, 3, 64)
     assert run.drafting == drafting_of(rounds[:3], True, 3)

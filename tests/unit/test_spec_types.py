@@ -1,10 +1,13 @@
 """The spec-type table (spectui/spec_types.py) walked against the registry, the drafters, the
-GGUF rules and the plan; and a throwaway n-gram type, one record and its drafter, seen by every
-part that lists, builds or prices types. No model."""
+GGUF rules and the plan; and a throwaway n-gram type, a member and a record of the table, its
+drafter module and its line in the registry, seen by every part that lists, builds or prices
+types. No model."""
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -44,7 +47,7 @@ def test_the_table_is_llama_cpps_name_map_in_its_priority():
     assert len({t.name for t in spec_types.TYPES}) == len(spec_types.TYPES)
     assert ALL_TYPES == ("none", *PRIORITY, spec_types.AUTO)
     assert parse_types("draft-simple,ngram-mod") == ("ngram-mod", "draft-simple")
-    for name in (spec_types.DEFAULT, spec_types.AUTO_NGRAM, spec_types.DRAFT_SIMPLE, spec_types.DRAFT_EAGLE3):
+    for name in (spec_types.SPEC_DEFAULT, spec_types.AUTO_NGRAM, spec_types.DRAFT_SIMPLE, spec_types.DRAFT_EAGLE3):
         assert spec_types.get(name).name == name
 
 
@@ -126,15 +129,23 @@ def test_a_drafting_types_name_is_a_literal_in_the_table_only():
     assert found == []
 
 
-THROWAWAY = textwrap.dedent(
+# the throwaway type: what a new type is, each piece added at its place in a copy of the package
+ADDED = {
+    "spec_types.py": [
+        ('    NGRAM_CACHE = "ngram-cache"\n', '    NGRAM_ECHO = "ngram-echo"\n'),
+        ('    SpecType(Spec.NGRAM_CACHE, NGRAM, mark="c"),\n', '    SpecType(Spec.NGRAM_ECHO, NGRAM, mark="e"),\n'),
+    ],
+    "drafters/registry.py": [
+        (
+            "from spectui.drafters.ngram_cache import NgramCache\n",
+            "from spectui.drafters.ngram_echo import NgramEcho\n",
+        ),
+        ("    Spec.NGRAM_CACHE: NgramCache,\n", "    Spec.NGRAM_ECHO: NgramEcho,\n"),
+    ],
+}
+# its drafter module: drafts the token that followed the last token's latest earlier copy
+ECHO = textwrap.dedent(
     """
-    import contextlib, io, sys, types
-
-    from spectui import spec_types as st
-
-    # its drafter module: drafts the token that followed the last token's latest earlier copy
-    module = types.ModuleType("spectui.drafters.ngram_echo")
-    exec('''
     from spectui.drafters.base import DraftResult, NgramDrafter
 
     class NgramEcho(NgramDrafter):
@@ -142,12 +153,11 @@ THROWAWAY = textwrap.dedent(
             t = list(tokens)
             hits = [i for i in range(len(t) - 1) if t[i] == t[-1]]
             return DraftResult([t[hits[-1] + 1]] if hits and n_max else [])
-    ''', module.__dict__)
-    sys.modules[module.__name__] = module
-
-    # its record: the only other change
-    at = [t.name for t in st.TYPES].index("ngram-cache") + 1
-    st.TYPES = st.TYPES[:at] + (st.SpecType("ngram-echo", st.NGRAM, "ngram_echo.NgramEcho", mark="e"),) + st.TYPES[at:]
+    """
+)
+THROWAWAY = textwrap.dedent(
+    """
+    import contextlib, io
 
     from spectui.bench.protocol import Config
     from spectui.cli import bench_curve
@@ -157,22 +167,24 @@ THROWAWAY = textwrap.dedent(
     from spectui.plan.curve import Curve, Point
     from spectui.plan.report import Plan, render
     from spectui.spec_config import SpecConfig, parse_types
+    from spectui.spec_types import Spec
 
     help_text = io.StringIO()
     with contextlib.redirect_stdout(help_text), contextlib.suppress(SystemExit):
         build_parser().parse_args(["run", "--help"])
     assert "ngram-echo" in help_text.getvalue(), "--spec-type's help"
-    assert parse_types("draft-simple,ngram-echo") == ("ngram-echo", "draft-simple"), "its priority"
+    echo = Spec.NGRAM_ECHO
+    assert parse_types("draft-simple,ngram-echo") == (echo, Spec.DRAFT_SIMPLE), "its priority"
 
-    spec = SpecConfig(types=("ngram-echo",))
-    assert "ngram-echo" in registry.TYPES, "the registry"
-    assert registry.build("ngram-echo", registry.Needs(spec, None, None)).spec_type == "ngram-echo"
+    spec = SpecConfig(types=(echo,))
+    assert echo in registry.TYPES, "the registry"
+    assert registry.build(echo, registry.Needs(spec, None, None)).spec_type is echo
 
     answer = [5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 7]
-    d = replay_ngram("ngram-echo", spec, [([1, 2, 3], answer)])
+    d = replay_ngram(echo, spec, [([1, 2, 3], answer)])
     assert d.share > 0, "the plan replays it"
     curve = Curve({64: (Point(1, 0.1, 0.0), Point(2, 0.1, 0.0))}, {}, 0.0, 0.0)
-    text = "\\n".join(render(Plan(curve, 64, None, (), {"ngram-echo": d}, {"ngram-echo": "replayed"}), []))
+    text = "\\n".join(render(Plan(curve, 64, None, (), {echo: d}, {echo: "replayed"}), []))
     assert any(line.startswith("ngram-echo") for line in text.splitlines()), "the plan's table"
     assert "e ngram-echo" in text and "|e" in text.replace(" ", ""), "the plan's picture and its legend"
 
@@ -182,12 +194,28 @@ THROWAWAY = textwrap.dedent(
 )
 
 
-def test_a_new_n_gram_type_is_one_record_and_its_drafter_module():
-    """The issue's promise: a throwaway n-gram type, added as one record (before anything derives
-    from the table) and a drafter module, is listed by --spec-type's help, built by the
-    registry, predicted in the plan's table and picture, and priced by the bench."""
+def test_a_new_n_gram_type_is_a_member_a_record_a_drafter_module_and_its_line_in_the_registry(tmp_path):
+    """The issue's promise: a throwaway n-gram type, added to a copy of the package as a member
+    and a record of the table, a drafter module and its line in the registry, is listed by
+    --spec-type's help, built by the registry, predicted in the plan's table and picture, and
+    priced by the bench."""
+    copy = tmp_path / "spectui"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for name, lines in ADDED.items():
+        path = copy / name
+        text = path.read_text(encoding="utf-8")
+        for after, line in lines:
+            assert text.count(after) == 1, f"{name}: {after!r}"
+            text = text.replace(after, after + line)
+        path.write_text(text, encoding="utf-8")
+    (copy / "drafters" / "ngram_echo.py").write_text(ECHO, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-c", THROWAWAY], capture_output=True, text=True, timeout=120, cwd=PACKAGE.parent
+        [sys.executable, "-c", THROWAWAY], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("SEEN")
+
+
+def test_every_drafting_type_has_its_drafter_class_and_no_other_type_has_one():
+    assert list(registry.DRAFTERS) == list(PRIORITY) == list(registry.TYPES)

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from spectui.chat.panel import PanelState, speedup_reading
 from spectui.engine import ab, noise, stats
 from spectui.engine.events import Event, Round, TurnEnd
+from spectui.spec_types import BASELINE
 from spectui.tui.widgets.gauges import (
     LABEL,
     MUTED,
@@ -51,7 +52,7 @@ def render(state: PanelState) -> Content:
             str(spec.draft_n_max)
             if spec.uses_n_max
             else "- (no drafting)"
-            if spec.label == "none"
+            if spec.types == (BASELINE,)
             else "- (n-gram sizes)",
         ),
         row("verify", state.verify),
@@ -137,9 +138,9 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
     else:  # no round yet
         lines += [row("draft/verify", Content.styled("-", MUTED)), Content("")]
     baseline_turn = (
-        summary.spec_types == () and all(r.configured in ("", "none") for r in rounds)
+        summary.spec_types == () and all(r.configured in ((), (BASELINE,)) for r in rounds)
         if rounds
-        else state.spec.label == "none"
+        else state.spec.types == (BASELINE,)
     )
     if baseline_turn:
         lines.append(row("speedup", Content.styled("baseline turn (none)", MUTED)))
@@ -192,7 +193,7 @@ def compact(events: list[Event], one_line: bool = False) -> Content:
         return Content.styled(" waiting", MUTED)
     summary = stats.summarize(events)
     tm = summary.timing
-    baseline = ab.spec_type(events) == ab.BASELINE
+    baseline = ab.configured_types(events) == (BASELINE,)
     rows = [
         ("tok/s turn", num(tm.tok_per_s)),
         (
