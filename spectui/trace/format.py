@@ -25,7 +25,6 @@ from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama.devices import record_text
 from spectui.spec_config import SpecConfig, config_label, parse_types, recorded_types, types_label
-from spectui.spec_types import Spec
 
 FORMAT = "spectui-trace"
 VERSION = 3  # 2: a Round's optional verdicts (inspect mode); 3: a verdict's emitted_p; older ones read as before
@@ -210,7 +209,10 @@ def event_from_record(d: dict) -> Event | ConfigChange:
         d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
         d.setdefault("rejected_text", None)
         d["verdicts"] = tuple(_verdict(v) for v in d.get("verdicts", ()))
-        d["configured"] = _configured(d.get("configured", ""))
+        try:  # --spec-type's text ("" before rounds carried their types)
+            d["configured"] = parse_types(d["configured"]) if d.get("configured") else ()
+        except UserError as e:
+            raise ValueError(str(e)) from None
     elif kind == "TurnEnd":
         d["stop_reason"] = StopReason(d["stop_reason"])
         d["tokens"] = tuple(d.get("tokens", ()))
@@ -224,16 +226,6 @@ def event_from_record(d: dict) -> Event | ConfigChange:
     if isinstance(event, Round):
         _check_verdicts(event)
     return event
-
-
-def _configured(text) -> tuple[Spec, ...]:
-    """A round's types as written (--spec-type's text; "" before rounds carried them), as values."""
-    if not isinstance(text, str):
-        raise TypeError("a round's 'configured' must be text")
-    try:
-        return parse_types(text) if text else ()
-    except UserError as e:
-        raise ValueError(str(e)) from None
 
 
 def _verdict(d: dict) -> Verdict:

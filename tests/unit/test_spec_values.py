@@ -5,9 +5,15 @@ types but through spec_config's one label function; drafters are referenced by c
 from __future__ import annotations
 
 import ast
+import json
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from spectui.spec_types import Spec
+from spectui.trace import format as trace_format
+from tests.helpers.events import a_round
 
 PACKAGE = Path(__file__).resolve().parents[2] / "spectui"
 NAMES = {s.value for s in Spec}
@@ -95,3 +101,17 @@ def test_the_rule_finds_each_kind_of_offence():
         "drafters/registry.py:7 compares 'auto'",
     ]
     assert offences("ok = mode == 'auto'", "llama/context.py") == []
+
+
+def test_a_rounds_types_are_written_as_spec_type_text_and_read_back_as_values():
+    """A trace keeps the text it always held ("ngram-mod,draft-simple"); reading makes values
+    of it, once, and refuses a name that is no type."""
+    r = a_round(3, 1, by="ngram-mod")
+    r = replace(r, configured=(Spec.NGRAM_MOD, Spec.DRAFT_SIMPLE))
+    record = json.loads(json.dumps(trace_format.event_record(r)))
+    assert record["configured"] == "ngram-mod,draft-simple"
+    back = trace_format.event_from_record(record)
+    assert back == r and all(type(t) is Spec for t in back.configured)
+    assert trace_format.event_from_record({**record, "configured": ""}).configured == ()  # a trace from before
+    with pytest.raises(ValueError, match="ngram-echo"):
+        trace_format.event_from_record({**record, "configured": "ngram-echo"})
