@@ -7,8 +7,8 @@ takes what one call needs as arguments and returns a DraftResult. Per-type stati
 keeps them in the dispatcher.
 
 A new draft type: subclass Drafter (NgramDrafter for one bound by its own sizes) in its own
-module, with build() where it needs more than no arguments, then add its record to
-spec_types.TYPES.
+module, with build() where it needs more than no arguments, then add its member and record to
+spec_types.py and its class to drafters/registry.py's DRAFTERS.
 """
 
 from __future__ import annotations

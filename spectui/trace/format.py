@@ -25,6 +25,7 @@ from spectui.engine.verdicts import Verdict
 from spectui.errors import UserError
 from spectui.llama.devices import record_text
 from spectui.spec_config import SpecConfig, config_label, parse_types, recorded_types, types_label
+from spectui.spec_types import BASELINE
 
 FORMAT = "spectui-trace"
 VERSION = 3  # 2: a Round's optional verdicts (inspect mode); 3: a verdict's emitted_p; older ones read as before
@@ -270,7 +271,7 @@ def _check_header(path: Path, d: dict) -> None:
     for key in ("environment", "settings"):
         if not isinstance(d.get(key), dict):
             raise _fail(path, 1, f"the header's '{key}' must be a JSON object")
-    spec_type = d["settings"].get("spec_type", "none")
+    spec_type = d["settings"].get("spec_type", BASELINE)
     try:
         parse_types(spec_type if isinstance(spec_type, str) else str(spec_type))
     except UserError as e:
