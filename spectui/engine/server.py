@@ -325,7 +325,7 @@ class ServerPool:
 
     def __init__(self, servers: list[ServerSession]):
         labels = [s.spec.label for s in servers]
-        if len(set(labels)) != len(labels):
+        if len({s.spec.types for s in servers}) != len(servers):
             idle = [line for s in servers if (line := not_speculating(s.url, s.info.spec_types))]
             raise UserError(
                 f"two servers run the same speculation ({', '.join(labels)}): give servers that differ"
