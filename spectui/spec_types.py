@@ -33,9 +33,8 @@ class Spec(StrEnum):
     DRAFT_MTP = "draft-mtp"
     DRAFT_DFLASH = "draft-dflash"
     DRAFT_DSPARK = "draft-dspark"
-    AUTO = (
-        "auto"  # spectui's own: chooses per round among no draft, an n-gram draft and the draft model (engine/auto.py)
-    )
+    # spectui's own: chooses per round among no draft, an n-gram draft and the draft model (engine/auto.py)
+    AUTO = "auto"
 
 
 AUTO = Spec.AUTO

@@ -261,9 +261,8 @@ def main(args) -> int:
         configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))
         if not any(c.spec.uses_draft_model for c in configs):
             setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
-        setup = replace(
-            setup, spec=setup.spec.replace(types=(spec_types.BASELINE,))
-        )  # the session starts as the baseline
+        # the session starts as the baseline
+        setup = replace(setup, spec=setup.spec.replace(types=(spec_types.BASELINE,)))
     proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system)
 
     trace_dir = _trace_dir(args.trace) if args.trace else None
