@@ -347,9 +347,9 @@ def main(args) -> int:
     show(doc)  # before the files: a file that cannot be written after all leaves the figures on screen
     written = report.write(doc, args.json, args.csv, args.markdown)
     for path in written:
-        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False)
+        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
     if traces is not None:
-        err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False)
+        err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False, soft_wrap=True)
     return interrupt.exit_code(m, signals)
 
 
