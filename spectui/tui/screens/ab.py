@@ -68,7 +68,11 @@ class ABScreen(Screen):
             yield SidePane(NAMES[0], types, a, status.spec.draft_n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, status.spec.draft_n_max, self.show_rejected)
         yield VerdictBox(self._intro(b, types, fallback=b == FALLBACK_B != status.spec.types[0]))
-        yield Input(placeholder="Prompt for both · enter runs A then B · esc stops / closes", id="ab-prompt")
+        yield Input(
+            placeholder="Prompt for both · enter runs A then B · esc stops / closes",
+            select_on_focus=False,
+            id="ab-prompt",
+        )
         yield Footer()
 
     def _intro(self, b: str, types: tuple[str, ...], fallback: bool) -> Content:
