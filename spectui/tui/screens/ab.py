@@ -12,6 +12,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 from spectui.chat.ab import FALLBACK_B, ABRun, default_types
 from spectui.chat.conversation import STOPPING
+from spectui.chat.persistence import saved_trace_note
 from spectui.config.setup import Setup
 from spectui.engine.ab import NAMES, Verdict
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -181,7 +182,7 @@ class ABScreen(Screen):
         if path is None:
             self.notify("Run A and B first (a running comparison is saved when it ends).", severity="warning")
             return
-        self.notify(f"{path}\nreplay it with: spectui replay {path}", title="Saved the A/B trace", timeout=8)
+        self.notify(saved_trace_note(path), title="Saved the A/B trace", timeout=8)
 
     # --- stopping and closing ---------------------------------------------------------
 
