@@ -215,6 +215,7 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
         assert "measuring this machine" in app.chat_screen.query_one("#status").visual.plain
         await send(pilot, app, "Hello")  # waits: a turn beside the plan would skew its timings
         assert app.controller.conversation.queued == ["Hello"] and not app.controller.state.chat.messages
+        assert "sent when the measurement ends" in app.chat_screen.query_one("#outbox").visual.plain  # no answer runs
         monkeypatch.setattr(
             loaded_pair, "for_pair", lambda setup, status, prompts: (STEEP, CAL, True)
         )  # what the plan cached
