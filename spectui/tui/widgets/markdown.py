@@ -15,6 +15,7 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from textual.content import Content, Span
+from textual.widgets import Markdown
 
 from spectui.engine.overlay import REJECTED
 from spectui.store.chat_types import FENCE
@@ -30,6 +31,17 @@ HEADING_STYLE = {1: "bold underline", 2: "bold"}  # deeper levels: bold italic
 MARKED = "reverse"  # the token under the inspector's cursor
 INDENTED = re.compile(r"(?: {2,}|\t)\S")
 BLOCK_START = re.compile(r" {0,3}(?:#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|\|)")  # Markdown's own structure
+
+
+class AnswerMarkdown(Markdown):
+    """An answer in the Markdown view: streamed as it comes, then shown whole, its line breaks
+    kept and its unfenced code fenced."""
+
+    def __init__(self, classes: str):
+        super().__init__(classes=classes, parser_factory=markdown_parser)
+
+    async def show_whole(self, text: str) -> None:
+        await self.update(fence_indented_code(text))
 
 
 def markdown_parser() -> MarkdownIt:
