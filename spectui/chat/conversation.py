@@ -299,6 +299,7 @@ class Conversation:
             curve=s.curve,
             plannable=s.plannable,
             server=status.server,
+            stored=None if self.turn else next((m for m in reversed(s.chat.messages) if m.stats), None),
         )
 
     def _context_used(self) -> int | None:
