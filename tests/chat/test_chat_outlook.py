@@ -73,6 +73,16 @@ def test_without_a_cached_plan_the_card_says_how_to_measure_instead_of_promising
     assert "run `spectui plan`," in ol.outlook(FAST, None, None, True, ol.plan_command(resolve("default", {}))).line
 
 
+def test_without_a_plan_auto_promises_no_runs_of_drafts_it_may_not_make():
+    """The fast preset's auto, on this CPU, drafted in 5 rounds of 26 ("no draft pays"): the code
+    rewrite's "long runs of accepted drafts" is said with why there may be few."""
+    seen = ol.outlook(FAST, None, None, True, FAST_PLAN)
+    said = ol.watch(BY_KEY["1"], seen)
+    assert said.startswith("long runs of accepted drafts") and "auto drafts them only where it expects a gain" in said
+    ngram = ol.outlook(FAST.with_types("ngram-simple"), None, None, True, FAST_PLAN)
+    assert ol.watch(BY_KEY["1"], ngram).endswith("whether they are faster here is not measured yet")
+
+
 def test_the_cards_plan_command_names_the_loaded_models_where_they_are_not_the_presets():
     """A resumed fast chat runs under the default preset's name: `spectui plan` alone would
     measure the default pair, not the loaded one."""
