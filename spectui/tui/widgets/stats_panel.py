@@ -182,7 +182,7 @@ def _plan_short(state: PanelState) -> Content | None:
     if plan is None or plan.shown[0] == "-":
         return None
     be, x = plan.shown
-    head = Content.styled(be, MUTED) if plan.never else Content.assemble(("≥", MUTED), be)
+    head = Content.styled("never pays", MUTED) if plan.never else Content.assemble(("≥", MUTED), be)
     return head if plan.speedup is None else Content.assemble(head, " ", (x, _side_style(plan.word)))
 
 
