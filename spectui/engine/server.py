@@ -50,7 +50,7 @@ from spectui.engine.server_wire import (
 from spectui.errors import Failure, UserError
 from spectui.llama import devices
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import MODEL_TYPES, SpecConfig
 
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
@@ -245,7 +245,7 @@ class ServerSession:
         self._spec = spec
 
     def status(self) -> SessionStatus:
-        drafting = self._spec.label != "none"
+        drafting = bool(set(self._spec.types) & set(MODEL_TYPES))  # an n-gram server has no draft model
         return SessionStatus(
             target=f"{self.info.model} on {self.host}",
             target_path=self.info.model_path,
