@@ -147,6 +147,15 @@ async def test_ab_without_a_draft_model_falls_back_for_b(setup):
 
 
 @sync
+async def test_the_chats_toasts_do_not_cover_the_ab_intro(setup):
+    app = SpecApp(setup, session=FakeSession(spec=setup.spec))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.notify("a toast of the chat's", timeout=30)
+        await pilot.press("f2")
+        assert isinstance(app.screen, ABScreen) and not notices(app)
+
+
+@sync
 async def test_the_ab_view_takes_the_n_max_the_chat_and_its_flag_take(setup):
     """0 (draft nothing) is a draft n-max the flag and f10 take: the A/B view took only 1 to 64."""
     session = FakeSession(spec=SpecConfig(types=("draft-simple",), draft_n_max=0))

@@ -102,6 +102,7 @@ class ABScreen(Screen):
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "A/B", "same prompt, two configurations"
+        self.app.clear_notifications()  # the chat's toasts would cover the intro, which says what to do
         for pane in self.query(SidePane):
             pane.refresh_stats()
         self.query_one("#ab-prompt", Input).focus()
