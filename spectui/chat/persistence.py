@@ -156,4 +156,4 @@ class Persistence:
 def saved_trace_note(path: Path) -> str:
     """What a saved trace's toast says, f3's and the A/B view's alike: where it is (every trace
     goes to the data folder's traces/) and how to replay it."""
-    return f"in the traces folder, with every trace the chat saves: {path}\nreplay it with: spectui replay {path}"
+    return f"in the traces folder: {path}\nreplay it with: spectui replay {path}"
