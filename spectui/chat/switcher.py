@@ -177,6 +177,11 @@ class SetupSwitcher:
         self.plan_run = planning.PlanRun(planning.plan_argv(replace(s.setup, spec=session.spec)))
         s.emit(Measure(self.plan_run))
 
+    def measuring_status(self, step: str) -> None:
+        """f6's plan wrote a step (its time left with it): the status line shows the last."""
+        if self.state.measuring:
+            self.state.emit(StatusLine("measuring", f"measuring this machine: {step}"))
+
     def measured(self, error: str | None) -> None:
         """The plan's worker ended: read what it cached, as a load does, or say why it failed."""
         s = self.state
