@@ -69,10 +69,17 @@ class Conversation:
             self._cut_from(self.editing)
         if s.session is None or s.generating or s.loading or s.measuring:
             self.queued.append(text)
-            s.emit(OutboxChanged(tuple(self.queued)))
+            s.emit(OutboxChanged(tuple(self.queued), self._queued_until()))
         else:
             self._send(s.session, text)
         return True
+
+    def _queued_until(self) -> str:
+        """What a queued message waits for, in the outbox's words."""
+        s = self.state
+        if s.generating:
+            return "the answer ends"
+        return "the measurement ends" if s.measuring else "the models are loaded"
 
     def _send(self, session: ChatSession, text: str) -> None:
         user = chat_types.Message(role="user", content=text)
@@ -292,6 +299,7 @@ class Conversation:
             curve=s.curve,
             plannable=s.plannable,
             server=status.server,
+            stored=None if self.turn else next((m for m in reversed(s.chat.messages) if m.stats), None),
         )
 
     def _context_used(self) -> int | None:

@@ -58,11 +58,13 @@ def outlook(
     (`none`) or nothing a plan could measure (a server's models)."""
     if not plannable or not spec.drafting:
         return None
-    if curve is None or calibration is None:
+    if curve is None or calibration is None:  # auto may draft little: its costs here say whether drafts pay
         return Outlook(
             f"speedup unknown on this machine: press f6 (or run `{command}`, about a minute) to measure it",
             noise.UNKNOWN,
-            "whether they are faster here is not measured yet",
+            "auto drafts them only where it expects a gain here, maybe seldom (f11: why, round by round)"
+            if spec.types == (AUTO,)
+            else "whether they are faster here is not measured yet",
         )
     if len(spec.drafting) > 1 and (why := unpriced(spec.types, draft_step=True)):
         return Outlook(f"predicted speed: {why.short} (`{command}` lists each)", noise.UNKNOWN)

@@ -17,6 +17,7 @@ from spectui.plan.curve import Curve
 from spectui.plan.observed import read_run
 from spectui.plan.predict import DEPTH, speedup
 from spectui.spec_config import SpecConfig, unpriced
+from spectui.store.chat_types import Message
 from spectui.words import plural
 
 # The predicted row's word: engine.noise's (each fits the panel's value column after "×0.91 "),
@@ -42,6 +43,7 @@ class PanelState:
     curve: Curve | None = None  # this machine's costs for the pair, as `spectui plan` cached them
     plannable: bool = False  # a local pair: without a cached curve, the panel says how to get one
     server: ServerWide | None = None  # a llama-server's own counters: all its slots, other clients' too
+    stored: Message | None = None  # a reopened chat's last answer, shown until this session answers
 
     def plan(self) -> PlanReading | None:
         """The break-even rows' reading of this turn; None: nothing to show (`none`, a server)."""

@@ -142,16 +142,18 @@ class Persistence:
             return
         trace = Trace(self.trace_header("spectui chat"), self.traced)
         try:
-            path = paths.write_export(f"spectui-trace-{self.state.chat.id}.jsonl", trace.write)
+            path = trace.write(paths.traces_dir() / f"spectui-trace-{self.state.chat.id}.jsonl")
         except UserError as e:
             self.state.notify(str(e), title="Trace not saved", severity="error")
             return
-        self.state.notify(
-            f"{path}\nreplay it with: spectui replay {path.name}",
-            title=f"Saved the trace of {plural(n, 'answer')}",
-            timeout=8,
-        )
+        self.state.notify(saved_trace_note(path), title=f"Saved the trace of {plural(n, 'answer')}", timeout=8)
 
     def trace_header(self, recorded_by: str) -> dict:
         """A trace's first line: the models and machine, and the settings in force now."""
         return trace_format.header(recorded_by, self.state.environment, self.state.setup.values())
+
+
+def saved_trace_note(path: Path) -> str:
+    """What a saved trace's toast says, f3's and the A/B view's alike: where it is (every trace
+    goes to the data folder's traces/) and how to replay it."""
+    return f"in the traces folder: {path}\nreplay it with: spectui replay {path}"

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from typing import IO
 
 from spectui.config.setup import OPTIONS, Setup
 
@@ -37,9 +40,10 @@ class PlanRun:
         self._process: subprocess.Popen | None = None
         self._stopped = False
 
-    def wait(self) -> str | None:
+    def wait(self, progress: Callable[[str], object] | None = None) -> str | None:
         """Run the plan (blocking: a worker's); None when it cached its measurement, else why
-        not in one line (its own error line where it printed one)."""
+        not in one line (its own error line where it printed one). `progress` is told each
+        line the plan writes on stderr (its steps, each with the time left), as it writes it."""
         try:  # a session of its own: a signal to the chat's terminal is the chat's to handle
             self._process = subprocess.Popen(
                 self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -49,17 +53,28 @@ class PlanRun:
             return f"`spectui plan` did not start: {e}"
         if self._stopped:
             self.stop()
+        err: list[str] = []
+        out: list[str] = []
+        readers = [
+            threading.Thread(target=_read, args=(self._process.stderr, err, progress), daemon=True),
+            threading.Thread(target=_read, args=(self._process.stdout, out, None), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
         try:
-            out, err = self._process.communicate(timeout=TIMEOUT_S)
+            self._process.wait(timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self._process.kill()
-            self._process.communicate()
+            self._process.wait()
             return f"`spectui plan` took more than {TIMEOUT_S // 60} minutes: stopped"
+        finally:
+            for reader in readers:
+                reader.join()
         if self._process.returncode == 0:
             return None
         if self._stopped:
             return "`spectui plan` was stopped"
-        lines = [line for line in err.splitlines() + out.splitlines() if line.strip()]
+        lines = [line for line in err + out if line.strip()]
         said = next((line for line in lines if line.startswith("error:")), lines[-1] if lines else "")
         return f"`spectui plan` failed (exit {self._process.returncode}): {said[:ERROR_CHARS]}"
 
@@ -68,3 +83,12 @@ class PlanRun:
         self._stopped = True
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
+
+
+def _read(stream: IO[str] | None, into: list[str], progress: Callable[[str], object] | None) -> None:
+    """One of the plan's pipes to its end, line by line (two pipes read by one thread could
+    fill the other's buffer and stall the plan)."""
+    for line in stream or ():
+        into.append(line.rstrip("\n"))
+        if progress is not None and line.strip():
+            progress(line.strip())

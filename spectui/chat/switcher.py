@@ -23,7 +23,7 @@ from spectui.errors import UserError
 from spectui.llama.build import crash_risk
 from spectui.plan import loaded_pair
 from spectui.plan.acceptance import Calibration
-from spectui.spec_config import N_MAX_LIMIT, SpecConfig
+from spectui.spec_config import AUTO, MODEL_TYPES, N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_types
 
 
@@ -76,9 +76,17 @@ class SetupSwitcher:
     def step_n_max(self, step: int) -> None:
         spec = self.state.setup.spec
         n_max = min(max(spec.draft_n_max + step, spec.draft_n_min, 1), N_MAX_LIMIT)
-        if self.configure(spec.replace(draft_n_max=n_max)) and not spec.uses_n_max:  # the panel shows no change
-            said = f"Draft n-max {n_max}: {spec.label} does not use it; draft-* types and auto do"
-            self.state.notify(said, timeout=4)
+        if self.configure(spec.replace(draft_n_max=n_max)) and (unused := self._n_max_unused(spec)):
+            self.state.notify(f"Draft n-max {n_max}: {unused}", timeout=4)  # the panel shows no change
+
+    def _n_max_unused(self, spec: SpecConfig) -> str | None:
+        """Why n-max bounds no draft under `spec`, or None: auto drafts n-grams to their own sizes
+        when no draft model, head or MTP layer is loaded."""
+        if not spec.uses_n_max:
+            return f"{spec.label} does not use it; draft-* types and auto do"
+        if spec.types == (AUTO,) and not set(MODEL_TYPES) & set(self.available_types()):
+            return "auto without a draft model drafts n-grams to their own sizes; it bounds a draft model's"
+        return None
 
     def toggle_inspect(self) -> None:
         """Inspect on or off: from the next round, each round records what the verifier saw at
@@ -168,6 +176,11 @@ class SetupSwitcher:
         s.emit(StatusLine("measuring", "measuring this machine for the loaded pair (spectui plan: about a minute)"))
         self.plan_run = planning.PlanRun(planning.plan_argv(replace(s.setup, spec=session.spec)))
         s.emit(Measure(self.plan_run))
+
+    def measuring_status(self, step: str) -> None:
+        """f6's plan wrote a step (its time left with it): the status line shows the last."""
+        if self.state.measuring:
+            self.state.emit(StatusLine("measuring", f"measuring this machine: {step}"))
 
     def measured(self, error: str | None) -> None:
         """The plan's worker ended: read what it cached, as a load does, or say why it failed."""

@@ -88,6 +88,7 @@ class PanelChanged:
 @dataclass(frozen=True)
 class OutboxChanged:
     texts: tuple[str, ...]  # the messages queued to send, oldest first
+    until: str = "the answer ends"  # what they wait for: the answer, the models' load or f6's measurement
 
 
 @dataclass(frozen=True)

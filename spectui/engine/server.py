@@ -50,7 +50,7 @@ from spectui.engine.server_wire import (
 from spectui.errors import Failure, UserError
 from spectui.llama import devices
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import MODEL_TYPES, SpecConfig
 
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
@@ -245,18 +245,18 @@ class ServerSession:
         self._spec = spec
 
     def status(self) -> SessionStatus:
-        drafting = bool(self._spec.drafting)
+        has_model = bool(set(self._spec.types) & set(MODEL_TYPES))  # an n-gram server has no draft model
         return SessionStatus(
             target=f"{self.info.model} on {self.host}",
             target_path=self.info.model_path,
-            draft="on the server" if drafting else None,
+            draft="on the server" if has_model else None,
             n_ctx=self.info.n_ctx,
             n_past=self._n_past,
             server=self.wide(),
             greedy=self.sampling.temp <= 0,
             spec=self._spec,
             types=self.available_types(),
-            draft_path="on the server" if drafting else None,
+            draft_path="on the server" if has_model else None,
         )
 
     def set_sampling(self, sampling: SamplingParams) -> None:

@@ -19,7 +19,6 @@ from textual.app import App
 from spectui.chat.controller import ChatController
 from spectui.chat.loading import load_session
 from spectui.chat.memory_check import PickerFit
-from spectui.chat.planning import PlanRun
 from spectui.chat.updates import Load, Measure, Notice, SwitchFailed, Update
 from spectui.config import paths, presets
 from spectui.config.assembly import TextReport
@@ -33,7 +32,8 @@ from spectui.errors import UserError
 from spectui.store import chat_types
 from spectui.tui.commands import bindings
 from spectui.tui.header import header
-from spectui.tui.messages import MemoryMeasured, PlanMeasured, SessionFailed, SessionLoaded, SessionLoading
+from spectui.tui.measuring import Measuring
+from spectui.tui.messages import MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
 from spectui.tui.palette import SpecCommands
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.chat import ChatScreen
@@ -43,7 +43,7 @@ from spectui.tui.screens.settings import SettingsScreen
 from spectui.tui.themed import ThemedApp
 
 
-class SpecApp(ThemedApp):
+class SpecApp(ThemedApp, Measuring):
     TITLE = "spectui"
     COMMANDS = App.COMMANDS | {SpecCommands}
     BINDINGS = bindings(chat=False)
@@ -117,16 +117,6 @@ class SpecApp(ThemedApp):
             post(SessionFailed(f"{type(e).__name__}: {e}"))
         else:
             post(SessionLoaded(session, setup, environment))
-
-    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
-    def _measure(self, run: PlanRun) -> None:
-        self.post_message(PlanMeasured(run.wait()))
-
-    def on_plan_measured(self, msg: PlanMeasured) -> None:
-        self.controller.measured(msg.error)
-
-    def action_measure(self) -> None:
-        self.controller.switcher.measure()
 
     def on_session_loading(self, msg: SessionLoading) -> None:
         self.controller.switcher.loading_status(msg.status)

@@ -39,6 +39,11 @@ class PlanMeasured(Message):
 
 
 @dataclass
+class PlanProgress(Message):
+    step: str  # a line `spectui plan` wrote on stderr
+
+
+@dataclass
 class MemoryMeasured(Message):
     text: str
 

@@ -73,6 +73,16 @@ def test_without_a_cached_plan_the_card_says_how_to_measure_instead_of_promising
     assert "run `spectui plan`," in ol.outlook(FAST, None, None, True, ol.plan_command(resolve("default", {}))).line
 
 
+def test_without_a_plan_auto_promises_no_runs_of_drafts_it_may_not_make():
+    """The fast preset's auto, on this CPU, drafted in 5 rounds of 26 ("no draft pays"): the code
+    rewrite's "long runs of accepted drafts" is said with why there may be few."""
+    seen = ol.outlook(FAST, None, None, True, FAST_PLAN)
+    said = ol.watch(BY_KEY["1"], seen)
+    assert said.startswith("long runs of accepted drafts") and "auto drafts them only where it expects a gain" in said
+    ngram = ol.outlook(FAST.with_types("ngram-simple"), None, None, True, FAST_PLAN)
+    assert ol.watch(BY_KEY["1"], ngram).endswith("whether they are faster here is not measured yet")
+
+
 def test_the_cards_plan_command_names_the_loaded_models_where_they_are_not_the_presets():
     """A resumed fast chat runs under the default preset's name: `spectui plan` alone would
     measure the default pair, not the loaded one."""
@@ -173,7 +183,10 @@ def test_a_failed_plan_is_its_own_error_line_and_a_stopped_one_ends_at_once():
 
     fails = (sys.executable, "-c", "import sys; print('measuring', file=sys.stderr); sys.exit('error: no model')")
     assert PlanRun(fails).wait() == "`spectui plan` failed (exit 1): error: no model"
-    assert PlanRun((sys.executable, "-c", "print('Cost curve')")).wait() is None
+    steps: list[str] = []
+    writes = "import sys; print('loaded the pair: 1.0 s', file=sys.stderr); print('Cost curve')"
+    assert PlanRun((sys.executable, "-c", writes)).wait(steps.append) is None
+    assert steps == ["loaded the pair: 1.0 s"]  # each line of the plan's stderr, as it writes it
     slow, said = PlanRun((sys.executable, "-c", "import time; time.sleep(60)")), []
     waiting = threading.Thread(target=lambda: said.append(slow.wait()))
     t0 = time.monotonic()
@@ -197,8 +210,9 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
 
     release, ran = threading.Event(), []
 
-    def wait(run):
+    def wait(run, progress):
         ran.append(run.argv)
+        progress("loaded the pair: 1.0 s (elapsed 2 s, about 40 s left)")
         release.wait(10)
         return None
 
@@ -212,9 +226,11 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
         await pilot.press("f6")
         await until(pilot, lambda: bool(ran))
         assert ran[0][3:6] == ("plan", "--preset", setup.preset) and state.measuring
-        assert "measuring this machine" in app.chat_screen.query_one("#status").visual.plain
+        await until(pilot, lambda: "about 40 s left" in app.chat_screen.query_one("#status").visual.plain)
+        assert "measuring this machine: loaded the pair" in app.chat_screen.query_one("#status").visual.plain
         await send(pilot, app, "Hello")  # waits: a turn beside the plan would skew its timings
         assert app.controller.conversation.queued == ["Hello"] and not app.controller.state.chat.messages
+        assert "sent when the measurement ends" in app.chat_screen.query_one("#outbox").visual.plain  # no answer runs
         monkeypatch.setattr(
             loaded_pair, "for_pair", lambda setup, status, prompts: (STEEP, CAL, True)
         )  # what the plan cached

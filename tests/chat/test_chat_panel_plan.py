@@ -88,6 +88,8 @@ def test_never_and_any_are_said_before_enough_drafts_and_the_judges_word_after()
     assert never.shown == ("never", f"×{never.speedup:.2f}")
     measured = plan_reading(DEAR, DRAFT3, [draft3_round(3, 3)] * 20, 64)
     assert (measured.word, measured.shown) == (noise.LOSES, never.shown)  # the plan row's word, as the card's
+    strip = status_strip(PanelState(spec=DRAFT3, verify="greedy", curve=DEAR, events=[draft3_round(3, 3)] * 10))
+    assert f"never pays ×{never.speedup:.2f}" in strip.plain  # the 80-column strip's "never" says what it is
     anyway = plan_reading(FLAT, NGRAM, [ngram_round(4, 1), ngram_round(0, 0)] * 5, 64)
     assert (anyway.break_even, anyway.word) == (0.0, panel.ANY) and anyway.speedup > 1
     measured = plan_reading(FLAT, NGRAM, [ngram_round(4, 1), ngram_round(0, 0)] * 20, 64)

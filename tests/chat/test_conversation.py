@@ -80,7 +80,9 @@ def test_the_conversation_queues_while_loading_and_edits_without_a_screen(setup)
     state, updates = state_of(setup, None)
     conversation = Conversation(state, Persistence(state, QUIET))
     assert (
-        conversation.submit("first") and conversation.queued == ["first"] and updates[-1] == OutboxChanged(("first",))
+        conversation.submit("first")
+        and conversation.queued == ["first"]
+        and updates[-1] == OutboxChanged(("first",), "the models are loaded")
     )
     state.session = FakeSession(spec=setup.spec)
     conversation.send_queued()

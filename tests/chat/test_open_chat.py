@@ -91,3 +91,30 @@ def test_deleting_the_open_chat_mid_answer_stops_it_and_nothing_else_runs_until_
     # the old answer's end freed the session: the queued message went, into the new chat only
     assert screen.of(Generate)[-1].job is not job and controller.conversation.queued == []
     assert [m.content for m in controller.state.chat.messages] == ["queued behind the stopping answer", ""]
+
+
+def test_a_reopened_chats_panel_shows_its_last_stored_answer_until_this_session_answers(setup):
+    """Its rounds are not stored (f7, f11 have nothing), its statistics are: the panel shows them."""
+    from spectui.tui.widgets.stats_panel import render
+
+    controller, screen = make(setup)
+    controller.conversation.submit("hi")
+    screen.run(controller)
+    answer = controller.state.chat.messages[-1]
+    chat_id = controller.state.chat.id
+    controller.new_chat()
+    assert "no answer yet" in render(controller.conversation.panel_state()).plain
+    controller.open_chat(chat_id)
+    state = controller.conversation.panel_state()
+    assert state.stored is not None and state.stored.stats == answer.stats
+    shown = render(state).plain
+    accepted = f"{answer.stats['n_accepted']}/{answer.stats['n_drafted']}"
+    assert (
+        "no answer yet" not in shown
+        and f"the saved answer, {answer.stats['n_generated']} tokens" in shown
+        and accepted in shown
+    )
+    assert f"mean acc. len {answer.stats['mean_acceptance_length']:.2f}" in " ".join(shown.split())
+    controller.conversation.submit("again")
+    screen.run(controller)
+    assert controller.conversation.panel_state().stored is None  # this session's answer, with its rounds

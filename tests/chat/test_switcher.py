@@ -69,6 +69,20 @@ def test_n_max_keys_on_a_type_that_ignores_n_max_say_so(setup):
     assert not isinstance(updates[-1], Notice)  # draft-simple: the header and panel show it
 
 
+def test_n_max_keys_under_auto_without_a_draft_model_say_n_max_does_nothing(setup):
+    """Auto with no draft model drafts n-grams only, which n-max does not bound."""
+    spec = setup.spec.with_types("auto")
+    state, updates = state_of(replace(setup, spec=spec), FakeSession(spec=spec, draft=False))
+    SetupSwitcher(state).step_n_max(1)
+    assert updates[-1] == Notice(
+        "Draft n-max 4: auto without a draft model drafts n-grams to their own sizes; it bounds a draft model's",
+        timeout=4,
+    )
+    state, updates = state_of(replace(setup, spec=spec), FakeSession(spec=spec))
+    SetupSwitcher(state).step_n_max(1)
+    assert not isinstance(updates[-1], Notice)  # auto with a draft model: n-max bounds its drafts
+
+
 def test_model_switch_loads_in_the_background_messages_wait_and_a_failure_keeps_the_old_pair(setup):
     controller, screen = make(setup, session=None)
     switcher = controller.switcher

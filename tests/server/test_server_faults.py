@@ -154,3 +154,10 @@ def test_the_concurrency_bench_refuses_a_server_that_stalls_while_connecting(ser
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr, r.stderr
     assert f"stopped answering {path}" in r.stderr.strip().splitlines()[-1]  # after the "connecting to" lines
+
+
+def test_the_header_names_a_draft_on_the_server_only_where_one_drafts(servers):
+    """An n-gram server has no draft model: the header's pair reads "(no draft model)"."""
+    for spec_types, draft in (("ngram-mod", None), ("draft-simple", "on the server"), ("none", None)):
+        status = ServerSession(servers(spec_types=spec_types).url).status()
+        assert status.draft == status.draft_path == draft, spec_types

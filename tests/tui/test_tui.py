@@ -778,6 +778,34 @@ def test_with_the_overlay_off_a_long_code_line_wraps_and_loses_nothing():
     asyncio.run(run())
 
 
+def test_with_the_overlay_off_a_poems_lines_and_unfenced_codes_indentation_stay():
+    """A chat answer is plain text as often as Markdown: its line breaks are kept, and code
+    given without a fence keeps its indentation (docs/architecture.md)."""
+    text = "Roses are red,\nviolets are blue.\n\nHere:\ndef reverse_string(s):\n    return s[::-1]"
+
+    async def run():
+        from textual.app import App
+        from textual.widgets import Markdown
+
+        class Host(App):
+            def get_theme_variable_defaults(self):  # as SpecApp provides them
+                return {"spec-draft": "green"}
+
+            def compose(self):
+                yield AssistantMessage(chat_types.Message("assistant", text, segments=[(text, "target")]), False, True)
+
+        async with Host().run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            leaves = [w for w in pilot.app.query_one(Markdown).query("*") if not w.children]
+            shown = [line.rstrip() for w in leaves for line in str(w.render()).split("\n")]
+            assert "Roses are red," in shown and "violets are blue." in shown
+            code = next(line for line in shown if "return s[::-1]" in line)
+            head = next(line for line in shown if "def reverse_string(s):" in line)
+            assert code.index("return") == head.index("def") + 4
+
+    asyncio.run(run())
+
+
 def test_chunking_bounds_the_streaming_redraw():
     long_answer = [(f"line {i}\n", "draft" if i % 2 else "target") for i in range(400)]
 

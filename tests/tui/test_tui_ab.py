@@ -147,6 +147,15 @@ async def test_ab_without_a_draft_model_falls_back_for_b(setup):
 
 
 @sync
+async def test_the_chats_toasts_do_not_cover_the_ab_intro(setup):
+    app = SpecApp(setup, session=FakeSession(spec=setup.spec))
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.notify("a toast of the chat's", timeout=30)
+        await pilot.press("f2")
+        assert isinstance(app.screen, ABScreen) and not notices(app)
+
+
+@sync
 async def test_the_ab_view_takes_the_n_max_the_chat_and_its_flag_take(setup):
     """0 (draft nothing) is a draft n-max the flag and f10 take: the A/B view took only 1 to 64."""
     session = FakeSession(spec=SpecConfig(types=("draft-simple",), draft_n_max=0))
@@ -160,6 +169,33 @@ async def test_the_ab_view_takes_the_n_max_the_chat_and_its_flag_take(setup):
         assert isinstance(spec, SpecConfig) and spec.draft_n_max == 0
         b.query_one(Input).value = "65"
         assert b.spec(base) == "B: draft n-max must be a whole number between 0 and 64, not '65'"
+
+
+@sync
+async def test_the_n_max_box_shows_only_where_n_max_bounds_drafts_and_typing_edits_it(setup):
+    """none and the n-gram types draft to their own sizes, and auto does without a draft model:
+    no n-max box there; tabbing into B's box and typing edits its value, never replaces it."""
+    session = FakeSession(spec=SpecConfig(types=("draft-simple",)))
+    app = SpecApp(setup, session=session)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("f2")
+        a, b = app.screen.panes
+        assert not a.query_one(Input).display and not a.query_one(".n-max").display  # A runs none
+        assert b.query_one(Input).display and b.query_one(".n-max").display
+        b.query_one(Input).focus()
+        await pilot.press("2")
+        assert b.query_one(Input).value == "32"
+        b.query_one(Select).value = "ngram-mod"
+        await pilot.pause()
+        assert not b.query_one(Input).display
+        b.query_one(Select).value = "auto"
+        await pilot.pause()
+        assert b.query_one(Input).display  # auto bounds the draft model's drafts
+    app = SpecApp(setup, session=FakeSession(spec=SpecConfig(types=("auto",)), draft=False))
+    async with app.run_test(size=(140, 44)) as pilot:
+        await pilot.press("f2")
+        assert app.screen.panes[1].query_one(Select).value == "auto"
+        assert not app.screen.panes[1].query_one(Input).display
 
 
 def lines(word: str, n: int) -> list[tuple[list[str], str, str]]:
@@ -248,7 +284,7 @@ async def test_the_focused_control_is_marked_in_the_accent_colour_in_every_theme
                 screen.query_one("#ab-prompt").focus()
                 await pilot.pause()
                 seen = []
-                for _ in range(4):  # the prompt, A's type (A runs none: its n-max is inert), B's type and n-max
+                for _ in range(4):  # the prompt, A's type (A runs none: no n-max box), B's type and n-max
                     focused = screen.focused
                     seen.append(focused.id)
                     assert near(ring(focused), accent), (theme, size, focused.id)

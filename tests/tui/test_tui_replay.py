@@ -249,8 +249,12 @@ async def test_f3_saves_the_chats_trace_and_it_replays(app_for, dirs):
                 pilot, lambda: app.controller.conversation.turn is not None and not app.controller.state.generating
             )
         await pilot.press("f3")
-        saved = dirs / f"spectui-trace-{app.controller.state.chat.id}.jsonl"
+        saved = paths.traces_dir() / f"spectui-trace-{app.controller.state.chat.id}.jsonl"
         await until(pilot, saved.exists, timeout=5)
+        # where the A/B view's ctrl+s saves (the data folder's traces/), and the notice says so
+        said = [n.message for n in notices(app) if n.title == "Saved the trace of 2 answers"]
+        assert said == [f"in the traces folder: {saved}\nreplay it with: spectui replay {saved}"]
+        assert saved.is_relative_to(dirs / "data") and not list(dirs.glob("spectui-trace-*"))
     trace = trace_format.read(saved)
     assert [t.prompt for t in trace.turns] == ["Add two numbers.", "Again, please."]
     assert trace.header["recorded_by"] == "spectui chat" and trace.header["settings"]["n_predict"] == 48
@@ -289,7 +293,7 @@ async def test_a_configuration_change_mid_answer_is_in_the_trace(dirs):
         await pilot.press("ctrl+up")
         await until(pilot, lambda: not app.controller.state.generating)
         await pilot.press("f3")
-        saved = dirs / f"spectui-trace-{app.controller.state.chat.id}.jsonl"
+        saved = paths.traces_dir() / f"spectui-trace-{app.controller.state.chat.id}.jsonl"
         await until(pilot, saved.exists, timeout=5)
     [turn] = trace_format.read(saved).turns
     assert [c.config["draft_n_max"] for c in turn.changes] == [4]
@@ -312,7 +316,7 @@ async def test_the_ab_view_saves_both_sides_in_one_trace_in_the_data_folder_and_
         # where the README says (the data folder, SPECTUI_DATA_DIR here), and the notice says where
         assert saved.is_relative_to(dirs / "data") and not list(dirs.glob("spectui-ab-*"))
         said = [n.message for n in notices(app) if n.title == "Saved the A/B trace"]
-        assert said == [f"{saved}\nreplay it with: spectui replay {saved}"]
+        assert said == [f"in the traces folder: {saved}\nreplay it with: spectui replay {saved}"]
     trace = trace_format.read(saved)
     assert [t.side for t in trace.turns] == ["A", "B"] and trace.is_ab
     assert [SpecConfig.from_dict(t.events[0].config).label for t in trace.turns] == ["none", "draft-simple"]

@@ -50,8 +50,7 @@ def test_deleting_the_rejected_text_leaves_the_answer_line_for_line(pieces):
     answer = answer_of(segs)
     shown = visible(segs, True)
     assert answer_of(shown) == answer
-    # a rejected draft with no line before it to end is a line of its own
-    rejected = [t.removesuffix("\n") for t, k in shown if k == REJECTED]
+    rejected = [t for t, k in shown if k == REJECTED]
     assert all("\n" not in t and "\t" not in t and len(t) <= COLLAPSE_CHARS for t in rejected)
     # a line that holds answer text starts with it: indentation, a list number, a fence stay put
     kinds = [k == REJECTED for t, k in shown for _ in t]
@@ -72,11 +71,16 @@ def test_marks_and_the_collapse():
     assert render_markdown(segs).plain.split("\n") == ["three1. App", "1. Bananas"]
 
 
-def test_a_rejected_draft_before_an_answers_first_fence_is_not_glued_to_its_frame():
+def test_a_rejected_draft_at_an_answers_start_ends_its_first_line_never_a_line_of_its_own():
+    """Not before the first fence's frame, nor on a line the answer does not have."""
     segs = [("x" * 21, REJECTED), ("```python\nprint(1)\n```", "target")]
     shown = render_markdown(segs)
-    assert shown.plain.split("\n") == ["✗²¹", "╭──python", "print(1)", "╰──"]
-    assert without_rejected(shown) == "╭──python\nprint(1)\n╰──"  # the line it took is not the answer's
+    assert shown.plain.split("\n") == ["╭──python✗²¹", "print(1)", "╰──"]
+    assert without_rejected(shown) == "╭──python\nprint(1)\n╰──"
+    segs = [("- Lists are", REJECTED), ("Certainly", "target"), ("! Here", REJECTED)]
+    assert render_markdown(segs).plain == "Certainly- Lists are! Here"  # streaming: the first line so far
+    segs += [("!\n", "target"), ("Next", "draft")]
+    assert render_markdown(segs).plain.split("\n") == ["Certainly- Lists are! Here!", "Next"]
 
 
 def test_the_legend_explains_a_struck_through_fence():
@@ -99,7 +103,7 @@ def test_a_recorded_answer_reads_as_itself_with_its_rejected_newlines():
     assert "```" in answer and "\n# " in "\n" + answer and "\n1. " in "\n" + answer
     shown = render_markdown(segs)
     assert reads_as(without_rejected(shown), answer)
-    assert segs[0][1] == REJECTED  # the answer starts with a rejected draft: a line of its own
+    assert segs[0][1] == REJECTED  # the answer starts with a rejected draft: at its first line's end
     lines = shown.plain.split("\n")
-    assert lines[0] == shown_rejected(segs[0][0]) and lines[1].startswith("╭──")  # no frame glued to it
-    assert len(lines) == len(answer.split("\n")) + 1  # no line broken, none added but that one
+    assert lines[0].startswith("╭──") and lines[0].endswith(shown_rejected(segs[0][0]))  # the frame stays put
+    assert len(lines) == len(answer.split("\n"))  # no line broken, none added

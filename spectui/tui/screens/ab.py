@@ -12,6 +12,7 @@ from textual.widgets import Footer, Header, Input, Static
 
 from spectui.chat.ab import FALLBACK_B, ABRun, default_types
 from spectui.chat.conversation import STOPPING
+from spectui.chat.persistence import saved_trace_note
 from spectui.config.setup import Setup
 from spectui.engine.ab import NAMES, Verdict
 from spectui.engine.interface import ChatSession, GenerationLimits
@@ -68,7 +69,11 @@ class ABScreen(Screen):
             yield SidePane(NAMES[0], types, a, status.spec.draft_n_max, self.show_rejected)
             yield SidePane(NAMES[1], types, b, status.spec.draft_n_max, self.show_rejected)
         yield VerdictBox(self._intro(b, types, fallback=b == FALLBACK_B != status.spec.types[0]))
-        yield Input(placeholder="Prompt for both · enter runs A then B · esc stops / closes", id="ab-prompt")
+        yield Input(
+            placeholder="Prompt for both · enter runs A then B · esc stops / closes",
+            select_on_focus=False,
+            id="ab-prompt",
+        )
         yield Footer()
 
     def _intro(self, b: str, types: tuple[str, ...], fallback: bool) -> Content:
@@ -97,6 +102,7 @@ class ABScreen(Screen):
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "A/B", "same prompt, two configurations"
+        self.app.clear_notifications()  # the chat's toasts would cover the intro, which says what to do
         for pane in self.query(SidePane):
             pane.refresh_stats()
         self.query_one("#ab-prompt", Input).focus()
@@ -177,7 +183,7 @@ class ABScreen(Screen):
         if path is None:
             self.notify("Run A and B first (a running comparison is saved when it ends).", severity="warning")
             return
-        self.notify(f"{path}\nreplay it with: spectui replay {path}", title="Saved the A/B trace", timeout=8)
+        self.notify(saved_trace_note(path), title="Saved the A/B trace", timeout=8)
 
     # --- stopping and closing ---------------------------------------------------------
 

@@ -132,8 +132,8 @@ class ChatScreen(InspectsChat):
                 await self.query_one(Transcript).show(chat, overlay, rejected)
             case up.MessagesRemoved(ids=ids):
                 await self.query_one(Transcript).remove_messages(set(ids))
-            case up.OutboxChanged(texts=texts):
-                self.query_one(Outbox).show(texts)
+            case up.OutboxChanged(texts=texts, until=until):
+                self.query_one(Outbox).show(texts, until)
             case up.ComposeText(text=text):
                 box.clear()
                 box.insert(text)

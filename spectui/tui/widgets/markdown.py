@@ -1,5 +1,7 @@
 """Markdown in the overlay view: headings, list items, code fences and inline code are
-rendered line by line on top of the token colours, so both show at once.
+rendered line by line on top of the token colours, so both show at once. And the Markdown
+view's parser and text: an answer's line breaks are kept, and unfenced indented code is
+shown as code (a chat answer is plain text as often as it is Markdown).
 
 Character for character: a marker is restyled or swapped for one glyph of the same width
 (`-` becomes `•`, a fence's backticks a rule), never removed, so offsets into the shown
@@ -10,7 +12,10 @@ from __future__ import annotations
 
 import re
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from textual.content import Content, Span
+from textual.widgets import Markdown
 
 from spectui.engine.overlay import REJECTED
 from spectui.store.chat_types import FENCE
@@ -24,6 +29,61 @@ MARK = "$text-muted"
 CODE = "on $boost"
 HEADING_STYLE = {1: "bold underline", 2: "bold"}  # deeper levels: bold italic
 MARKED = "reverse"  # the token under the inspector's cursor
+INDENTED = re.compile(r"(?: {2,}|\t)\S")
+BLOCK_START = re.compile(r" {0,3}(?:#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|>|\|)")  # Markdown's own structure
+
+
+class AnswerMarkdown(Markdown):
+    """An answer in the Markdown view: streamed as it comes, then shown whole, its line breaks
+    kept and its unfenced code fenced."""
+
+    def __init__(self, classes: str):
+        super().__init__(classes=classes, parser_factory=markdown_parser)
+
+    async def show_whole(self, text: str) -> None:
+        await self.update(fence_indented_code(text))
+
+
+def markdown_parser() -> MarkdownIt:
+    """Textual's gfm-like parser, with every line break of a paragraph kept: a poem's or an
+    address's lines stay lines (Textual joins soft breaks with a space)."""
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("hard_breaks", _hard_breaks)
+    return parser
+
+
+def _hard_breaks(state: StateCore) -> None:
+    for token in state.tokens:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+
+
+def fence_indented_code(text: str) -> str:
+    """`text` with unfenced code fenced, so its indentation shows: in a paragraph whose later
+    lines are indented ("def f(s):\n    return s"), from the line before the first indented
+    one to the paragraph's end. Lists, headings, quotes and tables are left to Markdown."""
+    out: list[str] = []
+    block: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        first = next((i for i, line in enumerate(block) if i and INDENTED.match(line)), None)
+        if first is None or any(BLOCK_START.match(line) for line in block):
+            out.extend(block)
+        else:
+            out.extend([*block[: first - 1], "```", *block[first - 1 :], "```"])
+        block.clear()
+
+    for line in text.split("\n"):
+        if in_fence or FENCE.match(line) or not line.strip():
+            flush()
+            in_fence ^= bool(FENCE.match(line))
+            out.append(line)
+        else:
+            block.append(line)
+    flush()
+    return "\n".join(out)
 
 
 def ends_in_code(text: str) -> bool:

@@ -17,7 +17,7 @@ from textual.widgets.markdown import MarkdownStream
 from spectui.chat.inspector import saved_kinds
 from spectui.engine.overlay import REJECTED
 from spectui.store.chat_types import Message
-from spectui.tui.widgets.markdown import MARKED, ends_in_code, render_markdown
+from spectui.tui.widgets.markdown import MARKED, AnswerMarkdown, ends_in_code, render_markdown
 from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
 from spectui.words import plural
 
@@ -164,7 +164,7 @@ class AssistantMessage(Vertical):
         self.show_rejected = show_rejected
         self.streaming = streaming
         self._chunks = Vertical(classes="answer")
-        self._markdown = Markdown(classes="answer")
+        self._markdown = AnswerMarkdown(classes="answer")
         self._meta = Static(classes="meta")
         self._md_stream: MarkdownStream | None = None
         self._md_len = 0  # characters of the content the Markdown widget has been given
@@ -190,7 +190,7 @@ class AssistantMessage(Vertical):
             await self._draw_overlay()
         else:
             self._md_len = len(self.message.content)
-            await self._markdown.update(self.message.content)
+            await self._markdown.show_whole(self.message.content)
         self._update_meta()
 
     async def _draw_overlay(self) -> None:
@@ -262,9 +262,9 @@ class AssistantMessage(Vertical):
         for chunk in self._chunks.query_children(AnswerChunk):
             chunk.settle()
         await self._stop_stream()
-        if not self.overlay and self._markdown.source != self.message.content:
+        if not self.overlay:  # the whole answer once more: its unfenced code is known only now
             self._md_len = len(self.message.content)
-            await self._markdown.update(self.message.content)
+            await self._markdown.show_whole(self.message.content)
         self._update_meta()
 
     async def _stop_stream(self) -> None:

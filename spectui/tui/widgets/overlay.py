@@ -23,23 +23,27 @@ STYLES = {
 def visible(segments, show_rejected: bool) -> list[tuple[str, str]]:
     """What the overlay shows: the answer's own text as it is, each rejected draft flattened
     (shown_rejected), and one that would start a line shown at the end of the line before,
-    or on a line of its own where none is before it, so it never shifts a line's start
-    (indentation, a list number, a fence's frame)."""
+    or, at the answer's start, at the end of its first line (so far), so it never shifts a
+    line's start (indentation, a list number, a fence's frame) nor takes a line of its own."""
     out: list[tuple[str, str]] = []
+    lead: list[tuple[str, str]] = []  # rejected before any of the answer's text: its first line's end
     for text, kind in segments:
         if kind != REJECTED:
+            if lead and "\n" in text:
+                i = text.index("\n")
+                out += [(text[:i], kind)] if i else []
+                out, lead, text = out + lead, [], text[i:]
             out.append((text, kind))
         elif show_rejected and text:
-            mark = shown_rejected(text)
-            if out and out[-1][1] != REJECTED and out[-1][0].endswith("\n"):
+            mark = (shown_rejected(text), REJECTED)
+            if not out:
+                lead.append(mark)
+            elif out[-1][1] != REJECTED and out[-1][0].endswith("\n"):
                 before, was = out.pop()
-                moved = [(mark, REJECTED), ("\n", was)]
-                out += [(before[:-1], was), *moved] if before[:-1] else moved
-            elif not out or out[-1][0].endswith("\n"):
-                out.append((mark + "\n", REJECTED))  # its line break is not the answer's: never copied
+                out += [(before[:-1], was), mark, ("\n", was)] if before[:-1] else [mark, ("\n", was)]
             else:
-                out.append((mark, REJECTED))
-    return out
+                out, lead = out + lead + [mark], []
+    return out + lead
 
 
 def shown_content(shown: list[tuple[str, str]]) -> Content:

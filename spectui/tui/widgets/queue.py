@@ -22,8 +22,9 @@ class Outbox(Static):
     }
     """
 
-    def show(self, texts: tuple[str, ...]) -> None:
+    def show(self, texts: tuple[str, ...], until: str) -> None:
+        """`until`: what they wait for ("the measurement ends"), in the chat's words."""
         self.display = bool(texts)
         lines = [Content.assemble(("queued ", "$accent"), " ".join(t.split())) for t in texts]
-        lines.append(Content.styled("sent when the answer ends · ↑ takes the last one back", "italic"))
+        lines.append(Content.styled(f"sent when {until} · ↑ takes the last one back", "italic"))
         self.update(Content("\n").join(lines))

@@ -15,7 +15,7 @@ from textual.widgets import Input, Label, Select, Static
 from spectui.chat.turn import LiveTurn
 from spectui.config.setup import OPTIONS
 from spectui.errors import UserError
-from spectui.spec_config import SpecConfig, uses_n_max
+from spectui.spec_config import AUTO, MODEL_TYPES, SpecConfig, uses_n_max
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
@@ -197,6 +197,7 @@ class SidePane(Vertical):
                 str(self.n_max),
                 type="integer",
                 validators=[Integer(N_MAX.lo, N_MAX.hi)],
+                select_on_focus=False,  # tabbing through and typing edits the value, never replaces it
                 id=f"nmax-{self.side_name.lower()}",
             )
         yield Scroller(classes="answers")
@@ -220,15 +221,15 @@ class SidePane(Vertical):
             self._n_max_applies(str(event.value))
 
     def _n_max_applies(self, spec_type: str) -> None:
-        """The n-max box is live only for the types it bounds (the n-gram types draft up to
-        their own sizes, none drafts nothing), and says so."""
+        """The n-max box shows only for the types it bounds: the n-gram types draft up to their
+        own sizes, none drafts nothing, and auto without a model type drafts n-grams only (a
+        replay's recorded auto keeps its n-max: its pair is not known here)."""
         box = self.query_one(Input)
-        box.disabled = not uses_n_max([spec_type])
-        box.tooltip = (
-            f"{spec_type} does not use draft n-max"
-            if box.disabled
-            else f"{self.side_name}'s draft n-max: its longest draft, {N_MAX.rule}"
-        )
+        with_model = self.recorded or bool(set(MODEL_TYPES) & set(self.types))
+        bounds = uses_n_max([spec_type]) and (spec_type != AUTO or with_model)
+        box.disabled = not bounds
+        box.display = self.query_one(".n-max", Label).display = bounds
+        box.tooltip = f"{self.side_name}'s draft n-max: its longest draft, {N_MAX.rule}"
 
     def spec(self, base: SpecConfig) -> SpecConfig | str:
         """The chosen configuration (the app's other settings kept), or why it is not valid."""

@@ -34,6 +34,7 @@ from spectui.tui.widgets.gauges import (
 from spectui.tui.widgets.overlay import legend_lines
 from spectui.tui.widgets.redraw import update_in_place
 from spectui.tui.widgets.server_rows import server_lines, server_short
+from spectui.tui.widgets.stored_rows import stored_lines
 from spectui.words import plural
 
 MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
@@ -60,7 +61,7 @@ def render(state: PanelState) -> Content:
     ]
 
     if summary is None:
-        lines += [section("This turn"), Content.styled(" no answer yet: ask something", MUTED)]
+        lines += [section("This turn"), *stored_lines(state.stored, w, MAX_POSITIONS)]
         lines += _plan(state) + [Content("")]
     else:
         state_line = "live" if end is None else f"{end.stop_reason.value}, {plural(summary.n_generated, 'token')}"
@@ -182,7 +183,7 @@ def _plan_short(state: PanelState) -> Content | None:
     if plan is None or plan.shown[0] == "-":
         return None
     be, x = plan.shown
-    head = Content.styled(be, MUTED) if plan.never else Content.assemble(("≥", MUTED), be)
+    head = Content.styled("never pays", MUTED) if plan.never else Content.assemble(("≥", MUTED), be)
     return head if plan.speedup is None else Content.assemble(head, " ", (x, _side_style(plan.word)))
 
 
