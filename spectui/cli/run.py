@@ -24,9 +24,11 @@ from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.cli.streams import Unwritable, silence_stdout
+from spectui.config import describe
 from spectui.config import text as user_text
 from spectui.config.paths import writable
 from spectui.config.resolve import model_label, resolve
+from spectui.config.setup import OPTIONS
 from spectui.engine import llama_thread, verdicts
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
@@ -208,19 +210,7 @@ def main(args) -> int:
                     "tokens": list(end.tokens),
                     "stop_reason": end.stop_reason.value,
                     "error": end.error or None,
-                    "config": {
-                        **session.spec.as_dict(),
-                        "temp": setup.temp,
-                        "seed": setup.seed,
-                        "model": model_label(setup.model),
-                        "model_draft": model_label(setup.model_draft),
-                        "n_predict": setup.n_predict,
-                        "ignore_eos": args.ignore_eos,
-                        "ctx_size": setup.ctx_size,
-                        "backend_sampling": setup.backend_sampling,
-                        "n_gpu_layers": setup.n_gpu_layers,
-                        "n_gpu_layers_draft": setup.n_gpu_layers_draft,
-                    },
+                    "config": {**session.spec.as_dict(), **recorded(setup), "ignore_eos": args.ignore_eos},
                     "stats": summary.as_dict(),
                     # the devices llama.cpp offloads to here, with their memory; a server's are not visible
                     "devices": None if setup.server else [d.record() for d in devices.gpus()],
@@ -241,6 +231,15 @@ def main(args) -> int:
     if args.inspect:
         err.print(inspect_line(events), highlight=False)
     return ended(end, err)
+
+
+def recorded(setup) -> dict:
+    """The settings --json names (their records say recorded), a model by its short label."""
+    return {
+        o.name: model_label(setup.value(o.name)) if o.name in describe.NAMED else setup.value(o.name)
+        for o in OPTIONS.values()
+        if o.recorded
+    }
 
 
 def stopped(signals: list[int], out: Output, end: TurnEnd, trace_path: Path | None, err: Console) -> int:
