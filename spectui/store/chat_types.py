@@ -54,6 +54,8 @@ class AnswerConfig:
 
     if TYPE_CHECKING:  # the KEPT fields are made at import, from records the checker cannot read
 
+        def __init__(self, spec_types: tuple[str, ...], *kept: Any, **named: Any) -> None: ...
+
         def __getattr__(self, name: str) -> Any: ...
 
     @classmethod
