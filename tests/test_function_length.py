@@ -30,4 +30,4 @@ def test_a_long_function_is_found(tmp_path):
     """The check itself: a 61-line function is named, a 60-line one is not."""
     body = "".join(f"    x{i} = {i}\n" for i in range(59))
     (tmp_path / "m.py").write_text(f"def ok():\n{body}\n\ndef long():\n{body}    return 1\n", encoding="utf-8")
-    assert long_functions(tmp_path) == [f"{tmp_path.name}/m.py:64 long (61 lines)"]
+    assert long_functions(tmp_path) == [f"{tmp_path.name}/m.py:63 long (61 lines)"]

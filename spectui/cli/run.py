@@ -151,23 +151,9 @@ def main(args) -> int:
     trace_path = writable(args.trace, "--trace") if args.trace else None
     err = Console(stderr=True)
     out = Output(no_color=args.no_color, highlight=False, soft_wrap=True)
-    for note in setup.notes:
-        err.print(f"note: {note}", style="dim", highlight=False)
-    with interrupt.held():
-        from spectui.engine.interface import GenerationLimits, chat_messages
-        from spectui.llama.runtime import configure_logging
+    session = _opened(args, setup, err)
+    from spectui.engine.interface import GenerationLimits, chat_messages
 
-        configure_logging(args.verbose, open_log(args.log_file))
-        if not setup.server:
-            warn_build(err)
-        session = open_session(setup, report=ConsoleReport(err))
-    session.inspect = args.inspect
-    from spectui.engine.auto import auto_costs
-    from spectui.engine.session import Session
-    from spectui.plan.loaded_pair import cached_for
-
-    if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
-        session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:
@@ -203,23 +189,7 @@ def main(args) -> int:
     for note in server.notes if server else ():  # the server's own: not speculating, no --metrics
         err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
     if args.json:
-        print_json(
-            json.dumps(
-                {
-                    "text": end.text,
-                    "tokens": list(end.tokens),
-                    "stop_reason": end.stop_reason.value,
-                    "error": end.error or None,
-                    "config": {**session.spec.as_dict(), **recorded(setup), "ignore_eos": args.ignore_eos},
-                    "stats": summary.as_dict(),
-                    # the devices llama.cpp offloads to here, with their memory; a server's are not visible
-                    "devices": None if setup.server else [d.record() for d in devices.gpus()],
-                    **(inspected(events) if args.inspect else {}),
-                },
-                ensure_ascii=False,
-            ),
-            out,
-        )
+        print_json(json.dumps(_json_doc(args, setup, session, end, events, summary), ensure_ascii=False), out)
         if out.closed:
             return stopped(signals, out, end, trace_path, err)
         return ended(end, err)
@@ -231,6 +201,43 @@ def main(args) -> int:
     if args.inspect:
         err.print(inspect_line(events), highlight=False)
     return ended(end, err)
+
+
+def _opened(args, setup, err: Console):
+    """The session, loaded (llama.cpp's log as asked, Ctrl+C held meanwhile) or connected; auto
+    starts from this machine's timed costs where `spectui plan` cached them."""
+    for note in setup.notes:
+        err.print(f"note: {note}", style="dim", highlight=False)
+    with interrupt.held():
+        from spectui.llama.runtime import configure_logging
+
+        configure_logging(args.verbose, open_log(args.log_file))
+        if not setup.server:
+            warn_build(err)
+        session = open_session(setup, report=ConsoleReport(err))
+    session.inspect = args.inspect
+    from spectui.engine.auto import auto_costs
+    from spectui.engine.session import Session
+    from spectui.plan.loaded_pair import cached_for
+
+    if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
+        session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)
+    return session
+
+
+def _json_doc(args, setup, session, end: TurnEnd, events: list, summary) -> dict:
+    """--json's one object: the answer, its configuration, its statistics and the devices."""
+    return {
+        "text": end.text,
+        "tokens": list(end.tokens),
+        "stop_reason": end.stop_reason.value,
+        "error": end.error or None,
+        "config": {**session.spec.as_dict(), **recorded(setup), "ignore_eos": args.ignore_eos},
+        "stats": summary.as_dict(),
+        # the devices llama.cpp offloads to here, with their memory; a server's are not visible
+        "devices": None if setup.server else [d.record() for d in devices.gpus()],
+        **(inspected(events) if args.inspect else {}),
+    }
 
 
 def recorded(setup) -> dict:

@@ -282,9 +282,8 @@ def _check_header(path: Path, d: dict) -> None:
         )
 
 
-def read(path: Path) -> Trace:
-    """The whole trace, checked line by line; a UserError names the first bad line."""
-    path = Path(path)
+def _lines(path: Path) -> tuple[list[str], bool]:
+    """The trace's lines, and whether its last one ended (one that did not was cut off)."""
     raw = read_bytes(path, "trace", DATA_BYTES)
     if not raw.strip():
         raise UserError(f"{path} is empty: not a spectui trace")
@@ -293,9 +292,28 @@ def read(path: Path) -> Trace:
     except UnicodeDecodeError as e:
         bad_line = raw[: e.start].count(b"\n") + 1
         raise _fail(path, bad_line, "not UTF-8 text: the trace is damaged") from e
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
+    return text.removesuffix("\n").split("\n"), text.endswith("\n")
+
+
+def _event(path: Path, n: int, d: dict):
+    """Line `n`'s event record as its event, its configuration checked as any SpecConfig."""
+    try:
+        event = event_from_record(d)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _fail(path, n, f"a malformed {d['kind']} record ({type(e).__name__}: {e})") from e
+    config = event.config if isinstance(event, (ConfigChange, TurnStart)) else None
+    if config is not None:
+        try:
+            SpecConfig.from_dict(config)
+        except (UserError, TypeError, ValueError) as e:
+            raise _fail(path, n, f"a {d['kind']} record with a bad configuration: {e}") from e
+    return event
+
+
+def read(path: Path) -> Trace:
+    """The whole trace, checked line by line; a UserError names the first bad line."""
+    path = Path(path)
+    lines, whole = _lines(path)
     trace: Trace | None = None
     turn: TraceTurn | None = None
     turn_line = 0
@@ -303,7 +321,7 @@ def read(path: Path) -> Trace:
         try:
             d = loads_json(line)
         except json.JSONDecodeError as e:
-            cut = n == len(lines) and not text.endswith("\n")
+            cut = n == len(lines) and not whole
             if n == 1:
                 raise _fail(path, n, f"not a spectui trace (its first line is not JSON: {e.msg})") from e
             raise _fail(path, n, "cut off: the trace is truncated" if cut else f"not JSON ({e.msg})") from e
@@ -329,16 +347,7 @@ def read(path: Path) -> Trace:
             raise _fail(path, n, f"unknown record kind {kind!r}")
         if turn is None:
             raise _fail(path, n, f"a {kind} record outside a turn (no 'turn' record before it)")
-        try:
-            event = event_from_record(d)
-        except (KeyError, TypeError, ValueError) as e:
-            raise _fail(path, n, f"a malformed {kind} record ({type(e).__name__}: {e})") from e
-        config = event.config if isinstance(event, (ConfigChange, TurnStart)) else None
-        if config is not None:
-            try:
-                SpecConfig.from_dict(config)
-            except (UserError, TypeError, ValueError) as e:
-                raise _fail(path, n, f"a {kind} record with a bad configuration: {e}") from e
+        event = _event(path, n, d)
         if isinstance(event, ConfigChange):
             turn.changes.append(event)
             continue
