@@ -113,6 +113,31 @@ CHECKS = textwrap.dedent(
 
     assert "| `--typical-p` | 1.0 | locally typical sampling |" in markdown(), "the README's table"
     assert "| `--penalize-nl`, `--no-penalize-nl` | on | penalize newlines |" in markdown()
+
+    import asyncio
+    from types import SimpleNamespace
+
+    from textual.app import App
+    from textual.widgets import Switch
+
+    from spectui.tui.screens.settings import SettingsScreen
+
+    applied = {}
+    switcher = SimpleNamespace(state=SimpleNamespace(setup=Setup()), apply_settings=applied.update)
+
+    async def switched_off():  # the form shows the switch, and applies it turned off
+        app = App()
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = SettingsScreen(switcher)
+            await app.push_screen(screen)
+            switch = screen.query_one("#penalize_nl", Switch)
+            assert switch.value is True
+            switch.value = False
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+
+    asyncio.run(switched_off())
+    assert applied == {"penalize_nl": False}, applied
     print("SEEN")
     """
 )
