@@ -162,6 +162,8 @@ class SpecConfig:
         rule=f"between 0 and {N_MAX_LIMIT}",
         form=NUMBER,
         hint="the most tokens a draft model drafts per round; 0: none",
+        per_answer=True,
+        reaches="engine",
     )
     draft_n_min: int = _spec(
         0,
@@ -172,6 +174,7 @@ class SpecConfig:
         rule=f">= 0 and at most {N_MAX_LIMIT}",
         form=NUMBER,
         hint="a shorter draft is dropped",
+        calibration=True,
     )
     draft_p_min: float = _spec(
         0.0,
@@ -182,9 +185,15 @@ class SpecConfig:
         rule="between 0 and 1",
         form=NUMBER,
         hint="the draft stops at a token it is less sure of",
+        calibration=True,
     )
     draft_sampling: str = _spec(
-        "greedy", "--spec-draft-sampling", "draft token choice", label="draft sampling", choices=DRAFT_SAMPLING
+        "greedy",
+        "--spec-draft-sampling",
+        "draft token choice",
+        label="draft sampling",
+        choices=DRAFT_SAMPLING,
+        calibration=True,
     )
     verify: str = _spec(
         "match",
@@ -194,6 +203,9 @@ class SpecConfig:
         choices=VERIFY_MODES,
         form=CHOICE,
         hint="at temperature > 0: sample-and-match, or rejection sampling",
+        per_answer=True,
+        reaches="engine",
+        calibration=True,
     )
     # --spec-ngram-*, llama.cpp's names and defaults
     ngram_simple_size_n: int = _ngram(12, "--spec-ngram-simple-size-n", "ngram-simple lookup n-gram")

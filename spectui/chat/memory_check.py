@@ -7,21 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spectui.config.embedded import CATALOG, is_installed, model_path, user_path
-from spectui.config.setup import Setup
+from spectui.config.setup import OPTIONS, Setup
 from spectui.errors import UserError
 from spectui.plan import memory_projection
 from spectui.plan.memory_projection import MemoryProjection
 
-# what a projection depends on besides the files: a pair loaded with the same ones fits as before
-SETTINGS = (
-    "n_gpu_layers",
-    "n_gpu_layers_draft",
-    "ctx_size",
-    "batch_size",
-    "flash_attn",
-    "cache_type_k_draft",
-    "cache_type_v_draft",
-)
+# what a projection depends on besides the files (records marked memory): a pair loaded with the
+# same ones fits as before
+SETTINGS = tuple(o.name for o in OPTIONS.values() if o.memory)
 Project = Callable[[Setup, Path, Path | None], tuple[MemoryProjection | None, str | None]]
 
 

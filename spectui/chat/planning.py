@@ -27,7 +27,7 @@ def plan_argv(setup: Setup) -> tuple[str, ...]:
     for name, option in OPTIONS.items():
         value = setup.value(name)
         if value is not None and name != "server":
-            argv.append(f"{option.flags[-1]}={value}")  # "=": a value such as -1 is not read as a flag
+            argv.append(option.argv(value))
     return tuple(argv)
 
 

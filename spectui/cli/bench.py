@@ -7,11 +7,9 @@ the verdicts live in spectui.bench and consume the same engine events as everyth
 from __future__ import annotations
 
 import argparse
-import re
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -19,13 +17,13 @@ from rich.console import Console
 from spectui import spec_types
 from spectui.bench import compare, protocol, report, results
 from spectui.bench import prompts as prompt_set
-from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, interrupt, streams
+from spectui.cli import bench_concurrency, bench_curve, bench_progress, bench_tables, bench_traces, interrupt, streams
 from spectui.cli.loading import loading_line, warn_build
 from spectui.cli.progress import ConsoleReport
 from spectui.cli.setup_flags import add_setup_flags, elements, open_log, overrides_from
-from spectui.config.paths import private_dir, writable
+from spectui.config.paths import writable
 from spectui.config.resolve import resolve
-from spectui.engine.events import TurnEnd, TurnStart
+from spectui.config.setup import Setup
 from spectui.engine.server import ServerPool, ServerSession, server_wide
 from spectui.engine.server_checks import refuse_long_answers, refuse_other_models
 from spectui.errors import UserError
@@ -34,7 +32,6 @@ from spectui.launch.opening import open_session
 from spectui.llama.runtime import configure_logging
 from spectui.spec_config import parse_types
 from spectui.spec_types import Spec
-from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
 OWN_DEFAULTS: dict[str, Any] = {
@@ -92,6 +89,22 @@ def add_parser(sub) -> None:
         epilog=EPILOG,
         formatter_class=Paragraphs,
     )
+    _add_compare(p)
+    _add_benchmark_flags(p.add_argument_group("benchmark"))
+    _add_output_flags(p.add_argument_group("output"))
+    add_setup_flags(
+        p,
+        {
+            "n_predict": f"tokens each run generates, exactly (default {OWN_DEFAULTS['n_predict']})",
+            "temp": f"temperature (default {OWN_DEFAULTS['temp']:g}: greedy, so the outputs can be compared)",
+            "seed": f"sampling seed (default {OWN_DEFAULTS['seed']}, so a sampled run can be repeated)",
+        },
+    )
+    p.set_defaults(func=main)
+
+
+def _add_compare(p) -> None:
+    """`spectui bench compare A.json B.json`, the one action."""
     actions = p.add_subparsers(dest="action", metavar="ACTION", title="actions (optional)")
     c = actions.add_parser(
         "compare",
@@ -103,7 +116,10 @@ def add_parser(sub) -> None:
     c.add_argument("a", metavar="A.json")
     c.add_argument("b", metavar="B.json")
     c.set_defaults(func=compare_main)
-    b = p.add_argument_group("benchmark")
+
+
+def _add_benchmark_flags(b) -> None:
+    """What is measured: the prompts, the repeats, the configurations, the concurrency."""
     b.add_argument("--lang", help="ko, en or all (default: ko for the shipped set, all for --prompts)")
     b.add_argument(
         "--category",
@@ -143,7 +159,10 @@ def add_parser(sub) -> None:
         help="with --server: requests at once, comma-separated (e.g. 1,2,4); each level needs as many "
         "slots (llama-server -np); aggregate tok/s, TTFT and ITL per level, and up to which level speculation pays",
     )
-    o = p.add_argument_group("output")
+
+
+def _add_output_flags(o) -> None:
+    """Where the result goes besides the report on stdout."""
     o.add_argument(
         "--json",
         metavar="FILE",
@@ -156,15 +175,6 @@ def add_parser(sub) -> None:
         metavar="DIR",
         help="write one trace per run into DIR (spectui replay shows why a configuration was slow)",
     )
-    add_setup_flags(
-        p,
-        {
-            "n_predict": f"tokens each run generates, exactly (default {OWN_DEFAULTS['n_predict']})",
-            "temp": f"temperature (default {OWN_DEFAULTS['temp']:g}: greedy, so the outputs can be compared)",
-            "seed": f"sampling seed (default {OWN_DEFAULTS['seed']}, so a sampled run can be repeated)",
-        },
-    )
-    p.set_defaults(func=main)
 
 
 def _type_sets(args, setup) -> list[tuple[Spec, ...]]:
@@ -200,40 +210,56 @@ def _prompts(args) -> list[prompt_set.Prompt]:
     return prompt_set.select(chosen, _lang(args), args.category, args.limit)
 
 
-def _trace_dir(name: str) -> Path:
-    path = Path(name).expanduser()
-    try:
-        private_dir(path)
-    except OSError as e:
-        raise UserError(f"--trace needs a folder; cannot use {name}: {e.strerror or e}") from e
-    return path
-
-
-class RunTraces:
-    """One trace per run, written when the run ends: pass-<n> (or warmup)-<configuration>-<prompt>.jsonl."""
-
-    def __init__(self, folder: Path, environment: dict, setup):
-        self.folder, self.environment, self.setup = folder, environment, setup
-        self.events: list = []
-        self.written = 0
-
-    def add(self, cfg, prompt, repeat: int, event) -> None:
-        if isinstance(event, TurnStart):
-            self.events = []
-        self.events.append(event)
-        if not isinstance(event, TurnEnd):
-            return
-        run = "warmup" if repeat < 0 else f"pass{repeat + 1}"
-        label = f"{cfg.label} · {prompt.id} · {run}"
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{run}-{cfg.label}-{prompt.id}") + ".jsonl"
-        head = trace_format.header("spectui bench", self.environment, replace(self.setup, spec=cfg.spec).values())
-        trace_format.Trace(head, [trace_format.TraceTurn(prompt.text, self.events, label=label)]).write(
-            self.folder / name
-        )
-        self.written += 1
-
-
 def main(args) -> int:
+    chosen, setup = _bench_setup(args)
+    if args.concurrency is not None:
+        return bench_concurrency.main(args, setup, chosen, _lang(args))
+    configs, setup = _configurations(args, setup)
+    n = setup.n_predict
+    proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system)
+
+    trace_dir = bench_traces.folder(args.trace) if args.trace else None
+    configure_logging(args.verbose, open_log(args.log_file))
+    err = streams.console(stderr=True)
+    session, configs = _opened(args, setup, configs, err)
+    try:
+        err.print("recording the environment", style="dim")
+        environment = collect(session, setup)
+        started, t0 = datetime.now(UTC), time.perf_counter()
+        traces = bench_traces.RunTraces(trace_dir, environment, setup) if trace_dir else None
+        m, signals = _measured(session, configs, chosen, proto, traces, err)
+        servers = server_wide(session)  # each server's own counters over the run: all its slots
+        for note in (note for wide in servers for note in wide.notes):
+            err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
+        # a server's costs are not this machine's: no curve, no citation
+        costs, unpredicted = None, None
+        if not setup.server:
+            costs, unpredicted = bench_curve.costs(session, setup, configs, m, proto.system, _dim(err))
+    finally:
+        session.close()
+    meta = {
+        "started": started.isoformat(timespec="seconds"),
+        "duration_s": time.perf_counter() - t0,
+        "setup": {"preset": setup.preset, **setup.values()},
+        **({"server_counters": [wide.as_dict() for wide in servers]} if servers else {}),
+    }
+    predicted = bench_curve.predictions(costs, configs, m.runs) if costs else None
+    record = _record(args, setup, proto, configs)
+    doc = results.build(
+        m, configs, chosen, record, environment, meta, predicted, unpredicted, costs.as_dict() if costs else None
+    )
+    show(doc)  # before the files: a file that cannot be written after all leaves the figures on screen
+    written = report.write(doc, args.json, args.csv, args.markdown)
+    for path in written:
+        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
+    if traces is not None:
+        err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False, soft_wrap=True)
+    return interrupt.exit_code(m, signals)
+
+
+def _bench_setup(args) -> tuple[list[prompt_set.Prompt], Setup]:
+    """The prompts and the setup the bench runs, its own defaults in (a fixed length, greedy, a
+    seed), every flag and output file checked before anything loads."""
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise UserError(f"--repeat must be 1 to {MAX_REPEAT}, got {args.repeat}")
     for flag, name in (("--json", args.json), ("--csv", args.csv), ("--markdown", args.markdown)):
@@ -250,24 +276,27 @@ def main(args) -> int:
         temp=args.temp if args.temp is not None else OWN_DEFAULTS["temp"],
         seed=args.seed if args.seed is not None else OWN_DEFAULTS["seed"],
     )
-    if args.concurrency is not None:
-        return bench_concurrency.main(args, setup, chosen, _lang(args))
+    return chosen, setup
+
+
+def _configurations(args, setup: Setup) -> tuple[list[protocol.Config], Setup]:
+    """The configurations to measure (none yet for --server: its servers give them) and the setup
+    to load: no draft model where none drafts with it, the session starting as the baseline."""
     if setup.server:  # each server's speculation is fixed: its configurations come from the servers
         for flag in ("--spec-type", "--sweep-types", "--sweep-n-max"):
             if getattr(args, flag[2:].replace("-", "_")) is not None:
                 raise UserError(f"{flag} does not apply to --server (each server's speculation is fixed); drop it")
-        configs = []
-    else:
-        configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))
-        if not any(c.spec.uses_draft_model for c in configs):
-            setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
-        # the session starts as the baseline
-        setup = replace(setup, spec=setup.spec.replace(types=(spec_types.BASELINE,)))
-    proto = protocol.Protocol(n_predict=n, ignore_eos=not args.respect_eos, repeat=args.repeat, system=setup.system)
+        return [], setup
+    configs = protocol.plan(setup.spec, _type_sets(args, setup), _n_maxes(args))
+    if not any(c.spec.uses_draft_model for c in configs):
+        setup = replace(setup, model_draft=None)  # no configuration drafts with it: do not load it
+    # the session starts as the baseline
+    return configs, replace(setup, spec=setup.spec.replace(types=(spec_types.BASELINE,)))
 
-    trace_dir = _trace_dir(args.trace) if args.trace else None
-    configure_logging(args.verbose, open_log(args.log_file))
-    err = streams.console(stderr=True)
+
+def _opened(args, setup: Setup, configs: list[protocol.Config], err: Console):
+    """The session, loaded or connected, and the configurations (a server's: one per server,
+    the one without a draft first, the baseline)."""
     for note in setup.notes:
         err.print(f"note: {note}", style="dim", highlight=False)
     if not setup.server:
@@ -283,44 +312,42 @@ def main(args) -> int:
     if isinstance(session, (ServerSession, ServerPool)):  # checked as --concurrency checks them
         infos = [s.info for s in (session.servers if isinstance(session, ServerPool) else [session])]
         refuse_other_models(infos)
-        refuse_long_answers(n, infos)
-    if setup.server:  # one configuration per server, the one without a draft first: the baseline
+        refuse_long_answers(setup.n_predict, infos)
+    if setup.server:
         specs = [session.spec.with_types(t) for t in session.available_types()]
         configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.types != (spec_types.BASELINE,))]
-    try:
-        err.print("recording the environment", style="dim")
-        environment = collect(session, setup)
-        started, t0 = datetime.now(UTC), time.perf_counter()
-        runs = len(configs) * (proto.warmup + proto.repeat * len(chosen))
-        traces = RunTraces(trace_dir, environment, setup) if trace_dir else None
-        signals: list[int] = []
-        with bench_progress.shown(err, runs * n, runs) as progress, interrupt.as_ctrl_c(signals):
+    return session, configs
 
-            def on_event(cfg, prompt, repeat, ev):
-                if traces is not None:
-                    traces.add(cfg, prompt, repeat, ev)
-                progress.on_event(f"{cfg.label} | {prompt.id}" + (" (warm-up)" if repeat < 0 else ""), ev, n)
 
-            m = protocol.measure(
-                session,
-                configs,
-                chosen,
-                proto,
-                on_event,
-                lambda i, done: bench_progress.report_pass(progress.console, configs, i, proto.repeat, done),
-            )
-        interrupt.stopped_by(signals, m)
-        servers = server_wide(session)  # each server's own counters over the run: all its slots
-        for note in (note for wide in servers for note in wide.notes):
-            err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
-        # a server's costs are not this machine's: no curve, no citation
-        costs, unpredicted = None, None
-        if not setup.server:
-            costs, unpredicted = bench_curve.costs(session, setup, configs, m, proto.system, _dim(err))
-    finally:
-        session.close()
-    record = {
-        "n_predict": n,
+def _measured(session, configs, chosen, proto: protocol.Protocol, traces: bench_traces.RunTraces | None, err: Console):
+    """The protocol run under the bench's bar (each run's trace written as it ends), and the
+    signals that stopped it."""
+    n = proto.n_predict
+    runs = len(configs) * (proto.warmup + proto.repeat * len(chosen))
+    signals: list[int] = []
+    with bench_progress.shown(err, runs * n, runs) as progress, interrupt.as_ctrl_c(signals):
+
+        def on_event(cfg, prompt, repeat, ev):
+            if traces is not None:
+                traces.add(cfg, prompt, repeat, ev)
+            progress.on_event(f"{cfg.label} | {prompt.id}" + (" (warm-up)" if repeat < 0 else ""), ev, n)
+
+        m = protocol.measure(
+            session,
+            configs,
+            chosen,
+            proto,
+            on_event,
+            lambda i, done: bench_progress.report_pass(progress.console, configs, i, proto.repeat, done),
+        )
+    interrupt.stopped_by(signals, m)
+    return m, signals
+
+
+def _record(args, setup: Setup, proto: protocol.Protocol, configs: list[protocol.Config]) -> dict:
+    """What the result records of how it was measured."""
+    return {
+        "n_predict": proto.n_predict,
         "ignore_eos": proto.ignore_eos,
         "repeat": proto.repeat,
         "warmup": proto.warmup,
@@ -334,23 +361,6 @@ def main(args) -> int:
         "spec_types": list(dict.fromkeys(c.spec.label for c in configs)),
         "n_max": list(dict.fromkeys(c.n_max for c in configs if c.n_max is not None)),
     }
-    meta = {
-        "started": started.isoformat(timespec="seconds"),
-        "duration_s": time.perf_counter() - t0,
-        "setup": {"preset": setup.preset, **setup.values()},
-        **({"server_counters": [wide.as_dict() for wide in servers]} if servers else {}),
-    }
-    predicted = bench_curve.predictions(costs, configs, m.runs) if costs else None
-    doc = results.build(
-        m, configs, chosen, record, environment, meta, predicted, unpredicted, costs.as_dict() if costs else None
-    )
-    show(doc)  # before the files: a file that cannot be written after all leaves the figures on screen
-    written = report.write(doc, args.json, args.csv, args.markdown)
-    for path in written:
-        err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
-    if traces is not None:
-        err.print(f"wrote {traces.written} traces into {trace_dir}", highlight=False, soft_wrap=True)
-    return interrupt.exit_code(m, signals)
 
 
 def _dim(console: Console):

@@ -128,29 +128,7 @@ def main(args, setup, prompts: list, lang: str) -> int:
     firsts = [t.clients[0] for t in targets]
     environment = collect(firsts[0] if len(firsts) == 1 else ServerPool(firsts), setup)
     started, t0 = datetime.now(UTC), time.perf_counter()
-    signals: list[int] = []
-    total = proto.repeat * sum(levels) * len(targets) * proto.n_predict
-    with (
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("tokens"),
-            TimeElapsedColumn(),
-            console=err,
-            disable=not err.is_terminal,
-        ) as progress,
-        interrupt.as_ctrl_c(signals),
-    ):
-        task = progress.add_task("concurrency", total=total)
-        err.print(f"warm-up: {max(levels)} requests at once per server", style="dim", highlight=False, soft_wrap=True)
-
-        def on_burst(b: concurrency.Burst) -> None:
-            progress.advance(task, b.level * proto.n_predict)
-            progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False, soft_wrap=True)
-
-        m = concurrency.measure(targets, prompts, proto, on_burst)
-    interrupt.stopped_by(signals, m)
+    m, signals = _measured(targets, prompts, proto, err, t0)
     record = {
         **setup.per_answer(),
         "prompts": args.prompts or "shipped",
@@ -158,16 +136,7 @@ def main(args, setup, prompts: list, lang: str) -> int:
         "category": args.category,
         "limit": args.limit,
     }
-    servers = [
-        {
-            "label": t.label,
-            "url": t.url,
-            "model": model_file(t.clients[0].info),
-            "total_slots": t.clients[0].info.n_slots,
-            "metrics": not t.clients[0].counters_note,
-        }
-        for t in targets
-    ]
+    servers = [_server(t) for t in targets]
     meta = {
         "started": started.isoformat(timespec="seconds"),
         "duration_s": time.perf_counter() - t0,
@@ -182,3 +151,44 @@ def main(args, setup, prompts: list, lang: str) -> int:
     for path in written:
         err.print(f"wrote {path}" + (" (partial)" if m.partial else ""), highlight=False, soft_wrap=True)
     return interrupt.exit_code(m, signals)
+
+
+def _measured(targets: list, prompts: list, proto: concurrency.Protocol, err: Console, t0: float):
+    """The bursts, level by level, under a bar and a line each; and the signals that stopped them."""
+    signals: list[int] = []
+    total = proto.repeat * sum(proto.levels) * len(targets) * proto.n_predict
+    with (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tokens"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=not err.is_terminal,
+        ) as progress,
+        interrupt.as_ctrl_c(signals),
+    ):
+        task = progress.add_task("concurrency", total=total)
+        err.print(
+            f"warm-up: {max(proto.levels)} requests at once per server", style="dim", highlight=False, soft_wrap=True
+        )
+
+        def on_burst(b: concurrency.Burst) -> None:
+            progress.advance(task, b.level * proto.n_predict)
+            progress.console.print(_line(b, proto.repeat, time.perf_counter() - t0), highlight=False, soft_wrap=True)
+
+        m = concurrency.measure(targets, prompts, proto, on_burst)
+    interrupt.stopped_by(signals, m)
+    return m, signals
+
+
+def _server(t) -> dict:
+    """A server as the result records it: its label, address, model, slots and whether it counts."""
+    return {
+        "label": t.label,
+        "url": t.url,
+        "model": model_file(t.clients[0].info),
+        "total_slots": t.clients[0].info.n_slots,
+        "metrics": not t.clients[0].counters_note,
+    }

@@ -34,6 +34,8 @@ _SAID_DEFAULT = re.compile(r"\s*\(default: ([^()]*)\)")  # a default in words: "
 def _cells(action: argparse.Action) -> tuple[str, str, str]:
     """A flag's cells: the flag (with its choices where short), its default, its meaning."""
     flag = f"`{action.option_strings[0]}`"
+    if isinstance(action, argparse.BooleanOptionalAction):  # a switch: its off flag beside it
+        flag += f", `{action.option_strings[-1]}`"
     if action.choices and len(",".join(map(str, action.choices))) <= LONG_CHOICES:
         flag = f"`{action.option_strings[0]} {'|'.join(map(str, action.choices))}`"
     o = OPTIONS.get(action.dest)

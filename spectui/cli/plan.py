@@ -24,6 +24,7 @@ from spectui.cli.phases import Phases
 from spectui.cli.progress import ConsoleReport
 from spectui.cli.setup_flags import add_setup_flags, levels_of, open_log, overrides_from
 from spectui.config.resolve import resolve
+from spectui.config.setup import Setup
 from spectui.errors import UserError
 from spectui.plan import acceptance, cache, concurrency_report, decodes, identity, memory_projection
 from spectui.plan.acceptance_sources import build_plan
@@ -134,18 +135,7 @@ def main(args) -> int:
     from spectui.llama.runtime import configure_logging
     from spectui.store import answers
 
-    overrides = overrides_from(args)
-    if "model_draft" in overrides and "spec_type" not in overrides:
-        overrides["spec_type"] = DRAFT_SIMPLE  # plan covers every type; this one keeps the draft
-    setup = resolve(args.preset, overrides)
-    if setup.server:
-        raise UserError("spectui plan measures models on this machine; give -m (and -md), not --server")
-    if args.depth is not None and not 1 <= args.depth < setup.ctx_size:
-        raise UserError(f"--depth must be at least 1 and below -c ({setup.ctx_size}), got {args.depth}")
-    depth = args.depth or min(DEPTH, setup.ctx_size // 2)
-    levels = levels_of(args.concurrency, "--concurrency", MAX_LEVEL, "busy slots") if args.concurrency else None
-    if levels is not None and len(levels) > MAX_LEVELS:
-        raise UserError(f"--concurrency takes at most {MAX_LEVELS} levels, got {len(levels)}")
+    overrides, setup, depth, levels = _plan_setup(args)
     err = Console(stderr=True, soft_wrap=True)
 
     def status(text: str) -> None:
@@ -160,12 +150,7 @@ def main(args) -> int:
     _check_context(setup, target)
     model_type = draft_fit.read_header(draft).draft_type if draft else None
     key = identity.key(setup, target, draft)
-    doc, why = (None, None) if args.remeasure else cache.load_cached(key, check_calibration)
-    if why:
-        status(f"note: {why}")
-    if doc is not None and doc.get("calibration_key") != identity.calibration_key(setup, PROMPTS):
-        doc = None
-        status("note: the cached calibration used other prompts or sampling: measuring again")
+    doc = None if args.remeasure else _cached(setup, key, status)
     if doc is None:
         cache.check_writable()
     phases.done("cache", None)
@@ -180,12 +165,7 @@ def main(args) -> int:
         doc["phases"] = phases.as_dict()
         path = cache.store(key, doc)
         phases.done("store", f"measured and cached in {path}")
-    c = Curve.from_dict(doc["curve"])
-    if unsteady := c.unsteady():
-        status(
-            f"note: the machine's speed varied while timing ({unsteady}): the predictions are that uncertain; "
-            "run `spectui plan --remeasure` on a quiet machine"
-        )
+    c = _curve(doc, status)
     cal = acceptance.Calibration.from_dict(doc["calibration"])
 
     saved = acceptance.saved(answers.answer_stats(), setup.model or "", setup.model_draft)
@@ -206,9 +186,55 @@ def main(args) -> int:
         extra = {"concurrency": conc.as_dict()} if conc else {}
         print(json.dumps({**plan.as_dict(), "memory": projected, "identity": key, **timed, **extra}, indent=1))
     else:
-        width = _width()
-        memory_w = min(width or 80, 80)  # its table's columns are sized to 80
-        lines = projection.render_lines(memory_w) if projection is not None else [f"memory: {no_projection}"]
-        for line in render(plan, lines, width) + (concurrency_report.render(conc) if conc else []):
-            print(line)
+        _print_plan(plan, projection, no_projection, conc)
     return 0
+
+
+def _plan_setup(args) -> tuple[dict, Setup, int, tuple[int, ...] | None]:
+    """The overrides, the setup, the depth and the --concurrency levels, each checked before any
+    model is read."""
+    overrides = overrides_from(args)
+    if "model_draft" in overrides and "spec_type" not in overrides:
+        overrides["spec_type"] = DRAFT_SIMPLE  # plan covers every type; this one keeps the draft
+    setup = resolve(args.preset, overrides)
+    if setup.server:
+        raise UserError("spectui plan measures models on this machine; give -m (and -md), not --server")
+    if args.depth is not None and not 1 <= args.depth < setup.ctx_size:
+        raise UserError(f"--depth must be at least 1 and below -c ({setup.ctx_size}), got {args.depth}")
+    depth = args.depth or min(DEPTH, setup.ctx_size // 2)
+    levels = levels_of(args.concurrency, "--concurrency", MAX_LEVEL, "busy slots") if args.concurrency else None
+    if levels is not None and len(levels) > MAX_LEVELS:
+        raise UserError(f"--concurrency takes at most {MAX_LEVELS} levels, got {len(levels)}")
+    return overrides, setup, depth, levels
+
+
+def _curve(doc: dict, status) -> Curve:
+    """The measured curve, and a note where the machine's speed varied while it was timed."""
+    c = Curve.from_dict(doc["curve"])
+    if unsteady := c.unsteady():
+        status(
+            f"note: the machine's speed varied while timing ({unsteady}): the predictions are that uncertain; "
+            "run `spectui plan --remeasure` on a quiet machine"
+        )
+    return c
+
+
+def _cached(setup: Setup, key: dict, status) -> dict | None:
+    """The cached measurement for this identity, None where there is none, it cannot be read
+    or its calibration answered other prompts or sampled otherwise (each said in a note)."""
+    doc, why = cache.load_cached(key, check_calibration)
+    if why:
+        status(f"note: {why}")
+    if doc is not None and doc.get("calibration_key") != identity.calibration_key(setup, PROMPTS):
+        status("note: the cached calibration used other prompts or sampling: measuring again")
+        return None
+    return doc
+
+
+def _print_plan(plan, projection, no_projection: str | None, conc) -> None:
+    """The plan as text, wrapped to the terminal (whole lines in a file or a pipe)."""
+    width = _width()
+    memory_w = min(width or 80, 80)  # its table's columns are sized to 80
+    lines = projection.render_lines(memory_w) if projection is not None else [f"memory: {no_projection}"]
+    for line in render(plan, lines, width) + (concurrency_report.render(conc) if conc else []):
+        print(line)

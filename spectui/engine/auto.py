@@ -184,6 +184,20 @@ class TimedCosts(Protocol):
     def t_draft(self, b: float, depth: float) -> float: ...
 
 
+class Observed(Protocol):
+    """A round as auto learns from it (engine/drafting.RoundDraft, passed whole): what was
+    drafted and accepted, the target's token after them, the n-gram candidate used or not, and
+    the n-gram lookup's and the draft cache's catch-up seconds."""
+
+    tokens: list[int]
+    n_acc: int
+    nxt: int
+    candidate: list[int]
+    t_lookup: float
+    t_sync: float
+    n_synced: int
+
+
 def auto_costs(curve: TimedCosts, depth: int = DEPTH) -> tuple[dict[int, float], float | None]:
     """What auto may start from (Controller.seed): the target's decode seconds by timed batch
     size, and the draft model's step (None without one)."""
@@ -305,21 +319,12 @@ class Controller:
         if n_tokens >= 32:
             self.prefill = _ema(self.prefill, seconds / n_tokens)
 
-    def observe(
-        self,
-        decision: Decision,
-        n_drafted: int,
-        n_accepted: int,
-        t_draft: float,
-        t_verify: float,
-        t_lookup: float,
-        ngram_candidate: list[int],
-        emitted: list[int],
-        t_sync: float = 0.0,
-        n_synced: int = 0,
-    ) -> None:
-        """One round: `t_draft` is the draft model's time including `t_sync`, the time
-        its cache took to catch up on `n_synced` tokens; `t_lookup` the n-gram lookup."""
+    def observe(self, decision: Decision, dr: Observed, t_round_draft: float, t_verify: float) -> None:
+        """One round (`dr`, which `decision` drafted): `t_round_draft` is its drafting time, the
+        n-gram lookup (dr.t_lookup) and the draft model's time including dr.t_sync, the time its
+        cache took to catch up on dr.n_synced tokens."""
+        n_drafted, n_accepted, t_lookup, t_sync = len(dr.tokens), dr.n_acc, dr.t_lookup, dr.t_sync
+        t_draft, ngram_candidate, emitted = t_round_draft - t_lookup, dr.candidate, dr.tokens[:n_accepted] + [dr.nxt]
         t_single = self.verify.get(1)
         b = n_drafted + 1
         self.verify[b] = _ema(self.verify.get(b), t_verify)
@@ -333,8 +338,8 @@ class Controller:
             self.probe_spent += t_draft + t_verify - (n_accepted + 1) * t_single
         if decision.source == DRAFT and n_drafted:
             self.draft_step = _ema(self.draft_step, (t_draft - t_sync) / n_drafted)
-            if n_synced:  # a catch-up timed apart (drafters/draft_model.py: SYNC_APART tokens or more)
-                self.draft_sync = _ema(self.draft_sync, t_sync / n_synced)
+            if dr.n_synced:  # a catch-up timed apart (drafters/draft_model.py: SYNC_APART tokens or more)
+                self.draft_sync = _ema(self.draft_sync, t_sync / dr.n_synced)
             self.sources[DRAFT].observe(n_drafted, n_accepted)
         if ngram_candidate:
             # Free counterfactual: how much of the n-gram candidate, used or not, matched what

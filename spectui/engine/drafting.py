@@ -207,18 +207,7 @@ class Drafters:
     ) -> tuple[bool, float]:
         """What auto's choice (`decision`, dr's) cost and gained this round, for its next choices;
         returns what the round's event reports of it (probe, catch-up seconds) for the bench."""
-        self._auto.observe(
-            decision,
-            len(dr.tokens),
-            dr.n_acc,
-            t_draft - dr.t_lookup,
-            t_verify,
-            dr.t_lookup,
-            dr.candidate,
-            dr.tokens[: dr.n_acc] + [dr.nxt],
-            dr.t_sync,
-            dr.n_synced,
-        )
+        self._auto.observe(decision, dr, t_draft, t_verify)
         return decision.probe, dr.t_sync
 
     def reset(self) -> None:

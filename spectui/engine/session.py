@@ -294,13 +294,7 @@ class Session:
             except ContextFull:
                 return StopReason.CONTEXT_FULL
             t_verify = time.perf_counter() - t_v
-            piece = self.target.piece if self.inspect else None
-            dr.judge(rows, fast, verify, self.keep_logits, self.sampling, st.rng, piece)
-            self._drafting.accept(dr)
-            probe, t_sync = False, 0.0  # auto's alone
-            if dr.decision is not None:
-                probe, t_sync = self._drafting.observe_auto(dr, dr.decision, t_draft, t_verify)
-            self._drop_rejected(len(seq), dr)
+            probe, t_sync = self._settle(st, dr, rows, fast, verify, (t_draft, t_verify))
 
             emitted: list[Token] = []
             stop = self._emit(st, dr, limits, emitted)
@@ -331,6 +325,17 @@ class Session:
             if stop is not None:
                 return stop
 
+    def _settle(self, st: _Turn, dr: RoundDraft, rows, fast: bool, verify: str, times: tuple[float, float]):
+        """What the target's rows make of the draft: judged, told to the drafters and auto, its
+        rejected tail dropped from the target's cache; returns auto's (probe, catch-up seconds)."""
+        piece = self.target.piece if self.inspect else None
+        dr.judge(rows, fast, verify, self.keep_logits, self.sampling, st.rng, piece)
+        self._drafting.accept(dr)
+        auto = self._drafting.observe_auto(dr, dr.decision, *times) if dr.decision is not None else (False, 0.0)
+        if dr.n_acc < len(dr.tokens):  # the target's cache holds id_last and the whole draft
+            self.ctx.truncate(len(st.seq) + dr.n_acc)
+        return auto
+
     def _verify(
         self, id_last: int, draft: list[int], fast: bool, greedy: bool
     ) -> Sequence[int] | Sequence[smp.Dist] | Sequence[np.ndarray] | np.ndarray:
@@ -349,11 +354,6 @@ class Session:
             return self.ctx.decode_each(batch, want, np.copy if len(batch) > self.ctx.n_batch else _view, lazy=True)
         # each row's distribution (the row read in place, or its top k from the backend), lazily
         return self.ctx.decode_dists(batch, want, self.sampling)
-
-    def _drop_rejected(self, n_seq: int, dr: RoundDraft) -> None:
-        """The target's cache holds id_last and the whole draft: drop the rejected tail."""
-        if dr.n_acc < len(dr.tokens):
-            self.ctx.truncate(n_seq + dr.n_acc)
 
     def _emit(self, st: _Turn, dr: RoundDraft, limits: GenerationLimits, emitted: list[Token]) -> StopReason | None:
         """The accepted tokens, then the target's own, detokenised into `emitted` and added to the

@@ -21,7 +21,6 @@ from spectui.llama import runtime
 from spectui.llama import sampling as smp
 from spectui.llama.context_params import ContextParams, check_params, llama_params
 from spectui.llama.model import Model
-from spectui.words import plural
 
 T = TypeVar("T")
 R = TypeVar("R")  # a row as LazyRows reads it
@@ -80,6 +79,21 @@ class LazyRows(Sequence[T], Generic[R, T]):
         return self._taken[i]
 
 
+def _on_backend(model: Model, backend_sampling: str) -> bool:
+    """Whether greedy's argmax and top-k run in llama.cpp's graph (-bs), said in the log. On a GPU
+    that saves copying each row of the vocabulary to the host; on a CPU ggml's one-thread argmax
+    and partial sort are no faster than numpy, so the rows stay in numpy there. auto stays off on
+    a Vulkan device too: llama.cpp's sampled decodes there read freed memory after some sequences
+    of decodes (docs/gpu.md)."""
+    on = backend_sampling == "on" or (backend_sampling == "auto" and model.output_on_gpu and not model.on_vulkan)
+    runtime.note(
+        f"{model.path.name}: greedy's argmax and top-k {'on the backend' if on else 'in numpy'} "
+        f"(-bs {backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)}"
+        f"{', on Vulkan' * (model.output_on_gpu and model.on_vulkan)})"
+    )
+    return on
+
+
 class Context:
     """A llama.cpp context whose KV cache mirrors `self.tokens` (position i holds tokens[i]).
 
@@ -112,26 +126,8 @@ class Context:
             raise UserError(f"cannot create a context of {params.n_ctx} tokens for {model.path.name}: {why}")
         self.n_ctx = llama_cpp.llama_n_ctx(self.ptr)
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
-        omp = runtime.openmp_settings()
-        waiting = ", ".join(f"{k}={omp[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if omp[k] is not None)
-        runtime.note(
-            f"{model.path.name}: {plural(cp.n_threads, 'thread')} "
-            f"({'-t' if params.n_threads else 'default: the physical cores'}), "
-            f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})"
-        )
-        # On a GPU the argmax or top-k in the graph saves copying each row of the vocabulary to the
-        # host; on a CPU ggml's one-thread argmax and partial sort are no faster than numpy, so the
-        # rows stay in numpy there. auto stays off on a Vulkan device too: llama.cpp's sampled
-        # decodes there read freed memory after some sequences of decodes (docs/gpu.md).
-        self.sample_on_backend = params.backend_sampling == "on" or (
-            params.backend_sampling == "auto" and model.output_on_gpu and not model.on_vulkan
-        )
-        where = "on the backend" if self.sample_on_backend else "in numpy"
-        runtime.note(
-            f"{model.path.name}: greedy's argmax and top-k {where} "
-            f"(-bs {params.backend_sampling}{', the output layer is on the CPU' * (not model.output_on_gpu)}"
-            f"{', on Vulkan' * (model.output_on_gpu and model.on_vulkan)})"
-        )
+        runtime.note_threads(model.path.name, cp.n_threads, bool(params.n_threads))
+        self.sample_on_backend = _on_backend(model, params.backend_sampling)
         self.n_vocab = model.n_vocab
         self.n_ubatch = llama_cpp.llama_n_ubatch(self.ptr)
         self.tokens: list[int] = []

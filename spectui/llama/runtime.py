@@ -14,6 +14,8 @@ from typing import TextIO
 
 import llama_cpp  # noqa: E402  (after the stdlib: its import prints nothing by itself)
 
+from spectui.words import plural
+
 _recent_errors: deque[str] = deque(maxlen=8)
 _log_sink: TextIO | None = None
 
@@ -65,6 +67,16 @@ def note(text: str) -> None:
     """A line of spectui's own in llama.cpp's log (shown by --verbose or a log file)."""
     if _log_sink is not None:
         _log_sink.write(f"spectui: {text}\n")
+
+
+def note_threads(name: str, n_threads: int, given: bool) -> None:
+    """The log's line of a context's threads (`given`: by -t) and the OpenMP waiting they run with."""
+    omp = openmp_settings()
+    waiting = ", ".join(f"{k}={omp[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT") if omp[k] is not None)
+    note(
+        f"{name}: {plural(n_threads, 'thread')} ({'-t' if given else 'default: the physical cores'}), "
+        f"{waiting or 'OpenMP defaults'} (chosen by {omp['chosen_by']})"
+    )
 
 
 def usable_cores() -> int:

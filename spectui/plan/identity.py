@@ -60,17 +60,17 @@ def key(setup, target: Path, draft: Path | None) -> dict:
 
 
 def calibration_key(setup, prompts: list[str]) -> dict:
-    """What a calibration depends on besides the curve's identity: its prompts and sampling. One
-    that answered other prompts or sampled otherwise is measured again (`spectui plan`) and read
-    as none (the chat's card)."""
+    """What a calibration depends on besides the curve's identity: its prompts, its sampling and
+    the settings whose records are marked calibration. One that answered other prompts or sampled
+    otherwise is measured again (`spectui plan`) and read as none (the chat's card)."""
     from dataclasses import astuple
 
+    from spectui.config.setup import OPTIONS
     from spectui.plan.acceptance import CALIBRATION_TOKENS, sampling_for_calibration
 
     return {
         "prompts": prompts,
-        "system": setup.system,
         "tokens": CALIBRATION_TOKENS,
         "sampling": list(astuple(sampling_for_calibration(setup.sampling()))),
-        "draft": [setup.spec.verify, setup.spec.draft_sampling, setup.spec.draft_p_min, setup.spec.draft_n_min],
+        "settings": {o.name: setup.value(o.name) for o in OPTIONS.values() if o.calibration},
     }

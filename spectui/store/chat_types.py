@@ -13,10 +13,10 @@ import secrets
 import time
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, dataclass_transform
+from typing import TYPE_CHECKING, Any, dataclass_transform
 
 from spectui.config.paths import write_atomic
-from spectui.config.setup import PER_ANSWER
+from spectui.config.setup import PER_ANSWER, PER_ANSWER_SPEC
 from spectui.spec_config import SpecConfig, config_label, uses_n_max
 
 TITLE_CHARS = 60
@@ -24,15 +24,19 @@ ROLES = ("system", "user", "assistant")
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 
+# every setting an answer keeps, as its field: the speculation's (by SpecConfig's names), then the sampling
+KEPT = PER_ANSWER_SPEC + PER_ANSWER
+
+
 @dataclass_transform(frozen_default=True)
 def _with_per_answer(cls):
-    """`cls` as a frozen dataclass with a field per PER_ANSWER option (None: not known) before
-    its last field: the sampling each answer keeps, a column of the stored answers each, which
-    a migration adds (store/migrations.py)."""
-    *head, last = cls.__annotations__.items()
-    sampling = {o.name: f"{o.type.__name__} | None" for o in PER_ANSWER}
-    cls.__annotations__ = dict(head) | sampling | dict([last])
-    for name in sampling:
+    """`cls` as a frozen dataclass with a field per KEPT record (None: not known) between its
+    first field and its last: each a column of the stored answers, which a migration adds
+    (store/migrations.py)."""
+    first, *_, last = cls.__annotations__.items()
+    kept = {o.name: f"{o.type.__name__} | None" for o in KEPT}
+    cls.__annotations__ = dict([first]) | kept | dict([last])
+    for name in kept:
         setattr(cls, name, None)
     return dataclass(frozen=True)(cls)
 
@@ -41,19 +45,24 @@ def _with_per_answer(cls):
 class AnswerConfig:
     """What an answer was generated with, as data: the plan selects answers by it, and its
     label is made from it where it is shown. None: not known (an answer stored before these
-    were kept has its spec types and n-max only). The sampling's fields come from PER_ANSWER."""
+    were kept has its spec types and n-max only). Its settings' fields come from the records
+    (KEPT); the spec types and their switches are the answer's own history."""
 
     spec_types: tuple[str, ...]  # llama.cpp's --spec-type, in priority order
-    draft_n_max: int | None = None
-    verify: str | None = None  # --spec-verify
     # The speculation switched during the answer: (spec types, n-max) in force from then on.
     spec_changes: tuple[tuple[tuple[str, ...], int | None], ...] = ()
+
+    if TYPE_CHECKING:  # the KEPT fields are made at import, from records the checker cannot read
+
+        def __init__(self, spec_types: tuple[str, ...], *kept: Any, **named: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
 
     @classmethod
     def of(cls, spec: SpecConfig, sampling: dict[str, Any] | None = None) -> AnswerConfig:
         """An answer's configuration as it starts; its sampling (Setup.per_answer()) where the
         caller knows it."""
-        return cls(spec.types, spec.draft_n_max, spec.verify, **(sampling or {}))
+        return cls(spec.types, **{o.name: getattr(spec, o.name) for o in PER_ANSWER_SPEC}, **(sampling or {}))
 
     def switched(self, types: tuple[str, ...], n_max: int) -> AnswerConfig:
         """This one with the speculation a round ran with, appended when it changed."""
@@ -79,16 +88,23 @@ class AnswerConfig:
         if not isinstance(changes, list) or not all(isinstance(c, list) and len(c) == 2 for c in changes):
             raise ValueError(f"spec changes must be [types, n-max] pairs, got {changes!r}")
         known = {f.name: d.get(f.name) for f in fields(cls) if f.name not in ("spec_types", "spec_changes")}
-        for name, value in known.items():
-            kind = KINDS[name]
-            want = (int, float) if kind is float else (kind,)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, want)):
-                raise ValueError(f"{name} must be a {want[-1].__name__}, got {value!r}")
+        known = {name: _known(name, value) for name, value in known.items()}
         steps = tuple((_types(t), _n_max(n)) for t, n in changes)
         return cls(types, **known, spec_changes=steps)
 
 
-KINDS = {"draft_n_max": int, "verify": str} | {o.name: o.type for o in PER_ANSWER}  # each field's values
+KINDS = {o.name: o.type for o in KEPT}  # each field's values
+
+
+def _known(name: str, value):
+    """A kept field's stored value as its kind (a switch's 0 or 1 column as a bool), or a ValueError."""
+    kind = KINDS[name]
+    if kind is bool and type(value) is int and value in (0, 1):
+        return bool(value)
+    want = (int, float) if kind is float else (kind,)
+    if value is not None and (isinstance(value, bool) != (kind is bool) or not isinstance(value, want)):
+        raise ValueError(f"{name} must be a {want[-1].__name__}, got {value!r}")
+    return value
 
 
 def _plain(value):

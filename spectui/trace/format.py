@@ -13,7 +13,7 @@ import json
 import math
 import time
 import types
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Union, get_args, get_origin, get_type_hints
@@ -288,9 +288,8 @@ def _check_header(path: Path, d: dict) -> None:
         )
 
 
-def read(path: Path) -> Trace:
-    """The whole trace, checked line by line; a UserError names the first bad line."""
-    path = Path(path)
+def _lines(path: Path) -> tuple[list[str], bool]:
+    """The trace's lines, and whether its last one ended (one that did not was cut off)."""
     raw = read_bytes(path, "trace", DATA_BYTES)
     if not raw.strip():
         raise UserError(f"{path} is empty: not a spectui trace")
@@ -299,9 +298,28 @@ def read(path: Path) -> Trace:
     except UnicodeDecodeError as e:
         bad_line = raw[: e.start].count(b"\n") + 1
         raise _fail(path, bad_line, "not UTF-8 text: the trace is damaged") from e
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
+    return text.removesuffix("\n").split("\n"), text.endswith("\n")
+
+
+def _event(path: Path, n: int, d: dict):
+    """Line `n`'s event record as its event, its configuration checked as any SpecConfig."""
+    try:
+        event = event_from_record(d)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _fail(path, n, f"a malformed {d['kind']} record ({type(e).__name__}: {e})") from e
+    config = event.config if isinstance(event, (ConfigChange, TurnStart)) else None
+    if config is not None:
+        try:
+            SpecConfig.from_dict(config)
+        except (UserError, TypeError, ValueError) as e:
+            raise _fail(path, n, f"a {d['kind']} record with a bad configuration: {e}") from e
+    return event
+
+
+def read(path: Path) -> Trace:
+    """The whole trace, checked line by line; a UserError names the first bad line."""
+    path = Path(path)
+    lines, whole = _lines(path)
     trace: Trace | None = None
     turn: TraceTurn | None = None
     turn_line = 0
@@ -309,7 +327,7 @@ def read(path: Path) -> Trace:
         try:
             d = loads_json(line)
         except json.JSONDecodeError as e:
-            cut = n == len(lines) and not text.endswith("\n")
+            cut = n == len(lines) and not whole
             if n == 1:
                 raise _fail(path, n, f"not a spectui trace (its first line is not JSON: {e.msg})") from e
             raise _fail(path, n, "cut off: the trace is truncated" if cut else f"not JSON ({e.msg})") from e
@@ -335,16 +353,7 @@ def read(path: Path) -> Trace:
             raise _fail(path, n, f"unknown record kind {kind!r}")
         if turn is None:
             raise _fail(path, n, f"a {kind} record outside a turn (no 'turn' record before it)")
-        try:
-            event = event_from_record(d)
-        except (KeyError, TypeError, ValueError) as e:
-            raise _fail(path, n, f"a malformed {kind} record ({type(e).__name__}: {e})") from e
-        config = event.config if isinstance(event, (ConfigChange, TurnStart)) else None
-        if config is not None:
-            try:
-                SpecConfig.from_dict(config)
-            except (UserError, TypeError, ValueError) as e:
-                raise _fail(path, n, f"a {kind} record with a bad configuration: {e}") from e
+        event = _event(path, n, d)
         if isinstance(event, ConfigChange):
             turn.changes.append(event)
             continue
@@ -359,39 +368,3 @@ def read(path: Path) -> Trace:
     if turn is not None:
         raise _fail(path, turn_line, "this turn has no end (TurnEnd): the trace is truncated")
     return trace
-
-
-# --- token text ----------------------------------------------------------------------
-
-
-def missing_text(trace: Trace) -> bool:
-    """A trace can carry token ids without their text (written by another tool, or
-    stripped for sharing); replaying it then needs the model's vocabulary."""
-    for turn in trace.turns:
-        for e in turn.events:
-            if isinstance(e, Round) and (e.rejected_text is None or any(t.piece is None for t in e.tokens)):
-                return True
-            if isinstance(e, TurnEnd) and e.text is None:
-                return True
-    return False
-
-
-def fill_text(trace: Trace, detokenizer) -> None:
-    """Rebuild the missing token text from the ids as the engine made it: `detokenizer`
-    makes a fresh llama.detokenizer.Detokenizer (one per turn). Text that is present is kept."""
-    for turn in trace.turns:
-        detok = detokenizer()
-        out: list[Event] = []
-        text: list[str] = []
-        for e in turn.events:
-            if isinstance(e, Round):
-                accepted = [detok.feed(t.id) for t in e.tokens[: e.n_accepted]]
-                rejected = detok.peek(e.rejected) if e.rejected else ""
-                pieces = accepted + [detok.feed(t.id) for t in e.tokens[e.n_accepted :]]
-                tokens = tuple(t if t.piece is not None else replace(t, piece=p) for t, p in zip(e.tokens, pieces))
-                text += [t.piece for t in tokens]
-                e = replace(e, tokens=tokens, rejected_text=rejected if e.rejected_text is None else e.rejected_text)
-            elif isinstance(e, TurnEnd) and e.text is None:
-                e = replace(e, text="".join(text) + detok.flush())
-            out.append(e)
-        turn.events = out

@@ -14,6 +14,7 @@ from spectui.engine.auto import (
     Decision,
     decide,
 )
+from spectui.engine.drafting import RoundDraft
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B
 # draft step costs 43% of a 1.5B target step.
@@ -86,18 +87,8 @@ def _round(c: Controller, accept_draft: int = 2, behind: int = 0, sync: float = 
     d = c.choose(ngram_len=0, has_draft=True, n_max=4, draft_behind=lambda: behind)
     n = d.k if d.source else 0
     synced = behind if d.source == DRAFT else 0
-    c.observe(
-        d,
-        n,
-        min(n, accept_draft),
-        t_draft=0.028 * n + sync * synced,
-        t_verify=CPU.t_verify(n + 1),
-        t_lookup=0.0,
-        ngram_candidate=[],
-        emitted=[1] * (min(n, accept_draft) + 1),
-        t_sync=sync * synced,
-        n_synced=synced,
-    )
+    dr = RoundDraft(tokens=[1] * n, n_acc=min(n, accept_draft), nxt=1, t_sync=sync * synced, n_synced=synced)
+    c.observe(d, dr, 0.028 * n + sync * synced, CPU.t_verify(n + 1))
     return d
 
 
@@ -184,7 +175,7 @@ def test_other_load_scales_every_cost_alike():
     before = c.choose(0, True, 4)
     assert before.source is None  # that does not pay on this CPU
     for _ in range(30):  # the machine gets busy: single steps take 1.5x as long
-        c.observe(before, 0, 0, 0.0, 1.5 * CPU.verify[1], 0.0, ngram_candidate=[], emitted=[1])
+        c.observe(before, RoundDraft(nxt=1), 0.0, 1.5 * CPU.verify[1])
     assert c.verify[1] == pytest.approx(1.5 * CPU.verify[1], rel=0.01)
     # batches and the draft model slowed alike, though not measured since
     assert c.verify[4] / c.verify[1] == pytest.approx(CPU.verify[4] / CPU.verify[1])
@@ -199,7 +190,7 @@ def test_a_new_text_keeps_costs_and_the_pair_but_ngram_acceptance_only_as_a_prio
         _round(c, accept_draft=0)
     no_draft = decide(c.costs(), {NGRAM: flat(0.5), DRAFT: flat(0.5)}, 0, False, 4)
     for _ in range(30):  # a text where every n-gram candidate was right
-        c.observe(no_draft, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[5, 6, 7], emitted=[5])
+        c.observe(no_draft, RoundDraft(candidate=[5, 6, 7], nxt=5), 0.0, 0.066)
     costs, draft_accept = c.costs(), c.sources[DRAFT].estimates(2)
     ngram_accept = c.sources[NGRAM].estimates(1)[0]
     assert draft_accept[0] < 0.5 and ngram_accept > 0.9 and c.elapsed > 0
@@ -212,7 +203,7 @@ def test_a_new_text_keeps_costs_and_the_pair_but_ngram_acceptance_only_as_a_prio
     assert (d.source, d.k) == (NGRAM, 3)
     # but as a prior worth two observations: two misses in the new text outweigh it
     for _ in range(2):
-        c.observe(no_draft, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[5, 6, 7], emitted=[9])
+        c.observe(no_draft, RoundDraft(candidate=[5, 6, 7], nxt=9), 0.0, 0.066)
     assert c.sources[NGRAM].estimates(1)[0] < 0.5
 
 
@@ -222,7 +213,7 @@ def test_unused_ngram_candidates_still_teach_acceptance():
     before = c.sources[NGRAM].estimates(3)
     none = decide(c.costs(), {NGRAM: flat(0.0), DRAFT: flat(0.0)}, 0, False, 4)
     for _ in range(20):  # the target kept producing exactly what the n-gram proposed
-        c.observe(none, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[5, 6, 7], emitted=[5])
+        c.observe(none, RoundDraft(candidate=[5, 6, 7], nxt=5), 0.0, 0.066)
     after = c.sources[NGRAM].estimates(3)
     assert after[0] > 0.9 > before[0]
     # position 2 was never observed: until it is, it is taken to be like position 1
@@ -234,7 +225,7 @@ def test_a_used_ngram_draft_is_scored_one_position_past_its_length():
     c.verify = {1: 0.066, 2: 0.09}
     use_one = Decision(NGRAM, 1, 1.2, "expected 1.20x")
     for _ in range(10):  # k=1 drafted and accepted; the target's next token was the candidate's 2nd
-        c.observe(use_one, 1, 1, 0.0, 0.09, 0.0, ngram_candidate=[5, 6, 7], emitted=[5, 6])
+        c.observe(use_one, RoundDraft(tokens=[5], n_acc=1, nxt=6, candidate=[5, 6, 7]), 0.0, 0.09)
     assert [len(o) for o in c.sources[NGRAM].obs] == [10, 10]  # position 3: unknown
     assert c.sources[NGRAM].estimates(2)[1] > 0.9
 

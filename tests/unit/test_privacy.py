@@ -68,7 +68,7 @@ def test_open_private_truncates_an_existing_file(tmp_path):
 def test_the_folders_spectui_creates_are_0700(tmp_path, monkeypatch):
     """The data dir and its traces folder (recording every chat), the crash log's folder, a
     bench --trace folder and the folders an export creates: a umask of 0 would leave them 0777."""
-    from spectui.cli.bench import _trace_dir
+    from spectui.cli.bench_traces import folder as trace_folder
 
     trace = read(TRACE)
     append_turn(paths.traces_dir() / "chat.jsonl", trace.header, trace.turns[0])
@@ -77,7 +77,7 @@ def test_the_folders_spectui_creates_are_0700(tmp_path, monkeypatch):
     monkeypatch.setattr(App, "_handle_exception", lambda self, error: None)
     ThemedApp()._handle_exception(RuntimeError("boom"))
     assert mode(tmp_path / "other") == 0o700
-    assert mode(_trace_dir(str(tmp_path / "bench" / "traces"))) == 0o700 and mode(tmp_path / "bench") == 0o700
+    assert mode(trace_folder(str(tmp_path / "bench" / "traces"))) == 0o700 and mode(tmp_path / "bench") == 0o700
     paths.write_atomic(tmp_path / "exports" / "chat.md", "text")
     assert mode(tmp_path / "exports") == 0o700
 

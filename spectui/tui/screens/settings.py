@@ -18,13 +18,14 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
 from spectui.chat.switcher import SetupSwitcher
 from spectui.config import describe
 from spectui.config.setup import OPTIONS, Setup
 from spectui.errors import UserError
 from spectui.options import CHOICE, TEXT, number
+from spectui.options import shown as flag_words
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Field:
     """A field of the form, from its option's record (spectui/options.py)."""
 
     name: str  # the Setup option
-    kind: type  # int, float or str
+    kind: type  # int, float, str or bool (a switch)
     about: str
     blank: bool = False  # an empty value means None (no seed, no system prompt)
     choices: tuple[str, ...] = ()
@@ -48,7 +49,8 @@ class Field:
 FIELDS = tuple(
     Field(o.name, o.type, o.hint, o.optional, o.choices if o.form == CHOICE else (), o.form_unset)
     for o in sorted(
-        (o for o in OPTIONS.values() if o.form), key=lambda o: (o.form == TEXT, o.group != "sampling", not o.per_answer)
+        (o for o in OPTIONS.values() if o.form),
+        key=lambda o: (o.form == TEXT, o.group != "sampling", o.reaches != "sampler"),
     )
 )
 BY_NAME = {f.name: f for f in FIELDS}
@@ -63,6 +65,8 @@ def parse(field: Field, text: str):
         return None
     if field.kind is str:
         return text
+    if field.kind is bool:  # a switch's value, as the form reads it
+        return text == flag_words(True)
     return number(field.kind, text, OPTIONS[field.name].flag)  # named as the checks name it
 
 
@@ -75,7 +79,7 @@ def checked(current: Setup, texts: dict[str, str]) -> dict:
 
 
 def shown(field: Field, value) -> str:
-    return field.unset if value is None else str(value)
+    return field.unset if value is None else flag_words(value) if field.kind is bool else str(value)
 
 
 class SettingsScreen(ModalScreen[dict | None]):
@@ -112,7 +116,7 @@ class SettingsScreen(ModalScreen[dict | None]):
     #fields .about.-unused {
         color: $warning;
     }
-    #fields Input, #fields Select {
+    #fields Input, #fields Select, #fields Switch {
         width: 16;
     }
     #system {
@@ -154,7 +158,9 @@ class SettingsScreen(ModalScreen[dict | None]):
                 for f in FIELDS[:-1]:
                     yield Label(f.label)
                     value, unused = self.current.value(f.name), describe.unused(f.name, self.current.spec)
-                    if f.choices:
+                    if f.kind is bool:
+                        yield Switch(bool(value), id=f.name, disabled=unused is not None)
+                    elif f.choices:
                         yield Select(
                             [(c, c) for c in f.choices], value=value, allow_blank=False, id=f.name, compact=True
                         )
@@ -178,7 +184,12 @@ class SettingsScreen(ModalScreen[dict | None]):
         texts = {}
         for f in FIELDS:
             widget = self.query_one(f"#{f.name}")
-            texts[f.name] = widget.text if isinstance(widget, TextArea) else str(cast("Input | Select", widget).value)
+            if isinstance(widget, TextArea):
+                texts[f.name] = widget.text
+            elif isinstance(widget, Switch):
+                texts[f.name] = flag_words(widget.value)
+            else:
+                texts[f.name] = str(cast("Input | Select", widget).value)
         return checked(self.current, texts)
 
     def action_apply(self) -> None:

@@ -40,6 +40,13 @@ from spectui.words import plural
 MAX_POSITIONS = 8  # per-position bars shown; longer drafts are summarised in one line
 
 
+def _n_max_words(spec) -> str:
+    """The draft n-max as the panel says it: the number, or why none bounds the drafts."""
+    if spec.uses_n_max:
+        return str(spec.draft_n_max)
+    return "- (no drafting)" if spec.types == (BASELINE,) else "- (n-gram sizes)"
+
+
 def render(state: PanelState) -> Content:
     spec, events, w = state.spec, state.events, state.width
     rounds = stats.rounds_of(events)
@@ -48,14 +55,7 @@ def render(state: PanelState) -> Content:
     lines: list[Content] = [
         section("Speculation"),
         row("spec type", Content.styled(spec.label, "bold")),
-        row(
-            "draft n-max",
-            str(spec.draft_n_max)
-            if spec.uses_n_max
-            else "- (no drafting)"
-            if spec.types == (BASELINE,)
-            else "- (n-gram sizes)",
-        ),
+        row("draft n-max", _n_max_words(spec)),
         row("verify", state.verify),
         Content(""),
     ]
