@@ -1,6 +1,5 @@
 """Transcript widgets: a user message, and an assistant answer that shows either the
-speculation overlay or Markdown: a saved answer from its history message, a streaming one
-from what each update carries (`grow`)."""
+speculation overlay or Markdown, from its history message or, streaming, what its updates carry."""
 
 from __future__ import annotations
 
@@ -123,9 +122,8 @@ class AnswerChunk(Widget):
 
 
 class AssistantMessage(Vertical):
-    """One answer. While it streams, its screen hands it what each batch of events added
-    (`grow`) a few dozen times a second at most: the overlay redraws its last chunk, Markdown
-    gets the new text. The history message (the live turn's) is read when it ends."""
+    """One answer. While it streams, it is handed what each batch added (`grow`) a few dozen times
+    a second at most: the overlay redraws its last chunk, Markdown gets the new text."""
 
     DEFAULT_CSS = """
     AssistantMessage {
@@ -164,9 +162,7 @@ class AssistantMessage(Vertical):
         super().__init__(classes="message assistant")
         self.message = message
         self.segments, self.text = list(message.segments), message.content  # what this widget shows
-        self.overlay = overlay
-        self.show_rejected = show_rejected
-        self.streaming = streaming
+        self.overlay, self.show_rejected, self.streaming = overlay, show_rejected, streaming
         self._chunks = Vertical(classes="answer")
         self._markdown = Markdown(classes="answer")
         self._meta = Static(classes="meta")
@@ -175,9 +171,7 @@ class AssistantMessage(Vertical):
         self._frozen = 0  # characters of the segments in chunks before the last one
 
     def compose(self) -> ComposeResult:
-        yield self._chunks
-        yield self._markdown
-        yield self._meta
+        yield from (self._chunks, self._markdown, self._meta)
 
     async def on_mount(self) -> None:
         await self.set_view(self.overlay, self.show_rejected)
@@ -249,26 +243,22 @@ class AssistantMessage(Vertical):
         scroll.scroll_to_region(Region(0, y, 1, 1), animate=False, immediate=True)
 
     async def grow(self, growth: Growth) -> None:
-        """Append what a batch of the answer's events added, and draw it."""
+        """Append what a batch of the answer's events added (its update carries it), and draw it."""
         add_segments(self.segments, growth.segments)
         self.text += growth.text
-        await self._draw_new()
-
-    async def _draw_new(self) -> None:
         if self.overlay:
             await self._draw_overlay()
-            return
-        if len(self.text) > self._md_len:
+        elif len(self.text) > self._md_len:
             if self._md_stream is None:
                 self._md_stream = Markdown.get_stream(self._markdown)
             await self._md_stream.write(self.text[self._md_len :])
             self._md_len = len(self.text)
 
     async def finish(self) -> None:
-        """The turn ended: the final answer as its history message holds it, and the stats line."""
+        """The turn ended: the engine's final text, as its history message holds it, and the stats line."""
         self.streaming = False
-        self.segments, self.text = list(self.message.segments), self.message.content
-        await self._draw_new()
+        self.text = self.message.content
+        await self.grow(Growth())
         for chunk in self._chunks.query_children(AnswerChunk):
             chunk.settle()
         await self._stop_stream()
