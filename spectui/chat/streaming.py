@@ -37,10 +37,10 @@ class TurnJob:
 
 
 def start_turn(job: TurnJob, deliver: Callable[[list[Event]], object], fail: Callable[[str], object]) -> Future:
-    """Run one turn on the llama thread; nothing waits for it (the chat hears its end in its
-    events). `deliver` gets the events in batches; `fail` the error when the engine raises.
-    `stop` ends the turn between rounds, even when set before the engine started (the engine
-    clears its own flag on start)."""
+    """Run one turn on the llama thread; no worker waits for it (the chat hears its end in its
+    events; the chat screen waits only when it closes). `deliver` gets the events in batches;
+    `fail` the error when the engine raises. `stop` ends the turn between rounds, even when set
+    before the engine started (the engine clears its own flag on start)."""
     return llama_thread.submit(_stream, job, deliver, fail)
 
 

@@ -4,7 +4,9 @@ llama thread, whose events come back as messages for the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from typing import cast
@@ -51,6 +53,7 @@ class ChatScreen(InspectsChat):
         self.controller, self.settings = controller, settings
         self.conversation, self.switcher = controller.conversation, controller.switcher  # the parts the keys reach
         self._answer: AssistantMessage | None = None
+        self._turn: Future | None = None  # the last turn on the llama thread
         self._last_panel = self._last_interrupt = 0.0
         self._shown = False  # composed and mounted (updates posted before then wait in the queue)
 
@@ -111,7 +114,7 @@ class ChatScreen(InspectsChat):
                     await (self._answer.remove() if removed else self._answer.finish())
             case up.Generate(job=job):
                 post = self.post_message
-                start_turn(job, lambda events: post(TurnEvents(events)), lambda error: post(TurnFailed(error)))
+                self._turn = start_turn(job, lambda e: post(TurnEvents(e)), lambda error: post(TurnFailed(error)))
             case up.StatusLine():
                 status, spans = self.query_one("#status", Static), status_spans(update)
                 status.update(Content.assemble(*spans))
@@ -137,6 +140,13 @@ class ChatScreen(InspectsChat):
             case _:
                 return False
         return True
+
+    async def on_unmount(self) -> None:
+        """The app is closing: a streaming answer stops after its round, and the app ends once
+        it has (the models are freed only after the llama thread is done with them)."""
+        if self._turn is not None and not self._turn.done():
+            self.conversation.stop()
+            await asyncio.wrap_future(self._turn)
 
     def on_turn_events(self, msg: TurnEvents) -> None:
         self.conversation.add_events(msg.events)
