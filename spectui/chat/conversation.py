@@ -173,16 +173,16 @@ class Conversation:
             return
         if not events:
             return
-        growth = Growth()
+        grown = []
         for event in events:
-            growth = growth.then(turn.add(event))
+            grown.append(turn.add(event))
             if isinstance(event, TurnStart) and event.n_left_out:
                 self._say_cut(event)
             if isinstance(event, TurnStart) and event.n_prompt_decoded >= READ_SAID:
                 s.emit(StatusLine("generating", f"reading {plural(event.n_prompt_decoded, 'token')} of the chat first"))
             elif isinstance(event, PromptDone) and _read_long(turn):
                 s.emit(GENERATING)  # read: the tokens come now
-        s.emit(AnswerUpdated(growth, started=isinstance(events[0], TurnStart)))
+        s.emit(AnswerUpdated(Growth.joined(grown), started=isinstance(events[0], TurnStart)))
         if not turn.running:
             self._ended()
             self._finish_turn(turn)

@@ -32,8 +32,10 @@ class Growth:
     segments: tuple[tuple[str, str], ...] = ()
     text: str = ""
 
-    def then(self, later: Growth) -> Growth:
-        return Growth(self.segments + later.segments, self.text + later.text)
+    @classmethod
+    def joined(cls, grown: list[Growth]) -> Growth:
+        """Several growths, in order, as one."""
+        return cls(tuple(s for g in grown for s in g.segments), "".join(g.text for g in grown))
 
 
 class LiveTurn:
@@ -64,8 +66,7 @@ class LiveTurn:
 
     def extend(self, events: list[Event]) -> Growth:
         """Add a batch of events; what they added, in order."""
-        grown = [self.add(event) for event in events]
-        return Growth(tuple(s for g in grown for s in g.segments), "".join(g.text for g in grown))
+        return Growth.joined([self.add(event) for event in events])
 
     def add(self, event: Event) -> Growth:
         """The one place the stored answer changes; what the event added to it."""
