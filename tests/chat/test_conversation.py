@@ -68,7 +68,7 @@ def test_the_answers_updates_carry_its_text_and_colours(setup):
 
 
 def test_the_engines_thread_path_delivers_the_same_answer(setup):
-    """The worker's own path (stream_turn on the llama thread, events in batches)."""
+    """The chat screen's path (start_turn on the llama thread, events in batches), waited for here."""
     controller, screen = make(setup)
     conversation = controller.conversation
     conversation.submit("hi")
