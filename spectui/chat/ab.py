@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spectui.chat.streaming import TurnJob, stream_turn
-from spectui.chat.turn import LiveTurn
+from spectui.chat.turn import Growth, LiveTurn
 from spectui.config.paths import traces_dir
 from spectui.engine.ab import BASELINE, NAMES, Verdict, compare
 from spectui.engine.events import Event
@@ -92,12 +92,11 @@ class ABRun:
         turn = self.turns[side] = LiveTurn(spec)
         return turn
 
-    def add(self, events: list[Event]) -> None:
-        """Events of the side running now (its `side_started` came first)."""
+    def add(self, events: list[Event]) -> Growth:
+        """Events of the side running now (its `side_started` came first); what they added."""
         turn = self.turns[self.side]
         assert turn is not None, "events before their side started"
-        for event in events:
-            turn.add(event)
+        return turn.extend(events)
 
     def ended(self) -> Verdict | str:
         """The verdict of a run where both sides finished (with this pair's speedups so far),

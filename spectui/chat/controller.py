@@ -12,9 +12,9 @@ holds it and hands each screen the part it needs (attributes down, messages up):
 Callers use a part directly (`controller.switcher.cycle_spec_type(1)`); the controller keeps
 only what takes two parts: showing a chat, opening one, answering the chats screen, saving with
 the streaming answer, and sending what waited once a load, a plan or a failed switch ends. No part touches a widget:
-each says what changed by emitting updates (chat/updates.py) on the UI's thread; the work that
-blocks goes out as an update whose worker reports back: `Generate` to the chat screen, `Load`
-and `Measure` to the app.
+each says what changed by emitting updates (chat/updates.py) on the UI's thread, which the app
+posts to the chat screen as Textual messages; the work that blocks goes out as an update whose
+worker reports back: `Generate` (the llama thread) to the chat screen, `Load` and `Measure` to the app.
 """
 
 from __future__ import annotations

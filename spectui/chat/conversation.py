@@ -7,7 +7,7 @@ from spectui.chat.panel import PanelState
 from spectui.chat.persistence import Persistence
 from spectui.chat.state import ChatState
 from spectui.chat.streaming import TurnJob
-from spectui.chat.turn import Baselines, LiveTurn
+from spectui.chat.turn import Baselines, Growth, LiveTurn
 from spectui.chat.updates import (
     AnswerEnded,
     AnswerStarted,
@@ -180,15 +180,16 @@ class Conversation:
             return
         if not events:
             return
+        grown = []
         for event in events:
-            turn.add(event)
+            grown.append(turn.add(event))
             if isinstance(event, TurnStart) and event.n_left_out:
                 self._say_cut(event)
             if isinstance(event, TurnStart) and event.n_prompt_decoded >= READ_SAID:
                 s.emit(StatusLine("generating", f"reading {plural(event.n_prompt_decoded, 'token')} of the chat first"))
             elif isinstance(event, PromptDone) and _read_long(turn):
                 s.emit(GENERATING)  # read: the tokens come now
-        s.emit(AnswerUpdated(started=isinstance(events[0], TurnStart)))
+        s.emit(AnswerUpdated(Growth.joined(grown), started=isinstance(events[0], TurnStart)))
         if not turn.running:
             self._ended()
             self._finish_turn(turn)

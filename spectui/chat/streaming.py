@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from spectui.engine import llama_thread
@@ -35,12 +36,17 @@ class TurnJob:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
+def start_turn(job: TurnJob, deliver: Callable[[list[Event]], object], fail: Callable[[str], object]) -> Future:
+    """Run one turn on the llama thread; no worker waits for it (the chat hears its end in its
+    events; the chat screen waits only when it closes). `deliver` gets the events in batches;
+    `fail` the error when the engine raises. `stop` ends the turn between rounds, even when set
+    before the engine started (the engine clears its own flag on start)."""
+    return llama_thread.submit(_stream, job, deliver, fail)
+
+
 def stream_turn(job: TurnJob, deliver: Callable[[list[Event]], object], fail: Callable[[str], object]) -> None:
-    """Run one turn on the llama thread, the calling (worker) thread waiting for its end.
-    `deliver` gets the events in batches; `fail` the error when the engine raises. `stop`
-    ends the turn between rounds, even when set before the engine started (the engine
-    clears its own flag on start)."""
-    llama_thread.submit(_stream, job, deliver, fail).result()
+    """`start_turn`, the calling (worker) thread waiting for its end (an A/B run's sides)."""
+    start_turn(job, deliver, fail).result()
 
 
 def _stream(job: TurnJob, deliver: Callable[[list[Event]], object], fail: Callable[[str], object]) -> None:

@@ -25,6 +25,20 @@ from spectui.trace.format import ConfigChange
 MIN_BASELINE_TOKENS = 16  # shorter `none` turns are too noisy to compare against
 
 
+@dataclass(frozen=True)
+class Growth:
+    """What events added to an answer: the overlay's pieces (rejected drafts included) and the
+    answer's text. It travels to the answer's widget, which appends it to what it shows."""
+
+    segments: tuple[tuple[str, str], ...] = ()
+    text: str = ""
+
+    @classmethod
+    def joined(cls, grown: list[Growth]) -> Growth:
+        """Several growths, in order, as one."""
+        return cls(tuple(s for g in grown for s in g.segments), "".join(g.text for g in grown))
+
+
 class LiveTurn:
     """Feeds engine events into an assistant `Message`; the message is always saveable.
 
@@ -51,22 +65,31 @@ class LiveTurn:
     def rounds(self) -> list[Round]:
         return [e for e in self.events if isinstance(e, Round)]
 
-    def add(self, event: Event) -> None:
+    def extend(self, events: list[Event]) -> Growth:
+        """Add a batch of events; what they added, in order."""
+        return Growth.joined([self.add(event) for event in events])
+
+    def add(self, event: Event) -> Growth:
+        """The one place the stored answer changes; what the event added to it."""
         self.events.append(event)
         m = self.message
+        growth = Growth()
         if isinstance(event, Round):
-            add_segments(m.segments, round_segments(event, show_rejected=True))
-            m.content += "".join(t.piece for t in event.tokens)
+            growth = Growth(tuple(round_segments(event, show_rejected=True)), "".join(t.piece for t in event.tokens))
+            add_segments(m.segments, growth.segments)
+            m.content += growth.text
             if m.config is not None:  # the speculation may switch mid-answer
                 m.config = m.config.switched(event.configured or (BASELINE,), event.n_max)
         elif isinstance(event, TurnEnd):
             self.end = event
             # The detokenizer's final flush is in TurnEnd.text only.
             if event.text.startswith(m.content) and len(event.text) > len(m.content):
-                add_segments(m.segments, [(event.text[len(m.content) :], "target")])
+                growth = Growth(((event.text[len(m.content) :], "target"),), event.text[len(m.content) :])
+                add_segments(m.segments, growth.segments)
             m.content = event.text
             m.stopped = event.stop_reason in (StopReason.CANCELLED, StopReason.ERROR, StopReason.CONTEXT_FULL)
             self.sync_stats()
+        return growth
 
     def sync_stats(self) -> Message:
         """Put the turn's summary into the message (before saving it); not per round, as

@@ -1,7 +1,7 @@
-"""What the chat's parts tell its screen: each update names one thing to show.
+"""What the chat's parts tell its screen: each update names one thing to show, and carries it.
 
-The parts emit them in order on the UI's thread; the screen renders them in that
-order (mounting a widget may wait, so it queues them). Tests collect them in a list.
+The parts emit them in order on the UI's thread; the app posts each to the chat screen as a
+Textual message, whose queue keeps their order. Tests collect them in a list.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 
 from spectui.chat.planning import PlanRun
 from spectui.chat.streaming import TurnJob
-from spectui.chat.turn import LiveTurn
+from spectui.chat.turn import Growth, LiveTurn
 from spectui.config.setup import Setup
 from spectui.store.chat_types import Chat, Message
 
@@ -60,6 +60,9 @@ class AnswerStarted:
 
 @dataclass(frozen=True)
 class AnswerUpdated:
+    """A batch of the streaming answer's events: what it added, for the answer's widget."""
+
+    growth: Growth
     started: bool  # the batch holds the turn's start: the panel takes its live layout now
 
 

@@ -1,6 +1,7 @@
 """The app: owns the chat controller (spectui/chat/) and hands each screen the chat's part it
 needs, runs the blocking work (loading a pair) in workers, holds themes and settings, and pushes
-the screens (chat, A/B, help, settings). The parts' updates go to the chat screen; notices, toasts.
+the screens (chat, A/B, help, settings). The parts' updates go to the chat screen as Textual messages;
+what it does not show bubbles up here: notices (toasts), and the loading and measuring it runs.
 It accepts an open session (tests load a model once per module) or a Setup to load."""
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from spectui.store import chat_types
 from spectui.tui.commands import bindings
 from spectui.tui.header import header
 from spectui.tui.measuring import Measuring
-from spectui.tui.messages import MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
+from spectui.tui.messages import ChatUpdate, MemoryMeasured, SessionFailed, SessionLoaded, SessionLoading
 from spectui.tui.palette import SpecCommands
 from spectui.tui.screens.ab import ABScreen
 from spectui.tui.screens.chat import ChatScreen
@@ -59,7 +60,7 @@ class SpecApp(ThemedApp, Measuring):
         """`environment`: what traces record of a given session's models and machine (collected
         for sessions loaded here); `fit_checked`: the setup's memory was projected before it opened."""
         super().__init__()
-        self.controller = ChatController(setup, self.settings, self._show, chat, session, environment)
+        self.controller = ChatController(setup, self.settings, self._post, chat, session, environment)
         self.chat_screen = ChatScreen(self.controller, self.settings)
         self.fit_checked = fit_checked
         self.picker_fit = PickerFit()
@@ -80,15 +81,15 @@ class SpecApp(ThemedApp, Measuring):
     def get_default_screen(self) -> ChatScreen:
         return self.chat_screen
 
-    def _show(self, update: Update) -> None:
-        """Where each of the parts' updates goes."""
+    def _post(self, update: Update) -> None:
+        """The chat's parts' one channel to the screen (chat/updates.py)."""
+        self.chat_screen.post_message(ChatUpdate(update))
+
+    def on_chat_update(self, msg: ChatUpdate) -> None:
+        """The updates the chat screen lets bubble up: notices, and the work that blocks."""
+        update = msg.update
         if isinstance(update, Notice):
-            self.notify(
-                update.text,
-                title=update.title,
-                severity=update.severity,
-                timeout=update.timeout,
-            )
+            self.notify(update.text, title=update.title, severity=update.severity, timeout=update.timeout)
         elif isinstance(update, SwitchFailed):
             models = header(self.controller.state)[1]
             self.notify(
@@ -98,8 +99,6 @@ class SpecApp(ThemedApp, Measuring):
             self._load(update.setup, update.models, update.fitted)
         elif isinstance(update, Measure):
             self._measure(update.run)
-        else:
-            self.chat_screen.show(update)
 
     # --- loading ------------------------------------------------------------------
 

@@ -10,10 +10,19 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from spectui.chat.updates import Update
 from spectui.config.setup import Setup
 from spectui.engine.events import Event
 from spectui.engine.interface import ChatSession
 from spectui.spec_config import SpecConfig
+
+
+@dataclass
+class ChatUpdate(Message):
+    """One update of the chat's parts (chat/updates.py), posted to the chat screen: it shows
+    what it renders and lets the rest (notices, loading, measuring) bubble up to the app."""
+
+    update: Update
 
 
 @dataclass

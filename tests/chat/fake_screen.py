@@ -1,5 +1,5 @@
 """The chat without its screens, as the model-free tests drive it: `Screen` stands in for the
-chat screen (it keeps every update and runs each answer's job as its worker would), `make`
+chat screen (it keeps every update and runs each answer's job as the llama thread would), `make`
 builds a controller on the replaying fake session, `state_of` a part's shared state alone."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ QUIET = Settings(record_traces=False)  # the app's settings, as a test's chat re
 
 
 class Screen:
-    """Stands in for the chat screen: keeps every update, runs each `Generate` job as its
-    worker would, one event at a time (`between(controller, event)` may act mid-answer)."""
+    """Stands in for the chat screen: keeps every update, runs each `Generate` job as the
+    llama thread would, one event at a time (`between(controller, event)` may act mid-answer)."""
 
     def __init__(self):
         self.updates: list = []

@@ -235,8 +235,8 @@ async def test_f6_measures_this_machine_while_messages_wait_then_the_card_predic
             loaded_pair, "for_pair", lambda setup, status, prompts: (STEEP, CAL, True)
         )  # what the plan cached
         release.set()
-        await until(pilot, lambda: not state.measuring)
-        assert state.curve is STEEP and any(n.title == "Measured" for n in notices(app))
+        await until(pilot, lambda: any(n.title == "Measured" for n in notices(app)))  # the notice's message
+        assert state.curve is STEEP and not state.measuring
         await answered(pilot, app)  # then the message goes
         assert [m.content for m in app.controller.state.chat.messages if m.role == "user"] == ["Hello"]
         await pilot.press("f6")  # measured already: says how to measure again, runs nothing

@@ -12,6 +12,7 @@ from spectui.chat.streaming import stream_turn
 from spectui.chat.updates import (
     AnswerEnded,
     AnswerStarted,
+    AnswerUpdated,
     ComposeText,
     Generate,
     MessageAdded,
@@ -21,6 +22,7 @@ from spectui.chat.updates import (
     StatusLine,
 )
 from spectui.engine.events import PromptDone, Round, StopReason, TurnEnd, TurnStart
+from spectui.engine.overlay import add_segments
 from spectui.store import chat_store, chat_types
 from tests.chat.fake_screen import QUIET, answer_text, make, state_of
 from tests.fake_session import FakeSession, load_recording
@@ -50,8 +52,23 @@ def test_send_streams_an_answer_saves_it_and_keeps_its_trace(setup):
     assert len(controller.persistence.traced) == 1 and controller.persistence.traced[0].prompt == user.content
 
 
+def test_the_answers_updates_carry_its_text_and_colours(setup):
+    """What the widget shows is what the updates carried: together, the stored answer."""
+    controller, screen = make(setup)
+    controller.conversation.submit("hi")
+    screen.run(controller)
+    answer = controller.state.chat.messages[-1]
+    updated = screen.of(AnswerUpdated)
+    segments: list[tuple[str, str]] = []
+    for update in updated:
+        add_segments(segments, update.growth.segments)
+    assert "".join(u.growth.text for u in updated) == answer.content == answer_text()
+    assert segments == answer.segments and len(segments) > 1
+    assert updated[0].started and not any(u.started for u in updated[1:])
+
+
 def test_the_engines_thread_path_delivers_the_same_answer(setup):
-    """The worker's own path (stream_turn on the llama thread, events in batches)."""
+    """The chat screen's path (start_turn on the llama thread, events in batches), waited for here."""
     controller, screen = make(setup)
     conversation = controller.conversation
     conversation.submit("hi")

@@ -21,7 +21,7 @@ from textual.widgets import Input, Label, Markdown
 
 from spectui.chat.panel import PanelState, speedup_reading
 from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
-from spectui.chat.turn import Baseline, LiveTurn
+from spectui.chat.turn import Baseline, Growth, LiveTurn
 from spectui.cli.run import generate_in_thread
 from spectui.config import presets, settings
 from spectui.engine import llama_thread
@@ -576,11 +576,14 @@ rnd = partial(a_round, pieces=("a",), t_draft=0.01, t_verify=0.02)
 def test_live_turn_builds_the_message():
     turn = LiveTurn(SpecConfig(types=("draft-simple",)))
     assert turn.message.stopped  # a crash before the end leaves it marked
-    turn.add(TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={}))
-    turn.add(PromptDone(t=0.1, t_prompt=0.1))
-    turn.add(rnd(3, 1, index=0, t=0.2, pieces=("he", "llo"), rejected_text="xx"))
+    assert turn.add(TurnStart(t=0.0, n_prompt=5, n_prompt_decoded=5, n_ctx=100, config={})) == Growth()
+    first = turn.extend(
+        [PromptDone(t=0.1, t_prompt=0.1), rnd(3, 1, index=0, t=0.2, pieces=("he", "llo"), rejected_text="xx")]
+    )
+    assert first == Growth((("he", "draft"), ("xx", REJECTED), ("llo", "target")), "hello")
     turn.add(rnd(3, 3, index=1, t=0.3, configured=(Spec.NGRAM_MOD,), n_max=4, pieces=(" wo", "r", "l", "d")))
-    turn.add(TurnEnd(t=0.4, stop_reason=StopReason.EOS, text="hello world!", n_generated=6))
+    end = turn.add(TurnEnd(t=0.4, stop_reason=StopReason.EOS, text="hello world!", n_generated=6))
+    assert end == Growth((("!", "target"),), "!")  # the detokenizer's final flush, for the widget too
     m = turn.message
     assert m.content == "hello world!" and not m.stopped
     assert m.segments == [("he", "draft"), ("xx", REJECTED), ("llo", "target"), (" worl", "draft"), ("d!", "target")]

@@ -157,8 +157,7 @@ class ABScreen(Screen):
 
     async def on_turn_events(self, msg: TurnEvents) -> None:
         msg.stop()  # this screen's turn, not the chat's
-        self.run.add(msg.events)
-        await self.panes[self.run.side].show_events()
+        await self.panes[self.run.side].show_events(self.run.add(msg.events))
 
     async def on_turn_failed(self, msg: TurnFailed) -> None:
         msg.stop()

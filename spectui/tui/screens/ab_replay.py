@@ -94,9 +94,7 @@ class ABReplayScreen(ReplayScreen):
             await pane.start(LiveTurn(spec_in_force(turn, [])))
         live = pane.turn
         assert live is not None  # started above, or by the step that showed the side's start
-        for event in turn.events[start:stop]:
-            live.add(event)
-        await pane.show_events()
+        await pane.show_events(live.extend(turn.events[start:stop]))
 
     def _verdict(self, pair: tuple[int, ...], step: Step) -> None:
         verdict = self.query_one("#ab-verdict", Static)

@@ -1,15 +1,16 @@
-"""The chat screen: transcript, input, stats panel. It renders what the chat's parts (spectui/chat/) emit and
-forwards keys to the part that acts; each answer streams in a thread worker whose events go to the conversation."""
+"""The chat screen: transcript, input, stats panel. It renders what the chat's parts (spectui/chat/) emit, each
+update in the Textual message that carries it, and forwards keys to the part that acts; each answer streams on the
+llama thread, whose events come back as messages for the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections import deque
+from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from typing import cast
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding
 from textual.containers import Horizontal, Vertical
@@ -20,12 +21,12 @@ from textual.widgets import Footer, Header, Static
 from spectui.chat import updates as up
 from spectui.chat.controller import ChatController
 from spectui.chat.starters import BY_KEY
-from spectui.chat.streaming import TurnJob, stream_turn
+from spectui.chat.streaming import start_turn
 from spectui.config.settings import Settings, panel_setting
 from spectui.tui.clipboard import copy_and_say
 from spectui.tui.commands import WIDE_FOOTER, bindings
 from spectui.tui.header import header, status_spans
-from spectui.tui.messages import TurnEvents, TurnFailed
+from spectui.tui.messages import ChatUpdate, TurnEvents, TurnFailed
 from spectui.tui.screens.chats import ChatsScreen, Picked
 from spectui.tui.screens.inspecting import InspectsChat
 from spectui.tui.screens.rounds import RoundsScreen
@@ -51,11 +52,10 @@ class ChatScreen(InspectsChat):
         super().__init__()
         self.controller, self.settings = controller, settings
         self.conversation, self.switcher = controller.conversation, controller.switcher  # the parts the keys reach
-        self._updates: deque[up.Update] = deque()  # emitted by the parts, rendered in order
-        self._draining = False
         self._answer: AssistantMessage | None = None
+        self._turn: Future | None = None  # the last turn on the llama thread
         self._last_panel = self._last_interrupt = 0.0
-        self._shown = False  # composed and mounted: updates before then wait for on_mount
+        self._shown = False  # composed and mounted (updates posted before then wait in the queue)
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
@@ -79,34 +79,26 @@ class ChatScreen(InspectsChat):
         self.query_one(ChatInput).starters = not self.controller.state.chat.messages
         self._show_header()
         self._shown = True
-        await self._drain()
 
     # --- rendering the parts' updates ----------------------------------------------
 
-    def show(self, update: up.Update) -> None:
-        """Queue an update; they render in order, each after the previous one's mounts."""
-        self._updates.append(update)
-        if self._shown and not self._draining:
-            self._draining = True
-            self.call_later(self._drain)
-
-    async def _drain(self) -> None:
-        self._draining = True
+    async def on_chat_update(self, msg: ChatUpdate) -> None:
+        """Show an update of the chat's parts; one in order after the other, since Textual
+        handles a screen's messages one at a time and waits for each handler's mounts. Those
+        this screen does not show (notices, loading, measuring) bubble up to the app."""
         try:
-            while self._updates:
-                await self._show_update(self._updates.popleft())
+            if await self._show_update(msg.update):
+                msg.stop()
         except NoMatches:  # the app is closing: its widgets go before a late update
-            self._updates.clear()
-        finally:
-            self._draining = False
+            msg.stop()
 
-    async def _show_update(self, update: up.Update) -> None:
+    async def _show_update(self, update: up.Update) -> bool:
         overlay, rejected = self.settings.show_overlay, self.settings.show_rejected
         box = self.query_one(ChatInput)
         match update:
-            case up.AnswerUpdated(started=started):
+            case up.AnswerUpdated(growth=growth, started=started):
                 if self._answer is not None:
-                    await self._answer.refresh_answer()
+                    await self._answer.grow(growth)
                 if started or time.monotonic() - self._last_panel >= PANEL_EVERY_S:
                     self.refresh_panel()  # the turn's start takes the panel to its live layout at once
             case up.MessageAdded(message=message):
@@ -121,7 +113,8 @@ class ChatScreen(InspectsChat):
                 if self._answer is not None:
                     await (self._answer.remove() if removed else self._answer.finish())
             case up.Generate(job=job):
-                self._generate(job)
+                post = self.post_message
+                self._turn = start_turn(job, lambda e: post(TurnEvents(e)), lambda error: post(TurnFailed(error)))
             case up.StatusLine():
                 status, spans = self.query_one("#status", Static), status_spans(update)
                 status.update(Content.assemble(*spans))
@@ -144,11 +137,16 @@ class ChatScreen(InspectsChat):
                 self.refresh_panel()
             case up.PanelChanged():
                 self.refresh_panel()
+            case _:
+                return False
+        return True
 
-    @work(thread=True, exclusive=True, group="generate", exit_on_error=False)
-    def _generate(self, job: TurnJob) -> None:
-        post = self.post_message
-        stream_turn(job, lambda events: post(TurnEvents(events)), lambda error: post(TurnFailed(error)))
+    async def on_unmount(self) -> None:
+        """The app is closing: a streaming answer stops after its round, and the app ends once
+        it has (the models are freed only after the llama thread is done with them)."""
+        if self._turn is not None and not self._turn.done():
+            self.conversation.stop()
+            await asyncio.wrap_future(self._turn)
 
     def on_turn_events(self, msg: TurnEvents) -> None:
         self.conversation.add_events(msg.events)

@@ -53,8 +53,7 @@ def spec_in_force(turn: TraceTurn, events: list[Event]) -> SpecConfig:
 
 def finished(turn: TraceTurn) -> LiveTurn:
     live = LiveTurn(spec_in_force(turn, []))
-    for event in turn.events:
-        live.add(event)
+    live.extend(turn.events)
     return live
 
 
@@ -203,9 +202,7 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
         if rebuild or step.turn != shown_turn or step.n_events < shown_n:
             await self._rebuild(step)
         elif self.live is not None and self.answer is not None:  # a rebuild set both
-            for event in turn.events[shown_n : step.n_events]:
-                self.live.add(event)
-            await self.answer.refresh_answer()
+            await self.answer.grow(self.live.extend(turn.events[shown_n : step.n_events]))
             if not self.live.running:
                 await self.answer.finish()
         self._shown = (step.turn, step.n_events)
@@ -219,8 +216,7 @@ class ChatReplayScreen(InspectsAnswers, ReplayScreen):
         await transcript.show(Chat("replay", "", 0.0, 0.0, messages), True, self.show_rejected)
         turn = self.trace.turns[step.turn]
         self.live = LiveTurn(spec_in_force(turn, []))
-        for event in turn.events[: step.n_events]:
-            self.live.add(event)
+        self.live.extend(turn.events[: step.n_events])
         self.answer = AssistantMessage(self.live.message, True, self.show_rejected, streaming=self.live.running)
         await transcript.add(UserMessage(Message("user", turn.prompt)))
         await transcript.add(self.answer)

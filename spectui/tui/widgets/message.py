@@ -1,5 +1,5 @@
 """Transcript widgets: a user message, and an assistant answer that shows either the
-speculation overlay or Markdown, both rebuilt from the history message alone."""
+speculation overlay or Markdown, from its history message or, streaming, what its updates carry."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from spectui.chat.inspector import saved_kinds
-from spectui.engine.overlay import REJECTED
+from spectui.chat.turn import Growth
+from spectui.engine.overlay import REJECTED, add_segments
 from spectui.store.chat_types import Message
 from spectui.tui.widgets.markdown import MARKED, AnswerMarkdown, ends_in_code, render_markdown
 from spectui.tui.widgets.overlay import selected_answer, slice_segments, split_point
@@ -121,8 +122,8 @@ class AnswerChunk(Widget):
 
 
 class AssistantMessage(Vertical):
-    """One answer. While it streams, the app calls `refresh_answer` a few dozen times a
-    second at most: the overlay redraws its last chunk, Markdown gets the new text."""
+    """One answer. While it streams, it is handed what each batch added (`grow`) a few dozen times
+    a second at most: the overlay redraws its last chunk, Markdown gets the new text."""
 
     DEFAULT_CSS = """
     AssistantMessage {
@@ -160,9 +161,8 @@ class AssistantMessage(Vertical):
     def __init__(self, message: Message, overlay: bool, show_rejected: bool, streaming: bool = False):
         super().__init__(classes="message assistant")
         self.message = message
-        self.overlay = overlay
-        self.show_rejected = show_rejected
-        self.streaming = streaming
+        self.segments, self.text = list(message.segments), message.content  # what this widget shows
+        self.overlay, self.show_rejected, self.streaming = overlay, show_rejected, streaming
         self._chunks = Vertical(classes="answer")
         self._markdown = AnswerMarkdown(classes="answer")
         self._meta = Static(classes="meta")
@@ -171,15 +171,13 @@ class AssistantMessage(Vertical):
         self._frozen = 0  # characters of the segments in chunks before the last one
 
     def compose(self) -> ComposeResult:
-        yield self._chunks
-        yield self._markdown
-        yield self._meta
+        yield from (self._chunks, self._markdown, self._meta)
 
     async def on_mount(self) -> None:
         await self.set_view(self.overlay, self.show_rejected)
 
     async def set_view(self, overlay: bool, show_rejected: bool) -> None:
-        """Switch between overlay and Markdown, re-rendering from the stored segments."""
+        """Switch between overlay and Markdown, re-rendering what it shows."""
         self.overlay, self.show_rejected = overlay, show_rejected
         self._chunks.display = overlay
         self._markdown.display = not overlay
@@ -189,18 +187,18 @@ class AssistantMessage(Vertical):
         if overlay:
             await self._draw_overlay()
         else:
-            self._md_len = len(self.message.content)
-            await self._markdown.show_whole(self.message.content)
+            self._md_len = len(self.text)
+            await self._markdown.show_whole(self.text)
         self._update_meta()
 
     async def _draw_overlay(self) -> None:
         """Freeze full chunks, then redraw the last one (mounting it if needed)."""
-        tail = slice_segments(self.message.segments, self._frozen)
+        tail = slice_segments(self.segments, self._frozen)
         while (cut := split_point(tail, CHUNK_CHARS)) is not None:
             await self._set_last_chunk(slice_segments(tail, 0, cut))
             self._last_chunk().settle()
             self._frozen += cut + 1
-            answer = "".join(t for t, k in slice_segments(self.message.segments, 0, self._frozen) if k != REJECTED)
+            answer = "".join(t for t, k in slice_segments(self.segments, 0, self._frozen) if k != REJECTED)
             await self._chunks.mount(AnswerChunk([], self.show_rejected, self.streaming, ends_in_code(answer)))
             tail = slice_segments(tail, cut + 1)
         await self._set_last_chunk(tail)
@@ -244,27 +242,29 @@ class AssistantMessage(Vertical):
             widget = widget.parent
         scroll.scroll_to_region(Region(0, y, 1, 1), animate=False, immediate=True)
 
-    async def refresh_answer(self) -> None:
+    async def grow(self, growth: Growth) -> None:
+        """Append what a batch of the answer's events added (its update carries it), and draw it."""
+        add_segments(self.segments, growth.segments)
+        self.text += growth.text
         if self.overlay:
             await self._draw_overlay()
-            return
-        content = self.message.content
-        if len(content) > self._md_len:
+        elif len(self.text) > self._md_len:
             if self._md_stream is None:
                 self._md_stream = Markdown.get_stream(self._markdown)
-            await self._md_stream.write(content[self._md_len :])
-            self._md_len = len(content)
+            await self._md_stream.write(self.text[self._md_len :])
+            self._md_len = len(self.text)
 
     async def finish(self) -> None:
-        """The turn ended: final text, and the stats line."""
+        """The turn ended: the engine's final text, as its history message holds it, and the stats line."""
         self.streaming = False
-        await self.refresh_answer()
+        self.text = self.message.content
+        await self.grow(Growth())
         for chunk in self._chunks.query_children(AnswerChunk):
             chunk.settle()
         await self._stop_stream()
         if not self.overlay:  # the whole answer once more: its unfenced code is known only now
-            self._md_len = len(self.message.content)
-            await self._markdown.show_whole(self.message.content)
+            self._md_len = len(self.text)
+            await self._markdown.show_whole(self.text)
         self._update_meta()
 
     async def _stop_stream(self) -> None:

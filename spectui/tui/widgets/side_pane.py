@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.validation import Integer
 from textual.widgets import Input, Label, Select, Static
 
-from spectui.chat.turn import LiveTurn
+from spectui.chat.turn import Growth, LiveTurn
 from spectui.config.setup import OPTIONS
 from spectui.errors import UserError
 from spectui.spec_config import AUTO, MODEL_TYPES, SpecConfig, uses_n_max
@@ -256,14 +256,14 @@ class SidePane(Vertical):
         await self.query_one(".answers", VerticalScroll).mount(self.answer)
         self.refresh_stats()
 
-    async def show_events(self) -> None:
-        """The side's turn has new events (fed by the run)."""
+    async def show_events(self, growth: Growth) -> None:
+        """The side's turn has new events (fed by the run), which added `growth` to its answer."""
         turn, answer = self.turn, self.answer
         if turn is None or answer is None:  # not started: nothing to show
             return
         scroll = self.query_one(".answers", VerticalScroll)
         following = scroll.scroll_y >= scroll.max_scroll_y - 1  # the reader has not scrolled up
-        await answer.refresh_answer()
+        await answer.grow(growth)
         if following:
             scroll.scroll_end(animate=False)
         if not turn.running:
