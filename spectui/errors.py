@@ -13,3 +13,10 @@ class Failure(UserError):
     that cannot be written after all): one line as any error, but exit 1, as a failed answer."""
 
     exit_code = 1
+
+
+def named(value: object) -> str:
+    """A name the user gave, for an error's one line: as given, or quoted with escapes where it
+    holds a line break or another character that does not print."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from spectui.cli import run as run_command
@@ -150,6 +150,7 @@ def test_values_llama_cpp_accepts_are_accepted(loaded, flags):
     flag=st.sampled_from([o.flags[-1] for o in OPTIONS.values()]),
     value=st.one_of(st.integers(-(2**70), 2**70).map(str), st.floats().map(str), st.text(max_size=12)),
 )
+@example(flag="--model", value="\n0")  # a path with a line break is named on one line
 def test_any_value_of_any_flag_is_accepted_or_one_line(loaded, flag, value):
     code, err = spectui(*RUN, f"{flag}={value}", "hi")
     assert_clean(code, err)
