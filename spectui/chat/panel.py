@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -25,6 +26,7 @@ from spectui.words import plural
 FEW, NO_DRAFTS = "few drafts", "no drafts yet"
 NEVER, ANY = "never pays", "pays at any α"
 NEAR_SE = 2.0  # standard errors of the measured acceptance that may not carry the speedup across 1
+BUSIER = 1.5  # a plain step this many times none's: the machine is busier than when none ran
 
 
 @dataclass
@@ -107,13 +109,26 @@ def plan_reading(curve: Curve, spec: SpecConfig, rounds: Sequence[Round], n_past
     return PlanReading(be, p.speedup, noise.decide(lo - spread, hi + spread))
 
 
+def plain_step_s(rounds: Sequence[Round]) -> float | None:
+    """The median time of an answer's rounds that drafted nothing, each one plain step as
+    `none`'s are; None without one (a draft model drafts every round)."""
+    times = [r.t_draft + r.t_verify + r.t_other for r in rounds if not r.drafted]
+    return statistics.median(times) if times else None
+
+
 def speedup_reading(
-    tok_s: float | None, n_rounds: int, n_drafted: int, baseline: Baseline | None, replay: bool
+    tok_s: float | None,
+    n_rounds: int,
+    n_drafted: int,
+    baseline: Baseline | None,
+    replay: bool,
+    plain_step: float | None = None,
 ) -> tuple[str, str]:
     """The panel's speedup, (headline, detail), never more certain than the data: nothing
     before the first round; nothing to compare where nothing was drafted; no figure without
-    a `none` turn; an unknown noise from one `none` turn; else engine.noise's word against what
-    `none` varied itself (its band: at least its floor)."""
+    a `none` turn; no verdict where this answer's plain steps (`plain_step`) ran BUSIER times
+    slower than `none`'s, as the machine was busier; an unknown noise from one `none` turn;
+    else engine.noise's word against what `none` varied itself (its band: at least its floor)."""
     if n_rounds == 0:
         return "-", "waiting for the first round"
     if n_drafted == 0:
@@ -121,6 +136,9 @@ def speedup_reading(
     if baseline is None or tok_s is None:
         return "-", ("no none answer before this one" if replay else "answer with none too (ctrl+t)")
     x = tok_s / baseline.tok_s
+    slower = (plain_step or 0.0) * baseline.tok_s
+    if slower > BUSIER:
+        return f"×{x:.2f}?", f"busier machine: a plain step took ×{slower:.1f} none's"
     judged = noise.judge(x, noise.band(baseline.spread))
     if judged.word == noise.UNKNOWN:
         return f"×{x:.2f}?", "1 none answer: noise unknown"

@@ -19,7 +19,7 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Input, Label, Markdown
 
-from spectui.chat.panel import PanelState, speedup_reading
+from spectui.chat.panel import PanelState, plain_step_s, speedup_reading
 from spectui.chat.streaming import RATE, RATE_CPU_BOUND, update_interval
 from spectui.chat.turn import Baseline, Growth, LiveTurn
 from spectui.cli.run import generate_in_thread
@@ -718,6 +718,17 @@ def test_a_speedup_is_shown_no_surer_than_its_data():
     assert speedup_reading(None, 0, 0, within, replay=False) == ("-", "waiting for the first round")
     assert speedup_reading(13.0, 20, 50, None, replay=True) == ("-", "no none answer before this one")
     assert Baseline.of([9.0, 10.0, 11.0]) == Baseline(10.0, 0.2, 3) and Baseline.of([]) is None
+
+
+def test_a_busier_machine_than_nones_gives_no_speedup_verdict():
+    """none ran at 10 tok/s (0.1 s a step); this answer's rounds that drafted nothing took 0.3 s."""
+    rounds = [a_round(t_verify=0.3), a_round(t_verify=0.25), a_round(3, 2, t_verify=0.4)]
+    assert plain_step_s(rounds) == pytest.approx(0.275)
+    busy = speedup_reading(0.6, 3, 3, Baseline(10.0, 0.08, 4), False, plain_step_s(rounds))
+    assert busy == ("×0.06?", "busier machine: a plain step took ×2.8 none's")
+    calm = speedup_reading(13.0, 3, 3, Baseline(10.0, 0.08, 4), False, 0.11)
+    assert calm == ("×1.30 pays", "none varied 8% over 4 answers")
+    assert plain_step_s([a_round(3, 2, t_verify=0.4)]) is None  # every round drafted: nothing to compare
 
 
 def test_before_the_first_round_the_panel_claims_no_speedup():

@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from spectui.chat.panel import PanelState, speedup_reading
+from spectui.chat.panel import PanelState, plain_step_s, speedup_reading
 from spectui.engine import ab, noise, stats
 from spectui.engine.events import Event, Round, TurnEnd
 from spectui.spec_types import BASELINE
@@ -147,7 +147,9 @@ def _speed(state: PanelState, summary: stats.TurnSummary, events: list[Event], r
         lines.append(row("speedup", Content.styled("baseline turn (none)", MUTED)))
         lines.append(Content(""))
     else:
-        head, detail = speedup_reading(tm.tok_per_s, len(rounds), summary.n_drafted, state.baseline, state.replay)
+        head, detail = speedup_reading(
+            tm.tok_per_s, len(rounds), summary.n_drafted, state.baseline, state.replay, plain_step_s(rounds)
+        )
         lines.append(row("speedup", Content.styled(head, "bold" if head.startswith("×") else MUTED)))
         lines.append(Content.styled(f" {detail}", MUTED))
     return lines
