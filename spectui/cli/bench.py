@@ -277,6 +277,11 @@ def main(args) -> int:
             types=tuple({t: None for c in configs for t in c.spec.types}) or None,
         )
     session.inspect = args.inspect
+    if not setup.server:
+        swept = len(configs)
+        configs = protocol.for_session(configs, session.model_type is not None)
+        if len(configs) < swept:
+            err.print("note: auto runs once: with no model to draft with, n-max bounds nothing", style="dim")
     if isinstance(session, (ServerSession, ServerPool)):  # checked as --concurrency checks them
         infos = [s.info for s in (session.servers if isinstance(session, ServerPool) else [session])]
         refuse_other_models(infos)
