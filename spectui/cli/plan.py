@@ -67,8 +67,9 @@ def _check_context(setup, target: Path) -> None:
 
 
 def check_calibration(doc: dict) -> None:
-    """A cached document's calibration reads back (else the file is corrupt: measured again)."""
-    acceptance.Calibration.from_dict(doc["calibration"])
+    """A cached document's calibrations read back (else the file is corrupt: measured again)."""
+    for entry in cache.calibrations(doc):
+        acceptance.Calibration.from_dict(entry["calibration"])
 
 
 def _measure(setup, model_type: str | None, phases: Phases) -> dict:
@@ -163,9 +164,10 @@ def main(args) -> int:
     doc, why = (None, None) if args.remeasure else cache.load_cached(key, check_calibration)
     if why:
         status(f"note: {why}")
-    if doc is not None and doc.get("calibration_key") != identity.calibration_key(setup, PROMPTS):
+    calibration_key, earlier = identity.calibration_key(setup, PROMPTS), doc
+    if doc is not None and cache.calibration_for(doc, calibration_key) is None:
         doc = None
-        status("note: the cached calibration used other prompts or sampling: measuring again")
+        status("note: no cached calibration used these prompts and sampling: measuring again")
     if doc is None:
         cache.check_writable()
     phases.done("cache", None)
@@ -176,7 +178,7 @@ def main(args) -> int:
             print(line)
         return 1
     if doc is None:
-        doc = _measure(setup, model_type, phases)
+        doc = cache.with_calibrations(_measure(setup, model_type, phases), earlier)  # others' kept
         doc["phases"] = phases.as_dict()
         path = cache.store(key, doc)
         phases.done("store", f"measured and cached in {path}")
@@ -186,7 +188,7 @@ def main(args) -> int:
             f"note: the machine's speed varied while timing ({unsteady}): the predictions are that uncertain; "
             "run `spectui plan --remeasure` on a quiet machine"
         )
-    cal = acceptance.Calibration.from_dict(doc["calibration"])
+    cal = acceptance.Calibration.from_dict(cache.calibration_for(doc, calibration_key) or {})  # ({}: never)
 
     saved = acceptance.saved(answers.answer_stats(), setup.model or "", setup.model_draft)
     flags = _pair_flags(args.preset, overrides)
