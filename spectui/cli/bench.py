@@ -133,7 +133,8 @@ def add_parser(sub) -> None:
     b.add_argument(
         "--sweep-n-max",
         metavar="LIST",
-        help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given)",
+        help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given); "
+        "n-gram types, and auto with no model to draft with, run once",
     )
     b.add_argument(
         "--concurrency",
