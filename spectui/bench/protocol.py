@@ -33,7 +33,7 @@ from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import MODEL_TYPES, SpecConfig
 
 BASELINE = spec_types.BASELINE
 T = TypeVar("T")
@@ -76,11 +76,11 @@ def plan(base: SpecConfig, type_sets: list[tuple[str, ...]], n_maxes: list[int])
     return configs
 
 
-def for_session(configs: list[Config], model_drafts: bool) -> list[Config]:
-    """The configurations a session can tell apart: without a model to draft with (no draft
-    file, head or MTP layer), auto drafts n-grams alone, so its n-max sweep is one
-    configuration, run once as an n-gram type's is."""
-    if model_drafts:
+def for_session(configs: list[Config], available: tuple[str, ...]) -> list[Config]:
+    """The configurations a session that runs the `available` types can tell apart: without a
+    model to draft with (no draft file, head or MTP layer), auto drafts n-grams alone, so its
+    n-max sweep is one configuration, run once as an n-gram type's is."""
+    if any(t in MODEL_TYPES for t in available):
         return configs
     out: list[Config] = []
     for c in configs:

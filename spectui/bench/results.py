@@ -129,7 +129,7 @@ def _auto(rounds: list[Round]) -> dict:
         src = _auto_source(r)
         counts[src] += 1
         declined += src == "none" and r.note.endswith(auto.NOTHING_PAYS)
-        if src != "none":
+        if src in drafted:  # it drafted
             drafted[src] += r.n_drafted
             accepted[src] += r.n_accepted
     total = sum(r.t_draft + r.t_verify + r.t_other for r in rounds)

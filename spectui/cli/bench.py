@@ -32,7 +32,7 @@ from spectui.errors import UserError
 from spectui.launch.environment import collect
 from spectui.launch.opening import open_session
 from spectui.llama.runtime import configure_logging
-from spectui.spec_config import MODEL_TYPES, parse_types
+from spectui.spec_config import parse_types
 from spectui.trace import format as trace_format
 
 DEFAULT_N = 256
@@ -280,7 +280,7 @@ def main(args) -> int:
     session.inspect = args.inspect
     if not setup.server:
         swept = len(configs)
-        configs = protocol.for_session(configs, any(t in MODEL_TYPES for t in session.available_types()))
+        configs = protocol.for_session(configs, session.available_types())
         if len(configs) < swept:
             err.print("note: auto runs once: with no model to draft with, n-max bounds nothing", style="dim")
     if isinstance(session, (ServerSession, ServerPool)):  # checked as --concurrency checks them

@@ -122,7 +122,7 @@ def decide(
     """
     base = 1.0 / costs.t_verify(1)
     best = Decision(None, 0, MIN_GAIN, NOTHING_PAYS)
-    options = []
+    options: list[tuple[str, int, float, float, float]] = []
     if ngram_len > 0:
         options.append((NGRAM, ngram_len, costs.ngram_lookup, 0.0, 0.0))
     if has_draft and costs.draft_step is not None and n_max > 0:

@@ -11,12 +11,12 @@ def _sweep() -> list[protocol.Config]:
 
 
 def test_auto_without_a_model_to_draft_with_runs_once_as_an_n_gram_type():
-    configs = protocol.for_session(_sweep(), model_drafts=False)
+    configs = protocol.for_session(_sweep(), ("none", "ngram-simple", "auto"))
     assert [c.label for c in configs] == ["none", "ngram-simple", "auto"]
     assert [c.n_max for c in configs] == [None, None, None]  # n-max bounds none of them
 
 
 def test_auto_with_a_model_to_draft_with_keeps_its_n_max_sweep():
-    configs = protocol.for_session(_sweep(), model_drafts=True)
+    configs = protocol.for_session(_sweep(), ("none", "ngram-simple", "draft-simple", "auto"))
     assert [c.label for c in configs] == ["none", "ngram-simple", "auto n=3", "auto n=5", "auto n=8"]
     assert [c.n_max for c in configs][2:] == [3, 5, 8]
