@@ -124,14 +124,14 @@ def _auto(rounds: list[Round]) -> dict:
     counts = dict.fromkeys(AUTO_SOURCES, 0)
     drafted = dict.fromkeys(AUTO_SOURCES[:2], 0)
     accepted = dict.fromkeys(AUTO_SOURCES[:2], 0)
-    declined = 0  # rounds with a draft to make that auto judged would not pay
     for r in rounds:
         src = _auto_source(r)
         counts[src] += 1
-        declined += src == "none" and r.note.endswith(auto.NOTHING_PAYS)
         if src in drafted:  # it drafted
             drafted[src] += r.n_drafted
             accepted[src] += r.n_accepted
+    # rounds with a draft to make that auto judged would not pay
+    declined = sum(1 for r in rounds if not r.n_drafted and r.note.endswith(auto.NOTHING_PAYS))
     total = sum(r.t_draft + r.t_verify + r.t_other for r in rounds)
     probes = [r for r in rounds if r.probe]
     probe_s = sum(r.t_draft - r.t_sync for r in probes)
