@@ -14,6 +14,7 @@ from spectui.engine.auto import (
     Decision,
     decide,
 )
+from tests.helpers.auto_rounds import observe_round
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B
 # draft step costs 43% of a 1.5B target step.
@@ -233,14 +234,14 @@ def test_a_used_ngram_draft_is_scored_past_its_length_by_the_next_rounds():
     c.verify = {1: 0.066, 2: 0.09}
     use_one = Decision(NGRAM, 1, 1.2, "expected 1.20x")
     # k=1 drafted and accepted; the target's next token was the candidate's 2nd
-    c.observe(use_one, 1, 1, 0.0, 0.09, 0.0, ngram_candidate=[5, 6, 7], emitted=[5, 6])
+    observe_round(c, use_one, [5], 1, 6, 0.09, candidate=[5, 6, 7])
     assert not c.sources[NGRAM].obs and c.open_candidates == [([5, 6, 7], 2)]
     none = Decision(None, 0, 1.0, "no n-gram match")
-    c.observe(none, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[], emitted=[8])  # not its 3rd
+    observe_round(c, none, [], 0, 8, 0.066, candidate=[])  # not its 3rd
     assert [list(o) for o in c.sources[NGRAM].obs] == [[1], [1], [0]] and not c.open_candidates
-    c.observe(use_one, 1, 1, 0.0, 0.09, 0.0, ngram_candidate=[5, 6, 7], emitted=[5, 6])
+    observe_round(c, use_one, [5], 1, 6, 0.09, candidate=[5, 6, 7])
     c.new_turn()  # the next answer's tokens do not score this one's candidate
-    c.observe(none, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[], emitted=[7])
+    observe_round(c, none, [], 0, 7, 0.066, candidate=[])
     assert [len(o) for o in c.sources[NGRAM].obs] == [1, 1, 1]
 
 
@@ -248,7 +249,7 @@ def _copying(c: Controller, decision: Decision, rounds: int) -> None:
     """`rounds` rounds of text 0, 1, 2, ... that emit one token each, each with a 3-token
     n-gram candidate that the text goes on to match."""
     for i in range(rounds):
-        c.observe(decision, 0, 0, 0.0, 0.066, 0.0, ngram_candidate=[i, i + 1, i + 2], emitted=[i])
+        observe_round(c, decision, [], 0, i, 0.066, candidate=[i, i + 1, i + 2])
 
 
 def test_costs_timed_beforehand_decide_from_the_first_round_and_measured_ones_stay():
