@@ -1,9 +1,9 @@
 """The measurement protocol: which configurations, in which order, how each run is made.
 
 Configurations: the baseline (spec type none) first, then every spec-type set crossed with
-every n-max. Each differs from the baseline only in its types and from its neighbour only
-in n-max; model, context, sampling, prompts and output length stay fixed (one variable at
-a time).
+every n-max (auto without a model to draft with runs once: see for_session). Each differs
+from the baseline only in its types and from its neighbour only in n-max; model, context,
+sampling, prompts and output length stay fixed (one variable at a time).
 
 First every configuration makes `warmup` runs of the first prompt (not recorded: page-in,
 caches, draft model, what `auto` learns of the machine). Then `repeat` passes: in each,
@@ -33,7 +33,7 @@ from spectui.bench.prompts import Prompt
 from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import MODEL_TYPES, SpecConfig
 
 BASELINE = spec_types.BASELINE
 T = TypeVar("T")
@@ -43,6 +43,7 @@ T = TypeVar("T")
 class Config:
     label: str  # "none", "draft-simple n=3"
     spec: SpecConfig
+    model_drafts: bool = True  # False: auto with no model to draft with, which n-max bounds not
 
     @property
     def is_baseline(self) -> bool:
@@ -51,7 +52,7 @@ class Config:
     @property
     def n_max(self) -> int | None:
         """The draft n-max it ran with; None where n-max bounds nothing (none, n-gram types)."""
-        return self.spec.draft_n_max if self.spec.uses_n_max else None
+        return self.spec.draft_n_max if self.spec.uses_n_max and self.model_drafts else None
 
     def as_dict(self) -> dict:
         return {"label": self.label, "spec_type": self.spec.label, "n_max": self.n_max, "spec": self.spec.as_dict()}
@@ -73,6 +74,21 @@ def plan(base: SpecConfig, type_sets: list[tuple[spec_types.Spec, ...]], n_maxes
     if len(set(labels)) != len(labels):
         raise ValueError(f"duplicate configurations: {labels}")
     return configs
+
+
+def for_session(configs: list[Config], available: tuple[str, ...]) -> list[Config]:
+    """The configurations a session that runs the `available` types can tell apart: without a
+    model to draft with (no draft file, head or MTP layer), auto drafts n-grams alone, so its
+    n-max sweep is one configuration, run once as an n-gram type's is."""
+    if any(t in MODEL_TYPES for t in available):
+        return configs
+    out: list[Config] = []
+    for c in configs:
+        if c.spec.types != (spec_types.AUTO,):
+            out.append(c)
+        elif not any(not o.model_drafts for o in out):  # the sweep's first n-max stands for it
+            out.append(Config(c.spec.label, c.spec, model_drafts=False))
+    return out
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,9 @@ def auto_line(r: dict) -> str:
     model = f" ({', '.join(a['draft_model_types'])})" if a["draft_model_types"] else ""
     line = (
         f"{r['config']}: rounds drafted by n-gram {_share(shares['ngram'])}, by the draft model{model} "
-        f"{_share(shares['draft_model'])}, by neither {_share(shares['none'])}; of generation time, "
+        f"{_share(shares['draft_model'])}, by neither {_share(shares['none'])} "
+        f"(declined as not paying {_share(a.get('declined_share'))}); n-gram drafted "
+        f"{plural(a['drafted']['ngram'], 'token')}, {a['accepted']['ngram']} accepted; of generation time, "
         f"probes {_share(a['probe_share'])} ({plural(a['n_probes'], 'round')}), "
         f"catch-ups {_share(a['catchup_share'])}"
     )

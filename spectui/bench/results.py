@@ -17,7 +17,8 @@ language/category group ("ko/qa"):
   measured run of the same prompt, token id by token id;
 * an auto configuration's row also has "auto" (only it): pooled over every measured round
   of the group, the share of rounds drafted by an n-gram type, by the draft model (or
-  hidden-state head) and by neither; its probes' drafting and its draft cache's catch-ups
+  hidden-state head) and by neither, and of those by neither the share auto declined (a draft
+  to make, none expected to pay at the costs it measured); its probes' drafting and its draft cache's catch-ups
   as shares of generation time; and its tok/s against the fastest fixed type of the group
   (any configuration but the baseline and auto), named.
 """
@@ -32,6 +33,7 @@ from pathlib import Path
 from spectui.bench.protocol import BASELINE, Config, Measurement, Run
 from spectui.bench.verdict import verdicts
 from spectui.bounded import DATA_BYTES, loads_json, read_bytes
+from spectui.engine import auto
 from spectui.engine.events import Round
 from spectui.engine.noise import spread
 from spectui.engine.stats import (
@@ -128,6 +130,8 @@ def _auto(rounds: list[Round]) -> dict:
         if src in drafted:  # it drafted
             drafted[src] += r.n_drafted
             accepted[src] += r.n_accepted
+    # rounds with a draft to make that auto judged would not pay
+    declined = sum(1 for r in rounds if not r.n_drafted and r.note.endswith(auto.NOTHING_PAYS))
     total = sum(r.t_draft + r.t_verify + r.t_other for r in rounds)
     probes = [r for r in rounds if r.probe]
     probe_s = sum(r.t_draft - r.t_sync for r in probes)
@@ -138,6 +142,7 @@ def _auto(rounds: list[Round]) -> dict:
         "draft_model_types": sorted({r.spec_type for r in rounds if _auto_source(r) == "draft_model" and r.spec_type}),
         "drafted": drafted,
         "accepted": accepted,
+        "declined_share": declined / len(rounds) if rounds else None,
         "n_probes": len(probes),
         "generation_s": total,
         "probe_s": probe_s,

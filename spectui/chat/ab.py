@@ -14,16 +14,18 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeGuard
 
 from spectui.chat.streaming import TurnJob, stream_turn
 from spectui.chat.turn import Growth, LiveTurn
 from spectui.config.paths import traces_dir
 from spectui.engine.ab import BASELINE, NAMES, Verdict, compare
-from spectui.engine.events import Event
+from spectui.engine.events import Event, StopReason
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
 from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
 from spectui.trace.format import Trace, TraceTurn
 
+UNFINISHED = (StopReason.CANCELLED, StopReason.ERROR)
 FALLBACK_B = NGRAM_TYPES[0]  # B when the chat runs none and no draft model is loaded: llama.cpp's first n-gram
 
 
@@ -34,6 +36,11 @@ def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
     if current in types and current != a:
         return a, current
     return a, next((t for t in types if t in MODEL_TYPES), FALLBACK_B if FALLBACK_B in types else types[0])
+
+
+def _finished(turn: LiveTurn | None) -> TypeGuard[LiveTurn]:
+    """A side ran to its end: a side stopped (esc) or failed midway is no speed to compare."""
+    return turn is not None and turn.end is not None and turn.end.stop_reason not in UNFINISHED
 
 
 class ABRun:
@@ -103,14 +110,15 @@ class ABRun:
         else which did not."""
         self.running = False
         a, b = self.turns
-        if a is not None and b is not None and not a.running and not b.running:
+        if _finished(a) and _finished(b):
             verdict = compare(a.events, b.events)
             self.finished += 1
             if verdict.speedup is not None:
                 self.speedups.append(verdict.speedup)
             return replace(verdict, speedups=tuple(self.speedups))
-        missing = ", ".join(NAMES[i] for i, t in enumerate(self.turns) if t is None or t.running)
-        return f"No verdict: {missing} did not finish (stopped or failed)."
+        missing = ", ".join(NAMES[i] for i, t in enumerate(self.turns) if not _finished(t))
+        left_out = "; left out of this pair's speedups" if self.speedups else ""
+        return f"No verdict: {missing} did not finish (stopped or failed){left_out}."
 
     def stop(self) -> bool:
         """End the run at the end of the current round (B does not start); False when none runs."""

@@ -21,7 +21,7 @@ from spectui.engine.interface import ChatSession
 from spectui.engine.session import Session
 from spectui.errors import UserError
 from spectui.llama.build import crash_risk
-from spectui.plan import loaded_pair
+from spectui.plan import identity, loaded_pair
 from spectui.plan.acceptance import Calibration
 from spectui.spec_config import AUTO, MODEL_TYPES, N_MAX_LIMIT, SpecConfig
 from spectui.store import chat_types
@@ -276,7 +276,10 @@ class SetupSwitcher:
             s.notify(str(e), severity="error")
             return False
         session.set_sampling(setup.sampling())
+        recalibrated = identity.calibration_key(setup, PROMPTS) != identity.calibration_key(s.setup, PROMPTS)
         s.setup = setup
+        if recalibrated:  # other sampling: the card prices from the plan's calibration for it, if one is cached
+            self._read_plan(setup, session)
         self._config_changed()
         return True
 

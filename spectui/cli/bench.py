@@ -151,7 +151,8 @@ def _add_benchmark_flags(b) -> None:
     b.add_argument(
         "--sweep-n-max",
         metavar="LIST",
-        help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given)",
+        help=f"draft n-max values, comma-separated (default {DEFAULT_N_MAX}, or just --spec-draft-n-max when given); "
+        "n-gram types, and auto with no model to draft with, run once",
     )
     b.add_argument(
         "--concurrency",
@@ -309,6 +310,11 @@ def _opened(args, setup: Setup, configs: list[protocol.Config], err: Console):
             types=tuple({t: None for c in configs for t in c.spec.types}) or None,
         )
     session.inspect = args.inspect
+    if not setup.server:
+        swept = len(configs)
+        configs = protocol.for_session(configs, session.available_types())
+        if len(configs) < swept:
+            err.print("note: auto runs once: with no model to draft with, n-max bounds nothing", style="dim")
     if isinstance(session, (ServerSession, ServerPool)):  # checked as --concurrency checks them
         infos = [s.info for s in (session.servers if isinstance(session, ServerPool) else [session])]
         refuse_other_models(infos)

@@ -68,8 +68,9 @@ def _check_context(setup, target: Path) -> None:
 
 
 def check_calibration(doc: dict) -> None:
-    """A cached document's calibration reads back (else the file is corrupt: measured again)."""
-    acceptance.Calibration.from_dict(doc["calibration"])
+    """A cached document's calibrations read back (else the file is corrupt: measured again)."""
+    for entry in cache.calibrations(doc):
+        acceptance.Calibration.from_dict(entry["calibration"])
 
 
 def _measure(setup, model_type: str | None, phases: Phases) -> dict:
@@ -150,7 +151,8 @@ def main(args) -> int:
     _check_context(setup, target)
     model_type = draft_fit.read_header(draft).draft_type if draft else None
     key = identity.key(setup, target, draft)
-    doc = None if args.remeasure else _cached(setup, key, status)
+    calibration_key = identity.calibration_key(setup, PROMPTS)
+    doc, earlier = (None, None) if args.remeasure else _cached(key, calibration_key, status)
     if doc is None:
         cache.check_writable()
     phases.done("cache", None)
@@ -161,12 +163,12 @@ def main(args) -> int:
             print(line)
         return 1
     if doc is None:
-        doc = _measure(setup, model_type, phases)
+        doc = cache.with_calibrations(_measure(setup, model_type, phases), earlier)  # others' kept
         doc["phases"] = phases.as_dict()
         path = cache.store(key, doc)
         phases.done("store", f"measured and cached in {path}")
     c = _curve(doc, status)
-    cal = acceptance.Calibration.from_dict(doc["calibration"])
+    cal = acceptance.Calibration.from_dict(cache.calibration_for(doc, calibration_key) or {})  # ({}: never)
 
     saved = acceptance.saved(answers.answer_stats(), setup.model or "", setup.model_draft)
     flags = _pair_flags(args.preset, overrides)
@@ -219,16 +221,17 @@ def _curve(doc: dict, status) -> Curve:
     return c
 
 
-def _cached(setup: Setup, key: dict, status) -> dict | None:
-    """The cached measurement for this identity, None where there is none, it cannot be read
-    or its calibration answered other prompts or sampled otherwise (each said in a note)."""
+def _cached(key: dict, calibration_key: dict, status) -> tuple[dict | None, dict | None]:
+    """(the cached measurement for this identity, the file read): the first None where there is
+    none, it cannot be read or none of its calibrations used these prompts and sampling (each
+    said in a note); the file read keeps its other calibrations when this one is measured."""
     doc, why = cache.load_cached(key, check_calibration)
     if why:
         status(f"note: {why}")
-    if doc is not None and doc.get("calibration_key") != identity.calibration_key(setup, PROMPTS):
-        status("note: the cached calibration used other prompts or sampling: measuring again")
-        return None
-    return doc
+    if doc is not None and cache.calibration_for(doc, calibration_key) is None:
+        status("note: no cached calibration used these prompts and sampling: measuring again")
+        return None, doc
+    return doc, doc
 
 
 def _print_plan(plan, projection, no_projection: str | None, conc) -> None:

@@ -44,6 +44,7 @@ WINDOW = 64  # acceptance observations kept per source and position
 EMA = 0.2  # weight of a new timing: reacts to load changes within a few rounds
 MIN_GAIN = 1.05  # speculate only for an expected gain of 5% or more: estimates are noisy
 DEPTH = 256  # a chat's typical context depth, where no depth is given (the plan's too)
+NOTHING_PAYS = "no draft pays"  # a draft was there to make, and none was expected to gain MIN_GAIN
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,14 @@ class Costs:
         mx, my, slope = self._line
         # A bigger batch never costs less than a smaller one measured.
         floor = max((t for b, t in pts if b <= batch), default=1e-9)
-        return max(floor, my + slope * (batch - mx))
+        line = my + slope * (batch - mx)
+        b_top, t_top = pts[-1]
+        if batch > b_top:
+            # Past the biggest size measured, no steeper than the prior slope: on a CPU the
+            # small batches cost about a step a token and big ones far less, so a line through
+            # the small ones alone would rule out ever trying (and timing) a long draft.
+            line = min(line, t_top + PRIOR_SLOPE * pts[0][1] * (batch - b_top))
+        return max(floor, line)
 
     @cached_property
     def _points(self) -> list[tuple[int, float]]:
@@ -113,7 +121,7 @@ def decide(
     the tokens still to come (charged to the draft model per token it helps produce).
     """
     base = 1.0 / costs.t_verify(1)
-    best = Decision(None, 0, MIN_GAIN, "no draft pays")
+    best = Decision(None, 0, MIN_GAIN, NOTHING_PAYS)
     options: list[tuple[str, int, float, float, float]] = []
     if ngram_len > 0:
         options.append((NGRAM, ngram_len, costs.ngram_lookup, 0.0, 0.0))
@@ -226,6 +234,7 @@ class Controller:
         self.elapsed = 0.0  # seconds of rounds observed
         self.probe_spent = 0.0  # what probes cost beyond the no-draft rounds they replaced
         self.sources = {NGRAM: _Source(), DRAFT: _Source()}
+        self.open_candidates: list[tuple[list[int], int]] = []  # n-gram candidates, tokens matched so far
 
     def seed(self, verify: dict[int, float], draft_step: float | None) -> None:
         """Costs timed beforehand on this machine (a cost curve): a better start than the prior
@@ -243,8 +252,13 @@ class Controller:
         the probe budget, so one text never pays for probes budgeted on another's time."""
         old = self.sources[NGRAM]
         self.sources[NGRAM] = _Source(prior=tuple(old.estimates(len(old.obs))))
+        self.new_turn()
         self.sources[DRAFT].idle = 0
         self.elapsed = self.probe_spent = 0.0
+
+    def new_turn(self) -> None:
+        """Another answer begins: a candidate still open is not scored against its tokens."""
+        self.open_candidates = []
 
     def _draft_step(self) -> float | None:
         if self.draft_step is not None:
@@ -341,12 +355,24 @@ class Controller:
             if dr.n_synced:  # a catch-up timed apart (drafters/draft_model.py: SYNC_APART tokens or more)
                 self.draft_sync = _ema(self.draft_sync, t_sync / dr.n_synced)
             self.sources[DRAFT].observe(n_drafted, n_accepted)
-        if ngram_candidate:
-            # Free counterfactual: how much of the n-gram candidate, used or not, matched what
-            # the target produced (positions past the emitted tokens stay unknown).
-            n_match = 0
-            for a, b in zip(ngram_candidate, emitted):
-                if a != b:
+        self._score_candidates(ngram_candidate, emitted)
+
+    def _score_candidates(self, candidate: list[int], emitted: list[int]) -> None:
+        """Free counterfactual: each n-gram candidate, used or not, is scored against the tokens
+        the target went on to produce, over as many rounds as that takes, so every position
+        of it is observed, not only those drafted (copied code matches long or not at all)."""
+        if candidate:
+            self.open_candidates.append((list(candidate), 0))
+        still_open = []
+        for cand, n in self.open_candidates:
+            for token in emitted:
+                if token != cand[n]:
+                    self.sources[NGRAM].observe(n + 1, n)
                     break
-                n_match += 1
-            self.sources[NGRAM].observe(min(len(ngram_candidate), len(emitted)), n_match)
+                n += 1
+                if n == len(cand):
+                    self.sources[NGRAM].observe(n, n)
+                    break
+            else:
+                still_open.append((cand, n))
+        self.open_candidates = still_open

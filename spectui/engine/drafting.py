@@ -129,6 +129,7 @@ class Drafters:
         """Begin the types in use on the prompt. auto begins only the n-gram drafter: the draft
         model catches up when (and if) auto uses it, so TTFT stays that of `none`."""
         self._begun.clear()
+        self._auto.new_turn()
         for spec_type in (auto.NGRAM,) if spec.types == (AUTO,) else spec.drafting:
             self._ready(spec_type, spec, prompt)
 

@@ -1,6 +1,7 @@
 """The plan's cache: one file per identity (plan/identity.py), holding the curve and what else
-its writer keeps beside it (`spectui plan`'s calibration). A file measured for another identity,
-or that cannot be read, is none: its writer measures again and replaces it."""
+its writer keeps beside it (`spectui plan`'s calibrations, one per calibration key). A file
+measured for another identity, or that cannot be read, is none: its writer measures again and
+replaces it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from spectui.plan.curve import Curve
 FORMAT = "spectui-plan/2"
 # keyed by the model files' paths and times (a reinstall measured again): never read again
 STALE_FORMATS = ("spectui-plan/1", "spectui-plan-concurrency/1")
+KEPT_CALIBRATIONS = 4  # per curve: one per set of prompts and sampling, the newest first
 
 
 def cache_dir() -> Path:
@@ -61,6 +63,30 @@ def load_cached(key: dict, also: Callable[[dict], object] = lambda doc: None) ->
     except (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError) as e:
         return None, f"{path} is corrupt ({type(e).__name__}: {e}): measuring again"
     return doc, None
+
+
+def calibrations(doc: dict) -> list[dict]:
+    """The document's calibrations, each {"key": its calibration key, "calibration": ...}, newest
+    first (a file from before they were kept side by side holds one, under calibration_key)."""
+    if "calibrations" in doc:
+        return list(doc["calibrations"])
+    return [{"key": doc.get("calibration_key"), "calibration": doc["calibration"]}] if "calibration" in doc else []
+
+
+def calibration_for(doc: dict, calibration_key: dict) -> dict | None:
+    """The calibration answered with `calibration_key`'s prompts and sampling; None where none was."""
+    return next((c["calibration"] for c in calibrations(doc) if c["key"] == calibration_key), None)
+
+
+def with_calibrations(measured: dict, earlier: dict | None) -> dict:
+    """A newly measured document that keeps, beside its own calibration, those of the file it
+    replaces for other prompts or sampling (up to KEPT_CALIBRATIONS): f6 at the chat's sampling
+    and `spectui plan` at its own share one curve instead of measuring each other's away."""
+    own = calibrations(measured)
+    keys = [c["key"] for c in own]
+    kept = [c for c in calibrations(earlier or {}) if c["key"] not in keys]
+    rest = {k: v for k, v in measured.items() if k not in ("calibration", "calibration_key")}
+    return {**rest, "calibrations": (own + kept)[:KEPT_CALIBRATIONS]}
 
 
 def store(key: dict, doc: dict) -> Path:

@@ -11,7 +11,7 @@ from spectui.engine.interface import SessionStatus
 from spectui.plan import identity
 from spectui.plan.acceptance import Calibration
 from spectui.plan.acceptance_sources import build_plan
-from spectui.plan.cache import load_cached
+from spectui.plan.cache import calibration_for, load_cached
 from spectui.plan.curve import Curve
 from spectui.plan.predict import DEPTH
 from spectui.spec_config import DRAFT_FILE_TYPES, NGRAM_TYPES, SpecConfig, config_label, unpriced
@@ -39,17 +39,16 @@ def cached_for(setup, status: SessionStatus) -> tuple[Curve | None, bool]:
 
 def for_pair(setup, status: SessionStatus, prompts: list[str]) -> tuple[Curve | None, Calibration | None, bool]:
     """The cached curve and calibration for the loaded pair (None where not cached), and
-    whether the pair is a local one a plan could measure. A calibration that does not read, or
-    answered other `prompts` or sampling than `setup`'s (`spectui plan` would measure it again),
-    is none: the curve alone still prices the panel's rows."""
+    whether the pair is a local one a plan could measure. The calibration is the one cached for
+    `prompts` and `setup`'s sampling; none cached for them (`spectui plan` would measure one), or
+    one that does not read, is none: the curve alone still prices the panel's rows."""
     doc, plannable = cached_doc(setup, status)
     if doc is None:
         return None, None, plannable
     try:
-        calibration: Calibration | None = Calibration.from_dict(doc["calibration"])
+        raw = calibration_for(doc, identity.calibration_key(setup, prompts))
+        calibration = Calibration.from_dict(raw) if raw is not None else None
     except (KeyError, ValueError, TypeError, AttributeError):
-        calibration = None
-    if doc.get("calibration_key") != identity.calibration_key(setup, prompts):
         calibration = None
     return Curve.from_dict(doc["curve"]), calibration, plannable
 

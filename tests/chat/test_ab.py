@@ -4,12 +4,15 @@ the pair again the other way round, a run stopped before B."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from spectui.chat.ab import ABRun, default_types
 from spectui.chat.updates import Notice, PanelChanged
 from spectui.config import paths
 from spectui.engine.ab import Verdict
+from spectui.engine.events import StopReason
 from spectui.engine.interface import GenerationLimits
 from spectui.trace import format as trace_format
 from spectui.tui.widgets.verdict import render_verdict
@@ -91,5 +94,23 @@ def test_an_ab_run_stopped_before_b_has_no_verdict(setup):
         run.stop()
 
     run.run([setup.spec.with_types("ngram-mod"), setup.spec], started, run.add, pytest.fail)
-    assert run.ended() == "No verdict: B did not finish (stopped or failed)."
+    assert run.ended() == "No verdict: A, B did not finish (stopped or failed)."  # A stopped midway too
     assert session.spec == setup.spec
+
+
+def test_a_side_stopped_midway_is_left_out_of_the_pooled_speedups(setup):
+    """esc during B ends B's turn, cancelled: it ended, yet did not finish, so no speedup of a
+    whole A against a few tokens of B joins the pool."""
+    run = ABRun(FakeSession(spec=setup.spec), None, GenerationLimits(), {})
+    specs = [setup.spec.with_types("ngram-mod"), setup.spec]
+    recorded = load_recording()
+    cancelled = [*recorded[:6], dataclasses.replace(recorded[-1], stop_reason=StopReason.CANCELLED)]
+    results = []
+    for b_events in (recorded, cancelled, recorded):
+        run.start("hi", specs)
+        for side in run.order:
+            run.side_started(side, specs[side])
+            run.add(b_events if side == 1 else recorded)
+        results.append(run.ended())
+    assert results[1] == "No verdict: B did not finish (stopped or failed); left out of this pair's speedups."
+    assert isinstance(results[2], Verdict) and len(results[2].speedups) == 2

@@ -11,6 +11,7 @@ from spectui.bench.peak_memory import MemorySample
 from spectui.bench.prompts import Prompt
 from spectui.bench.protocol import Config, Measurement, Run
 from spectui.config.resolve import resolve
+from spectui.engine.auto import NOTHING_PAYS
 from spectui.engine.events import PromptDone, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.launch.opening import checked_models
 from spectui.plan import cache, identity
@@ -76,15 +77,15 @@ def fake_run(
 
 AUTO_CFG = Config("auto n=3", SpecConfig(types=("auto",)))
 # (spec type, drafted, accepted, t_draft, t_verify, probe, t_sync): 8 rounds, 1.1 s
-AUTO_ROUNDS = [
-    ("ngram-simple", 3, 2, 0.01, 0.09, False, 0.0),
-    ("ngram-simple", 2, 0, 0.01, 0.09, False, 0.0),
-    ("draft-simple", 2, 1, 0.30, 0.10, True, 0.2),  # a probe that first caught up
-    ("draft-simple", 3, 3, 0.05, 0.05, False, 0.0),
-    ("draft-simple", 0, 0, 0.00, 0.10, False, 0.0),  # chose the draft model, which drafted nothing
-    (None, 0, 0, 0.00, 0.10, False, 0.0),
-    (None, 0, 0, 0.00, 0.10, False, 0.0),
-    (None, 0, 0, 0.00, 0.10, False, 0.0),
+AUTO_ROUNDS = [  # spec type, drafted, accepted, t_draft, t_verify, probe, t_sync, auto's reason
+    ("ngram-simple", 3, 2, 0.01, 0.09, False, 0.0, "expected 1.50x"),
+    ("ngram-simple", 2, 0, 0.01, 0.09, False, 0.0, "expected 1.20x"),
+    ("draft-simple", 2, 1, 0.30, 0.10, True, 0.2, "probe"),  # a probe that first caught up
+    ("draft-simple", 3, 3, 0.05, 0.05, False, 0.0, "expected 1.30x"),
+    ("draft-simple", 0, 0, 0.00, 0.10, False, 0.0, "expected 1.10x"),  # chose the draft model, which drafted nothing
+    (None, 0, 0, 0.00, 0.10, False, 0.0, NOTHING_PAYS),  # a draft to make, declined
+    (None, 0, 0, 0.00, 0.10, False, 0.0, NOTHING_PAYS),
+    (None, 0, 0, 0.00, 0.10, False, 0.0, "no n-gram match"),
 ]
 
 
@@ -95,7 +96,7 @@ def auto_run(prompt: Prompt, repeat: int, scale: float = 1.0, config: str = AUTO
         TurnStart(t=100.0, n_prompt=5, n_prompt_decoded=5, n_ctx=64, config={}),
         PromptDone(t=t, t_prompt=0.5),
     ]
-    for i, (spec_type, n, acc, t_draft, t_verify, probe, t_sync) in enumerate(AUTO_ROUNDS):
+    for i, (spec_type, n, acc, t_draft, t_verify, probe, t_sync, why) in enumerate(AUTO_ROUNDS):
         t += (t_draft + t_verify) * scale
         events.append(
             a_round(
@@ -109,7 +110,7 @@ def auto_run(prompt: Prompt, repeat: int, scale: float = 1.0, config: str = AUTO
                 t_draft=t_draft * scale,
                 t_verify=t_verify * scale,
                 n_past=9 + i,
-                note="auto: ...",
+                note=f"auto: {spec_type or 'no draft'}, {why}",
                 probe=probe,
                 t_sync=t_sync * scale,
             )  # fmt: skip

@@ -202,7 +202,9 @@ def test_auto_against_the_best_fixed_type_of_its_group_when_it_lost():
     assert vs["gain_tok_per_s"] == pytest.approx(14 / 1.1 - 14) and vs["ratio"] == pytest.approx(1 / 1.1)
     line = report.auto_line(row)
     assert line.startswith("auto n=3: rounds drafted by n-gram 25%, by the draft model (draft-simple) 25%")
-    assert "by neither 50%; of generation time, probes 9% (1 round), catch-ups 18%;" in line
+    # of the rounds by neither, those with a draft to make that auto judged would not pay
+    assert "by neither 50% (declined as not paying 25%); n-gram drafted 5 tokens, 2 accepted;" in line
+    assert "of generation time, probes 9% (1 round), catch-ups 18%;" in line
     assert line.endswith("vs the best fixed type, draft-simple n=3 at 14.0 tok/s: -1.3 tok/s (0.91x)")
 
 

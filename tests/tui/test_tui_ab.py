@@ -125,7 +125,7 @@ async def test_ab_refuses_while_busy_and_esc_stops_the_run(slow_fake):
         await pilot.press("escape")  # stops A; B never starts
         await until(pilot, lambda: not screen.running)
         assert screen.panes[0].turn.end.stop_reason == StopReason.CANCELLED and screen.panes[1].turn is None
-        assert screen.verdict is None and "No verdict: B" in screen.query_one("#ab-verdict").visual.plain
+        assert screen.verdict is None and "No verdict: A, B did not" in screen.query_one("#ab-verdict").visual.plain
         assert slow_fake.spec == app.controller.state.setup.spec  # restored
         await pilot.press("escape")
         assert not isinstance(app.screen, ABScreen)

@@ -15,6 +15,7 @@ from spectui.engine.auto import (
     decide,
 )
 from spectui.engine.drafting import RoundDraft
+from tests.helpers.auto_rounds import observe_round
 
 # This machine's CPU, measured: a batch of 4 costs 1.7x one token, 9 tokens 4x; a 0.5B
 # draft step costs 43% of a 1.5B target step.
@@ -189,16 +190,15 @@ def test_a_new_text_keeps_costs_and_the_pair_but_ngram_acceptance_only_as_a_prio
     for _ in range(12 * PROBE_START):
         _round(c, accept_draft=0)
     no_draft = decide(c.costs(), {NGRAM: flat(0.5), DRAFT: flat(0.5)}, 0, False, 4)
-    for _ in range(30):  # a text where every n-gram candidate was right
-        c.observe(no_draft, RoundDraft(candidate=[5, 6, 7], nxt=5), 0.0, 0.066)
+    _copying(c, no_draft, 30)  # a text where every n-gram candidate was right
     costs, draft_accept = c.costs(), c.sources[DRAFT].estimates(2)
-    ngram_accept = c.sources[NGRAM].estimates(1)[0]
-    assert draft_accept[0] < 0.5 and ngram_accept > 0.9 and c.elapsed > 0
+    ngram_accept = c.sources[NGRAM].estimates(2)
+    assert draft_accept[0] < 0.5 and min(ngram_accept) > 0.9 and c.elapsed > 0
     c.forget_text()
     assert c.costs() == costs and c.sources[DRAFT].estimates(2) == draft_accept
-    assert c.elapsed == c.probe_spent == 0.0
+    assert c.elapsed == c.probe_spent == 0.0 and c.open_candidates == []
     # the next text starts from what the last one left: its first candidate is drafted long
-    assert c.sources[NGRAM].estimates(2) == [ngram_accept, ngram_accept]
+    assert c.sources[NGRAM].estimates(2) == ngram_accept
     d = c.choose(3, False, 3)
     assert (d.source, d.k) == (NGRAM, 3)
     # but as a prior worth two observations: two misses in the new text outweigh it
@@ -212,22 +212,35 @@ def test_unused_ngram_candidates_still_teach_acceptance():
     c.verify = {1: 0.066, 4: 0.112, 9: 0.264}
     before = c.sources[NGRAM].estimates(3)
     none = decide(c.costs(), {NGRAM: flat(0.0), DRAFT: flat(0.0)}, 0, False, 4)
-    for _ in range(20):  # the target kept producing exactly what the n-gram proposed
-        c.observe(none, RoundDraft(candidate=[5, 6, 7], nxt=5), 0.0, 0.066)
+    _copying(c, none, 20)  # the target kept producing exactly what the n-gram proposed
     after = c.sources[NGRAM].estimates(3)
-    assert after[0] > 0.9 > before[0]
-    # position 2 was never observed: until it is, it is taken to be like position 1
-    assert not c.sources[NGRAM].obs[1] and after[1] == after[0]
+    assert min(after) > 0.9 > before[0]
+    # every position was scored by the tokens of the rounds that followed, none drafted
+    assert [len(o) for o in c.sources[NGRAM].obs] == [18, 18, 18]  # the last two still open
+    assert [n for _, n in c.open_candidates] == [2, 1]
 
 
-def test_a_used_ngram_draft_is_scored_one_position_past_its_length():
+def test_a_used_ngram_draft_is_scored_past_its_length_by_the_next_rounds():
     c = Controller()
     c.verify = {1: 0.066, 2: 0.09}
     use_one = Decision(NGRAM, 1, 1.2, "expected 1.20x")
-    for _ in range(10):  # k=1 drafted and accepted; the target's next token was the candidate's 2nd
-        c.observe(use_one, RoundDraft(tokens=[5], n_acc=1, nxt=6, candidate=[5, 6, 7]), 0.0, 0.09)
-    assert [len(o) for o in c.sources[NGRAM].obs] == [10, 10]  # position 3: unknown
-    assert c.sources[NGRAM].estimates(2)[1] > 0.9
+    # k=1 drafted and accepted; the target's next token was the candidate's 2nd
+    observe_round(c, use_one, [5], 1, 6, 0.09, candidate=[5, 6, 7])
+    assert not c.sources[NGRAM].obs and c.open_candidates == [([5, 6, 7], 2)]
+    none = Decision(None, 0, 1.0, "no n-gram match")
+    observe_round(c, none, [], 0, 8, 0.066, candidate=[])  # not its 3rd
+    assert [list(o) for o in c.sources[NGRAM].obs] == [[1], [1], [0]] and not c.open_candidates
+    observe_round(c, use_one, [5], 1, 6, 0.09, candidate=[5, 6, 7])
+    c.new_turn()  # the next answer's tokens do not score this one's candidate
+    observe_round(c, none, [], 0, 7, 0.066, candidate=[])
+    assert [len(o) for o in c.sources[NGRAM].obs] == [1, 1, 1]
+
+
+def _copying(c: Controller, decision: Decision, rounds: int) -> None:
+    """`rounds` rounds of text 0, 1, 2, ... that emit one token each, each with a 3-token
+    n-gram candidate that the text goes on to match."""
+    for i in range(rounds):
+        observe_round(c, decision, [], 0, i, 0.066, candidate=[i, i + 1, i + 2])
 
 
 def test_costs_timed_beforehand_decide_from_the_first_round_and_measured_ones_stay():

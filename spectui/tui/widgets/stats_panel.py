@@ -1,9 +1,8 @@
 """The stats panel (chat), its one-line form for narrow terminals, and the compact stats
 (each A/B side): pure functions from a turn's events to Content, and the widgets that show them.
 
-Everything is derived from the events with engine.stats, so the panel agrees with
-`spectui run` and the benchmark. The widgets take their data as an attribute set by the
-screen (`panel.state = PanelState(...)`, `side.events = [...]`) and only re-render.
+Everything is derived from the events with engine.stats, so the panel agrees with `spectui run`
+and the benchmark. The widgets re-render from an attribute the screen sets (`panel.state`).
 """
 
 from __future__ import annotations
