@@ -42,7 +42,8 @@ async def test_a_pair_that_does_not_fit_is_refused_and_the_old_pair_keeps_answer
         assert app.controller.state.loading
         await until(pilot, lambda: not app.controller.state.loading, timeout=120)
         assert app.controller.state.session is fresh
-        assert any("cannot draft for target" in n.message for n in notices(app))
+        # the refusal's notice travels as a message after the state changes: wait for it
+        await until(pilot, lambda: any("cannot draft for target" in n.message for n in notices(app)))
         assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 ⇠ draft SmolLM2 135M Instruct Q4_1"
         await send(pilot, app, SHORT)
         await answered(pilot, app)
@@ -78,8 +79,9 @@ async def test_switch_models_from_the_picker_loads_in_the_background(fresh, setu
             and app.controller.state.setup.model_draft is None
         )
         assert app.controller.state.session.spec.label == "ngram-mod"  # draft-simple needs a draft: said in a note
-        assert any("speculating with ngram-mod" in n.message for n in notices(app))
-        assert app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 (no draft model)"
+        # the note and the header travel as messages after the session is set: wait for them
+        await until(pilot, lambda: any("speculating with ngram-mod" in n.message for n in notices(app)))
+        await until(pilot, lambda: app.chat_screen.sub_title == "SmolLM2 135M Instruct Q4_1 (no draft model)")
         assert recent_models() == [gguf]
         app.controller.switcher.close()
 

@@ -548,8 +548,9 @@ async def test_preset_switch_reloads_in_a_worker_and_keeps_sampling_flags(fresh,
             app.controller.state.setup.n_predict == 7 and app.controller.state.setup.temp == 0
         )  # kept from the command line
         assert app.controller.state.session.spec.label == "draft-simple"  # the preset's, not the flag's
-        assert any(n.message.startswith("Preset smollm2: ") for n in notices(app))
-        assert app.chat_screen.title.startswith("draft-simple")
+        # the notes and the title travel as messages after the session is set: wait for them
+        await until(pilot, lambda: any(n.message.startswith("Preset smollm2: ") for n in notices(app)))
+        await until(pilot, lambda: app.chat_screen.title.startswith("draft-simple"))
         app.controller.switcher.close()
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from spectui import spec_types
+from spectui.config import paths
 from spectui.drafters import registry
 from spectui.drafters.base import NgramDrafter
 from spectui.drafters.draft_model import DraftModel
@@ -201,6 +202,8 @@ def test_a_new_n_gram_type_is_a_member_a_record_a_drafter_module_and_its_line_in
     priced by the bench."""
     copy = tmp_path / "spectui"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for kind in ("presets", "themes"):  # beside the copy, as in a checkout: an installed copy's are not on its path
+        shutil.copytree(str(paths.shipped_dir(kind)), tmp_path / kind)
     for name, lines in ADDED.items():
         path = copy / name
         text = path.read_text(encoding="utf-8")
