@@ -35,6 +35,15 @@ N_MAX_LIMIT = 64
 NGRAM_LIMIT = 1024  # an n-gram size or draft length; llama.cpp's defaults are at most 64
 
 
+# one --spec-type a session offers, as its types ("ngram-simple,draft-simple" is one choice)
+Choice = tuple[Spec, ...]
+
+
+def choice_types(choices: Iterable[Choice]) -> set[Spec]:
+    """Every type the `choices` run, alone or combined."""
+    return {t for c in choices for t in c}
+
+
 def available_types(draft_type: Spec | None, mtp: bool = False) -> tuple[Spec, ...]:
     """The spec types a session can run, in the order the TUI cycles through them.
     `draft_type`: what the draft file drafts with (draft_fit), None without one; `mtp`:

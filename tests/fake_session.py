@@ -24,7 +24,7 @@ from spectui.engine.events import Event, Round, StopReason, Token, TurnEnd, Turn
 from spectui.engine.interface import GenerationLimits, SessionStatus
 from spectui.errors import UserError
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import SpecConfig, available_types
+from spectui.spec_config import Choice, SpecConfig, available_types, types_label
 from spectui.spec_types import Spec
 from spectui.trace import format as trace_format
 from spectui.trace.format import Trace
@@ -80,17 +80,17 @@ class FakeSession:
 
     def configure(self, spec: SpecConfig) -> None:
         for t in spec.types:
-            if t not in self.available_types():
+            if (t,) not in self.choices():
                 raise UserError(
-                    f"{t} is not available with these models; they allow {', '.join(self.available_types())}"
+                    f"{t} is not available with these models; they allow {', '.join(map(types_label, self.choices()))}"
                 )
         self._spec = spec
 
     def set_sampling(self, sampling: SamplingParams) -> None:
         self.sampling = sampling
 
-    def available_types(self) -> tuple[str, ...]:
-        return available_types(Spec.DRAFT_SIMPLE if self._draft else None)
+    def choices(self) -> tuple[Choice, ...]:
+        return tuple((t,) for t in available_types(Spec.DRAFT_SIMPLE if self._draft else None))
 
     def status(self) -> SessionStatus:
         return SessionStatus(
@@ -101,7 +101,7 @@ class FakeSession:
             n_past=self._n_past,
             greedy=self.sampling.greedy,
             spec=self._spec,
-            types=self.available_types(),
+            choices=self.choices(),
             draft_path=PATH if self._draft else None,
         )
 

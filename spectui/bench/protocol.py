@@ -23,7 +23,7 @@ driven on the calling thread, so the interrupt stops it within one decode. A fai
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -34,6 +34,7 @@ from spectui.engine.events import Event, PromptDone, Round, TurnEnd, TurnStart
 from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.stats import TurnSummary, rounds_of, summarize
 from spectui.spec_config import MODEL_TYPES, SpecConfig
+from spectui.spec_types import Spec
 
 BASELINE = spec_types.BASELINE
 T = TypeVar("T")
@@ -76,7 +77,7 @@ def plan(base: SpecConfig, type_sets: list[tuple[spec_types.Spec, ...]], n_maxes
     return configs
 
 
-def for_session(configs: list[Config], available: tuple[str, ...]) -> list[Config]:
+def for_session(configs: list[Config], available: Iterable[Spec]) -> list[Config]:
     """The configurations a session that runs the `available` types can tell apart: without a
     model to draft with (no draft file, head or MTP layer), auto drafts n-grams alone, so its
     n-max sweep is one configuration, run once as an n-gram type's is."""

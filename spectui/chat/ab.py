@@ -22,20 +22,22 @@ from spectui.config.paths import traces_dir
 from spectui.engine.ab import BASELINE, NAMES, Verdict, compare
 from spectui.engine.events import Event, StopReason
 from spectui.engine.interface import ChatSession, GenerationLimits, chat_messages
-from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES, SpecConfig
+from spectui.spec_config import MODEL_TYPES, NGRAM_TYPES, Choice, SpecConfig
 from spectui.trace.format import Trace, TraceTurn
 
 UNFINISHED = (StopReason.CANCELLED, StopReason.ERROR)
-FALLBACK_B = NGRAM_TYPES[0]  # B when the chat runs none and no draft model is loaded: llama.cpp's first n-gram
+# B when the chat runs none and no draft model is loaded: llama.cpp's first n-gram
+FALLBACK_B: Choice = (NGRAM_TYPES[0],)
 
 
-def default_types(types: tuple[str, ...], current: str) -> tuple[str, str]:
-    """A and B before the user picks: `none` against the chat's own spec type, or, while the
-    chat runs none, against the draft's type (else FALLBACK_B)."""
-    a = BASELINE if BASELINE in types else types[0]
-    if current in types and current != a:
+def default_types(choices: tuple[Choice, ...], current: Choice) -> tuple[Choice, Choice]:
+    """A and B before the user picks: `none` against the chat's own configuration, or, while
+    the chat runs none, against the draft's type (else FALLBACK_B)."""
+    a = (BASELINE,) if (BASELINE,) in choices else choices[0]
+    if current in choices and current != a:
         return a, current
-    return a, next((t for t in types if t in MODEL_TYPES), FALLBACK_B if FALLBACK_B in types else types[0])
+    with_model = (c for c in choices if set(c) & set(MODEL_TYPES))
+    return a, next(with_model, FALLBACK_B if FALLBACK_B in choices else choices[0])
 
 
 def _finished(turn: LiveTurn | None) -> TypeGuard[LiveTurn]:

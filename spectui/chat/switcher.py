@@ -23,7 +23,8 @@ from spectui.errors import UserError
 from spectui.llama.build import crash_risk
 from spectui.plan import identity, loaded_pair
 from spectui.plan.acceptance import Calibration
-from spectui.spec_config import AUTO, MODEL_TYPES, N_MAX_LIMIT, SpecConfig
+from spectui.spec_config import AUTO, MODEL_TYPES, N_MAX_LIMIT, Choice, SpecConfig, choice_types
+from spectui.spec_types import Spec
 from spectui.store import chat_types
 
 
@@ -38,8 +39,8 @@ class SetupSwitcher:
 
     # --- the speculation -----------------------------------------------------------
 
-    def available_types(self) -> tuple[str, ...]:
-        return self.state.session.available_types() if self.state.session else ()
+    def choices(self) -> tuple[Choice, ...]:
+        return self.state.session.choices() if self.state.session else ()
 
     def configure(self, spec: SpecConfig) -> bool:
         """Speculate as `spec` from the next round, even mid-answer."""
@@ -60,18 +61,18 @@ class SetupSwitcher:
         self._config_changed()
         return True
 
-    def set_spec_type(self, spec_type: str) -> None:
-        self.configure(self.state.setup.spec.with_types(spec_type))
+    def set_spec_type(self, types: Choice | Spec) -> None:
+        self.configure(self.state.setup.spec.with_types(types))
 
     def cycle_spec_type(self, step: int) -> None:
         if session := self.state.need_session():
-            types = self.available_types()
-            if len(types) == 1 and (server := session.status().server) and server.idle:
+            choices = self.choices()
+            if len(choices) == 1 and (server := session.status().server) and server.idle:
                 self.state.notify(server.idle, title="llama-server", severity="warning", timeout=15)
                 return  # one server that does not speculate: nothing to switch to, and why
-            current = self.state.setup.spec.types[0]
-            i = types.index(current) if current in types else 0
-            self.set_spec_type(types[(i + step) % len(types)])
+            current = self.state.setup.spec.types
+            i = choices.index(current) if current in choices else 0
+            self.set_spec_type(choices[(i + step) % len(choices)])
 
     def step_n_max(self, step: int) -> None:
         spec = self.state.setup.spec
@@ -84,7 +85,7 @@ class SetupSwitcher:
         when no draft model, head or MTP layer is loaded."""
         if not spec.uses_n_max:
             return f"{spec.label} does not use it; draft-* types and auto do"
-        if spec.types == (AUTO,) and not set(MODEL_TYPES) & set(self.available_types()):
+        if spec.types == (AUTO,) and not set(MODEL_TYPES) & choice_types(self.choices()):
             return "auto without a draft model drafts n-grams to their own sizes; it bounds a draft model's"
         return None
 

@@ -30,7 +30,7 @@ from spectui.errors import UserError
 from spectui.launch.environment import collect
 from spectui.launch.opening import open_session
 from spectui.llama.runtime import configure_logging
-from spectui.spec_config import parse_types
+from spectui.spec_config import choice_types, parse_types
 from spectui.spec_types import Spec
 
 DEFAULT_N = 256
@@ -312,7 +312,7 @@ def _opened(args, setup: Setup, configs: list[protocol.Config], err: Console):
     session.inspect = args.inspect
     if not setup.server:
         swept = len(configs)
-        configs = protocol.for_session(configs, session.available_types())
+        configs = protocol.for_session(configs, choice_types(session.choices()))
         if len(configs) < swept:
             err.print("note: auto runs once: with no model to draft with, n-max bounds nothing", style="dim")
     if isinstance(session, (ServerSession, ServerPool)):  # checked as --concurrency checks them
@@ -320,7 +320,7 @@ def _opened(args, setup: Setup, configs: list[protocol.Config], err: Console):
         refuse_other_models(infos)
         refuse_long_answers(setup.n_predict, infos)
     if setup.server:
-        specs = [session.spec.with_types(t) for t in session.available_types()]
+        specs = [session.spec.with_types(c) for c in session.choices()]
         configs = [protocol.Config(s.label, s) for s in sorted(specs, key=lambda s: s.types != (spec_types.BASELINE,))]
     return session, configs
 

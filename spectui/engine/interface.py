@@ -11,7 +11,7 @@ from typing import Protocol
 from spectui.engine.events import Event
 from spectui.engine.server_metrics import ServerWide
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import Choice, SpecConfig
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class SessionStatus:
     n_past: int  # tokens in the target's KV cache
     greedy: bool  # temperature 0: verification keeps the target's argmax
     spec: SpecConfig
-    types: tuple[str, ...]  # the spec types the loaded models allow
+    choices: tuple[Choice, ...]  # the --spec-type choices the loaded models (or the servers) allow
     draft_path: str | None = None  # the draft's file, None without one
     cpu_bound: bool = False  # llama.cpp's threads take every core: other work in this process slows it
     server: ServerWide | None = None  # a llama-server's own counters (all its slots); None: local
@@ -63,7 +63,7 @@ class ChatSession(Protocol):
     @property
     def spec(self) -> SpecConfig: ...
 
-    def available_types(self) -> tuple[str, ...]: ...
+    def choices(self) -> tuple[Choice, ...]: ...
 
     def configure(self, spec: SpecConfig) -> None: ...
 

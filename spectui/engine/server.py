@@ -50,7 +50,7 @@ from spectui.engine.server_wire import (
 from spectui.errors import Failure, UserError
 from spectui.llama import devices
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import MODEL_TYPES, SpecConfig
+from spectui.spec_config import MODEL_TYPES, Choice, SpecConfig, types_label
 
 TIMEOUT_S = 120  # for an answer to start, or a streamed token to follow the last (a busy CPU server is slow)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
@@ -231,8 +231,8 @@ class ServerSession:
     def spec(self) -> SpecConfig:
         return self._spec
 
-    def available_types(self) -> tuple[str, ...]:
-        return (self._spec.label,)
+    def choices(self) -> tuple[Choice, ...]:
+        return (self._spec.types,)
 
     def configure(self, spec: SpecConfig) -> None:
         if spec.types != self._spec.types or (spec.uses_n_max and spec.draft_n_max != self._spec.draft_n_max):
@@ -255,7 +255,7 @@ class ServerSession:
             server=self.wide(),
             greedy=self.sampling.temp <= 0,
             spec=self._spec,
-            types=self.available_types(),
+            choices=self.choices(),
             draft_path="on the server" if has_model else None,
         )
 
@@ -340,18 +340,18 @@ class ServerPool:
     def spec(self) -> SpecConfig:
         return self.active.spec
 
-    def available_types(self) -> tuple[str, ...]:
-        return tuple(s.spec.label for s in self.servers)
+    def choices(self) -> tuple[Choice, ...]:
+        return tuple(s.spec.types for s in self.servers)
 
     def configure(self, spec: SpecConfig) -> None:
         chosen = next((s for s in self.servers if s.spec.types == spec.types), None)
         if chosen is None:
-            raise UserError(f"no server runs {spec.label}; these do: {', '.join(self.available_types())}")
+            raise UserError(f"no server runs {spec.label}; these do: {', '.join(map(types_label, self.choices()))}")
         chosen.configure(spec)
         self.active = chosen
 
     def status(self) -> SessionStatus:
-        return replace(self.active.status(), types=self.available_types())
+        return replace(self.active.status(), choices=self.choices())
 
     def set_sampling(self, sampling: SamplingParams) -> None:
         for s in self.servers:

@@ -36,7 +36,7 @@ from spectui.llama.detokenizer import Detokenizer
 from spectui.llama.model import Model
 from spectui.llama.runtime import default_threads, usable_cores
 from spectui.llama.sampling import SamplingParams
-from spectui.spec_config import MTP_TYPES, NGRAM_TYPES, SpecConfig, available_types
+from spectui.spec_config import MTP_TYPES, NGRAM_TYPES, Choice, SpecConfig, available_types
 
 
 @dataclass
@@ -167,15 +167,15 @@ class Session:
             n_past=self.ctx.n_past,
             greedy=sampling.greedy,
             spec=self.spec,
-            types=self.available_types(),
+            choices=self.choices(),
             draft_path=str(self.draft.path) if self.draft else None,
             cpu_bound=(self.ctx.params.n_threads or default_threads()) >= usable_cores(),
             devices=self.target.devices,
         )
 
-    def available_types(self) -> tuple[str, ...]:
-        """Spec types the loaded models allow (the TUI cycles through these)."""
-        return self._types
+    def choices(self) -> tuple[Choice, ...]:
+        """Each spec type the loaded models allow, alone (the TUI cycles through these)."""
+        return tuple((t,) for t in self._types)
 
     def cancel(self) -> None:
         self._cancel.set()

@@ -12,6 +12,7 @@ from textual.screen import Screen
 from spectui.chat.controller import ChatController
 from spectui.chat.library import ChatLibrary
 from spectui.config import presets
+from spectui.spec_config import types_label
 from spectui.tui.commands import COMMANDS, key_display
 from spectui.tui.screens.chats import when
 from spectui.tui.screens.settings import FIELDS
@@ -42,10 +43,10 @@ class SpecCommands(Provider):
             where = chat.chat_screen if c.chat else app
             yield c.title, partial(app.run_action, c.action, where), c.help + keys
         switcher = chat.controller.switcher
-        for t in switcher.available_types():
+        for choice in switcher.choices():
             yield (
-                f"Spec type: {t}",
-                partial(switcher.set_spec_type, t),
+                f"Spec type: {types_label(choice)}",
+                partial(switcher.set_spec_type, choice),
                 "Speculate with this type from the next round",
             )
         for f in FIELDS:

@@ -14,6 +14,7 @@ from spectui.config import paths
 from spectui.engine.ab import Verdict
 from spectui.engine.events import StopReason
 from spectui.engine.interface import GenerationLimits
+from spectui.spec_types import Spec
 from spectui.trace import format as trace_format
 from spectui.tui.widgets.verdict import render_verdict
 from tests.chat.fake_screen import make, state_of
@@ -46,9 +47,9 @@ def test_nothing_reconfigures_or_chats_while_the_ab_view_runs(setup):
 def test_ab_runs_both_sides_cold_restores_the_configuration_and_judges(setup):
     session = FakeSession(spec=setup.spec)
     run = ABRun(session, None, GenerationLimits(n_predict=48), trace_format.header("A/B", {}, setup.values()))
-    a, b = default_types(session.available_types(), "ngram-mod")
-    assert (a, b) == ("none", "ngram-mod")  # the baseline against the chat's own type
-    assert default_types(session.available_types(), "none") == ("none", "draft-simple")
+    a, b = default_types(session.choices(), (Spec.NGRAM_MOD,))
+    assert (a, b) == ((Spec.NONE,), (Spec.NGRAM_MOD,))  # the baseline against the chat's own type
+    assert default_types(session.choices(), (Spec.NONE,)) == ((Spec.NONE,), (Spec.DRAFT_SIMPLE,))
     a, b = "ngram-mod", "draft-simple"
     specs = [session.spec.with_types(a), session.spec.with_types(b).replace(draft_n_max=5)]
     run.start("Write a python function that adds two numbers.", specs)

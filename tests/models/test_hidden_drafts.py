@@ -174,7 +174,7 @@ def test_reading_hidden_rows_counts_as_llama_time(synthetic, monkeypatch, spec_t
 def test_the_session_offers_exactly_what_the_models_allow(synthetic, spec_type, target, draft):
     s = open_pair(synthetic, target, draft)
     try:
-        assert s.available_types() == ("none",) + NGRAM_TYPES + (spec_type, "auto")
+        assert s.choices() == tuple((t,) for t in ("none",) + NGRAM_TYPES + (spec_type, "auto"))
         with pytest.raises(UserError, match="not available"):
             s.configure(SpecConfig(types=("draft-simple",)))
     finally:
@@ -329,7 +329,7 @@ def test_a_llama_cpp_python_without_the_symbols_names_one_and_the_rest_runs(synt
         open_pair(synthetic, "target", "eagle3")
     s = open_pair(synthetic, "target-mtp", None, types=("ngram-simple",))  # draft-mtp is simply not offered
     try:
-        assert "draft-mtp" not in s.available_types()
+        assert ("draft-mtp",) not in s.choices()
         assert isinstance(
             list(s.generate(tokens=s.target.tokenize(PROMPT), limits=GenerationLimits(n_predict=8)))[-1], TurnEnd
         )

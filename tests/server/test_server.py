@@ -15,6 +15,7 @@ from spectui.engine.interface import GenerationLimits, chat_messages
 from spectui.engine.server import ServerSession, connect
 from spectui.engine.server_wire import rejected_marker
 from spectui.errors import UserError
+from spectui.spec_types import Spec
 from spectui.trace import format as trace_format
 from tests.helpers.events import events_of
 from tests.helpers.processes import spectui
@@ -34,7 +35,7 @@ def drafting(server_bin, smol_path):
 
 def test_rounds_add_up_to_the_servers_own_totals_and_text(drafting):
     session = ServerSession(drafting.url, GREEDY)
-    assert session.spec.label == "draft-simple" and session.available_types() == ("draft-simple",)
+    assert session.spec.label == "draft-simple" and session.choices() == ((Spec.DRAFT_SIMPLE,),)
     before = drafting.metrics()
     events = events_of(session)
     after = drafting.metrics()
@@ -135,9 +136,9 @@ def plain(server_bin, smol_path):
 @pytest.mark.model
 def test_two_servers_are_two_configurations_to_switch_between(drafting, plain):
     pool = connect(f"{drafting.url},{plain.url}", GREEDY, 3)
-    assert pool.available_types() == ("draft-simple", "none") and pool.spec.label == "draft-simple"
+    assert pool.choices() == ((Spec.DRAFT_SIMPLE,), (Spec.NONE,)) and pool.spec.label == "draft-simple"
     pool.configure(pool.spec.with_types("none"))
-    assert pool.status().spec.label == "none" and pool.status().types == ("draft-simple", "none")
+    assert pool.status().spec.label == "none" and pool.status().choices == pool.choices()
     rounds = [e for e in events_of(pool, n=8) if isinstance(e, Round)]
     assert len(rounds) == 8 and not any(r.n_drafted for r in rounds)
     with pytest.raises(UserError, match="no server runs ngram-mod; these do: draft-simple, none"):

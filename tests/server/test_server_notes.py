@@ -9,7 +9,8 @@ import pytest
 
 from spectui.chat.updates import Notice
 from spectui.engine.server_metrics import NO_METRICS, ServerWide, not_speculating
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import Choice, SpecConfig
+from spectui.spec_types import Spec
 from tests.chat.fake_screen import make
 from tests.fake_session import FakeSession
 
@@ -21,8 +22,8 @@ IDLE = not_speculating(URL, ("none",)) or ""
 class IdleServer(FakeSession):
     """One llama-server without speculation (given -md, not --spec-type) nor --metrics."""
 
-    def available_types(self) -> tuple[str, ...]:
-        return ("none",)
+    def choices(self) -> tuple[Choice, ...]:
+        return ((Spec.NONE,),)
 
     def status(self):
         return replace(super().status(), server=ServerWide(URL, 1, None, IDLE, NO_METRICS.format(url=URL)))

@@ -367,12 +367,12 @@ async def test_n_max_stays_between_1_and_64(fake, setup):
         assert fake.spec.draft_n_max == 64
 
 
-async def cycle_types(pilot, session) -> list[str]:
-    """Press the spec-type key once per available type; the types it went through."""
+async def cycle_types(pilot, session) -> list[tuple]:
+    """Press the spec-type key once per choice; the types it went through."""
     seen = []
-    for _ in session.available_types():
+    for _ in session.choices():
         await pilot.press("ctrl+t")
-        seen.append(session.spec.label)
+        seen.append(session.spec.types)
     return seen
 
 
@@ -381,8 +381,8 @@ async def test_spec_types_cycle_through_the_available_ones(fake, setup):
     app = SpecApp(setup, session=fake)
     async with app.run_test(size=(120, 40)) as pilot:
         seen = await cycle_types(pilot, fake)
-        assert sorted(seen) == sorted(fake.available_types())
-        assert seen[-1] == "draft-simple"
+        assert sorted(seen) == sorted(fake.choices())
+        assert seen[-1] == (Spec.DRAFT_SIMPLE,)
 
 
 @sync
@@ -400,7 +400,7 @@ async def test_a_hidden_state_draft_is_offered_and_drafts_in_the_chat(synthetic,
     app = SpecApp(setup, session=session)
     async with app.run_test(size=(120, 40)) as pilot:
         seen = await cycle_types(pilot, session)
-        assert "draft-eagle3" in seen and "draft-simple" not in seen
+        assert (Spec.DRAFT_EAGLE3,) in seen and (Spec.DRAFT_SIMPLE,) not in seen
         while session.spec.label != "draft-eagle3":
             await pilot.press("ctrl+t")
         await send(pilot, app, "the quick brown fox jumps over the lazy dog. the quick brown fox")

@@ -16,6 +16,7 @@ from spectui.engine.ab import compare
 from spectui.engine.events import StopReason
 from spectui.engine.stats import first_divergence, summarize
 from spectui.spec_config import SpecConfig
+from spectui.spec_types import Spec
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
 from spectui.tui.screens.ab import ABScreen
@@ -54,7 +55,7 @@ async def test_ab_runs_both_side_by_side_and_judges(fresh, setup):
         assert isinstance(screen, ABScreen)
         a, b = screen.panes
         # none against the chat's own type (the smollm2 preset's draft-simple)
-        assert (a.query_one(Select).value, b.query_one(Select).value) == ("none", "draft-simple")
+        assert (a.query_one(Select).value, b.query_one(Select).value) == ((Spec.NONE,), (Spec.DRAFT_SIMPLE,))
         assert a.query_one(Input).value == b.query_one(Input).value == str(setup.spec.draft_n_max)
         b.query_one(Input).value = "4"
 
@@ -138,7 +139,7 @@ async def test_ab_without_a_draft_model_falls_back_for_b(setup):
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("f2")
         a, b = app.screen.panes
-        assert (a.query_one(Select).value, b.query_one(Select).value) == ("none", "ngram-simple")
+        assert (a.query_one(Select).value, b.query_one(Select).value) == ((Spec.NONE,), (Spec.NGRAM_SIMPLE,))
         assert "No draft model is loaded" in app.screen.query_one("#ab-verdict").visual.plain
         await pilot.press("escape")
         session.configure(SpecConfig(types=("ngram-simple",)))  # a chat on ngram-simple: B is its own type
@@ -185,16 +186,16 @@ async def test_the_n_max_box_shows_only_where_n_max_bounds_drafts_and_typing_edi
         b.query_one(Input).focus()
         await pilot.press("2")
         assert b.query_one(Input).value == "32"
-        b.query_one(Select).value = "ngram-mod"
+        b.query_one(Select).value = (Spec.NGRAM_MOD,)
         await pilot.pause()
         assert not b.query_one(Input).display
-        b.query_one(Select).value = "auto"
+        b.query_one(Select).value = (Spec.AUTO,)
         await pilot.pause()
         assert b.query_one(Input).display  # auto bounds the draft model's drafts
     app = SpecApp(setup, session=FakeSession(spec=SpecConfig(types=("auto",)), draft=False))
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.press("f2")
-        assert app.screen.panes[1].query_one(Select).value == "auto"
+        assert app.screen.panes[1].query_one(Select).value == (Spec.AUTO,)
         assert not app.screen.panes[1].query_one(Input).display
 
 

@@ -15,6 +15,7 @@ from spectui.chat.panel import PanelState
 from spectui.chat.turn import Baseline
 from spectui.config.settings import Settings, save_settings
 from spectui.spec_config import SpecConfig
+from spectui.spec_types import Spec
 from spectui.store import chat_types
 from spectui.tui.app import SpecApp
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents
@@ -143,7 +144,7 @@ async def replay_ab(pilot) -> None:
     prompt = screen.query_one("#ab-prompt", Input)
     prompt.cursor_blink = False
     prompt.value = "Write a python function that adds two numbers."
-    screen.query_one("#type-a", Select).value = "none"
+    screen.query_one("#type-a", Select).value = (Spec.NONE,)
     per_token = [([], "", p) for accepted, _, last in ANSWER_ROUNDS for p in accepted + [last]]
     for side, (spec_type, rounds, tok_per_s) in enumerate(
         (("none", per_token, 20.0), ("draft-simple", ANSWER_ROUNDS, 50.0))

@@ -17,7 +17,7 @@ from spectui.config.setup import Setup
 from spectui.engine.ab import NAMES, Verdict
 from spectui.engine.interface import ChatSession, GenerationLimits
 from spectui.errors import UserError
-from spectui.spec_config import SpecConfig
+from spectui.spec_config import Choice, SpecConfig, types_label
 from spectui.tui.header import status_spans
 from spectui.tui.messages import RunEnded, SideStarted, TurnEvents, TurnFailed
 from spectui.tui.widgets.side_pane import HORIZONTAL_BREAKPOINTS, VERTICAL_BREAKPOINTS, SidePane, Sides, VerdictBox
@@ -62,13 +62,13 @@ class ABScreen(Screen):
 
     def compose(self) -> ComposeResult:
         status = self.run.session.status()
-        types = status.types
-        a, b = default_types(types, status.spec.types[0])
+        choices = status.choices
+        a, b = default_types(choices, status.spec.types)
         yield Header(icon="◆")
         with Sides(id="ab-sides"):
-            yield SidePane(NAMES[0], types, a, status.spec.draft_n_max, self.show_rejected)
-            yield SidePane(NAMES[1], types, b, status.spec.draft_n_max, self.show_rejected)
-        yield VerdictBox(self._intro(b, types, fallback=b == FALLBACK_B != status.spec.types[0]))
+            yield SidePane(NAMES[0], choices, a, status.spec.draft_n_max, self.show_rejected)
+            yield SidePane(NAMES[1], choices, b, status.spec.draft_n_max, self.show_rejected)
+        yield VerdictBox(self._intro(b, choices, fallback=b == FALLBACK_B != status.spec.types))
         yield Input(
             placeholder="Prompt for both · enter runs A then B · esc stops / closes",
             select_on_focus=False,
@@ -76,7 +76,7 @@ class ABScreen(Screen):
         )
         yield Footer()
 
-    def _intro(self, b: str, types: tuple[str, ...], fallback: bool) -> Content:
+    def _intro(self, b: Choice, choices: tuple[Choice, ...], fallback: bool) -> Content:
         """`fallback`: B is FALLBACK_B because the chat runs none and no draft model is loaded."""
         lines = [
             Content.styled(
@@ -86,17 +86,19 @@ class ABScreen(Screen):
                 "$text-muted",
             )
         ]
-        if len(types) == 1:
+        if len(choices) == 1:
             lines.append(
                 Content.styled(
-                    f"This session allows one configuration only ({types[0]}): A and B run the "
+                    f"This session allows one configuration only ({types_label(choices[0])}): A and B run the "
                     "same, which measures the noise between two runs.",
                     "$warning",
                 )
             )
         elif fallback:
             lines.append(
-                Content.styled(f"No draft model is loaded: B defaults to {b} instead of a draft-* type.", "$warning")
+                Content.styled(
+                    f"No draft model is loaded: B defaults to {types_label(b)} instead of a draft-* type.", "$warning"
+                )
             )
         return Content("\n").join(lines)
 

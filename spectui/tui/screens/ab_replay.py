@@ -51,7 +51,7 @@ class ABReplayScreen(ReplayScreen):
             for side in ("A", "B"):
                 turn = next((t for t in self.trace.turns if t.side == side), None)
                 spec = spec_in_force(turn, []) if turn else SpecConfig()  # a trace of one side only
-                yield SidePane(side, (spec.label,), spec.label, spec.draft_n_max, self.show_rejected, recorded=True)
+                yield SidePane(side, (spec.types,), spec.types, spec.draft_n_max, self.show_rejected, recorded=True)
         yield VerdictBox()
         yield Static(id="status")
         yield Footer()

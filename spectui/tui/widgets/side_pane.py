@@ -4,6 +4,7 @@ its numbers."""
 from __future__ import annotations
 
 import time
+from typing import cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,7 +16,7 @@ from textual.widgets import Input, Label, Select, Static
 from spectui.chat.turn import Growth, LiveTurn
 from spectui.config.setup import OPTIONS
 from spectui.errors import UserError
-from spectui.spec_config import AUTO, MODEL_TYPES, SpecConfig, uses_n_max
+from spectui.spec_config import AUTO, MODEL_TYPES, Choice, SpecConfig, choice_types, types_label, uses_n_max
 from spectui.tui.widgets.message import AssistantMessage
 from spectui.tui.widgets.stats_panel import CompactStats
 
@@ -169,14 +170,20 @@ class SidePane(Vertical):
     """
 
     def __init__(
-        self, name: str, types: tuple[str, ...], spec_type: str, n_max: int, show_rejected: bool, recorded: bool = False
+        self,
+        name: str,
+        choices: tuple[Choice, ...],
+        choice: Choice,
+        n_max: int,
+        show_rejected: bool,
+        recorded: bool = False,
     ):
         """`recorded`: a replay's side, its pickers showing what ran."""
         super().__init__(id=f"side-{name.lower()}", classes="side")
         self.recorded = recorded
         self.side_name = name
-        self.types = types
-        self.spec_type = spec_type
+        self.choices = choices
+        self.choice = choice
         self.n_max = n_max
         self.show_rejected = show_rejected
         self.turn: LiveTurn | None = None
@@ -187,8 +194,8 @@ class SidePane(Vertical):
         with Horizontal(classes="picker"):
             yield Label(self.side_name, classes="side-name")
             yield Select(
-                [(t, t) for t in self.types],
-                value=self.spec_type,
+                [(types_label(c), c) for c in self.choices],
+                value=self.choice,
                 allow_blank=False,
                 id=f"type-{self.side_name.lower()}",
             )
@@ -205,7 +212,7 @@ class SidePane(Vertical):
         yield CompactStats(one_line=True, classes="side-line")
 
     def on_mount(self) -> None:
-        self._n_max_applies(self.spec_type)
+        self._n_max_applies(self.choice)
         if self.recorded:  # what was recorded; a replay cannot rerun it
             self.query_one(Select).disabled = self.query_one(Input).disabled = True
 
@@ -218,15 +225,15 @@ class SidePane(Vertical):
     @on(Select.Changed)
     def _picked(self, event: Select.Changed) -> None:
         if not self.recorded:
-            self._n_max_applies(str(event.value))
+            self._n_max_applies(cast(Choice, event.value))
 
-    def _n_max_applies(self, spec_type: str) -> None:
+    def _n_max_applies(self, choice: Choice) -> None:
         """The n-max box shows only for the types it bounds: the n-gram types draft up to their
         own sizes, none drafts nothing, and auto without a model type drafts n-grams only (a
         replay's recorded auto keeps its n-max: its pair is not known here)."""
         box = self.query_one(Input)
-        with_model = self.recorded or bool(set(MODEL_TYPES) & set(self.types))
-        bounds = uses_n_max([spec_type]) and (spec_type != AUTO or with_model)
+        with_model = self.recorded or bool(set(MODEL_TYPES) & choice_types(self.choices))
+        bounds = uses_n_max(choice) and (choice != (AUTO,) or with_model)
         box.disabled = not bounds
         box.display = self.query_one(".n-max", Label).display = bounds
         box.tooltip = f"{self.side_name}'s draft n-max: its longest draft, {N_MAX.rule}"
