@@ -5,6 +5,8 @@ SmolLM2 at a few tokens a second."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from spectui.engine.events import Round, TurnEnd
@@ -52,6 +54,12 @@ def on_cpu(smol_path):
     m.close()
 
 
+# llama.cpp's sampled decodes on a Vulkan device read freed memory now and then (docs/gpu.md):
+# -bs on aborted the whole suite in one of two fresh-clone runs on 12-07, so CI leaves it out
+@pytest.mark.skipif(
+    os.environ.get("SPECTUI_DEVICE_BS_ON") != "1",
+    reason="-bs on can abort inside llama.cpp's Vulkan backend (docs/gpu.md); SPECTUI_DEVICE_BS_ON=1 runs it",
+)
 @pytest.mark.parametrize(
     "types, sampling",
     [
