@@ -123,7 +123,10 @@ def parse_types(text: str | Iterable[str]) -> tuple[Spec, ...]:
 
     `none` anywhere resets to none, as in llama.cpp.
     """
-    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
+    given = text.split(",") if isinstance(text, str) else list(text)
+    if not all(isinstance(n, str) for n in given):  # a damaged file's list, say [0]
+        raise UserError(f"--spec-type names must be text, not {given!r}; choose from: {', '.join(ALL_TYPES)}")
+    names = [n.strip() for n in given]
     names = [n for n in names if n]
     if not names:
         raise UserError(f"--spec-type needs a type; choose from: {', '.join(ALL_TYPES)}")

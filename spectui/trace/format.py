@@ -210,13 +210,8 @@ def event_from_record(d: dict) -> Event | ConfigChange:
         d["drafted"], d["rejected"] = tuple(d["drafted"]), tuple(d["rejected"])
         d.setdefault("rejected_text", None)
         d["verdicts"] = tuple(_verdict(v) for v in d.get("verdicts", ()))
-        configured = d.get("configured")
-        if configured and not (
-            isinstance(configured, str) or isinstance(configured, list) and all(isinstance(n, str) for n in configured)
-        ):
-            raise TypeError("'configured' is neither --spec-type's text nor a list of type names")
         try:  # --spec-type's text ("" before rounds carried their types)
-            d["configured"] = parse_types(configured) if configured else ()
+            d["configured"] = parse_types(d["configured"]) if d.get("configured") else ()
         except UserError as e:
             raise ValueError(str(e)) from None
     elif kind == "TurnEnd":
