@@ -59,6 +59,8 @@ class Model:
         # the GPU devices llama.cpp spreads its offloaded layers over (all of them, by default)
         self.devices = tuple(d.name for d in devices.gpus()) if n_gpu_layers and not vocab_only else ()
         self.on_vulkan = any(name.startswith("Vulkan") for name in self.devices)
+        if self.on_vulkan and runtime.SERIALIZED_BY_SPECTUI:
+            runtime.note(f"{self.path.name}: llvmpipe: ggml-vulkan's submissions one at a time ({runtime.SERIALIZE}=1)")
         self._pieces: dict[int, bytes] = {}
         self._eog: dict[int, bool] = {}
 

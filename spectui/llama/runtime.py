@@ -39,6 +39,24 @@ def configure_logging(verbose: bool = False, log_file: TextIO | None = None) -> 
 llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))
 llama_cpp.llama_backend_init()
 
+SERIALIZE = "GGML_VK_SERIALIZE_SUBMISSIONS"
+
+
+def _serialize_on_llvmpipe() -> bool:
+    """Mesa's llvmpipe runs ggml-vulkan's overlapping submissions on a thread of its own and reads
+    memory freed under them (a segfault in a verification batch, docs/gpu.md): where it is a
+    device, ggml-vulkan waits for each submission. Read when a model first loads onto a device,
+    so set here; the user's own setting wins. True where spectui set it."""
+    from spectui.llama import devices
+
+    if SERIALIZE in os.environ or not any("llvmpipe" in devices.of(h).description for h in devices.handles()):
+        return False
+    os.environ[SERIALIZE] = "1"
+    return True
+
+
+SERIALIZED_BY_SPECTUI = _serialize_on_llvmpipe()
+
 
 def forget_errors() -> None:
     """Before a call that may fail: last_error() then explains that call, not an earlier one."""

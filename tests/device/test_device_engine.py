@@ -6,6 +6,8 @@ SmolLM2 at a few tokens a second."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -54,12 +56,6 @@ def on_cpu(smol_path):
     m.close()
 
 
-# llama.cpp's sampled decodes on a Vulkan device read freed memory now and then (docs/gpu.md):
-# -bs on aborted the whole suite in one of two fresh-clone runs on 12-07, so CI leaves it out
-@pytest.mark.skipif(
-    os.environ.get("SPECTUI_DEVICE_BS_ON") != "1",
-    reason="-bs on can abort inside llama.cpp's Vulkan backend (docs/gpu.md); SPECTUI_DEVICE_BS_ON=1 runs it",
-)
 @pytest.mark.parametrize(
     "types, sampling",
     [
@@ -93,6 +89,23 @@ def test_every_other_spec_type_on_the_device_gives_the_targets_own_answer(on_dev
     assert on_backend == (not on_device.on_vulkan)
     draft = on_device if "draft-simple" in types or types == ("auto",) else None
     assert answer(on_device, draft, SpecConfig(types=types, draft_n_max=4), greedy)[0] == plain
+
+
+def test_llvmpipe_runs_ggml_vulkans_submissions_one_at_a_time(device):
+    """llvmpipe reads memory freed under ggml-vulkan's overlapping submissions (docs/gpu.md):
+    spectui makes ggml-vulkan wait for each there, unless the user chose. CI runs this suite
+    with MALLOC_PERTURB_, under which the n-gram verifications above segfault without it."""
+    from spectui.llama import devices, runtime
+
+    on_llvmpipe = any("llvmpipe" in d.description for d in devices.gpus())
+    show = "import os; from spectui.llama import runtime as r; print(r.SERIALIZED_BY_SPECTUI, os.getenv(r.SERIALIZE))"
+    env = {k: v for k, v in os.environ.items() if k != runtime.SERIALIZE}
+    ours = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True, text=True, check=True)
+    assert ours.stdout.split() == (["True", "1"] if on_llvmpipe else ["False", "None"])
+    theirs = subprocess.run(
+        [sys.executable, "-c", show], env={**env, runtime.SERIALIZE: "yes"}, capture_output=True, text=True, check=True
+    )
+    assert theirs.stdout.split() == ["False", "yes"]
 
 
 def test_greedy_text_on_the_device_against_the_cpu(on_device, on_cpu, record_property):
