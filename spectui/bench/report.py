@@ -237,6 +237,9 @@ def _auto_columns(a: dict | None) -> dict:
     vs = a["vs_best_fixed"] or {}
     return {
         **{f"auto_rounds_{k}": v for k, v in a["rounds_share"].items()},
+        "auto_declined_share": a["declined_share"],
+        **{f"auto_drafted_{k}": v for k, v in a["drafted"].items()},
+        **{f"auto_accepted_{k}": v for k, v in a["accepted"].items()},
         "auto_n_probes": a["n_probes"],
         "auto_probe_share": a["probe_share"],
         "auto_catchup_share": a["catchup_share"],

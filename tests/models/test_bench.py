@@ -224,6 +224,9 @@ def test_auto_breakdown_in_csv_columns_and_report_lines(tmp_path):
     assert "auto" not in mine and other["auto_best_fixed"] == ""  # auto_* cells only in an auto row
     assert mine["auto_best_fixed"] == "draft-simple n=3" and mine["auto_n_probes"] == "1"
     assert float(mine["auto_rounds_none"]) == 0.5
+    # what the screen's auto line says of declined rounds and n-gram drafts, as numbers
+    assert float(mine["auto_declined_share"]) == 0.25
+    assert (mine["auto_drafted_ngram"], mine["auto_accepted_ngram"]) == ("5", "2")
     # the screen and the Markdown report both show these lines under the group's tables
     assert report.auto_lines(doc, "ko/qa") == [report.auto_line(auto)]
 
