@@ -90,11 +90,17 @@ def of(dev: int) -> Device:
     g.memory(dev, ctypes.byref(free), ctypes.byref(total))
     return Device(
         (g.name(dev) or b"?").decode(errors="replace"),
-        (g.description(dev) or b"").decode(errors="replace"),
+        description(dev),
         KINDS.get(g.type(dev), "gpu"),
         free.value,
         total.value,
     )
+
+
+def description(dev: int) -> str:
+    """The device's description at a ggml_backend_dev_t, without asking its memory (which
+    would start a CUDA context)."""
+    return (_ggml().description(dev) or b"").decode(errors="replace")
 
 
 def cpu_handle() -> int:

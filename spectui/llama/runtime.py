@@ -49,7 +49,7 @@ def _serialize_on_llvmpipe() -> bool:
     so set here; the user's own setting wins. True where spectui set it."""
     from spectui.llama import devices
 
-    if SERIALIZE in os.environ or not any("llvmpipe" in devices.of(h).description for h in devices.handles()):
+    if SERIALIZE in os.environ or not any("llvmpipe" in devices.description(h) for h in devices.handles()):
         return False
     os.environ[SERIALIZE] = "1"
     return True
