@@ -524,7 +524,8 @@ async def test_loads_models_in_a_worker_and_reports_failures(setup, tmp_path):
     app = SpecApp(broken)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app.chat_screen.sub_title == "no model loaded")
-        assert "GGUF" in app.query_one("#status").visual.plain
+        # the status line's message follows the header's: wait for it as well
+        await until(pilot, lambda: "GGUF" in app.query_one("#status").visual.plain)
         await send(pilot, app, "hello")  # refused politely, nothing crashes
         assert not app.controller.state.chat.messages
 
