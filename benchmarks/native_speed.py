@@ -4,7 +4,8 @@
                                       [--env OMP_WAIT_POLICY=ACTIVE ...] [--temp 0.8] [--chat]
 
 For each model, interleaved run by run (so a machine that slows down slows every case
-alike), medians of --runs:
+alike), medians of --runs with their range, and each run's ratio to the Llama.generate run
+beside it:
 - `spectui run --spec-type none --json` with the default environment (and once per --env
   variant), greedy or at --temp (llama.cpp's default chain, seeded by run): generation
   tok/s and the overhead per round outside llama.cpp;
@@ -199,14 +200,21 @@ def main() -> None:
                         _chat(model, args.n, env, temp=args.temp)
                     )
             results.setdefault("Llama.generate", []).append((_llama_generate(path, args.n, args.temp), None))
-        base = statistics.median(r[0] for r in results["Llama.generate"])
+        bases = [r[0] for r in results["Llama.generate"]]
         how = f"temperature {args.temp}" if args.temp > 0 else "greedy"
-        print(f"\n{model}: {args.n} tokens, {how}, median of {args.runs} interleaved runs")
+        print(f"\n{model}: {args.n} tokens, {how}, median of {args.runs} interleaved runs (their range)")
         for name, rs in results.items():
-            tps = statistics.median(r[0] for r in rs)
+            tps = [r[0] for r in rs]
+            # each run against the Llama.generate run beside it: the ratio's own spread
+            ratios = [r / b for r, b in zip(tps, bases, strict=True)] if len(tps) == len(bases) else []
+            ratio = f"{statistics.median(ratios):5.2f}x ({min(ratios):.2f}-{max(ratios):.2f})" if ratios else ""
             over = [r[1] for r in rs if r[1] is not None]
             extra = f"   overhead {statistics.median(over):.2f} ms/round" if over else ""
-            print(f"  {name:34} {tps:7.2f} tok/s   {tps / base:5.2f}x Llama.generate{extra}", flush=True)
+            print(
+                f"  {name:34} {statistics.median(tps):7.2f} tok/s ({min(tps):.1f}-{max(tps):.1f})"
+                f"   {ratio} Llama.generate{extra}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def one_pair(preset: str, args, phases: Phases) -> list[dict]:
     setup = resolve(preset, overrides | {"spec_type": "draft-simple"})
     doc = plan_document(setup, args.remeasure, phases)
     planned = curve.Curve.from_dict(doc["curve"])
-    filler = [t for p, a in doc["calibration"]["streams"] for t in p + a]
+    filler = acceptance.Calibration.from_dict(doc["calibration"]).filler
     n_maxes = [int(x) for x in args.n_max.split(",")]
     configs = protocol.plan(setup.spec, [("ngram-simple",), ("ngram-mod",), ("draft-simple",)], n_maxes)
     chosen = prompt_set.select(prompt_set.shipped(), args.lang, "all", args.limit)[: 1 if args.smoke else None]

@@ -97,10 +97,9 @@ def _measure(setup, model_type: str | None, phases: Phases) -> dict:
         session.set_sampling(acceptance.sampling_for_calibration(setup.sampling()))
         with phases.live():
             cal = acceptance.calibrate(session, model_type, setup.spec, PROMPTS, setup.system, phases.step, calibrated)
-            filler = [t for p, a in cal.streams for t in p + a]
             phases.step("timing the decodes")
             timed = decodes.measure_decodes(
-                session.ctx, session.draft_ctx, filler, longest, max(N_MAX), lambda w, s: phases.done("curve", w, s)
+                session.ctx, session.draft_ctx, cal.filler, longest, max(N_MAX), lambda w, s: phases.done("curve", w, s)
             )
     finally:
         session.close()
@@ -178,9 +177,8 @@ def main(args) -> int:
     if levels:
         from spectui.cli import plan_concurrency
 
-        filler = [t for p, a in cal.streams for t in p + a]
         conc = plan_concurrency.run(
-            levels, setup, key, plan, filler, (target, draft), projection, args.remeasure, status
+            levels, setup, key, plan, cal.filler, (target, draft), projection, args.remeasure, status
         )
     if args.json:
         projected = projection.to_json() if projection is not None else {"unavailable": no_projection}

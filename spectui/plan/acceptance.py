@@ -22,7 +22,7 @@ from spectui.spec_config import NGRAM_TYPES, SpecConfig, config_label
 from spectui.spec_types import BASELINE, Spec
 from spectui.store.chat_types import AnswerConfig
 
-CALIBRATION_TOKENS = 40  # per starter prompt: 3 x 40 drafted-for tokens, a third of the first run
+CALIBRATION_TOKENS = 24  # per starter prompt: 3 x 24 drafted-for tokens, about 20 rounds at n-max 8
 MIN_DRAFTS = 16  # drafting rounds below which saved answers do not decide a type's acceptance
 
 
@@ -40,6 +40,12 @@ class Calibration:
     n_rounds: int
     draft_length: float = float(max(N_MAX))
     loop_step: tuple[float, int] | None = None
+
+    @property
+    def filler(self) -> list[int]:
+        """The calibration's tokens, the first prompt's first: the contexts hold that prompt as
+        the calibration ends, so the curve's first depth needs no fill."""
+        return [t for p, a in self.streams for t in p + a]
 
     def as_dict(self) -> dict:
         return {
@@ -84,9 +90,11 @@ def calibrate(
     done: Callable[[str, float, Sequence[Round]], object] = lambda what, left, rounds: None,
 ) -> Calibration:
     """Answer each prompt with `model_type` at n-max 8 (or with none, without a draft model),
-    then the first again with none, for its overhead. `done` after each answer: what ended, the
-    calibration's seconds left (each answer as long as the mean so far, none's a third), the
-    rounds so far."""
+    the first last, then the first again with none, for its overhead and single step: the
+    session is reset once, so that answer reuses the prompt decoded just before, and the
+    curve timed next starts from what the contexts hold. `done` after each answer: what ended,
+    the calibration's seconds left (each answer as long as the mean so far, none's a third),
+    the rounds so far."""
     from spectui.engine.interface import GenerationLimits, chat_messages
 
     limits = GenerationLimits(n_predict=CALIBRATION_TOKENS, ignore_eos=True)
@@ -96,26 +104,26 @@ def calibrate(
 
     def answer(prompt: str, with_spec: SpecConfig) -> list:
         session.configure(with_spec)
-        session.reset()
-        return list(session.generate(messages=chat_messages([("user", prompt)], system), limits=limits))
+        return _answered(list(session.generate(messages=chat_messages([("user", prompt)], system), limits=limits)))
 
+    session.reset()
     rounds: list[Round] = []
-    streams, spec_overheads, took = [], [], []
+    streams: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    spec_overheads, took = [], []
     label = config_label(drafting.types, max(N_MAX))
-    for i, prompt in enumerate(prompts, start=1):
-        status(f"calibrating: starter prompt {i}/{len(prompts)} with {label}")
+    order = [*range(1, len(prompts)), 0]
+    for n, i in enumerate(order, start=1):
+        what = f"starter prompt {n}/{len(prompts)} with {label}"  # counted as answered
+        status(f"calibrating: {what}")
         t0 = time.perf_counter()
-        events = answer(prompt, drafting)
+        events = answer(prompts[i], drafting)
         start = next(e for e in events if isinstance(e, TurnStart))
         end = next(e for e in events if isinstance(e, TurnEnd))
-        if end.error:
-            raise RuntimeError(end.error)
         rounds += rounds_of(events)
         spec_overheads.append(_overhead(events))
-        streams.append((tuple(session.ctx.tokens[: start.n_prompt]), tuple(end.tokens)))
+        streams[i] = (tuple(session.ctx.tokens[: start.n_prompt]), tuple(end.tokens))
         took.append(time.perf_counter() - t0)
-        mean = statistics.fmean(took)
-        done(f"calibration: starter prompt {i}/{len(prompts)} with {label}", mean * (len(prompts) - i + 1 / 3), rounds)
+        done(f"calibration: {what}", statistics.fmean(took) * (len(prompts) - n + 1 / 3), rounds)
     status("calibrating: the overhead of a round without a draft")
     none_events = answer(prompts[0], spec.replace(types=(BASELINE,)))
     done("calibration: the first starter prompt with none", 0.0, rounds_of(none_events))
@@ -123,13 +131,21 @@ def calibrate(
     drafted = [r.n_drafted for r in rounds if r.n_drafted]
     return Calibration(
         positions,
-        tuple(streams),
+        tuple(streams[i] for i in range(len(prompts))),
         _overhead(none_events),
         statistics.median(spec_overheads),
         len(rounds),
         statistics.fmean(drafted) if drafted else float(max(N_MAX)),
         _loop_step(rounds_of(none_events)),
     )
+
+
+def _answered(events: list) -> list:
+    """An answer's events, or its error raised."""
+    end = next(e for e in events if isinstance(e, TurnEnd))
+    if end.error:
+        raise RuntimeError(end.error)
+    return events
 
 
 def _loop_step(rounds: Sequence[Round]) -> tuple[float, int] | None:

@@ -276,3 +276,8 @@ def test_a_calibration_measures_acceptance_per_position_and_both_overheads(fresh
     assert cal.overhead_none > 0 and cal.overhead_spec > 0 and cal.n_rounds > 0
     ((prompt, answer),) = cal.streams
     assert len(answer) == 16 and len(prompt) > 5
+    # the none answer came last, on the prompt the drafted one had decoded: the contexts end
+    # holding the filler's start, so the curve's first depth needs no fill
+    assert cal.loop_step is not None and cal.filler[: len(prompt)] == list(prompt)
+    for ctx in (fresh.ctx, fresh.draft_ctx):
+        assert ctx.common_prefix(cal.filler) >= len(prompt)

@@ -21,6 +21,7 @@ from spectui.cli import bench_curve
 from spectui.cli.bench_curve import Costs, predicted, predictions, unpriced
 from spectui.engine.events import PromptDone, Source, StopReason, Token, TurnEnd, TurnStart
 from spectui.plan.curve import Curve
+from spectui.plan.decodes import DEPTHS
 from spectui.plan.observed import drafting_of
 from spectui.plan.predict import break_even, speedup
 from spectui.spec_config import SpecConfig
@@ -253,7 +254,7 @@ def test_the_curve_comes_from_plan_s_cache_else_is_timed_after_the_runs(monkeypa
     assert c.source == BENCH and (c.curve.overhead_none, c.curve.overhead_spec) == (0, 0)
     assert timed == [("draft ctx", [1, 2, 3], 0, 8)] and said == ["timing this machine's decodes for the verdict"]
     small = bench_curve.costs(FakeSession(n_ctx=256), setup, [NONE, DRAFT], m, None, said.append)
-    assert small == (None, "the context (-c 256) is too small to time decodes at 521 tokens")
+    assert small == (None, "the context (-c 256) is too small to time decodes at 265 tokens")
     stopped = bench_curve.costs(FakeSession(), setup, [NONE, DRAFT], Measurement(runs(), partial=True), None, print)
     assert stopped == (None, "the bench stopped before this machine's decodes were timed")
     auto = Config("auto n=3", SpecConfig(types=("auto",)))
@@ -276,7 +277,7 @@ def test_a_bench_without_a_cached_curve_times_the_decodes_after_its_runs(synthet
     assert cli.main(["bench", *args]) == 0
     assert "timing this machine's decodes for the verdict" in capsys.readouterr().err
     d = json.loads(out.read_text(encoding="utf-8"))
-    assert d["cost_curve"]["source"] == BENCH and list(d["cost_curve"]["target"]) == ["64", "512"]
+    assert d["cost_curve"]["source"] == BENCH and list(d["cost_curve"]["target"]) == [str(x) for x in DEPTHS]
     assert [p[0] for p in d["cost_curve"]["draft"]["64"]] == [1, 2]
     [v] = d["verdicts"]
     cited = {p["config"]: p for p in v["predictions"]}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
@@ -76,17 +77,71 @@ def test_only_the_sizes_the_predictions_read_are_timed():
 
 
 @pytest.mark.parametrize(
-    "samples, enough",
+    "samples, most, enough",
     [
-        ([0.010], False),  # one repeat is never enough
-        ([0.010, 0.0104], True),  # two within 5%
-        ([0.010, 0.013], False),
-        ([0.010, 0.013, 0.0101], True),  # one hiccup excused once there are three
-        ([0.010, 0.013, 0.016], False),
+        ([0.010], 3, False),  # one repeat is never enough
+        ([0.010, 0.0104], 3, True),  # two within 5%
+        ([0.010, 0.013], 3, False),
+        ([0.010, 0.013, 0.0101], 5, True),  # one hiccup excused once there are three
+        ([0.010, 0.013, 0.016], 5, False),
+        ([0.010, 0.013, 0.016], 3, True),  # as many as the size may have
+        ([2.0, 2.6], 2, True),  # a knot's two, whatever they say
     ],
 )
-def test_a_size_is_timed_until_its_repeats_agree(samples, enough):
-    assert decodes.settled(samples) is enough
+def test_a_size_is_timed_until_its_repeats_agree(samples, most, enough):
+    assert decodes.settled(samples, most) is enough
+
+
+def test_t1_is_timed_most_and_a_knot_least():
+    assert decodes.most_repeats(1) == 5 and decodes.most_repeats(9) == 3 and decodes.most_repeats(65, knot=True) == 2
+
+
+class _Clocked:
+    """A context whose decodes advance a fake clock by b x 10 ms, 30-60% off by turns (a machine
+    that never settles), and that records its fills and timed batches."""
+
+    def __init__(self, tokens, devices):
+        self.model = SimpleNamespace(devices=devices)  # the GPU devices its layers are on
+        self.tokens, self.now, self.fills, self.timed = list(tokens), 0.0, [], []
+        self.per_size: dict[int, int] = {}
+
+    @property
+    def n_past(self):
+        return len(self.tokens)
+
+    def common_prefix(self, tokens):
+        same = (i for i, (a, b) in enumerate(zip(self.tokens, tokens, strict=False)) if a != b)
+        return next(same, min(len(self.tokens), len(tokens)))
+
+    def truncate(self, n):
+        del self.tokens[n:]
+
+    def decode(self, tokens):
+        self.fills.append(len(tokens))
+        self.tokens += tokens
+
+    def decode_argmax(self, tokens, rows):
+        self.timed.append((self.n_past, len(tokens)))
+        k = self.per_size[len(tokens)] = self.per_size.get(len(tokens), -1) + 1
+        self.now += 0.01 * len(tokens) * (1.0, 1.3, 0.7, 1.6, 0.4)[k % 5]
+
+
+@pytest.mark.parametrize("devices", [(), ("Vulkan0",)])
+def test_a_noisy_machine_times_t1_five_times_the_table_three_and_a_knot_two_from_the_context_there(
+    monkeypatch, devices
+):
+    filler = list(range(1000, 1100))
+    ctx = _Clocked(filler[:70] + [7, 7], devices)  # the calibration's last answer, and then some
+    monkeypatch.setattr(decodes.time, "perf_counter", lambda: ctx.now)
+    decodes.decode_times(ctx, (1, 2, 3, 17), filler, depths=(64, 96), knots=(17,))
+    assert ctx.fills == [32]  # the first depth was there: only the second is filled
+    warm = 1 if devices else 0  # a GPU's warm-up of the largest shape, untimed; the CPU needs none
+    assert (ctx.timed[0] == (64, 17)) is bool(devices)
+    for depth in (64, 96):
+        counts = {b: sum(1 for d, n in ctx.timed[warm:] if d == depth and n == b) for b in (1, 2, 3, 17)}
+        assert counts[17] == 2 and counts[3] == 3
+    assert sum(1 for d, n in ctx.timed if d == 96 and n == 1) == 5  # t(1); at 64 its re-check adds to it
+    assert ctx.n_past == 0
 
 
 def test_one_outlier_among_the_repeats_no_longer_blows_up_the_noise_and_a_busy_machine_is_said():
